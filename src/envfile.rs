@@ -1,0 +1,373 @@
+//! The env-file grammar (SPEC §4): a superset of the kubelet's.
+//!
+//! A parsed file keeps its bytes; names and the values that need no rewriting
+//! are spans of them, and values that do (escapes, CRLF inside quotes) go to
+//! one arena, so parsing allocates a handful of buffers, not one per entry.
+
+use std::cell::OnceCell;
+use std::fmt;
+
+use memchr::{memchr, memchr3, memchr_iter};
+
+use crate::limits::{MAX_ENV_FILE_BYTES, MAX_NAME_BYTES, MAX_VALUE_BYTES};
+use crate::names::is_relaxed;
+
+/// Why a file does not parse. No variant carries file content.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Problem {
+    TooLarge,
+    ByteOrderMark,
+    InvalidUtf8,
+    NoEquals,
+    EmptyName,
+    InvalidName,
+    NameTooLong,
+    ValueTooLong,
+    NulInValue,
+    UnclosedSingleQuote,
+    UnclosedDoubleQuote,
+    TextAfterQuote,
+}
+
+/// A parse failure: what and on which line (1-based; 0 for the whole file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParseError {
+    pub line: usize,
+    pub problem: Problem,
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use Problem::*;
+        let what = match self.problem {
+            TooLarge => return write!(f, "is larger than {MAX_ENV_FILE_BYTES} bytes"),
+            ByteOrderMark => "starts with a UTF-8 byte-order mark (save the file without a BOM)",
+            InvalidUtf8 => "is not valid UTF-8",
+            NoEquals => "has no '=' (expected NAME=VALUE)",
+            EmptyName => "has an empty name",
+            InvalidName => "has an invalid name (allowed: printable ASCII except '=')",
+            NameTooLong => return write!(f, "line {}: name is longer than {MAX_NAME_BYTES} bytes", self.line),
+            ValueTooLong => return write!(f, "line {}: value is longer than {MAX_VALUE_BYTES} bytes", self.line),
+            NulInValue => "has a value containing a NUL byte",
+            UnclosedSingleQuote => "opens a single quote that is never closed",
+            UnclosedDoubleQuote => "opens a double quote that is never closed",
+            TextAfterQuote => "has text after a closing quote (only blanks or a # comment may follow)",
+        };
+        write!(f, "line {}: {what}", self.line)
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    start: u32,
+    end: u32,
+    in_arena: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    name: Span,
+    value: Span,
+    line: u32,
+}
+
+/// A parsed env file.
+#[derive(Debug)]
+pub struct EnvFile {
+    data: Vec<u8>,
+    arena: Vec<u8>,
+    entries: Vec<Entry>,
+    /// Entry indices sorted by name, last occurrence kept; built on first lookup.
+    index: OnceCell<Vec<u32>>,
+}
+
+const BLANKS: [u8; 2] = [b' ', b'\t'];
+
+fn is_blank(b: u8) -> bool {
+    BLANKS.contains(&b)
+}
+
+fn trim_start(s: &[u8]) -> &[u8] {
+    let n = s.iter().take_while(|&&b| is_blank(b)).count();
+    &s[n..]
+}
+
+fn trim_end(s: &[u8]) -> &[u8] {
+    let n = s.iter().rev().take_while(|&&b| is_blank(b)).count();
+    &s[..s.len() - n]
+}
+
+/// Offset of `sub` (a subslice of `whole`) inside `whole`.
+fn offset(whole: &[u8], sub: &[u8]) -> usize {
+    sub.as_ptr() as usize - whole.as_ptr() as usize
+}
+
+fn count_lines(s: &[u8]) -> usize {
+    memchr_iter(b'\n', s).count()
+}
+
+/// End of the physical line starting at `pos`: (content end without the
+/// line ending, start of the next line).
+fn line_end(data: &[u8], pos: usize) -> (usize, usize) {
+    let (mut end, next) = match memchr(b'\n', &data[pos..]) {
+        Some(i) => (pos + i, pos + i + 1),
+        None => (data.len(), data.len()),
+    };
+    // CRLF, or a CR right before the end of the file.
+    if end > pos && data[end - 1] == b'\r' {
+        end -= 1;
+    }
+    (end, next)
+}
+
+/// After a closing quote only blanks or a comment may follow.
+fn only_comment(rest: &[u8]) -> bool {
+    let rest = trim_start(rest);
+    rest.is_empty() || rest[0] == b'#'
+}
+
+impl EnvFile {
+    /// Parses a whole file; an error on any line fails the file.
+    pub fn parse(data: Vec<u8>) -> Result<EnvFile, ParseError> {
+        let err = |line: usize, problem| Err(ParseError { line, problem });
+        if data.len() > MAX_ENV_FILE_BYTES {
+            return err(0, Problem::TooLarge);
+        }
+        if data.starts_with(b"\xEF\xBB\xBF") {
+            return err(1, Problem::ByteOrderMark);
+        }
+        if let Err(e) = std::str::from_utf8(&data) {
+            return err(1 + count_lines(&data[..e.valid_up_to()]), Problem::InvalidUtf8);
+        }
+
+        let mut file = EnvFile {
+            arena: Vec::new(),
+            entries: Vec::with_capacity(count_lines(&data) + 1),
+            index: OnceCell::new(),
+            data: Vec::new(),
+        };
+        let data_ref = &data;
+        let mut pos = 0;
+        let mut line = 1;
+        while pos < data_ref.len() {
+            let (end, next) = line_end(data_ref, pos);
+            let text = trim_start(&data_ref[pos..end]);
+            if text.is_empty() || text[0] == b'#' {
+                pos = next;
+                line += 1;
+                continue;
+            }
+            let text = strip_export(text);
+            let Some(eq) = memchr(b'=', text) else { return err(line, Problem::NoEquals) };
+            let name = trim_end(trim_start(&text[..eq]));
+            if name.is_empty() {
+                return err(line, Problem::EmptyName);
+            }
+            if name.len() > MAX_NAME_BYTES {
+                return err(line, Problem::NameTooLong);
+            }
+            if !is_relaxed(name) {
+                return err(line, Problem::InvalidName);
+            }
+            let name_span = Span {
+                start: offset(data_ref, name) as u32,
+                end: (offset(data_ref, name) + name.len()) as u32,
+                in_arena: false,
+            };
+
+            let after_eq = &text[eq + 1..];
+            let value_text = trim_start(after_eq);
+            let value_start = offset(data_ref, value_text);
+            let (value, consumed_to) = match value_text.first() {
+                Some(b'\'') => file.single_quoted(data_ref, value_start + 1, line)?,
+                Some(b'"') => file.double_quoted(data_ref, value_start + 1, line)?,
+                _ => {
+                    let v = unquoted(after_eq);
+                    let start = offset(data_ref, v);
+                    (Span { start: start as u32, end: (start + v.len()) as u32, in_arena: false }, next)
+                }
+            };
+            let bytes = file.span_bytes(data_ref, value);
+            if bytes.len() > MAX_VALUE_BYTES {
+                return err(line, Problem::ValueTooLong);
+            }
+            if memchr(0, bytes).is_some() {
+                return err(line, Problem::NulInValue);
+            }
+            file.entries.push(Entry { name: name_span, value, line: line as u32 });
+            line += count_lines(&data_ref[pos..consumed_to]);
+            pos = consumed_to;
+        }
+        file.data = data;
+        Ok(file)
+    }
+
+    /// `'…'`: literal, may span lines; the CR of a CRLF inside is dropped.
+    /// Returns the value and where the next line starts.
+    fn single_quoted(&mut self, data: &[u8], start: usize, line: usize) -> Result<(Span, usize), ParseError> {
+        let Some(len) = memchr(b'\'', &data[start..]) else {
+            return Err(ParseError { line, problem: Problem::UnclosedSingleQuote });
+        };
+        let close = start + len;
+        let raw = &data[start..close];
+        let span = if memchr(b'\r', raw).is_some() {
+            let a = self.arena.len();
+            let mut rest = raw;
+            while let Some(i) = memchr(b'\r', rest) {
+                let keep_cr = rest.get(i + 1) != Some(&b'\n');
+                self.arena.extend_from_slice(&rest[..i + keep_cr as usize]);
+                rest = &rest[i + 1..];
+            }
+            self.arena.extend_from_slice(rest);
+            Span { start: a as u32, end: self.arena.len() as u32, in_arena: true }
+        } else {
+            Span { start: start as u32, end: close as u32, in_arena: false }
+        };
+        self.after_quote(data, start, close, line).map(|next| (span, next))
+    }
+
+    /// `"…"`: may span lines; escapes `\\ \" \n \t \r \$`, any other backslash
+    /// is kept; the CR of a CRLF inside is dropped, as in single quotes.
+    fn double_quoted(&mut self, data: &[u8], start: usize, line: usize) -> Result<(Span, usize), ParseError> {
+        let unclosed = ParseError { line, problem: Problem::UnclosedDoubleQuote };
+        // Fast path: no escape and no CR before the closing quote.
+        let first = memchr3(b'"', b'\\', b'\r', &data[start..]).ok_or(unclosed)? + start;
+        if data[first] == b'"' {
+            let span = Span { start: start as u32, end: first as u32, in_arena: false };
+            return self.after_quote(data, start, first, line).map(|next| (span, next));
+        }
+        let a = self.arena.len();
+        let mut i = start;
+        let close = loop {
+            let Some(j) = memchr3(b'"', b'\\', b'\r', &data[i..]) else {
+                self.arena.truncate(a);
+                return Err(unclosed);
+            };
+            let j = i + j;
+            self.arena.extend_from_slice(&data[i..j]);
+            match data[j] {
+                b'"' => break j,
+                b'\r' => {
+                    if data.get(j + 1) != Some(&b'\n') {
+                        self.arena.push(b'\r');
+                    }
+                    i = j + 1;
+                }
+                _ => {
+                    let mapped = match data.get(j + 1) {
+                        Some(b'\\') => Some(b'\\'),
+                        Some(b'"') => Some(b'"'),
+                        Some(b'n') => Some(b'\n'),
+                        Some(b't') => Some(b'\t'),
+                        Some(b'r') => Some(b'\r'),
+                        Some(b'$') => Some(b'$'),
+                        _ => None,
+                    };
+                    match mapped {
+                        Some(b) => {
+                            self.arena.push(b);
+                            i = j + 2;
+                        }
+                        None => {
+                            self.arena.push(b'\\');
+                            i = j + 1;
+                        }
+                    }
+                }
+            }
+        };
+        let span = Span { start: a as u32, end: self.arena.len() as u32, in_arena: true };
+        self.after_quote(data, start, close, line).map(|next| (span, next))
+    }
+
+    /// Checks the rest of the line holding the closing quote at `close` (the
+    /// quote opened at `start` - 1 on `line`); returns where the next line starts.
+    fn after_quote(&self, data: &[u8], start: usize, close: usize, line: usize) -> Result<usize, ParseError> {
+        let (end, next) = line_end(data, close + 1);
+        if only_comment(&data[close + 1..end]) {
+            Ok(next)
+        } else {
+            let line = line + count_lines(&data[start..close]);
+            Err(ParseError { line, problem: Problem::TextAfterQuote })
+        }
+    }
+
+    fn span_bytes<'s>(&'s self, data: &'s [u8], span: Span) -> &'s [u8] {
+        let buf = if span.in_arena { &self.arena } else { data };
+        &buf[span.start as usize..span.end as usize]
+    }
+
+    fn name_of(&self, e: &Entry) -> &[u8] {
+        self.span_bytes(&self.data, e.name)
+    }
+
+    fn value_of(&self, e: &Entry) -> &[u8] {
+        self.span_bytes(&self.data, e.value)
+    }
+
+    /// Every entry in file order, duplicates included: (name, value, line).
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8], u32)> + '_ {
+        self.entries.iter().map(move |e| (self.name_of(e), self.value_of(e), e.line))
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The value of `key` and its line; the last occurrence wins.
+    pub fn get(&self, key: &[u8]) -> Option<(&[u8], u32)> {
+        let index = self.index.get_or_init(|| {
+            let mut idx: Vec<u32> = (0..self.entries.len() as u32).collect();
+            // Stable: equal names stay in file order, so the last of a run is the last occurrence.
+            idx.sort_by(|&a, &b| self.name_of(&self.entries[a as usize]).cmp(self.name_of(&self.entries[b as usize])));
+            idx.dedup_by(|later, earlier| {
+                let same = self.name_of(&self.entries[*later as usize]) == self.name_of(&self.entries[*earlier as usize]);
+                if same {
+                    *earlier = *later;
+                }
+                same
+            });
+            idx
+        });
+        let found = index.binary_search_by(|&i| self.name_of(&self.entries[i as usize]).cmp(key)).ok()?;
+        let e = &self.entries[index[found] as usize];
+        Some((self.value_of(e), e.line))
+    }
+}
+
+/// `export` followed by blanks before a name is ignored (but `export=1` and
+/// `export = 1` set a variable named `export`).
+fn strip_export(text: &[u8]) -> &[u8] {
+    if let Some(rest) = text.strip_prefix(b"export") {
+        if rest.first().is_some_and(|&b| is_blank(b)) {
+            let name = trim_start(rest);
+            if !name.is_empty() && name[0] != b'=' {
+                return name;
+            }
+        }
+    }
+    text
+}
+
+/// An unquoted value: up to a `#` that follows a blank (the blank may be the
+/// one right after `=`), blanks trimmed on both sides.
+fn unquoted(after_eq: &[u8]) -> &[u8] {
+    let mut from = 0;
+    let mut end = after_eq.len();
+    while let Some(i) = memchr(b'#', &after_eq[from..]) {
+        let at = from + i;
+        if at > 0 && is_blank(after_eq[at - 1]) {
+            end = at;
+            break;
+        }
+        from = at + 1;
+    }
+    trim_end(trim_start(&after_eq[..end]))
+}
+
+#[cfg(test)]
+mod tests;

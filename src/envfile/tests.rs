@@ -1,0 +1,106 @@
+use super::*;
+
+fn problem_named(name: &str) -> Problem {
+    use Problem::*;
+    [
+        TooLarge, ByteOrderMark, InvalidUtf8, NoEquals, EmptyName, InvalidName, NameTooLong, ValueTooLong,
+        NulInValue, UnclosedSingleQuote, UnclosedDoubleQuote, TextAfterQuote,
+    ]
+    .into_iter()
+    .find(|p| format!("{p:?}") == name)
+    .unwrap_or_else(|| panic!("unknown problem {name}"))
+}
+
+/// Every row of tests/data/envfile-grammar.json.
+#[test]
+fn grammar_table() {
+    let doc: serde_json::Value = serde_json::from_str(include_str!("../../tests/data/envfile-grammar.json")).unwrap();
+    let sentinel = doc["sentinel"].as_str().unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    assert!(rows.len() > 40);
+    for row in rows {
+        let rule = row["rule"].as_str().unwrap();
+        let input = row["input"].as_str().unwrap();
+        let parsed = EnvFile::parse(input.as_bytes().to_vec());
+        if let Some(want) = row.get("error") {
+            let e = parsed.expect_err(rule);
+            assert_eq!(e.line as u64, want["line"].as_u64().unwrap(), "{rule}");
+            assert_eq!(e.problem, problem_named(want["problem"].as_str().unwrap()), "{rule}");
+            assert!(!e.to_string().contains(sentinel), "{rule}");
+        } else {
+            let file = parsed.unwrap_or_else(|e| panic!("{rule}: {e}"));
+            let got: Vec<(String, String, u64)> = file
+                .iter()
+                .map(|(n, v, l)| (String::from_utf8(n.to_vec()).unwrap(), String::from_utf8(v.to_vec()).unwrap(), l as u64))
+                .collect();
+            let want: Vec<(String, String, u64)> = row["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|e| (e[0].as_str().unwrap().into(), e[1].as_str().unwrap().into(), e[2].as_u64().unwrap()))
+                .collect();
+            assert_eq!(got, want, "{rule}");
+        }
+    }
+}
+
+#[test]
+fn invalid_utf8_names_the_line() {
+    let e = EnvFile::parse(b"A=1\nB=2\nC=\xff\xfe\n".to_vec()).unwrap_err();
+    assert_eq!((e.line, e.problem), (3, Problem::InvalidUtf8));
+    let e = EnvFile::parse(b"A='x\n\xc3'\n".to_vec()).unwrap_err();
+    assert_eq!((e.line, e.problem), (2, Problem::InvalidUtf8));
+}
+
+#[test]
+fn file_limit_is_inclusive() {
+    let mut at = b"A=".to_vec();
+    at.resize(MAX_ENV_FILE_BYTES, b'#');
+    // "A=####..." is one value longer than the value limit; make it a comment file instead.
+    at[0] = b'#';
+    assert!(EnvFile::parse(at.clone()).is_ok());
+    at.push(b'#');
+    assert_eq!(EnvFile::parse(at).unwrap_err(), ParseError { line: 0, problem: Problem::TooLarge });
+}
+
+#[test]
+fn name_limit_is_inclusive() {
+    let name = "N".repeat(MAX_NAME_BYTES);
+    let f = EnvFile::parse(format!("{name}=v\n").into_bytes()).unwrap();
+    assert_eq!(f.iter().next().unwrap().0.len(), MAX_NAME_BYTES);
+    let e = EnvFile::parse(format!("A=1\n{name}X=v\n").into_bytes()).unwrap_err();
+    assert_eq!((e.line, e.problem), (2, Problem::NameTooLong));
+}
+
+#[test]
+fn value_limit_is_inclusive_in_every_form() {
+    let v = "v".repeat(MAX_VALUE_BYTES);
+    for form in ["A={}\n", "A='{}'\n", "A=\"{}\"\n", "A=\"\\${}\"\n"] {
+        let at = if form.contains("\\$") { form.replace("{}", &v[1..]) } else { form.replace("{}", &v) };
+        let f = EnvFile::parse(at.into_bytes()).unwrap_or_else(|e| panic!("{form}: {e}"));
+        assert_eq!(f.get(b"A").unwrap().0.len(), MAX_VALUE_BYTES, "{form}");
+        let over = form.replace("{}", &format!("{v}w"));
+        let e = EnvFile::parse(over.into_bytes()).unwrap_err();
+        assert_eq!((e.line, e.problem), (1, Problem::ValueTooLong), "{form}");
+    }
+}
+
+#[test]
+fn get_returns_last_occurrence() {
+    let f = EnvFile::parse(b"A=1\nB=x\nA=2\nC=\nA=3\n".to_vec()).unwrap();
+    assert_eq!(f.get(b"A"), Some((&b"3"[..], 5)));
+    assert_eq!(f.get(b"B"), Some((&b"x"[..], 2)));
+    assert_eq!(f.get(b"C"), Some((&b""[..], 4)));
+    assert_eq!(f.get(b"D"), None);
+    assert_eq!(f.len(), 5);
+}
+
+#[test]
+fn error_messages_name_only_the_line() {
+    for (input, msg) in [
+        (&b"x"[..], "line 1: has no '=' (expected NAME=VALUE)"),
+        (b"A='", "line 1: opens a single quote that is never closed"),
+    ] {
+        assert_eq!(EnvFile::parse(input.to_vec()).unwrap_err().to_string(), msg);
+    }
+}

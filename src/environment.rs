@@ -1,0 +1,299 @@
+//! Building the program's environment (SPEC §2): inherited, then `envFrom`,
+//! then `env`, each step overriding the one before.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsString;
+use std::fmt;
+use std::os::unix::ffi::OsStringExt;
+use std::rc::Rc;
+
+use crate::error::{code, escape, Error};
+use crate::expand::expand;
+use crate::limits::MAX_NAME_BYTES;
+use crate::manifest::{EnvFrom, EnvSource, Manifest};
+use crate::names::NameRule;
+use crate::sources::{Loaded, Sources};
+
+pub const SERVICE_URL: &[u8] = b"KUBERNETES_SERVICE_URL";
+
+/// Where a variable's value came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    Inherited,
+    /// Built from `KUBERNETES_SERVICE_HOST` and `KUBERNETES_SERVICE_PORT`.
+    ServiceUrl,
+    /// A key of an `envFrom` file: its name came from the file.
+    EnvFrom { file: Rc<str>, line: u32 },
+    /// `env[i]` of the manifest via `fileKeyRef`.
+    FileKey { file: Rc<str>, line: u32 },
+    /// `env[i]` of the manifest, a literal.
+    ManifestEnv(usize),
+    /// A `--env` option.
+    CliEnv,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Source::Inherited => f.write_str("inherited"),
+            Source::ServiceUrl => f.write_str("KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT"),
+            Source::EnvFrom { file, line } | Source::FileKey { file, line } => write!(f, "{file}:{line}"),
+            Source::ManifestEnv(i) => write!(f, "manifest env[{i}]"),
+            Source::CliEnv => f.write_str("--env"),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Var {
+    pub name: Vec<u8>,
+    pub value: Vec<u8>,
+    pub source: Source,
+}
+
+impl Var {
+    /// How messages name this variable: by name, except when the name was read
+    /// from a file (then by file and line: names from files are not shown).
+    pub fn describe(&self) -> String {
+        match &self.source {
+            Source::EnvFrom { file, line } => format!("the variable from {file} line {line}"),
+            _ => format!("variable {}", escape(&self.name)),
+        }
+    }
+}
+
+/// Variables in the order they were first defined; a later definition
+/// replaces the value and source in place.
+#[derive(Debug, Default)]
+pub struct Environment {
+    vars: Vec<Var>,
+    index: BTreeMap<Vec<u8>, usize>,
+}
+
+impl Environment {
+    pub fn get(&self, name: &[u8]) -> Option<&[u8]> {
+        self.index.get(name).map(|&i| self.vars[i].value.as_slice())
+    }
+
+    pub fn set(&mut self, name: &[u8], value: Vec<u8>, source: Source) {
+        match self.index.get(name) {
+            Some(&i) => {
+                self.vars[i].value = value;
+                self.vars[i].source = source;
+            }
+            None => {
+                self.index.insert(name.to_vec(), self.vars.len());
+                self.vars.push(Var { name: name.to_vec(), value, source });
+            }
+        }
+    }
+
+    pub fn vars(&self) -> &[Var] {
+        &self.vars
+    }
+}
+
+/// Everything the environment is built from, besides the files.
+pub struct Inputs<'a> {
+    pub manifest: &'a Manifest,
+    pub env_files: &'a [OsString],
+    /// `--env NAME=VALUE`, split.
+    pub cli_env: &'a [(Vec<u8>, Vec<u8>)],
+    pub rule: NameRule,
+    pub service_url: bool,
+}
+
+/// The result of building: the environment as far as it could be built, every
+/// error found, and the warnings (already formatted, without the prefix).
+pub struct Built {
+    pub env: Environment,
+    pub errors: Vec<Error>,
+    pub warnings: Vec<String>,
+}
+
+fn rule_text(rule: NameRule) -> &'static str {
+    match rule {
+        NameRule::Relaxed => "printable ASCII except '='",
+        NameRule::Strict => "--strict-names: [-._a-zA-Z][-._a-zA-Z0-9]*, not '.', '..' or '..'-prefixed",
+    }
+}
+
+pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mut Sources) -> Built {
+    let mut b = Built { env: Environment::default(), errors: Vec::new(), warnings: Vec::new() };
+
+    // 1. Inherited, minus envshim's own configuration.
+    let inherited: Vec<(Vec<u8>, Vec<u8>)> =
+        inherited.into_iter().map(|(k, v)| (k.into_vec(), v.into_vec())).filter(|(k, _)| !k.starts_with(b"ENVSHIM_")).collect();
+    for (k, v) in &inherited {
+        b.env.set(k, v.clone(), Source::Inherited);
+    }
+    if inputs.service_url && b.env.get(SERVICE_URL).is_none() {
+        if let Some(url) = service_url(&b.env) {
+            b.env.set(SERVICE_URL, url, Source::ServiceUrl);
+        }
+    }
+
+    // 2. envFrom: the manifest's, then --env-file.
+    for (i, entry) in inputs.manifest.env_from.iter().enumerate() {
+        let EnvFrom::File { file, prefix } = entry else { continue };
+        let at = format!("manifest: envFrom[{i}].fileRef");
+        match sources.load_in_volume(&file.volume_name, &file.path, &at, &mut b.errors) {
+            Loaded::File(f, display) => import(&mut b, &f, &display, prefix.as_bytes(), inputs.rule),
+            Loaded::Missing(display) if !file.optional => b.errors.push(Error::new(
+                code::NOINPUT,
+                format!("manifest: envFrom[{i}]: file {display} not found"),
+            )),
+            _ => {}
+        }
+    }
+    for path in inputs.env_files {
+        match sources.load_path(path, &mut b.errors) {
+            Loaded::File(f, display) => import(&mut b, &f, &display, b"", inputs.rule),
+            Loaded::Missing(display) => {
+                b.errors.push(Error::new(code::NOINPUT, format!("--env-file {display}: file not found")))
+            }
+            Loaded::Failed => {}
+        }
+    }
+
+    // 3. env: the manifest's, then --env.
+    for (i, var) in inputs.manifest.env.iter().enumerate() {
+        let name = var.name.as_bytes();
+        if !inputs.rule.accepts(name) {
+            b.errors.push(Error::config(format!(
+                "manifest: env[{i}].name: \"{}\" is not a valid variable name ({})",
+                escape(name),
+                rule_text(inputs.rule)
+            )));
+            continue;
+        }
+        let what = format!("manifest: env[{i}] ({})", escape(name));
+        match &var.source {
+            EnvSource::Value(v) => {
+                let value = expand(v.as_bytes(), |n| b.env.get(n));
+                b.env.set(name, value, Source::ManifestEnv(i));
+            }
+            EnvSource::Platform => {
+                if let Some((_, v)) = inherited.iter().find(|(k, _)| k == name) {
+                    b.env.set(name, v.clone(), Source::Inherited);
+                }
+            }
+            EnvSource::FileKey { file, key } => {
+                let key = key.as_bytes();
+                if key.len() > MAX_NAME_BYTES || !inputs.rule.accepts(key) {
+                    b.errors.push(Error::config(format!(
+                        "manifest: env[{i}].valueFrom.fileKeyRef.key: \"{}\" is not a valid key ({}, at most {MAX_NAME_BYTES} bytes)",
+                        escape(key),
+                        rule_text(inputs.rule)
+                    )));
+                    continue;
+                }
+                let at = format!("manifest: env[{i}].valueFrom.fileKeyRef");
+                match sources.load_in_volume(&file.volume_name, &file.path, &at, &mut b.errors) {
+                    Loaded::File(f, display) => match f.get(key) {
+                        Some((value, line)) => {
+                            b.env.set(name, value.to_vec(), Source::FileKey { file: display, line })
+                        }
+                        None if file.optional => {}
+                        None => b.errors.push(Error::new(
+                            code::NOINPUT,
+                            format!("{what}: key \"{}\" not found in {display}", escape(key)),
+                        )),
+                    },
+                    Loaded::Missing(display) if !file.optional => {
+                        b.errors.push(Error::new(code::NOINPUT, format!("{what}: file {display} not found")))
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    for (i, (name, value)) in inputs.cli_env.iter().enumerate() {
+        if !inputs.rule.accepts(name) {
+            b.errors.push(Error::config(format!(
+                "--env #{}: \"{}\" is not a valid variable name ({})",
+                i + 1,
+                escape(name),
+                rule_text(inputs.rule)
+            )));
+            continue;
+        }
+        let value = expand(value, |n| b.env.get(n));
+        b.env.set(name, value, Source::CliEnv);
+    }
+    b
+}
+
+/// Every key of `file`, prefixed; keys that are not valid names are skipped
+/// with one warning for the file, as the kubelet does.
+fn import(b: &mut Built, file: &crate::envfile::EnvFile, display: &Rc<str>, prefix: &[u8], rule: NameRule) {
+    let mut skipped: BTreeSet<&[u8]> = BTreeSet::new();
+    let mut name = prefix.to_vec();
+    for (key, value, line) in file.iter() {
+        name.truncate(prefix.len());
+        name.extend_from_slice(key);
+        if rule.accepts(&name) {
+            b.env.set(&name, value.to_vec(), Source::EnvFrom { file: display.clone(), line });
+        } else {
+            skipped.insert(key);
+        }
+    }
+    if !skipped.is_empty() {
+        let keys: Vec<String> = skipped.iter().map(|k| escape(k)).collect();
+        b.warnings.push(format!(
+            "Keys [{}] from the EnvFrom file {display} were skipped since they are considered invalid environment variable names.",
+            keys.join(", ")
+        ));
+    }
+}
+
+/// `https://HOST:PORT`, with an IPv6 HOST in brackets; None unless both are set and non-empty.
+fn service_url(env: &Environment) -> Option<Vec<u8>> {
+    let host = env.get(b"KUBERNETES_SERVICE_HOST").filter(|h| !h.is_empty())?;
+    let port = env.get(b"KUBERNETES_SERVICE_PORT").filter(|p| !p.is_empty())?;
+    let bracket = host.contains(&b':') && !host.starts_with(b"[");
+    let mut url = b"https://".to_vec();
+    if bracket {
+        url.push(b'[');
+    }
+    url.extend_from_slice(host);
+    if bracket {
+        url.push(b']');
+    }
+    url.push(b':');
+    url.extend_from_slice(port);
+    Some(url)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(host: &str, port: &str) -> Option<String> {
+        let mut env = Environment::default();
+        env.set(b"KUBERNETES_SERVICE_HOST", host.into(), Source::Inherited);
+        env.set(b"KUBERNETES_SERVICE_PORT", port.into(), Source::Inherited);
+        service_url(&env).map(|u| String::from_utf8(u).unwrap())
+    }
+
+    #[test]
+    fn service_url_table() {
+        assert_eq!(url("10.0.0.1", "443").as_deref(), Some("https://10.0.0.1:443"));
+        assert_eq!(url("kubernetes.default", "6443").as_deref(), Some("https://kubernetes.default:6443"));
+        assert_eq!(url("fd00::1", "443").as_deref(), Some("https://[fd00::1]:443"));
+        assert_eq!(url("1080::8:800:200C:417A", "6443").as_deref(), Some("https://[1080::8:800:200C:417A]:6443"));
+        assert_eq!(url("[fd00::1]", "443").as_deref(), Some("https://[fd00::1]:443"));
+        assert_eq!(url("", "443"), None);
+        assert_eq!(url("h", ""), None);
+    }
+
+    #[test]
+    fn set_keeps_first_position_and_takes_last_value() {
+        let mut env = Environment::default();
+        env.set(b"A", b"1".to_vec(), Source::Inherited);
+        env.set(b"B", b"2".to_vec(), Source::Inherited);
+        env.set(b"A", b"3".to_vec(), Source::CliEnv);
+        let got: Vec<_> = env.vars().iter().map(|v| (v.name.clone(), v.value.clone(), v.source.clone())).collect();
+        assert_eq!(got, vec![(b"A".to_vec(), b"3".to_vec(), Source::CliEnv), (b"B".to_vec(), b"2".to_vec(), Source::Inherited)]);
+    }
+}

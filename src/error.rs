@@ -1,0 +1,76 @@
+//! Exit codes and the one error type. A message never holds a value: it is
+//! built from names, paths, line numbers and JSON paths only.
+
+use std::fmt;
+
+/// Exit codes (sysexits.h where one fits; 126/127 as the shells use them).
+pub mod code {
+    pub const OK: i32 = 0;
+    pub const USAGE: i32 = 2;
+    /// An env file that does not parse, holds an invalid name, or exceeds a limit.
+    pub const DATAERR: i32 = 65;
+    /// A file or key that is missing and not optional.
+    pub const NOINPUT: i32 = 66;
+    /// `install` could not create its destination.
+    pub const CANTCREAT: i32 = 73;
+    /// Permission denied reading a file.
+    pub const NOPERM: i32 = 77;
+    /// The manifest or the options are wrong (configuration error).
+    pub const CONFIG: i32 = 78;
+    /// The program was found but cannot be executed, or its argv/env is too large.
+    pub const NOEXEC: i32 = 126;
+    /// The program was not found.
+    pub const NOTFOUND: i32 = 127;
+}
+
+/// One failure: an exit code and a one-line message (without the `envshim: ` prefix).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pub code: i32,
+    pub message: String,
+}
+
+impl Error {
+    pub fn new(code: i32, message: impl Into<String>) -> Self {
+        Error { code, message: message.into() }
+    }
+    pub fn usage(message: impl Into<String>) -> Self {
+        Self::new(code::USAGE, message)
+    }
+    pub fn config(message: impl Into<String>) -> Self {
+        Self::new(code::CONFIG, message)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// Shows configuration text (a name from the manifest, a path) on one line:
+/// printable ASCII as is, every other byte as `\xNN`.
+pub fn escape(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for &b in bytes {
+        if (0x20..=0x7e).contains(&b) && b != b'\\' {
+            out.push(b as char);
+        } else if b == b'\\' {
+            out.push_str("\\\\");
+        } else {
+            out.push_str(&format!("\\x{b:02x}"));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_keeps_printable_and_hides_the_rest() {
+        assert_eq!(escape(b"A:b c"), "A:b c");
+        assert_eq!(escape(b"a\nb\x00\xff\\"), "a\\x0ab\\x00\\xff\\\\");
+    }
+}

@@ -1,0 +1,188 @@
+//! Finding the program and replacing envshim with it: PATH lookup in the final
+//! environment, the `execve` size limits checked beforehand, and `execve`.
+
+use std::ffi::CString;
+use std::io;
+
+use crate::environment::{Environment, Var};
+use crate::error::{code, escape, Error};
+use crate::limits::{MAX_EXEC_STRING_BYTES, MAX_EXEC_TOTAL_BYTES, MIN_EXEC_TOTAL_BYTES};
+use crate::program::Word;
+use crate::sys;
+
+/// PATH when the final environment has none (the one execvp uses).
+pub const DEFAULT_PATH: &[u8] = b"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+/// A program ready to be executed.
+pub struct Exec {
+    pub path: CString,
+    pub argv: Vec<CString>,
+    pub envp: Vec<CString>,
+    /// The program word as written, for messages after a failed exec.
+    pub shown: String,
+}
+
+/// How sure the lookup must be before `execve`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Lookup {
+    /// A program with a `/` is taken as is; `execve` will tell (fewer syscalls).
+    Lazy,
+    /// The program must be found and executable now (check, and `--init`).
+    Verify,
+}
+
+/// `NAME=VALUE` strings for `execve`, in environment order.
+pub fn envp(env: &Environment) -> Vec<CString> {
+    env.vars()
+        .iter()
+        .map(|v| {
+            let mut s = Vec::with_capacity(v.name.len() + 1 + v.value.len() + 1);
+            s.extend_from_slice(&v.name);
+            s.push(b'=');
+            s.extend_from_slice(&v.value);
+            // Names and values never hold NUL: files and the manifest reject it, and
+            // the process environment cannot carry it.
+            CString::new(s).unwrap_or_default()
+        })
+        .collect()
+}
+
+/// Resolves the program and checks every `execve` limit; every problem is reported.
+pub fn prepare(line: &[Word], expanded: Vec<Vec<u8>>, env: &Environment, lookup: Lookup) -> Result<Exec, Vec<Error>> {
+    let shown = format!("\"{}\"", escape(&line[0].text));
+    let mut errors = Vec::new();
+    let argv: Vec<CString> = expanded.into_iter().map(|a| CString::new(a).unwrap_or_default()).collect();
+    let envp = envp(env);
+    let path = match find(argv[0].as_bytes(), env.get(b"PATH"), lookup, &shown) {
+        Ok(p) => Some(p),
+        Err(e) => {
+            errors.push(e);
+            None
+        }
+    };
+    errors.extend(check_sizes(line, &argv, &envp, env.vars(), path.as_ref().map_or(0, |p| p.as_bytes().len())));
+    match path {
+        Some(path) if errors.is_empty() => Ok(Exec { path, argv, envp, shown }),
+        _ => Err(errors),
+    }
+}
+
+/// Checks `execve`'s limits: each string at most MAX_ARG_STRLEN, and the
+/// whole of argv + envp within what the stack rlimit allows.
+pub fn check_sizes(line: &[Word], argv: &[CString], envp: &[CString], vars: &[Var], path_len: usize) -> Vec<Error> {
+    let mut errors = Vec::new();
+    for (i, a) in argv.iter().enumerate() {
+        let n = a.as_bytes().len();
+        if n > MAX_EXEC_STRING_BYTES {
+            errors.push(Error::new(
+                code::NOEXEC,
+                format!("{} of the program line is {n} bytes after expansion, over the execve limit of {MAX_EXEC_STRING_BYTES} bytes", line[i].origin),
+            ));
+        }
+    }
+    for (e, var) in envp.iter().zip(vars) {
+        let n = e.as_bytes().len();
+        if n > MAX_EXEC_STRING_BYTES {
+            errors.push(Error::new(
+                code::NOEXEC,
+                format!("{} is {n} bytes as NAME=VALUE, over the execve limit of {MAX_EXEC_STRING_BYTES} bytes", var.describe()),
+            ));
+        }
+    }
+    let strings: usize = argv.iter().chain(envp).map(|s| s.as_bytes().len() + 1).sum::<usize>() + path_len + 1;
+    let total = strings + (argv.len() + envp.len() + 2) * std::mem::size_of::<usize>();
+    let limit = exec_total_limit();
+    if total > limit {
+        let largest = envp.iter().zip(vars).max_by_key(|(e, _)| e.as_bytes().len());
+        let which = largest.map_or(String::new(), |(e, v)| format!("; the largest is {} ({} bytes)", v.describe(), e.as_bytes().len()));
+        errors.push(Error::new(
+            code::NOEXEC,
+            format!("the environment and arguments total {total} bytes, over the system limit of {limit} bytes{which}"),
+        ));
+    }
+    errors
+}
+
+/// The kernel's limit on argv + envp: a quarter of the stack rlimit, within
+/// [ARG_MAX, 3/4 of _STK_LIM].
+fn exec_total_limit() -> usize {
+    match sys::stack_limit() {
+        Some(stack) => ((stack / 4) as usize).clamp(MIN_EXEC_TOTAL_BYTES, MAX_EXEC_TOTAL_BYTES),
+        None => MAX_EXEC_TOTAL_BYTES,
+    }
+}
+
+/// Finds the program: as given when it has a `/`, else in `PATH` (the final
+/// environment's, or the default one).
+fn find(program: &[u8], path_var: Option<&[u8]>, lookup: Lookup, shown: &str) -> Result<CString, Error> {
+    let not_found = |where_: &str| Error::new(code::NOTFOUND, format!("program {shown} not found{where_}"));
+    if program.is_empty() {
+        return Err(not_found(""));
+    }
+    if program.contains(&b'/') {
+        let path = CString::new(program).map_err(|_| not_found(""))?;
+        if lookup == Lookup::Lazy {
+            return Ok(path);
+        }
+        return match executable_file(&path) {
+            Ok(()) => Ok(path),
+            Err(e) if is_missing(&e) => Err(not_found("")),
+            Err(e) => Err(Error::new(code::NOEXEC, format!("program {shown} cannot be executed: {e}"))),
+        };
+    }
+    let mut denied = None;
+    for dir in path_var.unwrap_or(DEFAULT_PATH).split(|&b| b == b':') {
+        // An empty PATH entry is the working directory, as for execvp.
+        let dir: &[u8] = if dir.is_empty() { b"." } else { dir };
+        let mut candidate = dir.to_vec();
+        candidate.push(b'/');
+        candidate.extend_from_slice(program);
+        let Ok(candidate) = CString::new(candidate) else { continue };
+        match executable_file(&candidate) {
+            Ok(()) => return Ok(candidate),
+            Err(e) if is_missing(&e) => {}
+            Err(e) => {
+                denied.get_or_insert(e);
+            }
+        }
+    }
+    match denied {
+        Some(e) => Err(Error::new(code::NOEXEC, format!("program {shown} found in PATH but cannot be executed: {e}"))),
+        None => Err(not_found(" in PATH")),
+    }
+}
+
+fn is_missing(e: &io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR | libc::ENAMETOOLONG | libc::ELOOP))
+}
+
+/// Ok when `path` is a regular file this process may execute.
+fn executable_file(path: &CString) -> io::Result<()> {
+    sys::executable(path)?;
+    let st = sys::stat(path)?;
+    if st.st_mode & libc::S_IFMT == libc::S_IFREG {
+        Ok(())
+    } else {
+        Err(io::Error::from_raw_os_error(libc::EACCES))
+    }
+}
+
+/// Replaces envshim with the program; returns only with the reason it failed.
+pub fn exec(e: &Exec) -> Error {
+    let err = sys::execve(&e.path, &e.argv, &e.envp);
+    exec_error(e, err)
+}
+
+/// The error for a failed `execve` of `e`.
+pub fn exec_error(e: &Exec, err: io::Error) -> Error {
+    let shown = &e.shown;
+    match err.raw_os_error() {
+        Some(libc::ENOENT | libc::ENOTDIR) if sys::stat(&e.path).is_err() => Error::new(code::NOTFOUND, format!("program {shown} not found")),
+        Some(libc::ENOENT) => Error::new(
+            code::NOEXEC,
+            format!("program {shown} cannot be executed: its interpreter or dynamic loader is missing ({err})"),
+        ),
+        Some(libc::E2BIG) => Error::new(code::NOEXEC, format!("program {shown}: argument list too long for execve ({err})")),
+        _ => Error::new(code::NOEXEC, format!("program {shown} cannot be executed: {err}")),
+    }
+}

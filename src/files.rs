@@ -1,0 +1,168 @@
+//! Reading files safely: opening a path inside a volume as if the volume were
+//! `/`, and reading at most a limit + 1 bytes of a regular file.
+
+use std::ffi::{CString, OsStr};
+use std::io;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::limits::MAX_SYMLINKS;
+use crate::sys;
+
+/// Why a file could not be read. Carries no content.
+#[derive(Debug)]
+pub enum ReadError {
+    /// The file (or a directory on its way) does not exist.
+    NotFound,
+    PermissionDenied,
+    /// A directory, FIFO, socket or device.
+    NotRegular,
+    /// Larger than the limit (the payload).
+    TooLarge(usize),
+    /// Too many symbolic links.
+    Loop,
+    Other(io::Error),
+}
+
+impl From<io::Error> for ReadError {
+    fn from(e: io::Error) -> Self {
+        match e.raw_os_error() {
+            Some(libc::ENOENT) | Some(libc::ENOTDIR) => ReadError::NotFound,
+            Some(libc::EACCES) | Some(libc::EPERM) => ReadError::PermissionDenied,
+            Some(libc::ELOOP) => ReadError::Loop,
+            Some(libc::ENXIO) | Some(libc::EISDIR) => ReadError::NotRegular,
+            _ => ReadError::Other(e),
+        }
+    }
+}
+
+const READ_FLAGS: libc::c_int = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCTTY;
+
+/// Opens a directory to resolve paths in (a volume's root).
+pub fn open_dir(path: &OsStr) -> io::Result<OwnedFd> {
+    let c = CString::new(path.as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    sys::openat(None, &c, libc::O_PATH | libc::O_DIRECTORY)
+}
+
+/// Reads the file at `path` (relative to the working directory, symlinks followed).
+pub fn read_path(path: &OsStr, limit: usize) -> Result<Vec<u8>, ReadError> {
+    let c = CString::new(path.as_bytes()).map_err(|_| ReadError::NotFound)?;
+    let fd = sys::openat(None, &c, READ_FLAGS)?;
+    read_bounded(fd.as_fd(), limit)
+}
+
+/// Reads `path` inside the directory `root`, which acts as `/`: absolute
+/// paths and symlinks resolve inside it and can never lead out.
+pub fn read_in_root(root: BorrowedFd, path: &[u8], limit: usize) -> Result<Vec<u8>, ReadError> {
+    let fd = open_in_root(root, path)?;
+    read_bounded(fd.as_fd(), limit)
+}
+
+/// Set once `openat2` turned out to be unavailable (old kernel, or a seccomp
+/// profile that refuses it), so later opens go straight to the fallback.
+static NO_OPENAT2: AtomicBool = AtomicBool::new(false);
+
+pub fn open_in_root(root: BorrowedFd, path: &[u8]) -> io::Result<OwnedFd> {
+    let c = CString::new(path).map_err(|_| io::Error::from_raw_os_error(libc::ENOENT))?;
+    if !NO_OPENAT2.load(Ordering::Relaxed) {
+        let mut tries = 0;
+        loop {
+            match sys::openat2_in_root(root, &c, READ_FLAGS) {
+                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) && tries < 8 => tries += 1,
+                // ENOSYS: kernel before 5.6; EPERM: seccomp profiles that predate openat2;
+                // E2BIG/EINVAL: a kernel that does not know these flags.
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EPERM | libc::E2BIG | libc::EINVAL)) => {
+                    NO_OPENAT2.store(true, Ordering::Relaxed);
+                    break;
+                }
+                other => return other,
+            }
+        }
+    }
+    open_in_root_fallback(root, path)
+}
+
+/// `RESOLVE_IN_ROOT` by hand: walks the path one component at a time with
+/// `O_PATH|O_NOFOLLOW`, keeping its own stack of directories so that `..`
+/// (from a symlink target) never climbs above `root`, and restarting at
+/// `root` for absolute symlink targets.
+pub fn open_in_root_fallback(root: BorrowedFd, path: &[u8]) -> io::Result<OwnedFd> {
+    let err = |n| io::Error::from_raw_os_error(n);
+    let mut dirs: Vec<OwnedFd> = Vec::new();
+    let mut pending: Vec<Vec<u8>> = components(path).rev().map(<[u8]>::to_vec).collect();
+    let mut links = 0;
+    while let Some(name) = pending.pop() {
+        if name == b".." {
+            dirs.pop();
+            continue;
+        }
+        let cur = dirs.last().map_or(root, |d| d.as_fd());
+        let cname = CString::new(name).map_err(|_| err(libc::ENOENT))?;
+        let fd = sys::openat(Some(cur), &cname, libc::O_PATH | libc::O_NOFOLLOW)?;
+        match sys::fstat(fd.as_fd())?.st_mode & libc::S_IFMT {
+            libc::S_IFLNK => {
+                links += 1;
+                if links > MAX_SYMLINKS {
+                    return Err(err(libc::ELOOP));
+                }
+                let target = sys::readlink_fd(fd.as_fd())?;
+                if target.first() == Some(&b'/') {
+                    dirs.clear();
+                }
+                pending.extend(components(&target).rev().map(<[u8]>::to_vec));
+            }
+            libc::S_IFDIR => dirs.push(fd),
+            libc::S_IFREG if pending.is_empty() => {
+                // Reopen for reading; O_NOFOLLOW fails if it was swapped for a link meanwhile.
+                return sys::openat(Some(cur), &cname, READ_FLAGS | libc::O_NOFOLLOW);
+            }
+            _ if pending.is_empty() => return Err(err(libc::ENXIO)),
+            _ => return Err(err(libc::ENOTDIR)),
+        }
+    }
+    // The path named a directory (or the root itself).
+    Err(err(libc::EISDIR))
+}
+
+/// The components of a path, without empty ones and `.`.
+fn components(path: &[u8]) -> impl DoubleEndedIterator<Item = &[u8]> {
+    path.split(|&b| b == b'/').filter(|c| !c.is_empty() && *c != b".")
+}
+
+/// Reads a regular file, never holding more than `limit` + 1 bytes: a FIFO,
+/// a device or a huge file fails without being read.
+pub fn read_bounded(fd: BorrowedFd, limit: usize) -> Result<Vec<u8>, ReadError> {
+    let st = sys::fstat(fd)?;
+    if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        return Err(ReadError::NotRegular);
+    }
+    let size = st.st_size.max(0) as usize;
+    if size > limit {
+        return Err(ReadError::TooLarge(limit));
+    }
+    // One byte more than the limit tells a file that grew from one at the limit.
+    let mut buf = vec![0u8; size.min(limit) + 1];
+    let mut len = 0;
+    loop {
+        if len == buf.len() {
+            if len > limit {
+                return Err(ReadError::TooLarge(limit));
+            }
+            buf.resize((len * 2).max(4096).min(limit + 1), 0);
+        }
+        let n = sys::read(fd, &mut buf[len..])?;
+        if n == 0 {
+            break;
+        }
+        len += n;
+    }
+    if len > limit {
+        return Err(ReadError::TooLarge(limit));
+    }
+    buf.truncate(len);
+    Ok(buf)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,223 @@
+//! envshim: build a container's environment the way the kubelet would
+//! (env files, `fileKeyRef`, relaxed names, `$(VAR)` expansion), then exec.
+//!
+//! Data flows one way: options and manifest → sources (volumes, files) →
+//! environment → program line → exec. `main.rs` parses the command line into
+//! [`Options`] and calls [`run`], [`check`], [`render`] or [`install`].
+
+pub mod envfile;
+pub mod environment;
+pub mod error;
+pub mod exec;
+pub mod expand;
+pub mod files;
+pub mod init;
+pub mod install;
+pub mod limits;
+pub mod manifest;
+pub mod names;
+pub mod program;
+pub mod render;
+pub mod report;
+pub mod sources;
+pub mod sys;
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use environment::{Built, Environment, Inputs};
+use error::{code, escape, Error};
+use exec::Lookup;
+use files::ReadError;
+use manifest::Manifest;
+use names::NameRule;
+use program::Word;
+use sources::Sources;
+
+pub use render::Format;
+
+pub const DEFAULT_MANIFEST: &str = "/etc/envshim/manifest.json";
+
+/// Everything `run`, `check` and `render` take, as plain values.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `--manifest` / `ENVSHIM_MANIFEST`; None: the default path if it exists.
+    pub manifest: Option<OsString>,
+    pub env_files: Vec<OsString>,
+    /// `--env NAME=VALUE`, as given.
+    pub envs: Vec<OsString>,
+    /// `--volume NAME=DIR`, as given.
+    pub volumes: Vec<OsString>,
+    pub strict_names: bool,
+    pub no_expand_args: bool,
+    pub no_service_url: bool,
+    pub termination_log: Option<OsString>,
+    pub init: bool,
+    pub init_group: bool,
+    /// The trailing PROGRAM [ARGS...].
+    pub program: Vec<OsString>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Run,
+    Check,
+    Render,
+}
+
+/// What was prepared: the environment, the program line (when there is one),
+/// and the problems found.
+struct Plan {
+    env: Environment,
+    line: Vec<Word>,
+    errors: Vec<Error>,
+}
+
+/// `envshim run`: builds and validates everything, then execs the program
+/// (or supervises it with `--init`). Returns only on failure.
+pub fn run(opts: &Options) -> i32 {
+    let plan = match prepare(opts, Mode::Run) {
+        Ok(p) => p,
+        Err(errors) => return fail(opts, &errors),
+    };
+    let lookup = if opts.init { Lookup::Verify } else { Lookup::Lazy };
+    let expanded = program::expand_line(&plan.line, &plan.env);
+    let prepared = exec::prepare(&plan.line, expanded, &plan.env, lookup);
+    let errors: Vec<Error> = plan.errors.into_iter().chain(prepared.as_ref().err().into_iter().flatten().cloned()).collect();
+    if !errors.is_empty() {
+        return fail(opts, &errors);
+    }
+    let Ok(target) = prepared else { return fail(opts, &errors) };
+    if opts.init {
+        return init::supervise(&target, opts.init_group, |e| fail(opts, &[e]));
+    }
+    let e = exec::exec(&target);
+    fail(opts, &[e])
+}
+
+/// `envshim check`: everything `run` validates, every problem reported; execs nothing.
+pub fn check(opts: &Options) -> i32 {
+    let mut plan = match prepare(opts, Mode::Check) {
+        Ok(p) => p,
+        Err(errors) => return fail(opts, &errors),
+    };
+    if plan.line.is_empty() {
+        let envp = exec::envp(&plan.env);
+        plan.errors.extend(exec::check_sizes(&[], &[], &envp, plan.env.vars(), 0));
+    } else {
+        let expanded = program::expand_line(&plan.line, &plan.env);
+        if let Err(errors) = exec::prepare(&plan.line, expanded, &plan.env, Lookup::Verify) {
+            plan.errors.extend(errors);
+        }
+    }
+    if plan.errors.is_empty() {
+        code::OK
+    } else {
+        fail(opts, &plan.errors)
+    }
+}
+
+/// `envshim render`: prints the final environment, values masked unless `show_values`.
+pub fn render(opts: &Options, format: Format, show_values: bool) -> i32 {
+    let plan = match prepare(opts, Mode::Render) {
+        Ok(p) if p.errors.is_empty() => p,
+        Ok(p) => return fail(opts, &p.errors),
+        Err(errors) => return fail(opts, &errors),
+    };
+    let mut out = std::io::stdout().lock();
+    match render::render(&mut out, plan.env.vars(), format, show_values) {
+        Ok(()) => code::OK,
+        // A closed pipe (`| head`) is not worth a message.
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => code::OK,
+        Err(e) => fail(opts, &[Error::new(1, format!("render: cannot write: {e}"))]),
+    }
+}
+
+/// `envshim install DEST`.
+pub fn install(dest: &Path) -> i32 {
+    match install::install(Path::new(install::SELF_EXE), dest) {
+        Ok(_) => code::OK,
+        Err(e) => report::fail(&[e], None),
+    }
+}
+
+fn fail(opts: &Options, errors: &[Error]) -> i32 {
+    report::fail(errors, opts.termination_log.as_deref())
+}
+
+/// Reads the manifest and every source, and builds the environment.
+/// Err: problems that stop everything (usage, manifest); Ok: the plan, with
+/// the problems found while building it.
+fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
+    let cli_env: Vec<(Vec<u8>, Vec<u8>)> = split_pairs(&opts.envs, "--env", "NAME=VALUE")?;
+    let cli_volumes = split_pairs(&opts.volumes, "--volume", "NAME=DIR")?;
+    let manifest = load_manifest(opts.manifest.as_deref())?;
+
+    let line = match mode {
+        Mode::Run => {
+            let line = program::program_line(&manifest, &opts.program, !opts.no_expand_args);
+            if line.is_empty() {
+                return Err(vec![Error::usage(
+                    "run needs a program: give it after -- (envshim run [OPTIONS] -- PROGRAM [ARGS...]) or set command in the manifest",
+                )]);
+            }
+            line
+        }
+        // check takes no program line: it validates the manifest's command, if any.
+        Mode::Check => program::program_line(&manifest, &[], true),
+        Mode::Render => Vec::new(),
+    };
+
+    let mut mounts: Vec<(String, OsString)> =
+        manifest.volume_mounts.iter().map(|v| (v.name.clone(), OsString::from(&v.mount_path))).collect();
+    for (name, dir) in cli_volumes {
+        let name = String::from_utf8(name).map_err(|_| vec![Error::usage("--volume: the NAME must be UTF-8")])?;
+        mounts.push((name, OsString::from(std::ffi::OsStr::from_bytes(&dir))));
+    }
+    let mut sources = Sources::new(mounts);
+    let inputs = Inputs {
+        manifest: &manifest,
+        env_files: &opts.env_files,
+        cli_env: &cli_env,
+        rule: if opts.strict_names { NameRule::Strict } else { NameRule::Relaxed },
+        service_url: !opts.no_service_url,
+    };
+    let Built { env, errors, warnings } = environment::build(std::env::vars_os().collect(), &inputs, &mut sources);
+    for w in &warnings {
+        report::warn(w);
+    }
+    Ok(Plan { env, line, errors })
+}
+
+/// Splits `NAME=VALUE` options at the first `=`.
+fn split_pairs(items: &[OsString], option: &str, form: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>, Vec<Error>> {
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let bytes = item.as_bytes();
+            match bytes.iter().position(|&b| b == b'=') {
+                Some(eq) if eq > 0 || option == "--env" => Ok((bytes[..eq].to_vec(), bytes[eq + 1..].to_vec())),
+                _ => Err(vec![Error::usage(format!("{option} #{}: expected {form}", i + 1))]),
+            }
+        })
+        .collect()
+}
+
+/// The manifest: the named one (which must exist), else the default one if it exists.
+fn load_manifest(named: Option<&OsStr>) -> Result<Manifest, Vec<Error>> {
+    let path = named.unwrap_or(OsStr::new(DEFAULT_MANIFEST));
+    let shown = escape(path.as_bytes());
+    match files::read_path(path, limits::MAX_MANIFEST_BYTES) {
+        Ok(bytes) => manifest::parse(&bytes),
+        Err(ReadError::NotFound) if named.is_none() => Ok(Manifest::default()),
+        Err(ReadError::NotFound) => Err(vec![Error::config(format!("manifest {shown} not found"))]),
+        // Every manifest error is a configuration error, whatever the file's problem.
+        Err(ReadError::PermissionDenied) => Err(vec![sources::read_error(ReadError::PermissionDenied, &format!("manifest {shown}"))]),
+        Err(e) => {
+            let e = sources::read_error(e, &format!("manifest {shown}"));
+            Err(vec![Error::config(e.message)])
+        }
+    }
+}

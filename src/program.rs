@@ -1,0 +1,93 @@
+//! The program line (SPEC §3): the manifest's `command`/`args` or the trailing
+//! PROGRAM/ARGS, and their `$(VAR)` expansion against the final environment.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
+
+use crate::environment::Environment;
+use crate::expand::expand;
+use crate::manifest::Manifest;
+
+/// One word of the program line as written, before expansion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Word {
+    pub text: Vec<u8>,
+    pub expand: bool,
+    /// Where it came from, for messages: `command[0]`, `args[2]`, `argument 1`.
+    pub origin: String,
+}
+
+/// The program line: `command` + `args` if the manifest has a command; else
+/// the trailing PROGRAM followed by the manifest's `args` if it has some; else
+/// the trailing PROGRAM/ARGS. Empty when there is none.
+pub fn program_line(manifest: &Manifest, trailing: &[OsString], expand_trailing: bool) -> Vec<Word> {
+    let from_manifest = |list: &[String], name: &str| {
+        list.iter()
+            .enumerate()
+            .map(|(i, s)| Word { text: s.as_bytes().to_vec(), expand: true, origin: format!("{name}[{i}]") })
+            .collect::<Vec<_>>()
+    };
+    let from_trailing = |words: &[OsString]| {
+        words
+            .iter()
+            .enumerate()
+            .map(|(i, w)| Word {
+                text: w.as_bytes().to_vec(),
+                expand: expand_trailing,
+                origin: if i == 0 { "the program".into() } else { format!("argument {i}") },
+            })
+            .collect::<Vec<_>>()
+    };
+    if !manifest.command.is_empty() {
+        let mut line = from_manifest(&manifest.command, "command");
+        line.extend(from_manifest(&manifest.args, "args"));
+        line
+    } else if !manifest.args.is_empty() {
+        if trailing.is_empty() {
+            return Vec::new();
+        }
+        let mut line = from_trailing(&trailing[..1]);
+        line.extend(from_manifest(&manifest.args, "args"));
+        line
+    } else {
+        from_trailing(trailing)
+    }
+}
+
+/// Expands every word that takes expansion against the final environment.
+pub fn expand_line(line: &[Word], env: &Environment) -> Vec<Vec<u8>> {
+    line.iter()
+        .map(|w| if w.expand { expand(&w.text, |n| env.get(n)) } else { w.text.clone() })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(line: &[Word]) -> Vec<String> {
+        line.iter().map(|w| String::from_utf8(w.text.clone()).unwrap()).collect()
+    }
+
+    fn m(command: &[&str], args: &[&str]) -> Manifest {
+        Manifest {
+            command: command.iter().map(|s| s.to_string()).collect(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            ..Manifest::default()
+        }
+    }
+
+    #[test]
+    fn command_and_args_rules() {
+        let trailing: Vec<OsString> = vec!["/bin/prog".into(), "t1".into(), "t2".into()];
+        assert_eq!(texts(&program_line(&m(&[], &[]), &trailing, true)), ["/bin/prog", "t1", "t2"]);
+        assert_eq!(texts(&program_line(&m(&["/c"], &[]), &trailing, true)), ["/c"]);
+        assert_eq!(texts(&program_line(&m(&["/c", "x"], &["a"]), &trailing, true)), ["/c", "x", "a"]);
+        assert_eq!(texts(&program_line(&m(&[], &["a", "b"]), &trailing, true)), ["/bin/prog", "a", "b"]);
+        assert!(program_line(&m(&[], &["a"]), &[], true).is_empty());
+        assert!(program_line(&m(&[], &[]), &[], true).is_empty());
+        let line = program_line(&m(&[], &["a"]), &trailing, false);
+        assert_eq!(line.iter().map(|w| w.expand).collect::<Vec<_>>(), [false, true]);
+        assert_eq!(line[1].origin, "args[0]");
+    }
+}

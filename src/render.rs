@@ -1,0 +1,127 @@
+//! `envshim render`: the final environment with each variable's source.
+//! Values are masked unless `--show-values`.
+
+use std::io::{self, Write};
+
+use crate::environment::Var;
+use crate::error::escape;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Format {
+    #[default]
+    Env,
+    Json,
+}
+
+pub fn render(out: &mut impl Write, vars: &[Var], format: Format, show_values: bool) -> io::Result<()> {
+    match format {
+        Format::Env => env(out, vars, show_values),
+        Format::Json => json(out, vars, show_values),
+    }
+}
+
+fn env(out: &mut impl Write, vars: &[Var], show_values: bool) -> io::Result<()> {
+    for v in vars {
+        let name = escape(&v.name);
+        writeln!(out, "# {name} from {}", v.source)?;
+        if show_values {
+            write!(out, "{name}=")?;
+            out.write_all(&env_value(&v.value))?;
+            writeln!(out)?;
+        } else {
+            writeln!(out, "{name}=<set, {} bytes>", v.value.len())?;
+        }
+    }
+    Ok(())
+}
+
+/// A value as the env-file grammar reads it back: bare when that is exact,
+/// else double-quoted with the `\\ \" \n \t \r \$` escapes.
+pub fn env_value(value: &[u8]) -> Vec<u8> {
+    let blank = |b: &u8| *b == b' ' || *b == b'\t';
+    let needs_quotes = value.iter().any(|b| matches!(b, b'\n' | b'\r' | b'\t' | b'"' | b'\'' | b'\\' | b'$'))
+        || value.first().is_some_and(blank)
+        || value.last().is_some_and(blank)
+        || value.windows(2).any(|w| w[0] == b' ' && w[1] == b'#');
+    if !needs_quotes {
+        return value.to_vec();
+    }
+    let mut out = Vec::with_capacity(value.len() + 2);
+    out.push(b'"');
+    for &b in value {
+        match b {
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'$' => out.extend_from_slice(b"\\$"),
+            _ => out.push(b),
+        }
+    }
+    out.push(b'"');
+    out
+}
+
+fn json(out: &mut impl Write, vars: &[Var], show_values: bool) -> io::Result<()> {
+    let mut buf = String::from("{");
+    for (i, v) in vars.iter().enumerate() {
+        buf.push_str(if i == 0 { "\n  " } else { ",\n  " });
+        json_string(&mut buf, &String::from_utf8_lossy(&v.name));
+        buf.push_str(": {\"source\": ");
+        json_string(&mut buf, &v.source.to_string());
+        buf.push_str(&format!(", \"bytes\": {}", v.value.len()));
+        if show_values {
+            buf.push_str(", \"value\": ");
+            json_string(&mut buf, &String::from_utf8_lossy(&v.value));
+        }
+        buf.push('}');
+    }
+    buf.push_str(if vars.is_empty() { "}\n" } else { "\n}\n" });
+    out.write_all(buf.as_bytes())
+}
+
+fn json_string(buf: &mut String, s: &str) {
+    buf.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => buf.push_str("\\\""),
+            '\\' => buf.push_str("\\\\"),
+            '\n' => buf.push_str("\\n"),
+            '\r' => buf.push_str("\\r"),
+            '\t' => buf.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => buf.push_str(&format!("\\u{:04x}", c as u32)),
+            c => buf.push(c),
+        }
+    }
+    buf.push('"');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::envfile::EnvFile;
+
+    /// --show-values output is itself an env file giving the same values.
+    #[test]
+    fn env_values_round_trip_through_the_parser() {
+        let values: &[&[u8]] = &[
+            b"plain", b"", b"a b", b" lead", b"trail ", b"x #c", b"#x", b"q\"q", b"s'q", b"back\\slash",
+            b"$(VAR)", b"multi\nline", b"cr\rlf\r\n", b"tab\t", b"'single'", b"\"double\"", "caf\u{e9}".as_bytes(),
+        ];
+        for v in values {
+            let mut file = b"K=".to_vec();
+            file.extend_from_slice(&env_value(v));
+            file.push(b'\n');
+            let parsed = EnvFile::parse(file.clone()).unwrap_or_else(|e| panic!("{:?}: {e}", String::from_utf8_lossy(&file)));
+            assert_eq!(parsed.get(b"K").unwrap().0, *v, "{:?}", String::from_utf8_lossy(v));
+        }
+    }
+
+    #[test]
+    fn json_escapes() {
+        let mut s = String::new();
+        json_string(&mut s, "a\"b\\c\nd\u{1}");
+        assert_eq!(s, r#""a\"b\\c\nd\u0001""#);
+    }
+}

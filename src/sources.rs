@@ -1,0 +1,219 @@
+//! Sources: the volumes and the env files read from them. Each file is read
+//! and parsed once, however many entries refer to it, and each failure to read
+//! or parse it is reported once.
+
+use std::cell::OnceCell;
+use std::ffi::{OsStr, OsString};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::rc::Rc;
+
+use crate::envfile::EnvFile;
+use crate::error::{code, escape, Error};
+use crate::files::{self, ReadError};
+use crate::limits::MAX_ENV_FILE_BYTES;
+use crate::sys;
+
+/// What loading a file gave.
+pub enum Loaded {
+    File(Rc<EnvFile>, Rc<str>),
+    /// Missing: the caller decides (optional or not), naming its entry.
+    Missing(Rc<str>),
+    /// Failed, and the error is already reported.
+    Failed,
+}
+
+struct Volume {
+    name: String,
+    mount_path: OsString,
+    root: OnceCell<Option<OwnedFd>>,
+}
+
+enum Outcome {
+    Parsed(Rc<EnvFile>),
+    Missing,
+    Failed,
+}
+
+struct Cached {
+    volume: Option<usize>,
+    path: Vec<u8>,
+    display: Rc<str>,
+    outcome: Outcome,
+}
+
+pub struct Sources {
+    volumes: Vec<Volume>,
+    files: Vec<Cached>,
+}
+
+impl Sources {
+    /// `mounts` in order: the manifest's `volumeMounts`, then `--volume`s; for
+    /// a name given twice the last one wins.
+    pub fn new(mounts: Vec<(String, OsString)>) -> Self {
+        let volumes = mounts
+            .into_iter()
+            .map(|(name, mount_path)| Volume { name, mount_path, root: OnceCell::new() })
+            .collect();
+        Sources { volumes, files: Vec::new() }
+    }
+
+    /// Loads `path` inside the volume `volume`; `at` is the entry's JSON path
+    /// for configuration errors.
+    pub fn load_in_volume(&mut self, volume: &str, path: &str, at: &str, errors: &mut Vec<Error>) -> Loaded {
+        let Some(vi) = self.volumes.iter().rposition(|v| v.name == volume) else {
+            errors.push(Error::config(format!(
+                "{at}.volumeName: volume \"{}\" is not in volumeMounts (or --volume)",
+                escape(volume.as_bytes())
+            )));
+            return Loaded::Failed;
+        };
+        if let Err(why) = check_path(path) {
+            errors.push(Error::config(format!("{at}.path: {why}")));
+            return Loaded::Failed;
+        }
+        let key: Vec<u8> = path.split('/').filter(|c| !c.is_empty() && *c != ".").collect::<Vec<_>>().join("/").into_bytes();
+        if let Some(i) = self.files.iter().position(|f| f.volume == Some(vi) && f.path == key) {
+            return self.files[i].loaded();
+        }
+        let display: Rc<str> = format!("{}/{}", escape(volume.as_bytes()), escape(&key)).into();
+        let v = &self.volumes[vi];
+        let root = v.root.get_or_init(|| match files::open_dir(&v.mount_path) {
+            Ok(fd) => Some(fd),
+            Err(e) => {
+                errors.push(match e.raw_os_error() {
+                    Some(libc::EACCES) => Error::new(
+                        code::NOPERM,
+                        format!("volume {}: permission denied opening mountPath {} (uid {})", escape(v.name.as_bytes()), escape(v.mount_path.as_bytes()), sys::uid()),
+                    ),
+                    _ => Error::config(format!(
+                        "volume {}: mountPath {} is not a directory in this container ({e})",
+                        escape(v.name.as_bytes()),
+                        escape(v.mount_path.as_bytes())
+                    )),
+                });
+                None
+            }
+        });
+        let outcome = match root {
+            None => Outcome::Failed,
+            Some(root) => outcome(files::read_in_root(root.as_fd(), &key, MAX_ENV_FILE_BYTES), &display, errors),
+        };
+        self.files.push(Cached { volume: Some(vi), path: key, display, outcome });
+        self.files.last().map_or(Loaded::Failed, Cached::loaded)
+    }
+
+    /// Loads a `--env-file` path, as given (relative to the working directory).
+    pub fn load_path(&mut self, path: &OsStr, errors: &mut Vec<Error>) -> Loaded {
+        let bytes = path.as_bytes();
+        if let Some(f) = self.files.iter().find(|f| f.volume.is_none() && f.path == bytes) {
+            return f.loaded();
+        }
+        let display: Rc<str> = escape(bytes).into();
+        let outcome = outcome(files::read_path(path, MAX_ENV_FILE_BYTES), &display, errors);
+        self.files.push(Cached { volume: None, path: bytes.to_vec(), display, outcome });
+        self.files.last().map_or(Loaded::Failed, Cached::loaded)
+    }
+}
+
+impl Cached {
+    fn loaded(&self) -> Loaded {
+        match &self.outcome {
+            Outcome::Parsed(f) => Loaded::File(f.clone(), self.display.clone()),
+            Outcome::Missing => Loaded::Missing(self.display.clone()),
+            Outcome::Failed => Loaded::Failed,
+        }
+    }
+}
+
+/// Turns a read into a parsed file, or reports why not (once per file).
+fn outcome(read: Result<Vec<u8>, ReadError>, display: &str, errors: &mut Vec<Error>) -> Outcome {
+    let data = match read {
+        Ok(data) => data,
+        Err(ReadError::NotFound) => return Outcome::Missing,
+        Err(e) => {
+            errors.push(read_error(e, &format!("env file {display}")));
+            return Outcome::Failed;
+        }
+    };
+    match EnvFile::parse(data) {
+        Ok(f) => Outcome::Parsed(Rc::new(f)),
+        Err(e) => {
+            let sep = if e.line == 0 { " " } else { ", " };
+            errors.push(Error::new(code::DATAERR, format!("env file {display}{sep}{e}")));
+            Outcome::Failed
+        }
+    }
+}
+
+/// The error for a file that exists but cannot be read.
+pub fn read_error(e: ReadError, display: &str) -> Error {
+    match e {
+        ReadError::NotFound => Error::new(code::NOINPUT, format!("{display} not found")),
+        ReadError::PermissionDenied => {
+            Error::new(code::NOPERM, format!("{display}: permission denied (uid {})", sys::uid()))
+        }
+        ReadError::NotRegular => Error::config(format!("{display} is not a regular file")),
+        ReadError::TooLarge(limit) => Error::new(code::DATAERR, format!("{display} is larger than {limit} bytes")),
+        ReadError::Loop => Error::config(format!("{display}: too many levels of symbolic links")),
+        ReadError::Other(e) => Error::new(code::DATAERR, format!("{display}: cannot be read ({e})")),
+    }
+}
+
+/// A `path` inside a volume: not empty, no NUL, no `..` component.
+fn check_path(path: &str) -> Result<(), &'static str> {
+    if path.is_empty() {
+        Err("is empty")
+    } else if path.split('/').any(|c| c == "..") {
+        Err("has a '..' component (paths must stay inside the volume)")
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_checks() {
+        assert!(check_path("a.env").is_ok());
+        assert!(check_path("/a/b.env").is_ok());
+        assert!(check_path("a..b/..c").is_ok());
+        assert!(check_path("").is_err());
+        assert!(check_path("..").is_err());
+        assert!(check_path("a/../a.env").is_err());
+        assert!(check_path("/..").is_err());
+    }
+
+    #[test]
+    fn one_read_per_file_and_one_error_per_file() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("a.env"), "A=1\nB\n").unwrap();
+        let mut s = Sources::new(vec![("v".into(), d.path().into())]);
+        let mut errors = Vec::new();
+        for _ in 0..3 {
+            assert!(matches!(s.load_in_volume("v", "a.env", "env[0]", &mut errors), Loaded::Failed));
+        }
+        assert!(matches!(s.load_in_volume("v", "/./a.env", "env[1]", &mut errors), Loaded::Failed));
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].message, "env file v/a.env, line 2: has no '=' (expected NAME=VALUE)");
+        assert_eq!(errors[0].code, 65);
+    }
+
+    #[test]
+    fn last_volume_of_a_name_wins() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        std::fs::write(b.path().join("x.env"), "X=b\n").unwrap();
+        let mut s = Sources::new(vec![("v".into(), a.path().into()), ("v".into(), b.path().into())]);
+        let mut errors = Vec::new();
+        match s.load_in_volume("v", "x.env", "env[0]", &mut errors) {
+            Loaded::File(f, display) => {
+                assert_eq!(f.get(b"X").unwrap().0, b"b");
+                assert_eq!(&*display, "v/x.env");
+            }
+            _ => panic!("{errors:?}"),
+        }
+    }
+}
