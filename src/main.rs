@@ -1,9 +1,15 @@
 //! The command line (SPEC §1). Parses flags and configuration variables into
 //! plain options and hands them to the library.
+//!
+//! `no_main`: Rust's runtime start-up sets SIGPIPE to ignored before `main`,
+//! and an ignored signal stays ignored across `execve`, so every program
+//! started by envshim would inherit it. Starting from C's `main` leaves the
+//! dispositions envshim inherited untouched (and skips the runtime's other
+//! start-up system calls, which a container start pays for nothing).
+#![no_main]
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -106,16 +112,17 @@ fn options(common: Common) -> Result<envshim::Options, String> {
     })
 }
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let status = match dispatch(cli.command) {
+#[no_mangle]
+extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
+    // SAFETY: these are C main's own arguments.
+    let cli = Cli::parse_from(unsafe { envshim::sys::args(argc, argv) });
+    match dispatch(cli.command) {
         Ok(status) => status,
         Err(message) => {
             eprintln!("envshim: {message}");
             envshim::error::code::USAGE
         }
-    };
-    ExitCode::from(status.clamp(0, 255) as u8)
+    }
 }
 
 fn dispatch(command: Command) -> Result<i32, String> {

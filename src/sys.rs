@@ -129,6 +129,18 @@ pub fn uid() -> u32 {
     unsafe { libc::getuid() }
 }
 
+/// The command line as C's `main` received it.
+///
+/// # Safety
+/// `argv` must point to `argc` valid NUL-terminated strings, as C's `main` gets them.
+pub unsafe fn args(argc: libc::c_int, argv: *const *const libc::c_char) -> Vec<std::ffi::OsString> {
+    use std::os::unix::ffi::OsStrExt;
+    (0..argc.max(0) as usize)
+        // SAFETY: the caller guarantees `argc` valid strings at `argv`.
+        .map(|i| std::ffi::OsStr::from_bytes(unsafe { CStr::from_ptr(*argv.add(i)) }.to_bytes()).to_os_string())
+        .collect()
+}
+
 /// `fchmod(2)`.
 pub fn fchmod(fd: BorrowedFd, mode: libc::mode_t) -> io::Result<()> {
     // SAFETY: plain syscall on a descriptor we borrow.
