@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Build fully static, stripped release binaries of envshim:
+#   dist/envshim-linux-amd64   (x86_64-unknown-linux-musl)
+#   dist/envshim-linux-arm64   (aarch64-unknown-linux-musl, linked with rust-lld)
+#   dist/SHA256SUMS
+# Usage: ./musl-build.sh [amd64] [arm64]     (default: both; Docker TARGETARCH names)
+# Env:   DIST=dir (default dist), CARGO (default cargo)
+# Needs: rustup + cargo, readelf (binutils), sha256sum; `file` is used when present.
+# Fails loudly if a binary has an ELF interpreter or needs a shared library.
+# If `rustup target add` fails for amd64, falls back to a static glibc build
+# (x86_64-unknown-linux-gnu with +crt-static) and says so.
+set -euo pipefail
+cd "$(dirname "$0")"
+DIST=${DIST:-dist}
+CARGO=${CARGO:-cargo}
+archs=("$@")
+[ ${#archs[@]} -gt 0 ] || archs=(amd64 arm64)
+
+die() { echo "musl-build: ERROR: $*" >&2; exit 1; }
+warn() { echo "musl-build: WARNING: $*" >&2; }
+
+have_target() { # TRIPLE: installed, or installable now?
+  rustup target list --installed 2>/dev/null | grep -qx "$1" && return 0
+  echo "musl-build: rustup target add $1"
+  rustup target add "$1"
+}
+
+# Paths in panic locations: make them independent of this machine.
+remap="--remap-path-prefix=$PWD=/envshim --remap-path-prefix=${CARGO_HOME:-$HOME/.cargo}=/cargo"
+
+check_static() { # FILE
+  local f=$1 hdr dyn
+  hdr=$(readelf -lW "$f") || die "$f: not an ELF file"
+  dyn=$(readelf -dW "$f")
+  if grep -q 'INTERP' <<<"$hdr"; then die "$f is NOT static: it has an ELF interpreter (${HAVE_FILE:+$(file -b "$f")})"; fi
+  if grep -q '(NEEDED)' <<<"$dyn"; then die "$f is NOT static: it needs shared libraries: $(grep NEEDED <<<"$dyn" | tr -s ' ')"; fi
+  if readelf -SW "$f" | grep -q ' \.symtab '; then die "$f is not stripped"; fi
+  echo "musl-build: $f: static ELF, no interpreter, no NEEDED, stripped${HAVE_FILE:+ ($(file -b "$f"))}"
+}
+
+HAVE_FILE=$(command -v file || true)
+host_arch=$(uname -m)
+mkdir -p "$DIST"
+for arch in "${archs[@]}"; do
+  case $arch in
+    amd64) triple=x86_64-unknown-linux-musl ;;
+    arm64) triple=aarch64-unknown-linux-musl ;;
+    *) die "unknown arch '$arch' (want amd64 or arm64)" ;;
+  esac
+  T=$(tr 'a-z-' 'A-Z_' <<<"$triple")
+  if ! have_target "$triple"; then
+    if [ "$arch" = amd64 ]; then
+      warn "rustup target add $triple FAILED; falling back to a static glibc build (x86_64-unknown-linux-gnu, +crt-static)"
+      triple=x86_64-unknown-linux-gnu
+      T=X86_64_UNKNOWN_LINUX_GNU
+      export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS="-C target-feature=+crt-static $remap"
+    else
+      die "rustup target add $triple FAILED: cannot build the $arch binary without its standard library"
+    fi
+  else
+    export "CARGO_TARGET_${T}_RUSTFLAGS=$remap"
+  fi
+  # rust-lld (shipped with rustup's toolchain) links a musl target with no C cross
+  # toolchain: always for arm64, and for amd64 when building on another host.
+  if [ "$arch" = arm64 ] || [ "${triple%%-*}" != "$host_arch" ]; then
+    export "CARGO_TARGET_${T}_LINKER=rust-lld"
+  fi
+  echo "musl-build: cargo build --release --locked --target $triple"
+  "$CARGO" build --release --locked --target "$triple" --bin envshim
+  out="$DIST/envshim-linux-$arch"
+  cp "${CARGO_TARGET_DIR:-target}/$triple/release/envshim" "$out.tmp"
+  chmod 0755 "$out.tmp"
+  check_static "$out.tmp"
+  mv "$out.tmp" "$out"
+done
+
+(cd "$DIST" && sha256sum envshim-linux-* >SHA256SUMS)
+echo "musl-build: sizes:"
+for f in "$DIST"/envshim-linux-*; do
+  printf '  %-28s %8d bytes (%s KiB)\n' "$f" "$(stat -c %s "$f")" "$(( $(stat -c %s "$f") / 1024 ))"
+done
+echo "musl-build: $DIST/SHA256SUMS:"; sed 's/^/  /' "$DIST/SHA256SUMS"

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# The daemonless images: FROM-scratch content, config, labels, docker-load tarballs,
+# the multi-arch index; and the Dockerfiles' shape.
+source "$(dirname "$0")/lib.sh"
+SOURCE=$(sed -n 's/^repository *= *"\(.*\)"/\1/p' "$ROOT/Cargo.toml")
+for arch in amd64 arm64; do
+  ref=oci:$OCI_IMAGES:$VERSION-$arch
+  cfg=$(skopeo inspect --config "$ref")
+  [ "$(jq -r '.architecture + "/" + .os' <<<"$cfg")" = "$arch/linux" ] || fail "$ref: platform"
+  [ "$(jq -c '.config.Entrypoint' <<<"$cfg")" = '["/envshim"]' ] || fail "$ref: Entrypoint"
+  jq -e --arg v "$VERSION" --arg s "$SOURCE" '.config.Labels
+     | .["org.opencontainers.image.version"] == $v and .["org.opencontainers.image.source"] == $s
+       and .["org.opencontainers.image.licenses"] == "Apache-2.0"' <<<"$cfg" >/dev/null || fail "$ref: OCI labels"
+  ok "$ref: $arch/linux, ENTRYPOINT /envshim, labels version/source/licenses"
+  # exactly one layer, holding exactly /envshim, byte-identical to dist/
+  [ "$(skopeo inspect "$ref" | jq '.Layers | length')" = 1 ] || fail "$ref: not one layer"
+  only_files "$WORK/img-$arch/rootfs" envshim
+  cmp -s "$WORK/img-$arch/rootfs/envshim" "$DIST/envshim-linux-$arch" || fail "$ref: /envshim differs from dist"
+  ok "/envshim is dist/envshim-linux-$arch"
+  # the docker-archive tarball: what `docker load` reads
+  tarball=$DIST/images/envshim-$VERSION-$arch.docker.tar
+  m=$(tar -xOf "$tarball" manifest.json)
+  jq -e --arg t "envshim:$VERSION-$arch" '.[0].RepoTags | map(sub("^docker.io/library/"; "")) | index($t) != null' <<<"$m" >/dev/null \
+    || fail "$tarball: RepoTags $(jq -c '.[0].RepoTags' <<<"$m")"
+  tar -xOf "$tarball" "$(jq -r '.[0].Layers[0]' <<<"$m")" | tar -t | grep -qx envshim || fail "$tarball: layer"
+  [ "$(tar -xOf "$tarball" "$(jq -r '.[0].Config' <<<"$m")" | jq -r .architecture)" = "$arch" ] || fail "$tarball: config arch"
+  ok "$tarball: docker load-able, tagged envshim:$VERSION-$arch"
+done
+idx=$(skopeo inspect --raw "oci:$OCI_IMAGES:$VERSION")
+[ "$(jq -c '[.manifests[].platform.architecture]' <<<"$idx")" = '["amd64","arm64"]' ] || fail "index platforms"
+ok "oci:$VERSION is a multi-arch index of amd64 and arm64"
+# the Dockerfiles: envshim image ends FROM scratch with only /envshim; the examples use it
+df=$ROOT/images/Dockerfile
+[ "$(grep '^FROM' "$df" | tail -1 | awk '{print $2}')" = scratch ] || fail "$df: last stage is not FROM scratch"
+awk '/^FROM scratch/{s=1} s && /^(COPY|ADD|RUN)/' "$df" | grep -c . | grep -qx 1 || fail "$df: final stage adds more than one thing"
+awk '/^FROM scratch/{s=1} s && /^COPY/' "$df" | grep -q ' /envshim$' || fail "$df: final stage does not COPY /envshim"
+ok "$df: final stage FROM scratch, one COPY to /envshim"
+for f in "$ROOT/images/Dockerfile.distroless-app" "$ROOT/examples/baked-in/Dockerfile"; do
+  grep -q '^COPY --from=envshim /envshim /envshim' "$f" || fail "$f: no COPY --from=envshim"
+  grep -q '^ENTRYPOINT \["/envshim", "run"' "$f" || fail "$f: ENTRYPOINT is not envshim run"
+  grep -q '^FROM gcr.io/distroless/' "$f" || fail "$f: not on a distroless base"
+  ok "$(basename "$(dirname "$f")")/$(basename "$f"): distroless, envshim ENTRYPOINT"
+done
+grep -qx "ARG VERSION=$VERSION" "$df" || fail "$df: ARG VERSION is not $VERSION (Cargo.toml)"
+ok "$df: ARG VERSION=$VERSION, as in Cargo.toml"
