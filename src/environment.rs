@@ -1,15 +1,15 @@
 //! Building the program's environment (SPEC §2): inherited, then `envFrom`,
 //! then `env`, each step overriding the one before.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap};
 use std::ffi::OsString;
 use std::fmt;
 use std::os::unix::ffi::OsStringExt;
 use std::rc::Rc;
 
 use crate::error::{code, escape, Error};
-use crate::expand::expand;
-use crate::limits::MAX_NAME_BYTES;
+use crate::expand::expand_capped;
+use crate::limits::{MAX_EXEC_STRING_BYTES, MAX_EXEC_TOTAL_BYTES, MAX_NAME_BYTES};
 use crate::manifest::{EnvFrom, EnvSource, Manifest};
 use crate::names::NameRule;
 use crate::sources::{Loaded, Sources};
@@ -67,7 +67,11 @@ impl Var {
 #[derive(Debug, Default)]
 pub struct Environment {
     vars: Vec<Var>,
-    index: BTreeMap<Vec<u8>, usize>,
+    /// Name -> position in `vars`. A hash map, not a BTreeMap: with 1,000+
+    /// names sharing a prefix (`APP_CONFIG_KEY_…`), the B-tree's comparisons
+    /// (musl's byte-at-a-time memcmp) were 40% of a start-up's instructions
+    /// (docs/performance.md). std's RandomState keeps it flooding-resistant.
+    index: HashMap<Vec<u8>, usize>,
 }
 
 impl Environment {
@@ -157,6 +161,7 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
     }
 
     // 3. env: the manifest's, then --env.
+    let mut expanded_bytes = 0;
     for (i, var) in inputs.manifest.env.iter().enumerate() {
         let name = var.name.as_bytes();
         if !inputs.rule.accepts(name) {
@@ -170,7 +175,7 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
         let what = format!("manifest: env[{i}] ({})", escape(name));
         match &var.source {
             EnvSource::Value(v) => {
-                let value = expand(v.as_bytes(), |n| b.env.get(n));
+                let value = expand_value(&mut b, name, v.as_bytes(), &what, &mut expanded_bytes);
                 b.env.set(name, value, Source::ManifestEnv(i));
             }
             EnvSource::Platform => {
@@ -218,10 +223,46 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
             )));
             continue;
         }
-        let value = expand(value, |n| b.env.get(n));
+        let what = format!("--env #{} ({})", i + 1, escape(name));
+        let value = expand_value(&mut b, name, value, &what, &mut expanded_bytes);
         b.env.set(name, value, Source::CliEnv);
     }
     b
+}
+
+/// Expands an env value against the environment so far. A value `execve`
+/// could never take (over its limit as `NAME=VALUE`, or taking the expanded
+/// values past the largest total it ever takes) is refused with an error
+/// naming the variable (126) and set empty; the expansion stops at the limit,
+/// so a manifest that multiplies a value (`$(A)$(A)…`, chained) cannot exhaust memory.
+fn expand_value(b: &mut Built, name: &[u8], input: &[u8], what: &str, spent: &mut usize) -> Vec<u8> {
+    let per_string = MAX_EXEC_STRING_BYTES.saturating_sub(name.len() + 1);
+    let budget = MAX_EXEC_TOTAL_BYTES.saturating_sub(*spent);
+    let mut value = Vec::new();
+    let len = expand_capped(input, |n| b.env.get(n), &mut value, per_string.min(budget));
+    if len > per_string {
+        b.errors.push(Error::new(
+            code::NOEXEC,
+            format!(
+                "{what}: is {} bytes as NAME=VALUE after expansion, over the execve limit of {MAX_EXEC_STRING_BYTES} bytes",
+                name.len() + 1 + len
+            ),
+        ));
+        return Vec::new();
+    }
+    if len > budget {
+        // Reported once: every later value is refused the same way.
+        if *spent != usize::MAX {
+            b.errors.push(Error::new(
+                code::NOEXEC,
+                format!("{what}: expanding it takes the expanded values over {MAX_EXEC_TOTAL_BYTES} bytes, more than execve ever takes"),
+            ));
+            *spent = usize::MAX;
+        }
+        return Vec::new();
+    }
+    *spent += len;
+    value
 }
 
 /// Every key of `file`, prefixed; keys that are not valid names are skipped

@@ -11,6 +11,8 @@ pub mod code {
     pub const DATAERR: i32 = 65;
     /// A file or key that is missing and not optional.
     pub const NOINPUT: i32 = 66;
+    /// A system call envshim needs failed (`--init`: fork, signal set-up).
+    pub const OSERR: i32 = 71;
     /// `install` could not create its destination.
     pub const CANTCREAT: i32 = 73;
     /// Permission denied reading a file.

@@ -13,21 +13,42 @@ use memchr::memchr;
 /// Linear in the input: the position of the next `)` is remembered, so a run
 /// like `$($($(…` does not rescan the rest of the input at every `$(`.
 pub fn expand_into<'a>(input: &[u8], lookup: impl Fn(&[u8]) -> Option<&'a [u8]>, out: &mut Vec<u8>) {
+    expand_capped(input, lookup, out, usize::MAX);
+}
+
+/// Like [`expand_into`], but appends at most `limit` bytes (a prefix of the
+/// expansion) and returns the length the whole expansion has. A caller can
+/// so refuse a result too large for `execve` without ever holding it: a
+/// manifest that multiplies a value (`$(A)$(A)…`, chained over entries)
+/// cannot exhaust memory.
+pub fn expand_capped<'a>(
+    input: &[u8],
+    lookup: impl Fn(&[u8]) -> Option<&'a [u8]>,
+    out: &mut Vec<u8>,
+    limit: usize,
+) -> usize {
+    let mut total = 0usize;
+    let mut emit = |out: &mut Vec<u8>, bytes: &[u8]| {
+        total = total.saturating_add(bytes.len());
+        if total <= limit {
+            out.extend_from_slice(bytes);
+        }
+    };
     let mut pos = 0;
     // Result of the last search for `)`: None before the first search, then the
     // first `)` after the `$(` it was searched from (Some(None): there is none).
     let mut last_close: Option<Option<usize>> = None;
     while let Some(i) = memchr(b'$', &input[pos..]) {
         let dollar = pos + i;
-        out.extend_from_slice(&input[pos..dollar]);
+        emit(out, &input[pos..dollar]);
         match input.get(dollar + 1) {
             // A trailing `$` is literal.
             None => {
-                out.push(b'$');
+                emit(out, b"$");
                 pos = dollar + 1;
             }
             Some(b'$') => {
-                out.push(b'$');
+                emit(out, b"$");
                 pos = dollar + 2;
             }
             Some(b'(') => {
@@ -44,26 +65,26 @@ pub fn expand_into<'a>(input: &[u8], lookup: impl Fn(&[u8]) -> Option<&'a [u8]>,
                 match close {
                     Some(c) => {
                         match lookup(&input[open..c]) {
-                            Some(value) => out.extend_from_slice(value),
-                            None => out.extend_from_slice(&input[dollar..=c]),
+                            Some(value) => emit(out, value),
+                            None => emit(out, &input[dollar..=c]),
                         }
                         pos = c + 1;
                     }
                     // No closing paren: `$(` is literal and scanning resumes after it.
                     None => {
-                        out.extend_from_slice(b"$(");
+                        emit(out, b"$(");
                         pos = open;
                     }
                 }
             }
-            Some(&other) => {
-                out.push(b'$');
-                out.push(other);
+            Some(_) => {
+                emit(out, &input[dollar..dollar + 2]);
                 pos = dollar + 2;
             }
         }
     }
-    out.extend_from_slice(&input[pos..]);
+    emit(out, &input[pos..]);
+    total
 }
 
 /// The expansion of `input` as a new buffer.

@@ -1,14 +1,307 @@
 //! `--init` (SPEC §8): stay as PID 1, run the program as a child, forward
-//! signals and reap zombies.
+//! signals to it, reap every zombie, and exit as the child did. Modelled on
+//! tini; `docs/init.md` says where it differs.
+//!
+//! [`supervise`] reads as the steps of a run: configure the signals, register
+//! as a subreaper, spawn the child, then wait, forward and reap until the
+//! child has exited.
+
+use std::io;
+use std::os::fd::AsFd;
+use std::time::{Duration, Instant};
+
+use libc::{c_int, pid_t};
 
 use crate::error::{code, Error};
-use crate::exec::Exec;
+use crate::exec::{self, Exec};
+use crate::report;
+use crate::sys::{self, Disposition, SigSet};
 
-/// Runs `target` as a child and supervises it; returns envshim's exit code.
-pub fn supervise(target: &Exec, _group: bool, fail: impl Fn(Error) -> i32) -> i32 {
-    let _ = target;
-    fail(Error::usage("--init is not available in this build"))
+/// How `--init` supervises the program.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Settings {
+    /// `--init-group`: signal the child's whole process group, not only the child.
+    pub group: bool,
+    /// `--term-delay`: how long the first SIGTERM is held before it is forwarded.
+    pub term_delay: Option<Duration>,
 }
 
-#[allow(dead_code)]
-const _: i32 = code::OK;
+/// Signals raised by a fault of the process itself: never waited for, so a
+/// fault in envshim kills envshim, and never forwarded.
+const SYNCHRONOUS: [c_int; 7] = [libc::SIGFPE, libc::SIGILL, libc::SIGSEGV, libc::SIGBUS, libc::SIGABRT, libc::SIGTRAP, libc::SIGSYS];
+
+/// The terminal's stops for a background read or write: ignored by envshim,
+/// which hands the terminal to the child and must never stop for it; not
+/// forwarded (the terminal sends them to the child's group itself).
+const TERMINAL_STOPS: [c_int; 2] = [libc::SIGTTIN, libc::SIGTTOU];
+
+/// Runs `target` as a child and supervises it; returns the child's exit code
+/// (128 + the signal number when a signal killed it), or `fail`'s code when
+/// envshim cannot supervise. `target` has been looked up and verified already.
+pub fn supervise(target: &Exec, settings: Settings, fail: impl Fn(Error) -> i32) -> i32 {
+    let waited = match configure_signals() {
+        Ok(set) => set,
+        Err(e) => return fail(e),
+    };
+    register_subreaper();
+    let foreground = owns_terminal();
+    let child = match spawn(target, foreground, &fail) {
+        Ok(pid) => pid,
+        Err(e) => return fail(e),
+    };
+    match wait_and_forward(child, &waited, settings) {
+        Ok(status) => exit_code(status),
+        Err(e) => fail(e),
+    }
+}
+
+/// Blocks every signal envshim waits for (all but the synchronous ones and
+/// the terminal stops), ignores the terminal stops, and makes sure SIGCHLD
+/// is not ignored (the kernel would then reap the child, status and all).
+/// Returns the set to wait for.
+fn configure_signals() -> Result<SigSet, Error> {
+    let mut waited = SigSet::full();
+    for sig in SYNCHRONOUS.into_iter().chain(TERMINAL_STOPS) {
+        waited.remove(sig).map_err(|e| os_error("sigdelset", e))?;
+    }
+    sys::set_signal_mask(&waited).map_err(|e| os_error("sigprocmask", e))?;
+    for sig in TERMINAL_STOPS {
+        sys::set_disposition(sig, Disposition::Ignore).map_err(|e| os_error("sigaction", e))?;
+    }
+    sys::set_disposition(libc::SIGCHLD, Disposition::Default).map_err(|e| os_error("sigaction", e))?;
+    Ok(waited)
+}
+
+/// When envshim is not PID 1, orphans would go to the real init (or the
+/// nearest subreaper); as a subreaper it gets them and reaps them itself.
+fn register_subreaper() {
+    if std::process::id() == 1 {
+        return;
+    }
+    if let Err(e) = sys::set_child_subreaper() {
+        report::warn(&format!(
+            "--init: not PID 1 and cannot become a child subreaper ({e}); orphaned processes will not be reaped by envshim"
+        ));
+    }
+}
+
+/// True when stdin is the controlling terminal and envshim's group is in its
+/// foreground: only then does the child take the terminal (a job started in
+/// the background must not steal it from the shell).
+fn owns_terminal() -> bool {
+    matches!(sys::tcgetpgrp(io::stdin().as_fd()), Ok(pgrp) if pgrp == sys::getpgrp())
+}
+
+/// Forks; the child execs the program and never returns here.
+fn spawn(target: &Exec, foreground: bool, fail: &impl Fn(Error) -> i32) -> Result<pid_t, Error> {
+    match sys::fork() {
+        Err(e) => Err(os_error("fork", e)),
+        Ok(0) => sys::exit_now(exec_child(target, foreground, fail)),
+        Ok(pid) => {
+            // The child moves itself into its own group before it execs; doing it
+            // here too (as shells do) closes the window in which a signal forwarded
+            // to the group would find no group yet. Its result does not matter: it
+            // fails only once the child has exec'd (EACCES) or exited (ESRCH), after
+            // its own setpgid, which reports its own failure.
+            let _ = sys::setpgid(pid, pid);
+            Ok(pid)
+        }
+    }
+}
+
+/// In the child: prepares the process and execs the program. Returns only
+/// on failure, with the exit code (126/127 for the exec itself, as without
+/// `--init`), the message already on stderr and in the termination log.
+fn exec_child(target: &Exec, foreground: bool, fail: &impl Fn(Error) -> i32) -> i32 {
+    let error = match prepare_child(foreground) {
+        Ok(()) => exec::exec(target),
+        Err(e) => e,
+    };
+    fail(error)
+}
+
+/// Own process group, the terminal's foreground (with SIGTTOU still
+/// ignored, so taking it cannot stop the child), then default dispositions
+/// for every signal and an empty mask.
+fn prepare_child(foreground: bool) -> Result<(), Error> {
+    sys::setpgid(0, 0).map_err(|e| os_error("setpgid", e))?;
+    if foreground {
+        take_terminal()?;
+    }
+    reset_signals()
+}
+
+fn take_terminal() -> Result<(), Error> {
+    match sys::tcsetpgrp(io::stdin().as_fd(), sys::getpgrp()) {
+        Ok(()) => Ok(()),
+        // The terminal went away (hung up) since the parent looked: run without it.
+        Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTTY | libc::ENXIO)) => Ok(()),
+        Err(e) => Err(os_error("tcsetpgrp", e)),
+    }
+}
+
+fn reset_signals() -> Result<(), Error> {
+    for sig in 1..=libc::SIGRTMAX() {
+        if sig == libc::SIGKILL || sig == libc::SIGSTOP {
+            continue;
+        }
+        match sys::set_disposition(sig, Disposition::Default) {
+            Ok(()) => {}
+            // The C library keeps a few real-time signals for itself and refuses
+            // them; they carry its handlers, which execve resets anyway.
+            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
+            Err(e) => return Err(os_error("sigaction", e)),
+        }
+    }
+    sys::set_signal_mask(&SigSet::empty()).map(drop).map_err(|e| os_error("sigprocmask", e))
+}
+
+/// The parent's loop: takes each signal, forwards it (SIGCHLD excepted),
+/// reaps every zombie, until the child has exited; returns its wait status.
+fn wait_and_forward(child: pid_t, waited: &SigSet, settings: Settings) -> Result<c_int, Error> {
+    let mut term = TermDelay::new(settings.term_delay);
+    loop {
+        let signal = sys::wait_signal(waited, term.remaining()).map_err(|e| os_error("sigtimedwait", e))?;
+        match signal {
+            None | Some(libc::SIGCHLD) => {}
+            Some(libc::SIGTERM) if term.hold() => {}
+            Some(sig) => forward(child, sig, settings.group),
+        }
+        if term.due() {
+            forward(child, libc::SIGTERM, settings.group);
+        }
+        if let Some(status) = reap_zombies(child)? {
+            return Ok(status);
+        }
+    }
+}
+
+/// Sends `sig` to the child, or to its process group.
+fn forward(child: pid_t, sig: c_int, group: bool) {
+    let (target, whom) = if group { (-child, "process group") } else { (child, "process") };
+    match sys::kill(target, sig) {
+        Ok(()) => {}
+        // Already gone: its exit is being reaped.
+        Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
+        // The child stays supervised: a lost signal is not worth killing it for.
+        Err(e) => report::warn(&format!("--init: cannot forward signal {sig} to the program's {whom} {child}: {e}")),
+    }
+}
+
+/// Reaps every child that has terminated: the program, and every orphan
+/// re-parented to envshim. Returns the program's wait status once it is
+/// among them.
+fn reap_zombies(child: pid_t) -> Result<Option<c_int>, Error> {
+    let mut child_status = None;
+    loop {
+        match sys::reap_one() {
+            Ok(Some((pid, status))) if pid == child => child_status = Some(status),
+            Ok(Some(_orphan)) => {}
+            Ok(None) => return Ok(child_status),
+            Err(e) if e.raw_os_error() == Some(libc::ECHILD) => return Ok(child_status),
+            Err(e) => return Err(os_error("waitpid", e)),
+        }
+    }
+}
+
+/// The exit code a shell would report: the child's own, or 128 + the signal.
+fn exit_code(status: c_int) -> i32 {
+    if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        128 + libc::WTERMSIG(status)
+    }
+}
+
+fn os_error(call: &str, e: io::Error) -> Error {
+    Error::new(code::OSERR, format!("--init: {call} failed: {e}"))
+}
+
+/// `--term-delay`: the first SIGTERM starts the delay and is forwarded when
+/// it ends; SIGTERMs during the delay are absorbed into it; after it, SIGTERM
+/// is forwarded at once like any signal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TermDelay {
+    Armed(Duration),
+    Holding(Instant),
+    Spent,
+}
+
+impl TermDelay {
+    fn new(delay: Option<Duration>) -> Self {
+        match delay {
+            Some(d) if !d.is_zero() => TermDelay::Armed(d),
+            _ => TermDelay::Spent,
+        }
+    }
+
+    /// On SIGTERM: true when it is held rather than forwarded now.
+    fn hold(&mut self) -> bool {
+        match *self {
+            TermDelay::Armed(d) => {
+                *self = TermDelay::Holding(Instant::now() + d);
+                true
+            }
+            TermDelay::Holding(_) => true,
+            TermDelay::Spent => false,
+        }
+    }
+
+    /// How long the wait for a signal may last: until the held SIGTERM is due.
+    fn remaining(&self) -> Option<Duration> {
+        match *self {
+            TermDelay::Holding(at) => Some(at.saturating_duration_since(Instant::now())),
+            _ => None,
+        }
+    }
+
+    /// True, once, when the held SIGTERM is due.
+    fn due(&mut self) -> bool {
+        match *self {
+            TermDelay::Holding(at) if Instant::now() >= at => {
+                *self = TermDelay::Spent;
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_are_the_shells() {
+        assert_eq!(exit_code(7 << 8), 7);
+        assert_eq!(exit_code(libc::SIGKILL), 137);
+        assert_eq!(exit_code(libc::SIGTERM | 0x80), 143); // core dumped
+    }
+
+    #[test]
+    fn term_delay_holds_the_first_sigterm_and_absorbs_repeats() {
+        let mut t = TermDelay::new(Some(Duration::from_secs(3600)));
+        assert_eq!(t.remaining(), None);
+        assert!(t.hold());
+        assert!(t.remaining().is_some_and(|r| r > Duration::from_secs(3500)));
+        assert!(t.hold());
+        assert!(!t.due());
+    }
+
+    #[test]
+    fn term_delay_is_spent_once_due() {
+        let mut t = TermDelay::new(Some(Duration::from_nanos(1)));
+        assert!(t.hold());
+        std::thread::sleep(Duration::from_millis(1));
+        assert!(t.due());
+        assert!(!t.due());
+        assert!(!t.hold());
+        assert_eq!(t.remaining(), None);
+    }
+
+    #[test]
+    fn no_or_zero_delay_forwards_at_once() {
+        assert!(!TermDelay::new(None).hold());
+        assert!(!TermDelay::new(Some(Duration::ZERO)).hold());
+    }
+}

@@ -55,6 +55,8 @@ pub struct Options {
     pub termination_log: Option<OsString>,
     pub init: bool,
     pub init_group: bool,
+    /// `--term-delay`: with `--init`, how long the first SIGTERM is held before it is forwarded.
+    pub term_delay: Option<std::time::Duration>,
     /// The trailing PROGRAM [ARGS...].
     pub program: Vec<OsString>,
 }
@@ -82,15 +84,15 @@ pub fn run(opts: &Options) -> i32 {
         Err(errors) => return fail(opts, &errors),
     };
     let lookup = if opts.init { Lookup::Verify } else { Lookup::Lazy };
-    let expanded = program::expand_line(&plan.line, &plan.env);
-    let prepared = exec::prepare(&plan.line, expanded, &plan.env, lookup);
+    let prepared =
+        program::expand_line(&plan.line, &plan.env).and_then(|words| exec::prepare(&plan.line, words, &plan.env, lookup));
     let errors: Vec<Error> = plan.errors.into_iter().chain(prepared.as_ref().err().into_iter().flatten().cloned()).collect();
     if !errors.is_empty() {
         return fail(opts, &errors);
     }
     let Ok(target) = prepared else { return fail(opts, &errors) };
     if opts.init {
-        return init::supervise(&target, opts.init_group, |e| fail(opts, &[e]));
+        return init::supervise(&target, init::Settings { group: opts.init_group, term_delay: opts.term_delay }, |e| fail(opts, &[e]));
     }
     let e = exec::exec(&target);
     fail(opts, &[e])
@@ -106,8 +108,9 @@ pub fn check(opts: &Options) -> i32 {
         let envp = exec::envp(&plan.env);
         plan.errors.extend(exec::check_sizes(&[], &[], &envp, plan.env.vars(), 0));
     } else {
-        let expanded = program::expand_line(&plan.line, &plan.env);
-        if let Err(errors) = exec::prepare(&plan.line, expanded, &plan.env, Lookup::Verify) {
+        let prepared = program::expand_line(&plan.line, &plan.env)
+            .and_then(|words| exec::prepare(&plan.line, words, &plan.env, Lookup::Verify));
+        if let Err(errors) = prepared {
             plan.errors.extend(errors);
         }
     }

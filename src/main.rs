@@ -10,6 +10,7 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
@@ -35,6 +36,9 @@ enum Command {
         /// With --init, forward signals to the child's whole process group
         #[arg(long)]
         init_group: bool,
+        /// With --init, hold the first SIGTERM this long before forwarding it (500ms, 5s, 1m; a bare number is seconds)
+        #[arg(long, value_name = "DURATION", value_parser = duration)]
+        term_delay: Option<Duration>,
         /// The program line: PROGRAM [ARGS...] (after -- or the first non-option word)
         #[arg(trailing_var_arg = true, value_name = "PROGRAM")]
         program: Vec<OsString>,
@@ -89,6 +93,21 @@ enum Format {
     Json,
 }
 
+/// `--term-delay`: a whole number and a unit, ms, s, m or h; a bare number is seconds.
+fn duration(text: &str) -> Result<Duration, String> {
+    let bad = || format!("expected a whole number and a unit (500ms, 5s, 1m, 1h), got {text:?}");
+    let (number, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
+    let n: u32 = number.parse().map_err(|_| bad())?;
+    let millis: u64 = match unit {
+        "ms" => 1,
+        "" | "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        _ => return Err(bad()),
+    };
+    Ok(Duration::from_millis(u64::from(n) * millis))
+}
+
 /// A boolean configuration variable: 1/0, true/false, yes/no, on/off.
 fn env_flag(name: &str) -> Result<bool, String> {
     let Some(v) = std::env::var_os(name) else { return Ok(false) };
@@ -115,36 +134,66 @@ fn options(common: Common) -> Result<envshim::Options, String> {
 #[no_mangle]
 extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
     // SAFETY: these are C main's own arguments.
-    let cli = Cli::parse_from(unsafe { envshim::sys::args(argc, argv) });
-    match dispatch(cli.command) {
-        Ok(status) => status,
-        Err(message) => {
-            eprintln!("envshim: {message}");
-            envshim::error::code::USAGE
-        }
+    match Cli::try_parse_from(unsafe { envshim::sys::args(argc, argv) }) {
+        Ok(cli) => dispatch(cli.command),
+        // --help and --version: printed on stdout, exit 0.
+        Err(e) if !e.use_stderr() => e.exit(),
+        // The termination log option was not parsed: only the default log is written.
+        Err(e) => usage(usage_line(&e), None),
     }
 }
 
-fn dispatch(command: Command) -> Result<i32, String> {
-    Ok(match command {
-        Command::Run { common, no_expand_args, init, init_group, program } => {
+/// A usage error: one `envshim: ` line on stderr and in the termination log, exit 2.
+fn usage(message: String, termination_log: Option<&std::ffi::OsStr>) -> i32 {
+    envshim::report::fail(&[envshim::error::Error::usage(message)], termination_log)
+}
+
+/// The first line of clap's message (its usage block and tips dropped).
+fn usage_line(e: &clap::Error) -> String {
+    if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        return "a subcommand is required: run, check, render or install (see envshim --help)".into();
+    }
+    let text = e.render().to_string();
+    // The first paragraph, on one line.
+    let first: Vec<&str> = text.lines().map(str::trim).skip_while(|l| l.is_empty()).take_while(|l| !l.is_empty()).collect();
+    let first = first.join(" ");
+    format!("{} (see envshim --help)", first.strip_prefix("error: ").unwrap_or(&first))
+}
+
+/// Builds the options (configuration variables included) and runs `f`; a
+/// usage error found on the way also goes to the termination log.
+fn with_options(common: Common, f: impl FnOnce(envshim::Options) -> Result<i32, String>) -> i32 {
+    let log = common.termination_log.clone();
+    match options(common).and_then(f) {
+        Ok(status) => status,
+        Err(message) => usage(message, log.as_deref()),
+    }
+}
+
+fn dispatch(command: Command) -> i32 {
+    match command {
+        Command::Run { common, no_expand_args, init, init_group, term_delay, program } => with_options(common, |o| {
             let opts = envshim::Options {
                 no_expand_args,
                 init: init || env_flag("ENVSHIM_INIT")?,
                 init_group,
+                term_delay,
                 program,
-                ..options(common)?
+                ..o
             };
-            envshim::run(&opts)
-        }
-        Command::Check { common } => envshim::check(&options(common)?),
+            if !opts.init && (opts.init_group || opts.term_delay.is_some()) {
+                return Err("--init-group and --term-delay need --init (or ENVSHIM_INIT)".into());
+            }
+            Ok(envshim::run(&opts))
+        }),
+        Command::Check { common } => with_options(common, |o| Ok(envshim::check(&o))),
         Command::Render { common, format, show_values } => {
             let format = match format {
                 Format::Env => envshim::Format::Env,
                 Format::Json => envshim::Format::Json,
             };
-            envshim::render(&options(common)?, format, show_values)
+            with_options(common, |o| Ok(envshim::render(&o, format, show_values)))
         }
         Command::Install { dest } => envshim::install(&dest),
-    })
+    }
 }

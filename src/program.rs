@@ -5,7 +5,9 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 
 use crate::environment::Environment;
-use crate::expand::expand;
+use crate::error::{code, Error};
+use crate::expand::expand_capped;
+use crate::limits::{MAX_EXEC_STRING_BYTES, MAX_EXEC_TOTAL_BYTES};
 use crate::manifest::Manifest;
 
 /// One word of the program line as written, before expansion.
@@ -55,10 +57,42 @@ pub fn program_line(manifest: &Manifest, trailing: &[OsString], expand_trailing:
 }
 
 /// Expands every word that takes expansion against the final environment.
-pub fn expand_line(line: &[Word], env: &Environment) -> Vec<Vec<u8>> {
-    line.iter()
-        .map(|w| if w.expand { expand(&w.text, |n| env.get(n)) } else { w.text.clone() })
-        .collect()
+/// A word over `execve`'s limit for one string, or a line past the largest
+/// total `execve` ever takes, is refused (126) without being held: the
+/// expansion stops at the limit, so `$(A)$(A)…` cannot exhaust memory.
+pub fn expand_line(line: &[Word], env: &Environment) -> Result<Vec<Vec<u8>>, Vec<Error>> {
+    let mut words = Vec::with_capacity(line.len());
+    let mut errors = Vec::new();
+    let mut total = 0usize;
+    for w in line {
+        if !w.expand {
+            total = total.saturating_add(w.text.len());
+            words.push(w.text.clone());
+            continue;
+        }
+        let limit = MAX_EXEC_STRING_BYTES.min(MAX_EXEC_TOTAL_BYTES.saturating_sub(total));
+        let mut out = Vec::new();
+        let len = expand_capped(&w.text, |n| env.get(n), &mut out, limit);
+        if len > MAX_EXEC_STRING_BYTES {
+            errors.push(Error::new(
+                code::NOEXEC,
+                format!("{} of the program line is {len} bytes after expansion, over the execve limit of {MAX_EXEC_STRING_BYTES} bytes", w.origin),
+            ));
+        } else if len > limit {
+            errors.push(Error::new(
+                code::NOEXEC,
+                format!("{}: the program line is over {MAX_EXEC_TOTAL_BYTES} bytes after expansion, more than execve ever takes", w.origin),
+            ));
+            break;
+        }
+        total = total.saturating_add(len);
+        words.push(out);
+    }
+    if errors.is_empty() {
+        Ok(words)
+    } else {
+        Err(errors)
+    }
 }
 
 #[cfg(test)]

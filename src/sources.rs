@@ -73,6 +73,11 @@ impl Sources {
             return Loaded::Failed;
         }
         let key: Vec<u8> = path.split('/').filter(|c| !c.is_empty() && *c != ".").collect::<Vec<_>>().join("/").into_bytes();
+        if key.is_empty() {
+            // `/` or `.`: the volume root, a directory (not "missing", which optional would cover).
+            errors.push(Error::config(format!("{at}.path: names the volume root, not a regular file")));
+            return Loaded::Failed;
+        }
         if let Some(i) = self.files.iter().position(|f| f.volume == Some(vi) && f.path == key) {
             return self.files[i].loaded();
         }

@@ -146,3 +146,155 @@ pub fn fchmod(fd: BorrowedFd, mode: libc::mode_t) -> io::Result<()> {
     // SAFETY: plain syscall on a descriptor we borrow.
     cvt(unsafe { libc::fchmod(fd.as_raw_fd(), mode) }).map(drop)
 }
+
+// ------------------------------------------------ processes and signals (`--init`)
+
+/// A set of signals (`sigset_t`).
+#[derive(Clone, Copy)]
+pub struct SigSet(libc::sigset_t);
+
+impl SigSet {
+    /// The empty set.
+    pub fn empty() -> SigSet {
+        // SAFETY: a zeroed `sigset_t` is valid storage; sigemptyset only fails on a NULL pointer.
+        let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `set` is valid and writable.
+        unsafe { libc::sigemptyset(&mut set) };
+        SigSet(set)
+    }
+
+    /// Every signal.
+    pub fn full() -> SigSet {
+        // SAFETY: as in `empty`; sigfillset only fails on a NULL pointer.
+        let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `set` is valid and writable.
+        unsafe { libc::sigfillset(&mut set) };
+        SigSet(set)
+    }
+
+    /// Removes `sig`; EINVAL when it is not a signal number.
+    pub fn remove(&mut self, sig: libc::c_int) -> io::Result<()> {
+        // SAFETY: `self.0` is an initialised `sigset_t`.
+        cvt(unsafe { libc::sigdelset(&mut self.0, sig) }).map(drop)
+    }
+}
+
+/// `sigprocmask(SIG_SETMASK)`: blocks exactly `set`; returns the previous mask.
+pub fn set_signal_mask(set: &SigSet) -> io::Result<SigSet> {
+    let mut old = SigSet::empty();
+    // SAFETY: both sets are valid; the kernel copies them.
+    cvt(unsafe { libc::sigprocmask(libc::SIG_SETMASK, &set.0, &mut old.0) })?;
+    Ok(old)
+}
+
+/// What a signal does when it is delivered.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Disposition {
+    Default,
+    Ignore,
+}
+
+/// `sigaction(2)` setting `SIG_DFL` or `SIG_IGN` (no handler: envshim installs none).
+pub fn set_disposition(sig: libc::c_int, disposition: Disposition) -> io::Result<()> {
+    // SAFETY: a zeroed `sigaction` is valid: no flags, an empty mask.
+    let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
+    action.sa_sigaction = match disposition {
+        Disposition::Default => libc::SIG_DFL,
+        Disposition::Ignore => libc::SIG_IGN,
+    };
+    // SAFETY: `action` is valid for the call; the previous action is not asked for.
+    cvt(unsafe { libc::sigaction(sig, &action, std::ptr::null_mut()) }).map(drop)
+}
+
+/// `sigtimedwait(2)`: takes the next pending signal of `set` (which must be
+/// blocked), waiting at most `timeout` (None: without limit). Ok(None) when
+/// the time ran out or the wait was interrupted (a stop and continue).
+pub fn wait_signal(set: &SigSet, timeout: Option<std::time::Duration>) -> io::Result<Option<libc::c_int>> {
+    // Clamped to what a 32-bit time_t holds (68 years).
+    let ts = timeout.map(|t| libc::timespec { tv_sec: t.as_secs().min(i32::MAX as u64) as _, tv_nsec: t.subsec_nanos() as _ });
+    let ts_ptr = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: a zeroed `siginfo_t` is valid storage; the kernel fills it.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: `set`, `info` and `ts` (when given) outlive the call.
+    let sig = unsafe { libc::sigtimedwait(&set.0, &mut info, ts_ptr) };
+    if sig >= 0 {
+        return Ok(Some(sig));
+    }
+    let e = io::Error::last_os_error();
+    match e.raw_os_error() {
+        Some(libc::EAGAIN | libc::EINTR) => Ok(None),
+        _ => Err(e),
+    }
+}
+
+/// `fork(2)`: Ok(0) in the child, Ok(child's pid) in the parent.
+pub fn fork() -> io::Result<libc::pid_t> {
+    // SAFETY: envshim never starts a thread, so the child is a whole copy of a
+    // single-threaded process: no lock can be held by a thread that is gone.
+    let pid = unsafe { libc::fork() };
+    cvt(pid)
+}
+
+/// `setpgid(2)`: moves `pid` (0: this process) into the group `pgid` (0: its own).
+pub fn setpgid(pid: libc::pid_t, pgid: libc::pid_t) -> io::Result<()> {
+    // SAFETY: plain syscall on integers.
+    cvt(unsafe { libc::setpgid(pid, pgid) }).map(drop)
+}
+
+/// `getpgrp(2)`: this process's group.
+pub fn getpgrp() -> libc::pid_t {
+    // SAFETY: getpgrp cannot fail.
+    unsafe { libc::getpgrp() }
+}
+
+/// `tcgetpgrp(3)`: the foreground process group of the terminal `fd`.
+pub fn tcgetpgrp(fd: BorrowedFd) -> io::Result<libc::pid_t> {
+    // SAFETY: plain ioctl on a descriptor we borrow.
+    cvt(unsafe { libc::tcgetpgrp(fd.as_raw_fd()) })
+}
+
+/// `tcsetpgrp(3)`: makes `pgrp` the foreground process group of the terminal `fd`.
+pub fn tcsetpgrp(fd: BorrowedFd, pgrp: libc::pid_t) -> io::Result<()> {
+    // SAFETY: plain ioctl on a descriptor we borrow.
+    cvt(unsafe { libc::tcsetpgrp(fd.as_raw_fd(), pgrp) }).map(drop)
+}
+
+/// `kill(2)`: `pid` > 0 is a process, `-pgid` a process group.
+pub fn kill(pid: libc::pid_t, sig: libc::c_int) -> io::Result<()> {
+    // SAFETY: plain syscall on integers.
+    cvt(unsafe { libc::kill(pid, sig) }).map(drop)
+}
+
+/// `waitpid(-1, WNOHANG)`, retried on EINTR: a child that has terminated and
+/// its wait status, or None when children remain and none has terminated.
+pub fn reap_one() -> io::Result<Option<(libc::pid_t, libc::c_int)>> {
+    loop {
+        let mut status = 0;
+        // SAFETY: `status` is writable.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid > 0 {
+            return Ok(Some((pid, status)));
+        }
+        if pid == 0 {
+            return Ok(None);
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// `prctl(PR_SET_CHILD_SUBREAPER)`: orphaned descendants are re-parented to
+/// this process instead of to PID 1.
+pub fn set_child_subreaper() -> io::Result<()> {
+    // SAFETY: plain prctl on integers.
+    cvt(unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) }).map(drop)
+}
+
+/// `_exit(2)`: ends this process now, without running exit handlers or
+/// flushing buffers (in a forked child they are the parent's).
+pub fn exit_now(code: i32) -> ! {
+    // SAFETY: _exit has no preconditions and does not return.
+    unsafe { libc::_exit(code) }
+}

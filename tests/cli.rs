@@ -1,0 +1,522 @@
+//! The command line (SPEC §1): subcommands, every option and its env-var
+//! form, the program line rules, `install`.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+
+use common::*;
+use serde_json::json;
+
+// ---------------------------------------------------------------- --version, --help
+
+#[test]
+fn version_prints_the_crate_version() {
+    let out = envshim(["--version"]).run();
+    out.ok();
+    assert_eq!(out.stdout_str().trim(), format!("envshim {}", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn help_lists_every_subcommand() {
+    let out = envshim(["--help"]).run();
+    out.ok();
+    let text = out.stdout_str();
+    for word in ["run", "check", "render", "install", "--version"] {
+        assert!(text.contains(word), "--help lacks {word}:\n{text}");
+    }
+}
+
+#[test]
+fn subcommand_help_lists_every_option() {
+    let out = envshim(["run", "--help"]).run();
+    out.ok();
+    let text = out.stdout_str();
+    for opt in [
+        "--manifest", "--env-file", "--env", "--volume", "--strict-names", "--no-expand-args",
+        "--no-service-url", "--termination-log", "--init", "--init-group",
+    ] {
+        assert!(text.contains(opt), "run --help lacks {opt}:\n{text}");
+    }
+    let out = envshim(["render", "--help"]).run();
+    out.ok();
+    for opt in ["--format", "--show-values"] {
+        assert!(out.stdout_str().contains(opt), "render --help lacks {opt}");
+    }
+}
+
+// ---------------------------------------------------------------- usage errors
+
+#[test]
+fn usage_errors_exit_2_with_one_envshim_line() {
+    let cases: &[&[&str]] = &[
+        &[],
+        &["frobnicate"],
+        &["run", "--bogus", "/bin/true"],
+        &["run", "--env"],
+        &["check", "/bin/true"],
+        &["check", "--", "/bin/true"],
+        &["render", "--format", "yaml"],
+        &["run", "--volume", "novalue", "--", "/bin/true"],
+        &["run", "--volume", "=/tmp", "--", "/bin/true"],
+        &["run", "--env", "NOEQUALS", "--", "/bin/true"],
+        &["install"],
+    ];
+    for args in cases {
+        let out = envshim(*args).run();
+        let lines = out.fails(2);
+        assert_eq!(lines.len(), 1, "one line for {args:?}: {lines:?}");
+    }
+}
+
+#[test]
+fn run_without_program_line_is_a_usage_error() {
+    envshim(["run"]).run().fails(2);
+    envshim(["run", "--env", "A=1"]).run().fails(2);
+    // A manifest with only args does not make a program line either.
+    let d = Volume::new();
+    let m = d.manifest(&json!({"args": ["x"]}));
+    envshim(["run", "--manifest", &m]).run().fails(2);
+}
+
+// ---------------------------------------------------------------- run replaces the process
+
+#[test]
+fn run_execs_the_program_in_place() {
+    // The shell's $$ is the pid envshim was started with: nothing forked.
+    let out = envshim(["run", "--no-expand-args", "--", "/bin/sh", "-c", "echo $$"]).run();
+    out.ok();
+    assert_eq!(out.stdout_str().trim(), out.pid.to_string());
+}
+
+#[test]
+fn run_passes_the_exit_code_of_the_program() {
+    envshim(["run", "--", "/bin/sh", "-c", "exit 7"]).run().code(7);
+    envshim(["run", "--", "/bin/sh", "-c", "exit 0"]).run().ok();
+}
+
+#[test]
+fn run_gives_the_program_exactly_the_argv_and_env() {
+    let out = envshim(["run", "--env", "X=1", "--"]).args(print_args("zero", &["a b", "", "--env", "c"])).run();
+    out.ok();
+    assert_eq!(out.args0(), ["zero", "a b", "", "--env", "c"]);
+
+    let out = envshim(["run", "--env", "X=1", "--"]).args(print_env()).env("INHERITED", "yes").run();
+    out.ok();
+    let env = out.env0();
+    let mut names: Vec<&str> = env.iter().map(|(k, _)| k.as_str()).collect();
+    names.sort();
+    assert_eq!(names, ["INHERITED", "X"]);
+}
+
+#[test]
+fn run_with_echo() {
+    let out = envshim(["run", "--env", "WHO=world", "--", "/bin/echo", "hello", "$(WHO)"]).run();
+    out.ok();
+    assert_eq!(out.stdout_str(), "hello world\n");
+}
+
+// ---------------------------------------------------------------- program line rules
+
+#[test]
+fn program_line_starts_at_double_dash() {
+    let out = envshim(["run", "--"]).args(print_args("--env", &["X=1"])).run();
+    out.ok();
+    // `--env X=1` after the program are the program's arguments, not envshim's.
+    assert_eq!(out.args0(), ["--env", "X=1"]);
+    // A program whose name looks like an option, after `--`.
+    let d = Volume::new();
+    let prog = d.file("--prog", "#!/bin/sh\necho ran \"$@\"\n");
+    std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = envshim(["run", "--env", &format!("PATH={}", d.dir()), "--", "--prog", "x"]).run();
+    out.ok();
+    assert_eq!(out.stdout_str(), "ran x\n");
+}
+
+#[test]
+fn program_line_starts_at_first_non_option_word() {
+    // Options after the program belong to the program, `--` included.
+    let out = envshim(["run", "--env", "A=1", "/bin/sh", "-c", PRINT_ARGS, "x", "--env", "B=2", "--", "--no-expand-args", "$(A)"])
+        .run();
+    out.ok();
+    assert_eq!(out.args0(), ["x", "--env", "B=2", "--", "--no-expand-args", "1"]);
+    let out = envshim(["run", "--env", "A=1", "/usr/bin/env", "-0", "--env"]).run();
+    // env(1) itself rejects --env: the point is that envshim passed it on.
+    assert_ne!(out.code, 0);
+    assert!(!out.stderr_str().starts_with("envshim:"), "{}", out.stderr_str());
+}
+
+#[test]
+fn manifest_command_replaces_the_trailing_program_line() {
+    let d = Volume::new();
+    let m = d.manifest(&json!({"command": ["/bin/sh", "-c", PRINT_ARGS, "cmd"], "args": ["a1", "a2"]}));
+    let out = envshim(["run", "--manifest", &m, "--", "/bin/echo", "trailing", "words"]).run();
+    out.ok();
+    assert_eq!(out.args0(), ["cmd", "a1", "a2"]);
+    // Without a trailing line too.
+    let out = envshim(["run", "--manifest", &m]).run();
+    out.ok();
+    assert_eq!(out.args0(), ["cmd", "a1", "a2"]);
+    // `--` with nothing after it.
+    let out = envshim(["run", "--manifest", &m, "--"]).run();
+    out.ok();
+    assert_eq!(out.args0(), ["cmd", "a1", "a2"]);
+    // command without args: the trailing ARGS are dropped as well.
+    let m = d.manifest(&json!({"command": ["/bin/sh", "-c", PRINT_ARGS, "only"]}));
+    let out = envshim(["run", "--manifest", &m, "--", "/bin/sh", "x", "y"]).run();
+    out.ok();
+    assert_eq!(out.args0(), ["only"]);
+}
+
+#[test]
+fn manifest_args_replace_the_trailing_args() {
+    let d = Volume::new();
+    let m = d.manifest(&json!({"args": ["-c", PRINT_ARGS, "margs", "$(A)"]}));
+    let out = envshim(["run", "--manifest", &m, "--env", "A=va", "--", "/bin/sh", "-x", "dropped"]).run();
+    out.ok();
+    assert_eq!(out.args0(), ["margs", "va"]);
+}
+
+#[test]
+fn without_manifest_command_or_args_the_trailing_line_is_used() {
+    let d = Volume::new();
+    let m = d.manifest(&json!({"env": [{"name": "A", "value": "1"}], "command": [], "args": null}));
+    let out = envshim(["run", "--manifest", &m, "--"]).args(print_args("t", &["$(A)"])).run();
+    out.ok();
+    assert_eq!(out.args0(), ["t", "1"]);
+}
+
+#[test]
+fn command_and_args_are_expanded_against_the_final_environment() {
+    let d = Volume::new();
+    let m = d.manifest(&json!({
+        "env": [{"name": "E", "value": "from-manifest"}],
+        "command": ["/bin/sh", "-c", PRINT_ARGS, "$(E)"],
+        "args": ["$(CLI)", "$(E)-$(UNDEFINED)", "$$(E)", "$(INH)"],
+    }));
+    let out = envshim(["run", "--manifest", &m, "--env", "CLI=from-cli"]).env("INH", "inh").run();
+    out.ok();
+    assert_eq!(out.args0(), ["from-manifest", "from-cli", "from-manifest-$(UNDEFINED)", "$(E)", "inh"]);
+}
+
+#[test]
+fn trailing_args_are_expanded_unless_no_expand_args() {
+    let out = envshim(["run", "--env", "A=x", "--"]).args(print_args("$(A)", &["$(A)", "$$", "$(B)"])).run();
+    out.ok();
+    assert_eq!(out.args0(), ["x", "x", "$", "$(B)"]);
+    let out = envshim(["run", "--no-expand-args", "--env", "A=x", "--"]).args(print_args("$(A)", &["$(A)", "$$"])).run();
+    out.ok();
+    assert_eq!(out.args0(), ["$(A)", "$(A)", "$$"]);
+}
+
+#[test]
+fn no_expand_args_does_not_touch_manifest_args() {
+    let d = Volume::new();
+    let m = d.manifest(&json!({"args": ["-c", PRINT_ARGS, "$(A)", "$(A)"]}));
+    let out = envshim(["run", "--no-expand-args", "--manifest", &m, "--env", "A=x", "--", "/bin/sh"]).run();
+    out.ok();
+    assert_eq!(out.args0(), ["x", "x"]);
+}
+
+#[test]
+fn the_program_itself_is_expanded() {
+    let out = envshim(["run", "--env", "P=/bin/echo", "--", "$(P)", "hi"]).run();
+    out.ok();
+    assert_eq!(out.stdout_str(), "hi\n");
+}
+
+// ---------------------------------------------------------------- PATH lookup
+
+#[test]
+fn program_without_slash_is_searched_in_the_final_path() {
+    let d = Volume::new();
+    let prog = d.file("bin/hello-envshim", "#!/bin/sh\necho found-in-path\n");
+    std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // PATH set by --env (not inherited): the final environment's PATH is used.
+    let path = format!("/nonexistent:{}", d.join("bin").display());
+    let out = envshim(["run", "--env", &format!("PATH={path}"), "--", "hello-envshim"]).env("PATH", "/usr/bin").run();
+    out.ok();
+    assert_eq!(out.stdout_str(), "found-in-path\n");
+    // Inherited PATH without the directory: not found.
+    envshim(["run", "--", "hello-envshim"]).env("PATH", "/usr/bin:/bin").run().fails(127);
+}
+
+#[test]
+fn without_path_the_default_path_is_searched() {
+    // No PATH at all: env(1) is found in /usr/bin or /bin.
+    let out = envshim(["run", "--", "env", "-0"]).run();
+    out.ok();
+    assert!(out.env0().is_empty(), "{:?}", out.env0());
+}
+
+// ---------------------------------------------------------------- check
+
+#[test]
+fn check_succeeds_silently_and_execs_nothing() {
+    let d = Volume::new();
+    let marker = d.join("ran");
+    let m = d.manifest(&json!({"command": ["/bin/sh", "-c", format!("touch {}", marker.display())]}));
+    let out = envshim(["check", "--manifest", &m]).run();
+    out.ok();
+    assert!(out.stdout.is_empty());
+    assert!(!marker.exists(), "check ran the command");
+}
+
+#[test]
+fn check_validates_the_manifest_command() {
+    let d = Volume::new();
+    let m = d.manifest(&json!({"command": ["no-such-program-envshim"]}));
+    envshim(["check", "--manifest", &m]).run().fails_with(127, &["no-such-program-envshim"]);
+    let noexec = d.file("noexec", "#!/bin/sh\n");
+    std::fs::set_permissions(&noexec, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let m = d.manifest(&json!({"command": [noexec.to_str().unwrap()]}));
+    envshim(["check", "--manifest", &m]).run().fails(126);
+    // Expanded against the final environment, then looked up.
+    let m = d.manifest(&json!({"command": ["$(P)"]}));
+    envshim(["check", "--manifest", &m, "--env", "P=/bin/true"]).run().ok();
+    envshim(["check", "--manifest", &m, "--env", "P=/nonexistent/true"]).run().fails(127);
+}
+
+// ---------------------------------------------------------------- render (basics; more in render.rs)
+
+#[test]
+fn render_defaults_to_env_format_masked() {
+    let out = envshim(["render", "--env", "A=secretish"]).run();
+    out.ok();
+    assert_eq!(out.stdout_str(), "# A from --env\nA=<set, 9 bytes>\n");
+}
+
+// ---------------------------------------------------------------- options and their env vars
+
+#[test]
+fn manifest_option_and_env_var() {
+    let d = Volume::new();
+    let m = d.manifest(&json!({"env": [{"name": "FROM", "value": "one"}]}));
+    let other = d.file_str("other.json", json!({"env": [{"name": "FROM", "value": "two"}]}).to_string());
+    let v = values(&render_values(["--manifest", &m]));
+    assert_eq!(v["FROM"], "one");
+    let out = envshim(["render", "--format", "json", "--show-values"]).env("ENVSHIM_MANIFEST", &m).run();
+    out.ok();
+    assert_eq!(values(&rendered(&out))["FROM"], "one");
+    // The option wins over the variable.
+    let out = envshim(["render", "--format", "json", "--show-values", "--manifest", &other]).env("ENVSHIM_MANIFEST", &m).run();
+    out.ok();
+    assert_eq!(values(&rendered(&out))["FROM"], "two");
+}
+
+#[test]
+fn a_named_manifest_that_is_missing_is_78() {
+    let d = Volume::new();
+    let missing = d.join("nope.json");
+    let missing = missing.to_str().unwrap();
+    for sub in [&["run", "--manifest", missing, "--", "/bin/true"][..], &["check", "--manifest", missing], &["render", "--manifest", missing]] {
+        envshim(sub).run().fails_with(78, &[missing]);
+    }
+    envshim(["check"]).env("ENVSHIM_MANIFEST", missing).run().fails_with(78, &[missing]);
+}
+
+#[test]
+fn without_a_named_manifest_the_default_is_optional() {
+    if std::path::Path::new("/etc/envshim/manifest.json").exists() {
+        eprintln!("skipped: /etc/envshim/manifest.json exists on this machine");
+        return;
+    }
+    envshim(["check"]).run().ok();
+    let out = envshim(["run", "--", "/bin/echo", "ok"]).run();
+    out.ok();
+    assert_eq!(out.stdout_str(), "ok\n");
+}
+
+#[test]
+fn env_file_option_is_relative_to_the_working_directory() {
+    let d = Volume::new();
+    d.file("sub/rel.env", "R=1\n");
+    let out = envshim(["render", "--format", "json", "--show-values", "--env-file", "sub/rel.env"]).cwd(d.path()).run();
+    out.ok();
+    assert_eq!(rendered(&out)["R"], ("sub/rel.env:1".to_string(), "1".to_string()));
+}
+
+#[test]
+fn env_file_follows_symlinks() {
+    let d = Volume::new();
+    let elsewhere = Volume::new();
+    let target = elsewhere.file_str("real.env", "L=linked\n");
+    d.symlink("link.env", &target);
+    let v = values(&render_values(["--env-file", d.join("link.env").to_str().unwrap()]));
+    assert_eq!(v["L"], "linked");
+}
+
+#[test]
+fn env_file_is_repeatable_in_order() {
+    let d = Volume::new();
+    let a = d.file_str("a.env", "X=a\nA=1\n");
+    let b = d.file_str("b.env", "X=b\nB=2\n");
+    let v = values(&render_values(["--env-file", &a, "--env-file", &b]));
+    assert_eq!((v["X"].as_str(), v["A"].as_str(), v["B"].as_str()), ("b", "1", "2"));
+    let v = values(&render_values(["--env-file", &b, "--env-file", &a]));
+    assert_eq!(v["X"], "a");
+}
+
+#[test]
+fn env_option_splits_at_the_first_equals_and_is_repeatable() {
+    let v = values(&render_values(["--env", "A=b=c", "--env", "E=", "--env", "A=last=one"]));
+    assert_eq!(v["A"], "last=one");
+    assert_eq!(v["E"], "");
+}
+
+#[test]
+fn volume_option_acts_as_a_volume_mount() {
+    let vol = Volume::new();
+    vol.file("c.env", "K=from-volume\n");
+    let d = Volume::new();
+    let m = d.manifest(&json!({"env": [file_key_ref("K", "cfg", "c.env", "K", false)]}));
+    let out = envshim(["render", "--format", "json", "--show-values", "--manifest", &m, "--volume", &vol.volume_arg("cfg")]).run();
+    out.ok();
+    assert_eq!(rendered(&out)["K"], ("cfg/c.env:1".to_string(), "from-volume".to_string()));
+    // Without it the volume is unknown.
+    envshim(["check", "--manifest", &m]).run().fails_with(78, &["cfg"]);
+}
+
+#[test]
+fn volume_option_after_the_manifest_mount_of_the_same_name_wins() {
+    // SPEC is silent on a name mounted twice; envshim takes the last (--volume
+    // comes after the manifest's volumeMounts), which is what `docker run -v` users want.
+    let manifest_vol = Volume::new();
+    manifest_vol.file("c.env", "K=manifest\n");
+    let cli_vol = Volume::new();
+    cli_vol.file("c.env", "K=cli\n");
+    let d = Volume::new();
+    let m = d.manifest(&json!({
+        "volumeMounts": [mount("cfg", &manifest_vol)],
+        "env": [file_key_ref("K", "cfg", "c.env", "K", false)],
+    }));
+    assert_eq!(values(&render_values(["--manifest", &m]))["K"], "manifest");
+    assert_eq!(values(&render_values(["--manifest", &m, "--volume", &cli_vol.volume_arg("cfg")]))["K"], "cli");
+}
+
+#[test]
+fn strict_names_option() {
+    envshim(["check", "--env", "1A=x"]).run().ok();
+    envshim(["check", "--env", "Logging:Level=x"]).run().ok();
+    envshim(["check", "--strict-names", "--env", "1A=x"]).run().fails_with(78, &["1A"]);
+    envshim(["check", "--strict-names", "--env", "Logging:Level=x"]).run().fails_with(78, &["Logging:Level"]);
+    envshim(["check", "--strict-names", "--env", "_ok.name-1=x"]).run().ok();
+}
+
+#[test]
+fn strict_names_env_var_booleans() {
+    for on in ["1", "true", "yes", "on"] {
+        envshim(["check", "--env", "1A=x"]).env("ENVSHIM_STRICT_NAMES", on).run().fails_with(78, &["1A"]);
+        envshim(["render", "--env", "1A=x"]).env("ENVSHIM_STRICT_NAMES", on).run().fails(78);
+    }
+    for off in ["0", "false", "no", "off"] {
+        envshim(["check", "--env", "1A=x"]).env("ENVSHIM_STRICT_NAMES", off).run().ok();
+    }
+    for bad in ["", "2", "maybe", "y", "enabled", " 1"] {
+        envshim(["check", "--env", "A=x"]).env("ENVSHIM_STRICT_NAMES", bad).run().fails_with(2, &["ENVSHIM_STRICT_NAMES"]);
+    }
+    // The option is on whatever the variable says (it can only turn the rule on).
+    envshim(["check", "--strict-names", "--env", "1A=x"]).env("ENVSHIM_STRICT_NAMES", "0").run().fails(78);
+}
+
+#[test]
+fn init_env_var_bad_value_is_a_usage_error() {
+    envshim(["run", "--", "/bin/true"]).env("ENVSHIM_INIT", "perhaps").run().fails_with(2, &["ENVSHIM_INIT"]);
+    envshim(["run", "--", "/bin/true"]).env("ENVSHIM_INIT", "0").run().ok();
+    envshim(["run", "--", "/bin/true"]).env("ENVSHIM_INIT", "off").run().ok();
+}
+
+#[test]
+fn envshim_variables_are_removed_from_the_program_environment() {
+    let d = Volume::new();
+    let m = d.manifest(&json!({}));
+    let out = envshim(["run", "--"])
+        .args(print_env())
+        .envs([
+            ("ENVSHIM_MANIFEST", m.as_str()),
+            ("ENVSHIM_STRICT_NAMES", "0"),
+            ("ENVSHIM_INIT", "false"),
+            ("ENVSHIM_ANYTHING", "x"),
+            ("ENVSHIM_", "y"),
+            ("KEEP", "1"),
+            ("XENVSHIM_NOT_OURS", "2"),
+            ("envshim_lower", "3"),
+        ])
+        .run();
+    out.ok();
+    let env = out.env_map();
+    assert_eq!(env.keys().map(String::as_str).collect::<Vec<_>>(), ["KEEP", "XENVSHIM_NOT_OURS", "envshim_lower"]);
+    // Nor can they be referenced from the environment being built.
+    let out = envshim(["render", "--format", "json", "--show-values", "--env", "R=$(ENVSHIM_ANYTHING)"]).env("ENVSHIM_ANYTHING", "x").run();
+    out.ok();
+    assert_eq!(values(&rendered(&out)).into_iter().collect::<Vec<_>>(), [("R".to_string(), "$(ENVSHIM_ANYTHING)".to_string())]);
+}
+
+#[test]
+fn no_service_url_option() {
+    let host = [("KUBERNETES_SERVICE_HOST", "10.0.0.1"), ("KUBERNETES_SERVICE_PORT", "443")];
+    let out = envshim(["run", "--"]).args(print_env()).envs(host).run();
+    out.ok();
+    assert_eq!(out.env_map()["KUBERNETES_SERVICE_URL"], "https://10.0.0.1:443");
+    let out = envshim(["run", "--no-service-url", "--"]).args(print_env()).envs(host).run();
+    out.ok();
+    assert!(!out.env_map().contains_key("KUBERNETES_SERVICE_URL"));
+}
+
+// ---------------------------------------------------------------- install
+
+#[test]
+fn install_copies_the_binary_with_mode_0755_and_nothing_else() {
+    let d = Volume::new();
+    let dest = d.join("envshim-copy");
+    envshim(["install", dest.to_str().unwrap()]).run().ok();
+    assert_eq!(std::fs::read(&dest).unwrap(), std::fs::read(BIN).unwrap());
+    assert_eq!(std::fs::metadata(&dest).unwrap().permissions().mode() & 0o7777, 0o755);
+    let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, [std::ffi::OsString::from("envshim-copy")]);
+    // The copy works.
+    let out = std::process::Command::new(&dest).arg("--version").output().unwrap();
+    assert!(out.status.success());
+    // Installing again replaces it.
+    std::fs::write(&dest, b"old").unwrap();
+    envshim(["install", dest.to_str().unwrap()]).run().ok();
+    assert_eq!(std::fs::read(&dest).unwrap(), std::fs::read(BIN).unwrap());
+}
+
+#[test]
+fn install_relative_dest_is_relative_to_the_working_directory() {
+    let d = Volume::new();
+    envshim(["install", "shim"]).cwd(d.path()).run().ok();
+    assert_eq!(std::fs::read(d.join("shim")).unwrap(), std::fs::read(BIN).unwrap());
+}
+
+#[test]
+fn install_into_a_missing_directory_is_73_and_leaves_nothing() {
+    let d = Volume::new();
+    let dest = d.join("missing/dir/envshim");
+    envshim(["install", dest.to_str().unwrap()]).run().fails(73);
+    assert!(!d.join("missing").exists());
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+}
+
+#[test]
+fn install_into_a_directory_that_is_not_writable_is_73_and_leaves_nothing() {
+    let d = Volume::new();
+    let ro = d.subdir("ro");
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let (shim, _) = envshim(["install", ro.join("envshim").to_str().unwrap()]).unprivileged();
+    shim.run().fails(73);
+    assert_eq!(std::fs::read_dir(&ro).unwrap().count(), 0);
+}
+
+#[test]
+fn a_usage_error_from_a_configuration_variable_reaches_the_termination_log() {
+    let v = Volume::new();
+    let log = v.join("termination-log");
+    envshim(["check", "--termination-log", log.to_str().unwrap()])
+        .env("ENVSHIM_STRICT_NAMES", "maybe")
+        .run()
+        .fails_with(2, &["ENVSHIM_STRICT_NAMES"]);
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(text, "envshim: ENVSHIM_STRICT_NAMES must be one of 1/0, true/false, yes/no, on/off\n");
+}

@@ -1,0 +1,460 @@
+//! Helpers for the black-box tests: temp volumes, running the built binary
+//! hermetically (cleared environment, explicit variables, a timeout), and
+//! checks on what it printed.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_envshim");
+
+/// A secret-looking value that must never be printed (the same text as the
+/// `sentinel` field of tests/data/envfile-grammar.json).
+pub const SENTINEL: &str = "SENTINEL-s3cr3t-VALUE";
+/// A fragment of it: a truncated or partly escaped leak still shows this.
+const SENTINEL_FRAGMENT: &str = "s3cr3t";
+
+/// Every run is killed and fails the test after this long.
+pub const TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Prints `"$0" "$@"`, each followed by a NUL (`/bin/sh -c PRINT_ARGS argv0 args...`).
+pub const PRINT_ARGS: &str = r#"printf '%s\0' "$0" "$@""#;
+
+/// A temporary directory standing for a volume (or holding a manifest).
+pub struct Volume {
+    dir: tempfile::TempDir,
+}
+
+impl Default for Volume {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Volume {
+    pub fn new() -> Volume {
+        let dir = tempfile::Builder::new().prefix("envshim-test-").tempdir().expect("tempdir");
+        // Readable by the unprivileged user some tests run as.
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        Volume { dir }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The directory as a string, for `mountPath` and `--volume`.
+    pub fn dir(&self) -> String {
+        self.dir.path().to_str().expect("utf-8 temp path").to_string()
+    }
+
+    pub fn join(&self, rel: &str) -> PathBuf {
+        self.dir.path().join(rel.trim_start_matches('/'))
+    }
+
+    /// Writes `rel` (creating its directories) and returns its full path.
+    pub fn file(&self, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let p = self.join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::fs::write(&p, contents).unwrap();
+        p
+    }
+
+    /// Full path of `rel` as a string.
+    pub fn file_str(&self, rel: &str, contents: impl AsRef<[u8]>) -> String {
+        self.file(rel, contents).to_str().unwrap().to_string()
+    }
+
+    pub fn subdir(&self, rel: &str) -> PathBuf {
+        let p = self.join(rel);
+        std::fs::create_dir_all(&p).unwrap();
+        p
+    }
+
+    pub fn symlink(&self, rel: &str, target: &str) -> PathBuf {
+        let p = self.join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).unwrap();
+        }
+        std::os::unix::fs::symlink(target, &p).unwrap();
+        p
+    }
+
+    /// Writes a manifest (`manifest.json`) and returns its path as a string.
+    pub fn manifest(&self, json: &serde_json::Value) -> String {
+        self.file_str("manifest.json", serde_json::to_vec_pretty(json).unwrap())
+    }
+
+    /// `NAME=DIR` for `--volume`.
+    pub fn volume_arg(&self, name: &str) -> String {
+        format!("{name}={}", self.dir())
+    }
+
+    pub fn read(&self, rel: &str) -> Vec<u8> {
+        std::fs::read(self.join(rel)).unwrap()
+    }
+}
+
+/// One run of the binary being prepared.
+pub struct Shim {
+    cmd: Command,
+    shown: Vec<String>,
+}
+
+/// `envshim ARGS...` with an empty environment.
+pub fn envshim<I, S>(args: I) -> Shim
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut cmd = Command::new(BIN);
+    cmd.env_clear().stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut s = Shim { cmd, shown: Vec::new() };
+    for a in args {
+        s = s.arg(a);
+    }
+    s
+}
+
+impl Shim {
+    pub fn arg(mut self, a: impl AsRef<OsStr>) -> Self {
+        let a = a.as_ref();
+        let mut shown = a.to_string_lossy().into_owned();
+        if shown.len() > 80 {
+            shown = format!("{}…({} bytes)", &shown[..shown.floor_char_boundary_compat(60)], a.len());
+        }
+        self.shown.push(shown);
+        self.cmd.arg(a);
+        self
+    }
+
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        for a in args {
+            self = self.arg(a);
+        }
+        self
+    }
+
+    /// Sets one inherited variable.
+    pub fn env(mut self, k: impl AsRef<OsStr>, v: impl AsRef<OsStr>) -> Self {
+        self.cmd.env(k, v);
+        self
+    }
+
+    pub fn envs<'a>(mut self, vars: impl IntoIterator<Item = (&'a str, &'a str)>) -> Self {
+        for (k, v) in vars {
+            self.cmd.env(k, v);
+        }
+        self
+    }
+
+    pub fn cwd(mut self, dir: impl AsRef<Path>) -> Self {
+        self.cmd.current_dir(dir);
+        self
+    }
+
+    /// Runs as an unprivileged user when the tests run as root, so that
+    /// permission bits are enforced. Returns the uid the binary will have.
+    pub fn unprivileged(mut self) -> (Self, u32) {
+        // SAFETY: geteuid cannot fail.
+        let euid = unsafe { libc::geteuid() };
+        if euid == 0 {
+            self.cmd.uid(65534).gid(65534);
+            (self, 65534)
+        } else {
+            (self, euid)
+        }
+    }
+
+    /// Sets the soft stack rlimit of the binary (which sets the kernel's
+    /// limit on the size of argv + envp for the exec envshim does).
+    pub fn stack_limit(mut self, bytes: u64) -> Self {
+        // SAFETY: setrlimit is async-signal-safe; nothing else runs in the hook.
+        unsafe {
+            self.cmd.pre_exec(move || {
+                let mut rl: libc::rlimit = std::mem::zeroed();
+                if libc::getrlimit(libc::RLIMIT_STACK, &mut rl) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                rl.rlim_cur = bytes as libc::rlim_t;
+                if libc::setrlimit(libc::RLIMIT_STACK, &rl) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        self
+    }
+
+    /// Runs to completion (killed after [`TIMEOUT`]).
+    #[track_caller]
+    pub fn run(mut self) -> Out {
+        let shown = format!("envshim {}", self.shown.join(" "));
+        let start = Instant::now();
+        let mut child = self.cmd.spawn().unwrap_or_else(|e| panic!("cannot start {shown}: {e}"));
+        let pid = child.id();
+        let mut out_pipe = child.stdout.take().unwrap();
+        let mut err_pipe = child.stderr.take().unwrap();
+        let out_reader = std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = out_pipe.read_to_end(&mut v);
+            v
+        });
+        let err_reader = std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = err_pipe.read_to_end(&mut v);
+            v
+        });
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if start.elapsed() > TIMEOUT {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("{shown}: still running after {TIMEOUT:?}, killed");
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        use std::os::unix::process::ExitStatusExt;
+        let code = status.code().unwrap_or_else(|| -status.signal().unwrap_or(0));
+        Out { code, stdout: out_reader.join().unwrap(), stderr: err_reader.join().unwrap(), pid, shown, elapsed: start.elapsed() }
+    }
+}
+
+trait FloorBoundary {
+    fn floor_char_boundary_compat(&self, i: usize) -> usize;
+}
+
+impl FloorBoundary for String {
+    fn floor_char_boundary_compat(&self, mut i: usize) -> usize {
+        i = i.min(self.len());
+        while !self.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    }
+}
+
+/// What a run gave.
+#[derive(Debug)]
+pub struct Out {
+    /// The exit code, or minus the signal that killed it.
+    pub code: i32,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+    pub pid: u32,
+    pub shown: String,
+    pub elapsed: Duration,
+}
+
+impl Out {
+    pub fn stdout_str(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+
+    pub fn stderr_str(&self) -> String {
+        String::from_utf8_lossy(&self.stderr).into_owned()
+    }
+
+    fn context(&self) -> String {
+        format!("{}\n--- exit {}\n--- stdout:\n{}\n--- stderr:\n{}", self.shown, self.code, self.stdout_str(), self.stderr_str())
+    }
+
+    /// Asserts the exit code.
+    #[track_caller]
+    pub fn code(&self, expected: i32) -> &Self {
+        assert_eq!(self.code, expected, "unexpected exit code from {}", self.context());
+        self
+    }
+
+    /// Asserts exit 0 and an empty stderr.
+    #[track_caller]
+    pub fn ok(&self) -> &Self {
+        self.code(0);
+        assert!(self.stderr.is_empty(), "unexpected stderr from {}", self.context());
+        self
+    }
+
+    /// Asserts a failure: the exit code, and a stderr made only of
+    /// `envshim: ` lines (at least one); returns the lines.
+    #[track_caller]
+    pub fn fails(&self, expected: i32) -> Vec<String> {
+        self.code(expected);
+        let lines = self.stderr_lines();
+        assert!(!lines.is_empty(), "no message on stderr from {}", self.context());
+        for l in &lines {
+            assert!(l.starts_with("envshim: "), "stderr line {l:?} does not start with 'envshim: ' in {}", self.context());
+        }
+        lines
+    }
+
+    /// Asserts a failure with exactly one message line, which contains every `parts`.
+    #[track_caller]
+    pub fn fails_with(&self, expected: i32, parts: &[&str]) -> String {
+        let lines = self.fails(expected);
+        let errors: Vec<&String> = lines.iter().filter(|l| !l.starts_with("envshim: warning: ")).collect();
+        assert_eq!(errors.len(), 1, "expected one error line from {}", self.context());
+        for p in parts {
+            assert!(errors[0].contains(p), "message {:?} lacks {p:?} in {}", errors[0], self.context());
+        }
+        errors[0].clone()
+    }
+
+    /// Asserts stderr contains `part`.
+    #[track_caller]
+    pub fn stderr_has(&self, part: &str) -> &Self {
+        assert!(self.stderr_str().contains(part), "stderr lacks {part:?} in {}", self.context());
+        self
+    }
+
+    pub fn stderr_lines(&self) -> Vec<String> {
+        self.stderr_str().lines().map(str::to_string).collect()
+    }
+
+    /// Asserts neither stdout nor stderr holds the sentinel (or part of it).
+    #[track_caller]
+    pub fn no_sentinel(&self) -> &Self {
+        assert_no_sentinel(&self.stderr, &format!("stderr of {}", self.shown));
+        assert_no_sentinel(&self.stdout, &format!("stdout of {}", self.shown));
+        self
+    }
+
+    /// Asserts stderr does not hold the sentinel (or part of it).
+    #[track_caller]
+    pub fn stderr_no_sentinel(&self) -> &Self {
+        assert_no_sentinel(&self.stderr, &format!("stderr of {}", self.shown));
+        self
+    }
+
+    /// The output of `/usr/bin/env -0`, in order.
+    #[track_caller]
+    pub fn env0(&self) -> Vec<(String, String)> {
+        split0(&self.stdout)
+            .into_iter()
+            .map(|kv| {
+                let (k, v) = kv.split_once('=').unwrap_or_else(|| panic!("not NAME=VALUE: {kv:?} in {}", self.context()));
+                (k.to_string(), v.to_string())
+            })
+            .collect()
+    }
+
+    /// The output of `/usr/bin/env -0`, as a map (asserting no duplicates).
+    #[track_caller]
+    pub fn env_map(&self) -> BTreeMap<String, String> {
+        let list = self.env0();
+        let map: BTreeMap<String, String> = list.iter().cloned().collect();
+        assert_eq!(map.len(), list.len(), "duplicate variables in {}", self.context());
+        map
+    }
+
+    /// The output of [`PRINT_ARGS`]: argv[0] (as `$0`) and the arguments.
+    pub fn args0(&self) -> Vec<String> {
+        split0(&self.stdout)
+    }
+
+    /// stdout as JSON.
+    #[track_caller]
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}) in {}", self.context()))
+    }
+}
+
+fn split0(bytes: &[u8]) -> Vec<String> {
+    let s = String::from_utf8(bytes.to_vec()).expect("utf-8 output");
+    let s = s.strip_suffix('\0').unwrap_or(&s);
+    if s.is_empty() && bytes.is_empty() {
+        return Vec::new();
+    }
+    s.split('\0').map(str::to_string).collect()
+}
+
+/// Asserts `bytes` holds neither the sentinel nor a fragment of it.
+#[track_caller]
+pub fn assert_no_sentinel(bytes: &[u8], what: &str) {
+    let text = String::from_utf8_lossy(bytes);
+    assert!(
+        !text.contains(SENTINEL) && !text.contains(SENTINEL_FRAGMENT),
+        "the sentinel leaked into {what}:\n{text}"
+    );
+}
+
+/// `/usr/bin/env -0`: the program that prints its environment.
+pub fn print_env() -> Vec<&'static str> {
+    vec!["/usr/bin/env", "-0"]
+}
+
+/// `/bin/sh -c PRINT_ARGS` followed by `argv0` and `args`.
+pub fn print_args<'a>(argv0: &'a str, args: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec!["/bin/sh", "-c", PRINT_ARGS, argv0];
+    v.extend_from_slice(args);
+    v
+}
+
+/// The `render --format json --show-values` output as name → (source, value).
+#[track_caller]
+pub fn rendered(out: &Out) -> BTreeMap<String, (String, String)> {
+    let json = out.json();
+    let obj = json.as_object().unwrap_or_else(|| panic!("not an object: {json}"));
+    obj.iter()
+        .map(|(k, v)| {
+            let source = v["source"].as_str().unwrap_or_else(|| panic!("no source for {k}: {v}")).to_string();
+            let value = v["value"].as_str().unwrap_or_else(|| panic!("no value for {k}: {v}")).to_string();
+            assert_eq!(v["bytes"].as_u64(), Some(value.len() as u64), "bytes of {k}");
+            (k.clone(), (source, value))
+        })
+        .collect()
+}
+
+/// `render --format json --show-values` of `args` with an empty environment
+/// (and no service URL), as name → (source, value).
+#[track_caller]
+pub fn render_values<I, S>(args: I) -> BTreeMap<String, (String, String)>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let out = envshim(["render", "--format", "json", "--show-values"]).args(args).run();
+    out.ok();
+    rendered(&out)
+}
+
+/// name → value of a render map.
+pub fn values(map: &BTreeMap<String, (String, String)>) -> BTreeMap<String, String> {
+    map.iter().map(|(k, (_, v))| (k.clone(), v.clone())).collect()
+}
+
+pub fn os(s: &str) -> OsString {
+    OsString::from(s)
+}
+
+/// A JSON manifest `env[]` entry reading `key` of `path` in volume `vol`.
+pub fn file_key_ref(name: &str, vol: &str, path: &str, key: &str, optional: bool) -> serde_json::Value {
+    serde_json::json!({"name": name, "valueFrom": {"fileKeyRef": {"volumeName": vol, "path": path, "key": key, "optional": optional}}})
+}
+
+/// A JSON manifest `envFrom[]` entry importing `path` of volume `vol`.
+pub fn file_ref(vol: &str, path: &str, optional: bool, prefix: Option<&str>) -> serde_json::Value {
+    let mut v = serde_json::json!({"fileRef": {"volumeName": vol, "path": path, "optional": optional}});
+    if let Some(p) = prefix {
+        v["prefix"] = serde_json::Value::from(p);
+    }
+    v
+}
+
+/// `volumeMounts[]` entry.
+pub fn mount(name: &str, vol: &Volume) -> serde_json::Value {
+    serde_json::json!({"name": name, "mountPath": vol.dir()})
+}

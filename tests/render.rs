@@ -1,0 +1,238 @@
+//! `envshim render` (SPEC §1): `--format env` and `json`, sources, masking,
+//! and `--show-values` output that re-parses as an env file with identical values.
+
+mod common;
+
+use common::*;
+use serde_json::json;
+
+/// A manifest using a volume `v` with one file of each kind of source.
+fn sources_setup() -> (Volume, Volume, String) {
+    let vol = Volume::new();
+    vol.file("conf/all.env", "# header\nFROM_FILE=abc\n");
+    vol.file("conf/keys.env", "\nK=\"x\\ny\"\n");
+    let d = Volume::new();
+    let m = d.manifest(&json!({
+        "volumeMounts": [mount("v", &vol)],
+        "envFrom": [file_ref("v", "conf/all.env", false, Some("P_"))],
+        "env": [
+            {"name": "LIT", "value": "lit-$(P_FROM_FILE)"},
+            file_key_ref("KEYED", "v", "/conf/keys.env", "K", false),
+            {"name": "PLAT", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}},
+        ],
+    }));
+    (vol, d, m)
+}
+
+#[test]
+fn env_format_masked_shows_sources_and_sizes() {
+    let (_vol, d, m) = sources_setup();
+    let extra = d.file_str("extra.env", "X=1\n\nY=\n");
+    let out = envshim(["render", "--manifest", &m, "--env-file", &extra, "--env", "CLI=héllo€"]).env("INH", "inherited-value").env("PLAT", "p").run();
+    out.ok();
+    let want = format!(
+        "# INH from inherited\nINH=<set, 15 bytes>\n\
+         # PLAT from inherited\nPLAT=<set, 1 bytes>\n\
+         # P_FROM_FILE from v/conf/all.env:2\nP_FROM_FILE=<set, 3 bytes>\n\
+         # X from {extra}:1\nX=<set, 1 bytes>\n\
+         # Y from {extra}:3\nY=<set, 0 bytes>\n\
+         # LIT from manifest env[0]\nLIT=<set, 7 bytes>\n\
+         # KEYED from v/conf/keys.env:2\nKEYED=<set, 3 bytes>\n\
+         # CLI from --env\nCLI=<set, 9 bytes>\n"
+    );
+    assert_eq!(out.stdout_str(), want);
+    assert!(!out.stdout_str().contains("inherited-value"));
+}
+
+#[test]
+fn env_format_is_the_default() {
+    let a = envshim(["render", "--env", "A=1"]).run();
+    let b = envshim(["render", "--format", "env", "--env", "A=1"]).run();
+    a.ok();
+    b.ok();
+    assert_eq!(a.stdout, b.stdout);
+}
+
+#[test]
+fn source_is_the_last_definition() {
+    let d = Volume::new();
+    let f = d.file_str("f.env", "A=file\nB=file\n");
+    let m = d.manifest(&json!({"env": [{"name": "B", "value": "m"}]}));
+    let out = envshim(["render", "--format", "json", "--manifest", &m, "--env-file", &f]).env("A", "inh").env("B", "inh").run();
+    out.ok();
+    assert_eq!(out.json(), json!({
+        "A": {"source": format!("{f}:1"), "bytes": 4},
+        "B": {"source": "manifest env[0]", "bytes": 1},
+    }));
+}
+
+#[test]
+fn empty_environment_renders_nothing() {
+    let out = envshim(["render"]).run();
+    out.ok();
+    assert!(out.stdout.is_empty());
+    let out = envshim(["render", "--format", "json"]).run();
+    out.ok();
+    assert_eq!(out.json(), json!({}));
+}
+
+#[test]
+fn json_format_masked_and_with_values() {
+    let (_vol, _d, m) = sources_setup();
+    let out = envshim(["render", "--format", "json", "--manifest", &m, "--env", "Q=a\"b\\c\nd\te\u{1}"]).env("INH", "v").run();
+    out.ok();
+    let want = json!({
+        "INH": {"source": "inherited", "bytes": 1},
+        "P_FROM_FILE": {"source": "v/conf/all.env:2", "bytes": 3},
+        "LIT": {"source": "manifest env[0]", "bytes": 7},
+        "KEYED": {"source": "v/conf/keys.env:2", "bytes": 3},
+        "Q": {"source": "--env", "bytes": 10},
+    });
+    assert_eq!(out.json(), want);
+    let out = envshim(["render", "--format", "json", "--show-values", "--manifest", &m, "--env", "Q=a\"b\\c\nd\te\u{1}"]).env("INH", "v").run();
+    out.ok();
+    let mut want = want;
+    for (k, v) in [("INH", "v"), ("P_FROM_FILE", "abc"), ("LIT", "lit-abc"), ("KEYED", "x\ny"), ("Q", "a\"b\\c\nd\te\u{1}")] {
+        want[k]["value"] = json!(v);
+    }
+    assert_eq!(out.json(), want);
+}
+
+#[test]
+fn json_escapes_names() {
+    let out = envshim(["render", "--format", "json", "--show-values", "--env", "a\"b\\c d=1"]).run();
+    out.ok();
+    assert_eq!(out.json(), json!({"a\"b\\c d": {"source": "--env", "bytes": 1, "value": "1"}}));
+}
+
+#[test]
+fn show_values_quotes_only_when_needed() {
+    let cases: &[(&str, &str)] = &[
+        ("plain", "plain"),
+        ("", ""),
+        ("a b", "a b"),
+        ("x#y", "x#y"),
+        ("multi\nline", "\"multi\\nline\""),
+        ("say \"hi\"", "\"say \\\"hi\\\"\""),
+        ("back\\slash", "\"back\\\\slash\""),
+        ("$(VAR)", "\"\\$(VAR)\""),
+        ("cost $5", "\"cost \\$5\""),
+    ];
+    for (value, shown) in cases {
+        let out = envshim(["render", "--show-values"]).env("V", value).run();
+        out.ok();
+        assert_eq!(out.stdout_str(), format!("# V from inherited\nV={shown}\n"), "value {value:?}");
+    }
+}
+
+/// Values that are hard to write in an env file.
+const TRICKY: &[&str] = &[
+    "plain",
+    "",
+    " leading",
+    "trailing ",
+    "\tboth\t",
+    "in ner  spaces",
+    "x #not a comment",
+    "#hash",
+    " #",
+    "'single'",
+    "\"double\"",
+    "'unbalanced",
+    "\"unbalanced",
+    "it's",
+    "back\\slash\\",
+    "\\n literally",
+    "$(VAR) $$ $ ${X} $X",
+    "line1\nline2\n",
+    "crlf\r\nx\r",
+    "tab\there",
+    "caf\u{e9} \u{20ac} \u{1F600}",
+    "a=b=c",
+    "'a''b'",
+    "\"a\" \"b\"",
+    "\u{1}\u{7f}control",
+    "export X=1",
+    "=",
+];
+
+#[test]
+fn show_values_output_reparses_with_identical_values() {
+    let vars: Vec<(String, String)> = TRICKY.iter().enumerate().map(|(i, v)| (format!("V{i:02}"), v.to_string())).collect();
+    let mut shim = envshim(["render", "--show-values"]);
+    for (k, v) in &vars {
+        shim = shim.env(k, v);
+    }
+    // Names the relaxed rule allows, too.
+    shim = shim.env("with space", "s p").env("Logging:Level", "Debug").env("x.y-z", "'q'");
+    let out = shim.run();
+    out.ok();
+    let d = Volume::new();
+    let file = d.file_str("rendered.env", &out.stdout);
+    let got = values(&render_values(["--env-file", &file]));
+    let mut want: std::collections::BTreeMap<String, String> = vars.into_iter().collect();
+    want.insert("with space".into(), "s p".into());
+    want.insert("Logging:Level".into(), "Debug".into());
+    want.insert("x.y-z".into(), "'q'".into());
+    assert_eq!(got, want, "rendered file:\n{}", out.stdout_str());
+    // And the re-parsed file renders the same values again.
+    let again = envshim(["render", "--show-values", "--env-file", &file]).run();
+    again.ok();
+    let lines = |s: &str| s.lines().filter(|l| !l.starts_with('#')).map(str::to_string).collect::<Vec<_>>();
+    let mut a = lines(&out.stdout_str());
+    let mut b = lines(&again.stdout_str());
+    a.sort();
+    b.sort();
+    assert_eq!(a, b);
+}
+
+#[test]
+fn show_values_round_trip_of_file_values() {
+    // Values read from a file (quoted forms, escapes, multi-line) round-trip too.
+    let d = Volume::new();
+    let src = d.file_str(
+        "src.env",
+        "A='x\n  y\n# z'\nB=\"q\\\"\\\\\\n\\t\\r\\$\"\nC=v # c\nD=\"\\a\\b\"\nE='$(X)'\nF=\r\n",
+    );
+    let first = envshim(["render", "--show-values", "--env-file", &src]).run();
+    first.ok();
+    let copy = d.file_str("copy.env", &first.stdout);
+    assert_eq!(values(&render_values(["--env-file", &src])), values(&render_values(["--env-file", &copy])));
+}
+
+#[test]
+fn masked_output_never_holds_a_value() {
+    let d = Volume::new();
+    let f = d.file_str("s.env", format!("FILE_SECRET={SENTINEL}\nQ='{SENTINEL}'\n"));
+    for format in ["env", "json"] {
+        let out = envshim(["render", "--format", format, "--env-file", &f, "--env", &format!("CLI={SENTINEL}"), "--env", "REF=x$(FILE_SECRET)"])
+            .env("INH", SENTINEL)
+            .run();
+        out.ok();
+        out.no_sentinel();
+        let with = envshim(["render", "--format", format, "--show-values", "--env-file", &f]).run();
+        with.ok();
+        assert!(with.stdout_str().contains(SENTINEL), "--show-values shows values");
+    }
+}
+
+#[test]
+fn render_prints_nothing_when_something_fails() {
+    let d = Volume::new();
+    let bad = d.file_str("bad.env", "A=1\nB\n");
+    for format in ["env", "json"] {
+        let out = envshim(["render", "--format", format, "--show-values", "--env-file", &bad, "--env", "OK=1"]).env("INH", "x").run();
+        out.fails(65);
+        assert!(out.stdout.is_empty(), "{}", out.stdout_str());
+    }
+}
+
+#[test]
+fn render_does_not_validate_a_program() {
+    // render takes no program line and does not look at the manifest's command.
+    let d = Volume::new();
+    let m = d.manifest(&json!({"command": ["no-such-program-envshim"], "env": [{"name": "A", "value": "1"}]}));
+    let out = envshim(["render", "--manifest", &m]).run();
+    out.ok();
+    envshim(["render", "--", "/bin/true"]).run().fails(2);
+}
