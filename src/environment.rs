@@ -20,8 +20,6 @@ pub const SERVICE_URL: &[u8] = b"KUBERNETES_SERVICE_URL";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Source {
     Inherited,
-    /// Built from `KUBERNETES_SERVICE_HOST` and `KUBERNETES_SERVICE_PORT`.
-    ServiceUrl,
     /// A key of an `envFrom` file: its name came from the file.
     EnvFrom { file: Rc<str>, line: u32 },
     /// `env[i]` of the manifest via `fileKeyRef`.
@@ -36,7 +34,6 @@ impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Source::Inherited => f.write_str("inherited"),
-            Source::ServiceUrl => f.write_str("KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT"),
             Source::EnvFrom { file, line } | Source::FileKey { file, line } => write!(f, "{file}:{line}"),
             Source::ManifestEnv(i) => write!(f, "manifest env[{i}]"),
             Source::CliEnv => f.write_str("--env"),
@@ -72,6 +69,8 @@ pub struct Environment {
     /// (musl's byte-at-a-time memcmp) were 40% of a start-up's instructions
     /// (docs/performance.md). std's RandomState keeps it flooding-resistant.
     index: HashMap<Vec<u8>, usize>,
+    /// What the variables take in an `execve` environment: `NAME=VALUE`, NUL, pointer.
+    exec_bytes: usize,
 }
 
 impl Environment {
@@ -82,14 +81,28 @@ impl Environment {
     pub fn set(&mut self, name: &[u8], value: Vec<u8>, source: Source) {
         match self.index.get(name) {
             Some(&i) => {
+                self.exec_bytes = self.exec_bytes - self.vars[i].value.len() + value.len();
                 self.vars[i].value = value;
                 self.vars[i].source = source;
             }
             None => {
+                self.exec_bytes += name.len() + 1 + value.len() + 1 + std::mem::size_of::<usize>();
                 self.index.insert(name.to_vec(), self.vars.len());
                 self.vars.push(Var { name: name.to_vec(), value, source });
             }
         }
+    }
+
+    /// Room for `n` more variables, so a file's keys grow the index once
+    /// instead of rehashing it as it doubles (docs/performance.md).
+    pub fn reserve(&mut self, n: usize) {
+        self.vars.reserve(n);
+        self.index.reserve(n);
+    }
+
+    /// The bytes the variables take in an `execve` environment (strings, NULs, pointers).
+    pub fn exec_bytes(&self) -> usize {
+        self.exec_bytes
     }
 
     pub fn vars(&self) -> &[Var] {
@@ -133,16 +146,22 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
     }
     if inputs.service_url && b.env.get(SERVICE_URL).is_none() {
         if let Some(url) = service_url(&b.env) {
-            b.env.set(SERVICE_URL, url, Source::ServiceUrl);
+            // A platform variable like the service variables: its source reads "inherited".
+            b.env.set(SERVICE_URL, url, Source::Inherited);
         }
     }
 
-    // 2. envFrom: the manifest's, then --env-file.
+    // 2. envFrom: the manifest's, then --env-file. Building stops once the
+    // environment is past what execve ever takes (`full`, reported once).
+    let mut full = false;
     for (i, entry) in inputs.manifest.env_from.iter().enumerate() {
+        if full {
+            break;
+        }
         let EnvFrom::File { file, prefix } = entry else { continue };
         let at = format!("manifest: envFrom[{i}].fileRef");
         match sources.load_in_volume(&file.volume_name, &file.path, &at, &mut b.errors) {
-            Loaded::File(f, display) => import(&mut b, &f, &display, prefix.as_bytes(), inputs.rule),
+            Loaded::File(f, display) => import(&mut b, &f, &display, prefix.as_bytes(), inputs.rule, &mut full),
             Loaded::Missing(display) if !file.optional => b.errors.push(Error::new(
                 code::NOINPUT,
                 format!("manifest: envFrom[{i}]: file {display} not found"),
@@ -151,8 +170,11 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
         }
     }
     for path in inputs.env_files {
+        if full {
+            break;
+        }
         match sources.load_path(path, &mut b.errors) {
-            Loaded::File(f, display) => import(&mut b, &f, &display, b"", inputs.rule),
+            Loaded::File(f, display) => import(&mut b, &f, &display, b"", inputs.rule, &mut full),
             Loaded::Missing(display) => {
                 b.errors.push(Error::new(code::NOINPUT, format!("--env-file {display}: file not found")))
             }
@@ -161,8 +183,10 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
     }
 
     // 3. env: the manifest's, then --env.
-    let mut expanded_bytes = 0;
     for (i, var) in inputs.manifest.env.iter().enumerate() {
+        if full {
+            break;
+        }
         let name = var.name.as_bytes();
         if !inputs.rule.accepts(name) {
             b.errors.push(Error::config(format!(
@@ -175,11 +199,12 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
         let what = format!("manifest: env[{i}] ({})", escape(name));
         match &var.source {
             EnvSource::Value(v) => {
-                let value = expand_value(&mut b, name, v.as_bytes(), &what, &mut expanded_bytes);
+                let value = expand_value(&mut b, name, v.as_bytes(), &what, &mut full);
                 b.env.set(name, value, Source::ManifestEnv(i));
             }
             EnvSource::Platform => {
-                if let Some((_, v)) = inherited.iter().find(|(k, _)| k == name) {
+                // The last of a name given twice, as step 1 kept it.
+                if let Some((_, v)) = inherited.iter().rev().find(|(k, _)| k == name) {
                     b.env.set(name, v.clone(), Source::Inherited);
                 }
             }
@@ -212,8 +237,14 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
                 }
             }
         }
+        if stop_when_full(&mut b, &mut full, || what) {
+            break;
+        }
     }
     for (i, (name, value)) in inputs.cli_env.iter().enumerate() {
+        if full {
+            break;
+        }
         if !inputs.rule.accepts(name) {
             b.errors.push(Error::config(format!(
                 "--env #{}: \"{}\" is not a valid variable name ({})",
@@ -224,20 +255,23 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
             continue;
         }
         let what = format!("--env #{} ({})", i + 1, escape(name));
-        let value = expand_value(&mut b, name, value, &what, &mut expanded_bytes);
+        let value = expand_value(&mut b, name, value, &what, &mut full);
         b.env.set(name, value, Source::CliEnv);
+        if stop_when_full(&mut b, &mut full, || what) {
+            break;
+        }
     }
     b
 }
 
 /// Expands an env value against the environment so far. A value `execve`
-/// could never take (over its limit as `NAME=VALUE`, or taking the expanded
-/// values past the largest total it ever takes) is refused with an error
+/// could never take (over its limit as `NAME=VALUE`, or taking the
+/// environment past the largest total it ever takes) is refused with an error
 /// naming the variable (126) and set empty; the expansion stops at the limit,
 /// so a manifest that multiplies a value (`$(A)$(A)…`, chained) cannot exhaust memory.
-fn expand_value(b: &mut Built, name: &[u8], input: &[u8], what: &str, spent: &mut usize) -> Vec<u8> {
+fn expand_value(b: &mut Built, name: &[u8], input: &[u8], what: &str, full: &mut bool) -> Vec<u8> {
     let per_string = MAX_EXEC_STRING_BYTES.saturating_sub(name.len() + 1);
-    let budget = MAX_EXEC_TOTAL_BYTES.saturating_sub(*spent);
+    let budget = MAX_EXEC_TOTAL_BYTES.saturating_sub(b.env.exec_bytes());
     let mut value = Vec::new();
     let len = expand_capped(input, |n| b.env.get(n), &mut value, per_string.min(budget));
     if len > per_string {
@@ -251,32 +285,57 @@ fn expand_value(b: &mut Built, name: &[u8], input: &[u8], what: &str, spent: &mu
         return Vec::new();
     }
     if len > budget {
-        // Reported once: every later value is refused the same way.
-        if *spent != usize::MAX {
+        if !*full {
+            *full = true;
             b.errors.push(Error::new(
                 code::NOEXEC,
-                format!("{what}: expanding it takes the expanded values over {MAX_EXEC_TOTAL_BYTES} bytes, more than execve ever takes"),
+                format!("{what}: expanding it takes the environment past {MAX_EXEC_TOTAL_BYTES} bytes, more than execve ever takes"),
             ));
-            *spent = usize::MAX;
         }
         return Vec::new();
     }
-    *spent += len;
     value
 }
 
-/// Every key of `file`, prefixed; keys that are not valid names are skipped
-/// with one warning for the file, as the kubelet does.
-fn import(b: &mut Built, file: &crate::envfile::EnvFile, display: &Rc<str>, prefix: &[u8], rule: NameRule) {
-    let mut skipped: BTreeSet<&[u8]> = BTreeSet::new();
+/// Reports, once, that the environment is past the most `execve` ever takes
+/// (6 MiB), at `place`; building stops there. Without this bound a manifest
+/// that repeats sources over a file an untrusted container wrote (`envFrom`
+/// x N with distinct prefixes, `fileKeyRef` x N) made envshim hold gigabytes
+/// before the final size check.
+fn stop_when_full(b: &mut Built, full: &mut bool, place: impl FnOnce() -> String) -> bool {
+    if *full {
+        return true;
+    }
+    if b.env.exec_bytes() <= MAX_EXEC_TOTAL_BYTES {
+        return false;
+    }
+    *full = true;
+    let largest = b.env.vars().iter().max_by_key(|v| v.name.len() + v.value.len()).map_or(String::new(), |v| {
+        format!("; the largest is {} ({} bytes)", v.describe(), v.name.len() + 1 + v.value.len())
+    });
+    b.errors.push(Error::new(
+        code::NOEXEC,
+        format!("the environment passes {MAX_EXEC_TOTAL_BYTES} bytes at {}, more than execve ever takes{largest}", place()),
+    ));
+    true
+}
+
+/// Every key of `file`, prefixed; names that are not valid are skipped with
+/// one warning for the file, as the kubelet does (listing them prefixed, as it does).
+fn import(b: &mut Built, file: &crate::envfile::EnvFile, display: &Rc<str>, prefix: &[u8], rule: NameRule, full: &mut bool) {
+    let mut skipped: BTreeSet<Vec<u8>> = BTreeSet::new();
     let mut name = prefix.to_vec();
+    b.env.reserve(file.len());
     for (key, value, line) in file.iter() {
         name.truncate(prefix.len());
         name.extend_from_slice(key);
         if rule.accepts(&name) {
             b.env.set(&name, value.to_vec(), Source::EnvFrom { file: display.clone(), line });
+            if stop_when_full(b, full, || format!("{display} line {line}")) {
+                return;
+            }
         } else {
-            skipped.insert(key);
+            skipped.insert(name.clone());
         }
     }
     if !skipped.is_empty() {

@@ -91,7 +91,9 @@ pub fn check_sizes(line: &[Word], argv: &[CString], envp: &[CString], vars: &[Va
     }
     let strings: usize = argv.iter().chain(envp).map(|s| s.as_bytes().len() + 1).sum::<usize>() + path_len + 1;
     let total = strings + (argv.len() + envp.len() + 2) * std::mem::size_of::<usize>();
-    let limit = exec_total_limit();
+    // The limit is never below MIN_EXEC_TOTAL_BYTES: a total within it fits
+    // without asking for the stack rlimit (one system call fewer at start-up).
+    let limit = if total > MIN_EXEC_TOTAL_BYTES { exec_total_limit() } else { MIN_EXEC_TOTAL_BYTES };
     if total > limit {
         let largest = envp.iter().zip(vars).max_by_key(|(e, _)| e.as_bytes().len());
         let which = largest.map_or(String::new(), |(e, v)| format!("; the largest is {} ({} bytes)", v.describe(), e.as_bytes().len()));

@@ -97,6 +97,11 @@ pub fn open_in_root_fallback(root: BorrowedFd, path: &[u8]) -> io::Result<OwnedF
             dirs.pop();
             continue;
         }
+        // Pushed after a link target that ends in `/`: what came before must
+        // be a directory (a file there has failed with ENOTDIR, as in the kernel).
+        if name == b"." {
+            continue;
+        }
         let cur = dirs.last().map_or(root, |d| d.as_fd());
         let cname = CString::new(name).map_err(|_| err(libc::ENOENT))?;
         let fd = sys::openat(Some(cur), &cname, libc::O_PATH | libc::O_NOFOLLOW)?;
@@ -109,6 +114,9 @@ pub fn open_in_root_fallback(root: BorrowedFd, path: &[u8]) -> io::Result<OwnedF
                 let target = sys::readlink_fd(fd.as_fd())?;
                 if target.first() == Some(&b'/') {
                     dirs.clear();
+                }
+                if target.ends_with(b"/") || target.ends_with(b"/.") {
+                    pending.push(b".".to_vec());
                 }
                 pending.extend(components(&target).rev().map(<[u8]>::to_vec));
             }
@@ -156,6 +164,14 @@ pub fn read_bounded(fd: BorrowedFd, limit: usize) -> Result<Vec<u8>, ReadError> 
             break;
         }
         len += n;
+        // Exactly the size fstat reported, with room left in the buffer: the
+        // end of the file, without the read that would return 0 (one system
+        // call per file at start-up). A file that grew fills the extra byte
+        // and is read on; procfs-style files report size 0 and are read to
+        // their end.
+        if size > 0 && len == size && len < buf.len() {
+            break;
+        }
     }
     if len > limit {
         return Err(ReadError::TooLarge(limit));

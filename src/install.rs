@@ -25,18 +25,30 @@ pub fn install(source: &Path, dest: &Path) -> Result<PathBuf, Error> {
         _ => PathBuf::from("."),
     };
     let file_name = dest.file_name().ok_or_else(|| fail("cannot install to", io::Error::from_raw_os_error(libc::EINVAL)))?;
-    let mut tmp_name = OsString::from(".");
-    tmp_name.push(file_name);
-    tmp_name.push(format!(".envshim-{}.tmp", std::process::id()));
-    let tmp = dir.join(tmp_name);
+    let tmp_name = |n: u32| {
+        let mut name = OsString::from(".");
+        name.push(file_name);
+        name.push(format!(".envshim-{}", std::process::id()));
+        if n > 0 {
+            name.push(format!("-{n}"));
+        }
+        name.push(".tmp");
+        dir.join(name)
+    };
 
     let mut src = File::open(source).map_err(|e| Error::new(code::CANTCREAT, format!("install: cannot read {}: {e}", shown(source))))?;
-    let mut out = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o700)
-        .open(&tmp)
-        .map_err(|e| fail("cannot create a file beside", e))?;
+    let mut n = 0;
+    let (tmp, mut out) = loop {
+        let tmp = tmp_name(n);
+        match OpenOptions::new().write(true).create_new(true).mode(0o700).open(&tmp) {
+            Ok(out) => break (tmp, out),
+            // Left by an install that was killed: a restarted initContainer is
+            // PID 1 again, so the name repeats. It may also be another
+            // installer's (PID 1 of another container), so it is left alone.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 16 => n += 1,
+            Err(e) => return Err(fail("cannot create a file beside", e)),
+        }
+    };
     let written = io::copy(&mut src, &mut out)
         .and_then(|_| sys::fchmod(out.as_fd(), 0o755))
         .and_then(|_| out.sync_all())
@@ -80,5 +92,19 @@ mod tests {
         fs::write(&src, b"binary").unwrap();
         let e = install(&src, &d.path().join("nope/out")).unwrap_err();
         assert_eq!(e.code, 73);
+    }
+
+    /// An install killed mid-copy leaves its temporary file; in a restarted
+    /// initContainer the next install is PID 1 again, so the same name.
+    #[test]
+    fn a_stale_temporary_file_does_not_block_the_next_install() {
+        let d = tempfile::tempdir().unwrap();
+        let src = d.path().join("src");
+        fs::write(&src, b"binary").unwrap();
+        let stale = d.path().join(format!(".out.envshim-{}.tmp", std::process::id()));
+        fs::write(&stale, b"partial").unwrap();
+        let dest = install(&src, &d.path().join("out")).unwrap();
+        assert_eq!(fs::read(&dest).unwrap(), b"binary");
+        assert_eq!(fs::read(&stale).unwrap(), b"partial", "another installer's file is left alone");
     }
 }

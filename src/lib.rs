@@ -86,11 +86,15 @@ pub fn run(opts: &Options) -> i32 {
     let lookup = if opts.init { Lookup::Verify } else { Lookup::Lazy };
     let prepared =
         program::expand_line(&plan.line, &plan.env).and_then(|words| exec::prepare(&plan.line, words, &plan.env, lookup));
-    let errors: Vec<Error> = plan.errors.into_iter().chain(prepared.as_ref().err().into_iter().flatten().cloned()).collect();
-    if !errors.is_empty() {
-        return fail(opts, &errors);
-    }
-    let Ok(target) = prepared else { return fail(opts, &errors) };
+    let mut errors = plan.errors;
+    let target = match prepared {
+        Ok(target) if errors.is_empty() => target,
+        Ok(_) => return fail(opts, &errors),
+        Err(more) => {
+            errors.extend(more);
+            return fail(opts, &errors);
+        }
+    };
     if opts.init {
         return init::supervise(&target, init::Settings { group: opts.init_group, term_delay: opts.term_delay }, |e| fail(opts, &[e]));
     }
@@ -153,9 +157,17 @@ fn fail(opts: &Options, errors: &[Error]) -> i32 {
 /// Err: problems that stop everything (usage, manifest); Ok: the plan, with
 /// the problems found while building it.
 fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
-    let cli_env: Vec<(Vec<u8>, Vec<u8>)> = split_pairs(&opts.envs, "--env", "NAME=VALUE")?;
-    let cli_volumes = split_pairs(&opts.volumes, "--volume", "NAME=DIR")?;
-    let manifest = load_manifest(opts.manifest.as_deref())?;
+    // Independent problems, all reported (check reports every problem).
+    let mut errors = Vec::new();
+    let cli_env = split_pairs(&opts.envs, "--env", "NAME=VALUE", &mut errors);
+    let cli_volumes = split_pairs(&opts.volumes, "--volume", "NAME=DIR", &mut errors);
+    let manifest = load_manifest(opts.manifest.as_deref()).unwrap_or_else(|e| {
+        errors.extend(e);
+        Manifest::default()
+    });
+    if !errors.is_empty() {
+        return Err(errors);
+    }
 
     let line = match mode {
         Mode::Run => {
@@ -193,19 +205,17 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
     Ok(Plan { env, line, errors })
 }
 
-/// Splits `NAME=VALUE` options at the first `=`.
-fn split_pairs(items: &[OsString], option: &str, form: &str) -> Result<Vec<(Vec<u8>, Vec<u8>)>, Vec<Error>> {
-    items
-        .iter()
-        .enumerate()
-        .map(|(i, item)| {
-            let bytes = item.as_bytes();
-            match bytes.iter().position(|&b| b == b'=') {
-                Some(eq) if eq > 0 || option == "--env" => Ok((bytes[..eq].to_vec(), bytes[eq + 1..].to_vec())),
-                _ => Err(vec![Error::usage(format!("{option} #{}: expected {form}", i + 1))]),
-            }
-        })
-        .collect()
+/// Splits `NAME=VALUE` options at the first `=`; every malformed one is an error.
+fn split_pairs(items: &[OsString], option: &str, form: &str, errors: &mut Vec<Error>) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut pairs = Vec::with_capacity(items.len());
+    for (i, item) in items.iter().enumerate() {
+        let bytes = item.as_bytes();
+        match bytes.iter().position(|&b| b == b'=') {
+            Some(eq) if eq > 0 || option == "--env" => pairs.push((bytes[..eq].to_vec(), bytes[eq + 1..].to_vec())),
+            _ => errors.push(Error::usage(format!("{option} #{}: expected {form}", i + 1))),
+        }
+    }
+    pairs
 }
 
 /// The manifest: the named one (which must exist), else the default one if it exists.

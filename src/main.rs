@@ -6,7 +6,10 @@
 //! started by envshim would inherit it. Starting from C's `main` leaves the
 //! dispositions envshim inherited untouched (and skips the runtime's other
 //! start-up system calls, which a container start pays for nothing).
-#![no_main]
+// A test build keeps Rust's `main` so the (empty) harness runs, not envshim:
+// `cargo test --all-targets` builds and runs it despite `test = false`.
+#![cfg_attr(not(test), no_main)]
+#![cfg_attr(test, allow(dead_code, unused_imports))]
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -27,18 +30,6 @@ enum Command {
     Run {
         #[command(flatten)]
         common: Common,
-        /// Do not expand $(VAR) in the trailing PROGRAM/ARGS
-        #[arg(long)]
-        no_expand_args: bool,
-        /// Stay as PID 1: fork, exec the program, forward signals, reap zombies [env: ENVSHIM_INIT]
-        #[arg(long)]
-        init: bool,
-        /// With --init, forward signals to the child's whole process group
-        #[arg(long)]
-        init_group: bool,
-        /// With --init, hold the first SIGTERM this long before forwarding it (500ms, 5s, 1m; a bare number is seconds)
-        #[arg(long, value_name = "DURATION", value_parser = duration)]
-        term_delay: Option<Duration>,
         /// The program line: PROGRAM [ARGS...] (after -- or the first non-option word)
         #[arg(trailing_var_arg = true, value_name = "PROGRAM")]
         program: Vec<OsString>,
@@ -85,6 +76,18 @@ struct Common {
     /// Also write failures here [default: /dev/termination-log if it exists and is writable]
     #[arg(long, value_name = "PATH")]
     termination_log: Option<OsString>,
+    /// Do not expand $(VAR) in the trailing PROGRAM/ARGS
+    #[arg(long)]
+    no_expand_args: bool,
+    /// Stay as PID 1: fork, exec the program, forward signals, reap zombies [env: ENVSHIM_INIT]
+    #[arg(long)]
+    init: bool,
+    /// With --init, forward signals to the child's whole process group
+    #[arg(long)]
+    init_group: bool,
+    /// With --init, hold the first SIGTERM this long before forwarding it (500ms, 5s, 1m; a bare number is seconds)
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    term_delay: Option<Duration>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -118,7 +121,12 @@ fn env_flag(name: &str) -> Result<bool, String> {
     }
 }
 
+/// The options of run, check and render (SPEC §1: one table for the three).
 fn options(common: Common) -> Result<envshim::Options, String> {
+    let init = common.init || env_flag("ENVSHIM_INIT")?;
+    if !init && (common.init_group || common.term_delay.is_some()) {
+        return Err("--init-group and --term-delay need --init (or ENVSHIM_INIT)".into());
+    }
     Ok(envshim::Options {
         manifest: common.manifest.or_else(|| std::env::var_os("ENVSHIM_MANIFEST")),
         env_files: common.env_files,
@@ -127,10 +135,15 @@ fn options(common: Common) -> Result<envshim::Options, String> {
         strict_names: common.strict_names || env_flag("ENVSHIM_STRICT_NAMES")?,
         no_service_url: common.no_service_url,
         termination_log: common.termination_log,
-        ..Default::default()
+        no_expand_args: common.no_expand_args,
+        init,
+        init_group: common.init_group,
+        term_delay: common.term_delay,
+        program: Vec::new(),
     })
 }
 
+#[cfg(not(test))]
 #[no_mangle]
 extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
     // SAFETY: these are C main's own arguments.
@@ -172,20 +185,7 @@ fn with_options(common: Common, f: impl FnOnce(envshim::Options) -> Result<i32, 
 
 fn dispatch(command: Command) -> i32 {
     match command {
-        Command::Run { common, no_expand_args, init, init_group, term_delay, program } => with_options(common, |o| {
-            let opts = envshim::Options {
-                no_expand_args,
-                init: init || env_flag("ENVSHIM_INIT")?,
-                init_group,
-                term_delay,
-                program,
-                ..o
-            };
-            if !opts.init && (opts.init_group || opts.term_delay.is_some()) {
-                return Err("--init-group and --term-delay need --init (or ENVSHIM_INIT)".into());
-            }
-            Ok(envshim::run(&opts))
-        }),
+        Command::Run { common, program } => with_options(common, |o| Ok(envshim::run(&envshim::Options { program, ..o }))),
         Command::Check { common } => with_options(common, |o| Ok(envshim::check(&o))),
         Command::Render { common, format, show_values } => {
             let format = match format {

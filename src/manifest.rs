@@ -56,7 +56,9 @@ pub struct Manifest {
     pub args: Vec<String>,
 }
 
-const PLATFORM_VALUE_FROM: [&str; 4] = ["configMapKeyRef", "secretKeyRef", "fieldRef", "resourceFieldRef"];
+/// The sources of an `envFrom` entry, and of a `valueFrom`: exactly one of each.
+const ENV_FROM_SOURCES: [&str; 3] = ["fileRef", "configMapRef", "secretRef"];
+const VALUE_FROM_SOURCES: [&str; 5] = ["fileKeyRef", "configMapKeyRef", "secretKeyRef", "fieldRef", "resourceFieldRef"];
 
 /// Parses a manifest; every schema problem is reported, each naming its path.
 pub fn parse(bytes: &[u8]) -> Result<Manifest, Vec<Error>> {
@@ -243,13 +245,12 @@ impl Walker {
         let m = self.object(v, path)?;
         self.known_fields(m, path, &["fileRef", "configMapRef", "secretRef", "prefix"]);
         let prefix = self.string(m, "prefix", path, false).unwrap_or_default();
-        let sources: Vec<&str> =
-            ["fileRef", "configMapRef", "secretRef"].into_iter().filter(|k| m.contains_key(*k)).collect();
-        if sources.len() != 1 {
+        let mut present = ENV_FROM_SOURCES.into_iter().filter(|k| m.contains_key(*k));
+        let (Some(source), None) = (present.next(), present.next()) else {
             self.fail(path, "needs exactly one of fileRef, configMapRef, secretRef");
             return None;
-        }
-        if sources[0] != "fileRef" {
+        };
+        if source != "fileRef" {
             return Some(EnvFrom::Platform);
         }
         let (file, _) = self.file_ref(&m["fileRef"], &join(path, "fileRef"), false)?;
@@ -275,15 +276,13 @@ impl Walker {
 
     fn value_from(&mut self, v: &Value, path: &str) -> Option<EnvSource> {
         let m = self.object(v, path)?;
-        let mut known = vec!["fileKeyRef"];
-        known.extend(PLATFORM_VALUE_FROM);
-        self.known_fields(m, path, &known);
-        let present: Vec<&&str> = known.iter().filter(|k| m.contains_key(**k)).collect();
-        if present.len() != 1 {
+        self.known_fields(m, path, &VALUE_FROM_SOURCES);
+        let mut present = VALUE_FROM_SOURCES.into_iter().filter(|k| m.contains_key(*k));
+        let (Some(source), None) = (present.next(), present.next()) else {
             self.fail(path, "needs exactly one source (fileKeyRef, configMapKeyRef, secretKeyRef, fieldRef or resourceFieldRef)");
             return None;
-        }
-        if *present[0] != "fileKeyRef" {
+        };
+        if source != "fileKeyRef" {
             return Some(EnvSource::Platform);
         }
         let (file, key) = self.file_ref(&m["fileKeyRef"], &join(path, "fileKeyRef"), true)?;

@@ -42,11 +42,17 @@ fn write_termination_log(text: &str, named: Option<&OsStr>) {
         None => PathBuf::from(DEFAULT_TERMINATION_LOG),
     };
     let Ok(mut file) = options.open(path) else { return };
-    let mut end = text.len().min(MAX_TERMINATION_LOG_BYTES);
-    if end < text.len() {
-        end = text[..end].rfind('\n').map_or_else(|| floor_char_boundary(text, end), |i| i + 1);
+    let _ = file.write_all(log_part(text).as_bytes());
+}
+
+/// The start of `text` that fits in the log: all of it, or up to the last
+/// line end within the limit (a single longer line is cut at a character).
+fn log_part(text: &str) -> &str {
+    if text.len() <= MAX_TERMINATION_LOG_BYTES {
+        return text;
     }
-    let _ = file.write_all(&text.as_bytes()[..end]);
+    let end = floor_char_boundary(text, MAX_TERMINATION_LOG_BYTES);
+    &text[..text[..end].rfind('\n').map_or(end, |i| i + 1)]
 }
 
 fn floor_char_boundary(s: &str, mut i: usize) -> usize {
@@ -54,4 +60,29 @@ fn floor_char_boundary(s: &str, mut i: usize) -> usize {
         i -= 1;
     }
     i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_part_keeps_whole_lines_within_the_limit() {
+        let short = "envshim: a\nenvshim: b\n";
+        assert_eq!(log_part(short), short);
+        let lines = "envshim: 0123456789\n".repeat(400);
+        let part = log_part(&lines);
+        assert!(part.len() <= MAX_TERMINATION_LOG_BYTES && part.ends_with('\n') && lines.starts_with(part));
+    }
+
+    /// A usage line quoting a long non-ASCII argument: byte 4,096 falls inside
+    /// a character and no line ends before it.
+    #[test]
+    fn log_part_of_one_long_line_cuts_at_a_character() {
+        let text = format!("envshim: unexpected argument 'x{}' found\n", "\u{e9}".repeat(3000));
+        assert!(!text.is_char_boundary(MAX_TERMINATION_LOG_BYTES));
+        let part = log_part(&text);
+        assert!(part.len() <= MAX_TERMINATION_LOG_BYTES && part.len() > MAX_TERMINATION_LOG_BYTES - 4);
+        assert!(text.starts_with(part));
+    }
 }

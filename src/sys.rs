@@ -123,10 +123,10 @@ pub fn stack_limit() -> Option<u64> {
     (ok && rl.rlim_cur != libc::RLIM_INFINITY).then_some(rl.rlim_cur as u64)
 }
 
-/// The real and effective user ids, for "permission denied" messages.
+/// The effective user id (the one permission checks use), for "permission denied" messages.
 pub fn uid() -> u32 {
-    // SAFETY: getuid cannot fail.
-    unsafe { libc::getuid() }
+    // SAFETY: geteuid cannot fail.
+    unsafe { libc::geteuid() }
 }
 
 /// The command line as C's `main` received it.

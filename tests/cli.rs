@@ -424,6 +424,11 @@ fn init_env_var_bad_value_is_a_usage_error() {
     envshim(["run", "--", "/bin/true"]).env("ENVSHIM_INIT", "perhaps").run().fails_with(2, &["ENVSHIM_INIT"]);
     envshim(["run", "--", "/bin/true"]).env("ENVSHIM_INIT", "0").run().ok();
     envshim(["run", "--", "/bin/true"]).env("ENVSHIM_INIT", "off").run().ok();
+    // check validates everything run would, and the variable configures every command.
+    envshim(["check"]).env("ENVSHIM_INIT", "perhaps").run().fails_with(2, &["ENVSHIM_INIT"]);
+    envshim(["render"]).env("ENVSHIM_INIT", "perhaps").run().fails_with(2, &["ENVSHIM_INIT"]);
+    envshim(["check"]).env("ENVSHIM_INIT", "1").run().ok();
+    envshim(["render"]).env("ENVSHIM_INIT", "yes").run().ok();
 }
 
 #[test]
@@ -519,4 +524,13 @@ fn a_usage_error_from_a_configuration_variable_reaches_the_termination_log() {
         .fails_with(2, &["ENVSHIM_STRICT_NAMES"]);
     let text = std::fs::read_to_string(&log).unwrap();
     assert_eq!(text, "envshim: ENVSHIM_STRICT_NAMES must be one of 1/0, true/false, yes/no, on/off\n");
+}
+
+#[test]
+fn the_options_table_applies_to_check_and_render_too() {
+    // SPEC §1: one table of options for run, check and render.
+    for cmd in ["check", "render"] {
+        envshim([cmd, "--init", "--init-group", "--no-expand-args", "--no-service-url", "--term-delay", "1s"]).run().ok();
+        envshim([cmd, "--init-group"]).run().fails_with(2, &["--init"]);
+    }
 }

@@ -185,13 +185,13 @@ fn envfrom_prefix_makes_names_valid_or_invalid() {
     let out = envshim(["run", "--strict-names", "--manifest", &m, "--"]).args(print_env()).run();
     out.ok();
     assert_eq!(out.env_map().into_keys().collect::<Vec<_>>(), ["P_1A", "P_B"]);
-    // A prefix the relaxed rule refuses skips every key; the keys are shown without it.
+    // A prefix the relaxed rule refuses skips every key; the names are shown with it, as the kubelet does.
     let (_v, _d, m) = setup(&[("a.env", "B=y\nA=x\n")], json!({"envFrom": [file_ref("v", "a.env", false, Some("P="))]}));
     let out = run_manifest(&m);
     out.code(0);
     assert_eq!(
         out.stderr_lines(),
-        ["envshim: warning: Keys [A, B] from the EnvFrom file v/a.env were skipped since they are considered invalid environment variable names."]
+        ["envshim: warning: Keys [P=A, P=B] from the EnvFrom file v/a.env were skipped since they are considered invalid environment variable names."]
     );
     assert!(out.env_map().is_empty());
 }
@@ -657,6 +657,21 @@ fn check_reports_every_problem_and_exits_with_the_first() {
     assert_eq!(out.fails(66).len(), 2);
     let out = envshim(["check", "--env", "=x"]).run();
     out.fails_with(78, &["--env #1"]);
+}
+
+#[test]
+fn check_reports_every_bad_option_and_the_manifest_errors_together() {
+    let d = Volume::new();
+    let missing = d.join("missing.json");
+    let out = envshim(["check", "--manifest", missing.to_str().unwrap(), "--env", "NOEQ1", "--env", "A=1", "--env", "NOEQ3"])
+        .args(["--volume", "novalue"])
+        .run();
+    let lines = out.fails(2);
+    let expect = ["--env #1", "--env #3", "--volume #1", "missing.json"];
+    assert_eq!(lines.len(), expect.len(), "{lines:#?}");
+    for (line, part) in lines.iter().zip(expect) {
+        assert!(line.contains(part), "{line:?} should name {part:?}; all: {lines:#?}");
+    }
 }
 
 #[test]

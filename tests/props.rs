@@ -467,7 +467,7 @@ proptest! {
         std::fs::write(dir.path().join("manifest.json"), serde_json::to_vec(&manifest).unwrap()).unwrap();
         let tlog = dir.path().join("termination-log");
         let os = |s: &str| std::ffi::OsString::from(s);
-        let common = vec![
+        let common = [
             os("--manifest"), dir.path().join("manifest.json").into_os_string(),
             os("--termination-log"), tlog.clone().into_os_string(),
             os("--env-file"), vol.join("app.env").into_os_string(),
@@ -495,7 +495,7 @@ proptest! {
 
 #[test]
 fn the_leak_check_sees_a_window_of_four_bytes() {
-    let secrets = vec!["x@%^&y".as_bytes().to_vec()];
+    let secrets = ["x@%^&y".as_bytes().to_vec()];
     assert!(leak(b"line 3: @%^&", secrets.iter().map(Vec::as_slice)).is_some());
     assert!(leak(b"line 3: @%^", secrets.iter().map(Vec::as_slice)).is_none());
     assert!(leak("[a秘]".as_bytes(), ["a秘".as_bytes()]).is_some());

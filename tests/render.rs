@@ -236,3 +236,15 @@ fn render_does_not_validate_a_program() {
     out.ok();
     envshim(["render", "--", "/bin/true"]).run().fails(2);
 }
+
+#[test]
+fn the_service_url_is_a_platform_variable_whose_source_is_inherited() {
+    let out = envshim(["render", "--format", "json"])
+        .env("KUBERNETES_SERVICE_HOST", "fd00::1")
+        .env("KUBERNETES_SERVICE_PORT", "443")
+        .run();
+    out.ok();
+    let url = &out.json()["KUBERNETES_SERVICE_URL"];
+    assert_eq!(url["source"], "inherited");
+    assert_eq!(url["bytes"], "https://[fd00::1]:443".len());
+}

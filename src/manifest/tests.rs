@@ -52,6 +52,7 @@ fn every_error_names_its_json_path() {
         (r#"{"env": [{"name": "A", "valueFrom": {"bogusRef": {}}}]}"#, "manifest: env[0].valueFrom.bogusRef: unknown field"),
         (r#"{"envFrom": [{"fileRef": {"volumeName": "v", "path": "p", "key": "k"}}]}"#, "manifest: envFrom[0].fileRef.key: unknown field"),
         (r#"{"envFrom": [{"prefix": "X"}]}"#, "manifest: envFrom[0]: needs exactly one of fileRef, configMapRef, secretRef"),
+        (r#"{"envFrom": [{"fileRef": {"volumeName": "v", "path": "p"}, "secretRef": {}}]}"#, "manifest: envFrom[0]: needs exactly one of fileRef, configMapRef, secretRef"),
         (r#"{"envFrom": [{"fileRef": {"path": "p"}}]}"#, "manifest: envFrom[0].fileRef.volumeName: required field is missing"),
         (r#"{"volumeMounts": [{"name": "v", "mountPath": "/d", "subPath": "x"}]}"#, "manifest: volumeMounts[0].subPath: is not supported (the volume root would be ambiguous)"),
         (r#"{"volumeMounts": [{"name": "v", "mountPath": "/d", "subPathExpr": "x"}]}"#, "manifest: volumeMounts[0].subPathExpr: is not supported (the volume root would be ambiguous)"),
