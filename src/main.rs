@@ -17,6 +17,11 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+/// A bump arena instead of musl's allocator: envshim's start-up made ~170
+/// system calls in mallocng alone (src/sys.rs, docs/performance.md).
+#[global_allocator]
+static ALLOC: envshim::sys::Arena = envshim::sys::Arena;
+
 #[derive(Parser)]
 #[command(name = "envshim", version, about = "A container entrypoint: kubelet-exact env files, fileKeyRef and $(VAR) expansion, then exec.")]
 struct Cli {

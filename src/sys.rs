@@ -298,3 +298,135 @@ pub fn exit_now(code: i32) -> ! {
     // SAFETY: _exit has no preconditions and does not return.
     unsafe { libc::_exit(code) }
 }
+
+/// The binary's allocator: a bump arena for a process that usually lives a
+/// few hundred microseconds before `execve`.
+///
+/// musl's allocator (mallocng) maps and unmaps small regions all the time: at
+/// start-up it made ~170 of envshim's ~190 system calls (docs/performance.md).
+/// This one hands out memory from a 4 MiB static region (`.bss`: no system
+/// call, pages faulted in only as used), gives back only the most recent
+/// allocation, grows the most recent one in place, and falls back to the
+/// system allocator once the region is used up, so an `--init` supervisor
+/// that kept allocating would move to malloc, never fail.
+pub struct Arena;
+
+const ARENA_BYTES: usize = 4 << 20;
+
+#[repr(C, align(4096))]
+struct Region(std::cell::UnsafeCell<[u8; ARENA_BYTES]>);
+// SAFETY: each byte is handed out to one owner at a time, through the atomic cursor.
+unsafe impl Sync for Region {}
+static REGION: Region = Region(std::cell::UnsafeCell::new([0; ARENA_BYTES]));
+/// Offset of the first free byte of the region.
+static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+fn region_base() -> usize {
+    REGION.0.get() as usize
+}
+
+fn in_region(p: *mut u8) -> bool {
+    (region_base()..region_base() + ARENA_BYTES).contains(&(p as usize))
+}
+
+// SAFETY: `alloc` returns either a fresh, suitably aligned range of the region
+// that no other allocation overlaps (the cursor moves past it atomically) or
+// the system allocator's block; `dealloc`/`realloc` route each pointer back to
+// whichever gave it out.
+unsafe impl std::alloc::GlobalAlloc for Arena {
+    unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
+        use std::sync::atomic::Ordering::Relaxed;
+        let mut cur = NEXT.load(Relaxed);
+        loop {
+            let start = (region_base() + cur + l.align() - 1) & !(l.align() - 1);
+            let end = start - region_base() + l.size();
+            if end > ARENA_BYTES {
+                // SAFETY: forwarding the caller's valid layout.
+                return unsafe { std::alloc::System.alloc(l) };
+            }
+            match NEXT.compare_exchange_weak(cur, end, Relaxed, Relaxed) {
+                Ok(_) => return start as *mut u8,
+                Err(now) => cur = now,
+            }
+        }
+    }
+
+    unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
+        if !in_region(p) {
+            // SAFETY: `p` came from the system allocator with layout `l`.
+            return unsafe { std::alloc::System.dealloc(p, l) };
+        }
+        // Only the most recent allocation gives its bytes back.
+        let off = p as usize - region_base();
+        let _ = NEXT.compare_exchange(off + l.size(), off, std::sync::atomic::Ordering::Relaxed, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, p: *mut u8, l: std::alloc::Layout, new: usize) -> *mut u8 {
+        use std::sync::atomic::Ordering::Relaxed;
+        if !in_region(p) {
+            // SAFETY: `p` came from the system allocator with layout `l`.
+            return unsafe { std::alloc::System.realloc(p, l, new) };
+        }
+        let off = p as usize - region_base();
+        if new <= l.size() {
+            return p;
+        }
+        // The most recent allocation grows in place.
+        if off + new <= ARENA_BYTES && NEXT.compare_exchange(off + l.size(), off + new, Relaxed, Relaxed).is_ok() {
+            return p;
+        }
+        // SAFETY: `new` is non-zero (it exceeds `l.size()`) and `l.align()` is a valid alignment.
+        let q = unsafe { self.alloc(std::alloc::Layout::from_size_align_unchecked(new, l.align())) };
+        if !q.is_null() {
+            // SAFETY: both blocks are valid for `l.size()` bytes and distinct.
+            unsafe {
+                std::ptr::copy_nonoverlapping(p, q, l.size());
+                self.dealloc(p, l);
+            }
+        }
+        q
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::alloc::{GlobalAlloc, Layout};
+
+    /// The only test that uses the region (the test binary's allocator is the system one).
+    #[test]
+    fn arena_bump_lifo_grow_in_place_and_fallback() {
+        let a = Arena;
+        let l = |n| Layout::from_size_align(n, 8).unwrap();
+        unsafe {
+            let p = a.alloc(l(100));
+            assert!(in_region(p) && p as usize % 8 == 0);
+            p.write_bytes(7, 100);
+            // The most recent allocation grows in place and keeps its bytes.
+            let g = a.realloc(p, l(100), 5000);
+            assert_eq!(g, p);
+            assert_eq!(*g.add(99), 7);
+            // A newer allocation stops it growing in place: it moves, bytes copied.
+            let q = a.alloc(l(16));
+            let m = a.realloc(g, l(5000), 6000);
+            assert_ne!(m, g);
+            assert_eq!(*m.add(99), 7);
+            // LIFO: freeing the most recent allocation gives its bytes back.
+            a.dealloc(m, l(6000));
+            let r = a.alloc(l(6000));
+            assert_eq!(r, m);
+            a.dealloc(r, l(6000));
+            a.dealloc(q, l(16));
+            // Alignment is honoured.
+            let big = Layout::from_size_align(10, 4096).unwrap();
+            let s = a.alloc(big);
+            assert_eq!(s as usize % 4096, 0);
+            // Beyond the region: the system allocator, and back to it on free.
+            let huge = a.alloc(l(ARENA_BYTES + 1));
+            assert!(!huge.is_null() && !in_region(huge));
+            huge.write_bytes(1, ARENA_BYTES + 1);
+            let huge2 = a.realloc(huge, l(ARENA_BYTES + 1), ARENA_BYTES + 4096);
+            a.dealloc(huge2, l(ARENA_BYTES + 4096));
+        }
+    }
+}
