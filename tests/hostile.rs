@@ -546,10 +546,19 @@ fn mkfifo(path: &Path) {
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo: {}", io::Error::last_os_error());
 }
 
+/// A character device node, when this process may make one and the
+/// filesystem lets it be opened (not `nodev`).
 fn mknod_char(path: &Path, major: u32, minor: u32) -> bool {
     let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
     // SAFETY: a NUL-terminated path.
-    unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(major, minor)) == 0 }
+    if unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(major, minor)) } != 0 {
+        return false;
+    }
+    if fs::File::open(path).is_err() {
+        let _ = fs::remove_file(path);
+        return false;
+    }
+    true
 }
 
 /// A 50 MB file of valid-looking lines (written, not sparse).
@@ -577,7 +586,7 @@ fn specials(dir: &Path) -> Specials {
         kinds.push(("/dev/zero node", dir.join("zero")));
         kinds.push(("/dev/null node", dir.join("null")));
     } else {
-        eprintln!("not root: no device nodes inside the volume (the host's /dev/zero and /dev/null are still used for --env-file and --manifest)");
+        eprintln!("no device nodes inside the volume (not root, or a nodev filesystem); the host's /dev/zero and /dev/null are still used for --env-file and --manifest");
     }
     Specials { _listener: listener, kinds }
 }
@@ -1180,7 +1189,9 @@ fn repeated_sources_stop_at_the_execve_total() {
             let out = run(&args, &Opts { mem_limit: Some(1 << 30), ..Opts::default() });
             sane(&out, &what);
             assert_eq!(out.code, Some(126), "{what} {sub}: {}", out.err());
-            assert!(out.elapsed < Duration::from_secs(3), "{what} {sub}: took {:?}", out.elapsed);
+            // Generous for a debug build on a loaded machine (release: 0.3 s); the
+            // memory limit above is what the old behaviour failed.
+            assert!(out.elapsed < Duration::from_secs(5), "{what} {sub}: took {:?}", out.elapsed);
             assert!(out.err().contains("6291456"), "{what} {sub}: {}", out.err());
             assert!(out.err().lines().count() <= 3, "{what} {sub}: {}", out.err());
             no_sentinel(&out.stderr, &what);

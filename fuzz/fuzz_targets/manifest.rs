@@ -1,0 +1,51 @@
+//! Fuzzes the manifest parser (SPEC §3) with arbitrary bytes.
+//!
+//! Invariants:
+//! - no panic;
+//! - an error list is never empty, and every error exits 78 and is one line
+//!   starting `manifest`;
+//! - no error quotes a value: when the input is JSON, every string value (not
+//!   the keys, which are configuration and may be shown) is replaced by a
+//!   sentinel and the result parsed again; no message may contain the sentinel.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use serde_json::Value;
+
+const SENTINEL: &str = "SeNtInEl";
+
+fn check(bytes: &[u8]) {
+    if let Err(errors) = envshim::manifest::parse(bytes) {
+        assert!(!errors.is_empty());
+        for e in &errors {
+            assert_eq!(e.code, 78);
+            assert!(e.message.starts_with("manifest"), "{:?}", e.message);
+            assert!(!e.message.contains('\n') && !e.message.contains('\r'), "{:?}", e.message);
+            assert!(!e.message.contains(SENTINEL), "an error quotes a value: {:?}", e.message);
+        }
+    }
+}
+
+/// Replaces every string value, at any depth, by a sentinel; keeps keys and
+/// types. A value holding NUL keeps one, so the NUL check still fires.
+fn blind(v: &mut Value, n: &mut usize) {
+    match v {
+        Value::String(s) => {
+            *n += 1;
+            let nul = if s.contains('\0') { "\0" } else { "" };
+            *s = format!("{SENTINEL}{n}{nul}");
+        }
+        Value::Array(a) => a.iter_mut().for_each(|x| blind(x, n)),
+        Value::Object(m) => m.values_mut().for_each(|x| blind(x, n)),
+        _ => {}
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    check(data);
+    if let Ok(mut v) = serde_json::from_slice::<Value>(data) {
+        let mut n = 0;
+        blind(&mut v, &mut n);
+        check(&serde_json::to_vec(&v).unwrap());
+    }
+});

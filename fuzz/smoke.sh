@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# A short fuzz run of every target (CI): replays the seeds and every past
+# finding (fuzz/regressions/), then fuzzes each target for FUZZ_SECONDS
+# (default 30), one job each, niced. Installs cargo-fuzz when missing; needs
+# the nightly toolchain. Fails on any crash or broken invariant.
+#
+#   bash fuzz/smoke.sh               # every target, 30 s each
+#   FUZZ_SECONDS=600 bash fuzz/smoke.sh expand
+set -euo pipefail
+cd "$(dirname "$0")"
+
+seconds="${FUZZ_SECONDS:-30}"
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(envfile expand manifest)
+
+if ! cargo +nightly --version >/dev/null 2>&1; then
+  echo "fuzz smoke: the nightly toolchain is missing (rustup toolchain install nightly)" >&2
+  exit 1
+fi
+if ! cargo fuzz --version >/dev/null 2>&1; then
+  echo "fuzz smoke: installing cargo-fuzz"
+  cargo install --locked cargo-fuzz
+fi
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+for t in "${targets[@]}"; do
+  mkdir -p "$work/$t" "regressions/$t"
+  echo "fuzz smoke: $t for ${seconds}s (seeds: $(ls "seeds/$t" | wc -l), regressions: $(ls "regressions/$t" | wc -l))"
+  # New inputs go to the temporary first corpus directory; the committed ones stay as they are.
+  # Debug assertions on: integer overflow is a finding too.
+  nice -n 10 cargo +nightly fuzz run --debug-assertions "$t" "$work/$t" "seeds/$t" "regressions/$t" -- \
+    -dict="$t.dict" -max_len=8192 -max_total_time="$seconds" -print_final_stats=1 \
+    -artifact_prefix="$work/" >"$work/$t.log" 2>&1 || {
+      tail -n 40 "$work/$t.log" >&2
+      mkdir -p artifacts/"$t"
+      cp "$work"/crash-* "$work"/leak-* "$work"/timeout-* "$work"/oom-* artifacts/"$t"/ 2>/dev/null || true
+      echo "fuzz smoke: $t FAILED (inputs kept in fuzz/artifacts/$t/)" >&2
+      exit 1
+    }
+  runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/$t.log")"
+  echo "fuzz smoke: $t ok, ${runs:-?} runs"
+done
+echo "fuzz: ${#targets[@]} passed, 0 failed"
