@@ -10,21 +10,6 @@ use std::time::Duration;
 use common::*;
 use serde_json::{json, Value};
 
-/// A volume named `v` holding `files`, and a manifest mounting it with `rest` merged in.
-fn setup(files: &[(&str, &str)], rest: Value) -> (Volume, Volume, String) {
-    let vol = Volume::new();
-    for (p, c) in files {
-        vol.file(p, c);
-    }
-    let d = Volume::new();
-    let mut m = json!({"volumeMounts": [mount("v", &vol)]});
-    for (k, val) in rest.as_object().unwrap() {
-        m[k] = val.clone();
-    }
-    let path = d.manifest(&m);
-    (vol, d, path)
-}
-
 fn run_manifest(m: &str) -> Out {
     envshim(["run", "--manifest", m, "--"]).args(print_env()).run()
 }

@@ -9,21 +9,6 @@ use std::collections::BTreeMap;
 use common::*;
 use serde_json::{json, Value};
 
-/// A volume `v` with `files`, a manifest (mounting it) with `rest` merged in.
-fn setup(files: &[(&str, &str)], rest: Value) -> (Volume, Volume, String) {
-    let vol = Volume::new();
-    for (p, c) in files {
-        vol.file(p, c);
-    }
-    let d = Volume::new();
-    let mut m = json!({"volumeMounts": [mount("v", &vol)]});
-    for (k, val) in rest.as_object().unwrap() {
-        m[k] = val.clone();
-    }
-    let path = d.manifest(&m);
-    (vol, d, path)
-}
-
 /// The environment the program gets: `run ARGS -- env -0` with `inherited`.
 #[track_caller]
 fn program_env(args: &[&str], inherited: &[(&str, &str)]) -> BTreeMap<String, String> {

@@ -458,3 +458,19 @@ pub fn file_ref(vol: &str, path: &str, optional: bool, prefix: Option<&str>) -> 
 pub fn mount(name: &str, vol: &Volume) -> serde_json::Value {
     serde_json::json!({"name": name, "mountPath": vol.dir()})
 }
+
+/// A volume named `v` holding `files`, and a manifest (in a second directory)
+/// mounting it with the fields of `rest` merged in: (volume, manifest dir, manifest path).
+pub fn setup(files: &[(&str, &str)], rest: serde_json::Value) -> (Volume, Volume, String) {
+    let vol = Volume::new();
+    for (p, c) in files {
+        vol.file(p, c);
+    }
+    let d = Volume::new();
+    let mut m = serde_json::json!({"volumeMounts": [mount("v", &vol)]});
+    for (k, val) in rest.as_object().expect("rest is an object") {
+        m[k] = val.clone();
+    }
+    let path = d.manifest(&m);
+    (vol, d, path)
+}
