@@ -17,7 +17,7 @@ pub const DEFAULT_PATH: &[u8] = b"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/
 pub struct Exec {
     pub path: CString,
     pub argv: Vec<CString>,
-    pub envp: Vec<CString>,
+    pub envp: Envp,
     /// The program word as written, for messages after a failed exec.
     pub shown: String,
 }
@@ -31,20 +31,57 @@ pub enum Lookup {
     Verify,
 }
 
-/// `NAME=VALUE` strings for `execve`, in environment order.
-pub fn envp(env: &Environment) -> Vec<CString> {
-    env.vars()
-        .iter()
-        .map(|v| {
-            let mut s = Vec::with_capacity(v.name.len() + 1 + v.value.len() + 1);
-            s.extend_from_slice(&v.name);
-            s.push(b'=');
-            s.extend_from_slice(&v.value);
-            // Names and values never hold NUL: files and the manifest reject it, and
-            // the process environment cannot carry it.
-            CString::new(s).unwrap_or_default()
+/// The `NAME=VALUE` strings for `execve`, in environment order, built once in
+/// one buffer, each followed by its NUL: one allocation and one copy of each
+/// name and value, where a `CString` per variable cost ~1,200 allocations and
+/// a NUL search of each (docs/performance.md).
+pub struct Envp {
+    buf: Vec<u8>,
+    /// Where each string starts in `buf`.
+    starts: Vec<usize>,
+}
+
+impl Envp {
+    /// Each string, without its NUL.
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        self.starts.iter().enumerate().map(|(i, &s)| {
+            let end = self.starts.get(i + 1).map_or(self.buf.len(), |&next| next);
+            &self.buf[s..end - 1]
         })
-        .collect()
+    }
+
+    pub fn len(&self) -> usize {
+        self.starts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.starts.is_empty()
+    }
+
+    /// A pointer to each string (NUL-terminated, in `self`), then a null one.
+    pub fn pointers(&self) -> Vec<*const libc::c_char> {
+        let mut p: Vec<*const libc::c_char> = Vec::with_capacity(self.starts.len() + 1);
+        p.extend(self.starts.iter().map(|&s| self.buf[s..].as_ptr().cast()));
+        p.push(std::ptr::null());
+        p
+    }
+}
+
+pub fn envp(env: &Environment) -> Envp {
+    let vars = env.vars();
+    let size = vars.iter().map(|v| v.name.len() + v.value.len() + 2).sum();
+    let mut e = Envp { buf: Vec::with_capacity(size), starts: Vec::with_capacity(vars.len()) };
+    for v in vars {
+        e.starts.push(e.buf.len());
+        e.buf.extend_from_slice(&v.name);
+        e.buf.push(b'=');
+        e.buf.extend_from_slice(&v.value);
+        // Names and values never hold NUL: files and the manifest reject it, and
+        // the process environment cannot carry it.
+        debug_assert!(!v.name.contains(&0) && !v.value.contains(&0));
+        e.buf.push(0);
+    }
+    e
 }
 
 /// Resolves the program and checks every `execve` limit; every problem is reported.
@@ -69,7 +106,7 @@ pub fn prepare(line: &[Word], expanded: Vec<Vec<u8>>, env: &Environment, lookup:
 
 /// Checks `execve`'s limits: each string at most MAX_ARG_STRLEN, and the
 /// whole of argv + envp within what the stack rlimit allows.
-pub fn check_sizes(line: &[Word], argv: &[CString], envp: &[CString], vars: &[Var], path_len: usize) -> Vec<Error> {
+pub fn check_sizes(line: &[Word], argv: &[CString], envp: &Envp, vars: &[Var], path_len: usize) -> Vec<Error> {
     let mut errors = Vec::new();
     for (i, a) in argv.iter().enumerate() {
         let n = a.as_bytes().len();
@@ -81,7 +118,7 @@ pub fn check_sizes(line: &[Word], argv: &[CString], envp: &[CString], vars: &[Va
         }
     }
     for (e, var) in envp.iter().zip(vars) {
-        let n = e.as_bytes().len();
+        let n = e.len();
         if n > MAX_EXEC_STRING_BYTES {
             errors.push(Error::new(
                 code::NOEXEC,
@@ -89,14 +126,14 @@ pub fn check_sizes(line: &[Word], argv: &[CString], envp: &[CString], vars: &[Va
             ));
         }
     }
-    let strings: usize = argv.iter().chain(envp).map(|s| s.as_bytes().len() + 1).sum::<usize>() + path_len + 1;
+    let strings: usize = argv.iter().map(|s| s.as_bytes().len() + 1).sum::<usize>() + envp.buf.len() + path_len + 1;
     let total = strings + (argv.len() + envp.len() + 2) * std::mem::size_of::<usize>();
     // The limit is never below MIN_EXEC_TOTAL_BYTES: a total within it fits
     // without asking for the stack rlimit (one system call fewer at start-up).
     let limit = if total > MIN_EXEC_TOTAL_BYTES { exec_total_limit() } else { MIN_EXEC_TOTAL_BYTES };
     if total > limit {
-        let largest = envp.iter().zip(vars).max_by_key(|(e, _)| e.as_bytes().len());
-        let which = largest.map_or(String::new(), |(e, v)| format!("; the largest is {} ({} bytes)", v.describe(), e.as_bytes().len()));
+        let largest = envp.iter().zip(vars).max_by_key(|(e, _)| e.len());
+        let which = largest.map_or(String::new(), |(e, v)| format!("; the largest is {} ({} bytes)", v.describe(), e.len()));
         errors.push(Error::new(
             code::NOEXEC,
             format!("the environment and arguments total {total} bytes, over the system limit of {limit} bytes{which}"),

@@ -104,12 +104,11 @@ pub fn stat(path: &CStr) -> io::Result<libc::stat> {
 }
 
 /// `execve(2)`: returns only on failure.
-pub fn execve(path: &CStr, argv: &[CString], envp: &[CString]) -> io::Error {
+pub fn execve(path: &CStr, argv: &[CString], envp: &crate::exec::Envp) -> io::Error {
     let mut argv_p: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     argv_p.push(std::ptr::null());
-    let mut envp_p: Vec<*const libc::c_char> = envp.iter().map(|e| e.as_ptr()).collect();
-    envp_p.push(std::ptr::null());
-    // SAFETY: both arrays are NULL-terminated and their strings outlive the call.
+    let envp_p = envp.pointers();
+    // SAFETY: both arrays are NULL-terminated and their strings, NUL-terminated, outlive the call.
     unsafe { libc::execve(path.as_ptr(), argv_p.as_ptr(), envp_p.as_ptr()) };
     io::Error::last_os_error()
 }
