@@ -9,6 +9,7 @@ use std::fmt;
 
 use memchr::{memchr, memchr3, memchr_iter};
 
+use crate::index::NameIndex;
 use crate::limits::{MAX_ENV_FILE_BYTES, MAX_NAME_BYTES, MAX_VALUE_BYTES};
 use crate::names::is_relaxed;
 
@@ -77,8 +78,8 @@ pub struct EnvFile {
     data: Vec<u8>,
     arena: Vec<u8>,
     entries: Vec<Entry>,
-    /// Entry indices sorted by name, last occurrence kept; built on first lookup.
-    index: OnceCell<Vec<u32>>,
+    /// Name -> index of its last entry; built on first lookup.
+    index: OnceCell<NameIndex>,
 }
 
 const BLANKS: [u8; 2] = [b' ', b'\t'];
@@ -328,21 +329,15 @@ impl EnvFile {
 
     /// The value of `key` and its line; the last occurrence wins.
     pub fn get(&self, key: &[u8]) -> Option<(&[u8], u32)> {
+        let name_of = |i: u32| self.name_of(&self.entries[i as usize]);
         let index = self.index.get_or_init(|| {
-            let mut idx: Vec<u32> = (0..self.entries.len() as u32).collect();
-            // Stable: equal names stay in file order, so the last of a run is the last occurrence.
-            idx.sort_by(|&a, &b| self.name_of(&self.entries[a as usize]).cmp(self.name_of(&self.entries[b as usize])));
-            idx.dedup_by(|later, earlier| {
-                let same = self.name_of(&self.entries[*later as usize]) == self.name_of(&self.entries[*earlier as usize]);
-                if same {
-                    *earlier = *later;
-                }
-                same
-            });
-            idx
+            let mut index = NameIndex::with_capacity(self.entries.len());
+            for i in 0..self.entries.len() as u32 {
+                index.put(name_of(i), i, name_of);
+            }
+            index
         });
-        let found = index.binary_search_by(|&i| self.name_of(&self.entries[i as usize]).cmp(key)).ok()?;
-        let e = &self.entries[index[found] as usize];
+        let e = &self.entries[index.get(key, name_of)? as usize];
         Some((self.value_of(e), e.line))
     }
 }

@@ -1,7 +1,7 @@
 //! Building the program's environment (SPEC §2): inherited, then `envFrom`,
 //! then `env`, each step overriding the one before.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::ffi::OsString;
 use std::fmt;
 use std::os::unix::ffi::OsStringExt;
@@ -9,6 +9,7 @@ use std::rc::Rc;
 
 use crate::error::{code, escape, Error};
 use crate::expand::expand_capped;
+use crate::index::NameIndex;
 use crate::limits::{MAX_EXEC_STRING_BYTES, MAX_EXEC_TOTAL_BYTES, MAX_NAME_BYTES};
 use crate::manifest::{EnvFrom, EnvSource, Manifest};
 use crate::names::NameRule;
@@ -64,30 +65,37 @@ impl Var {
 #[derive(Debug, Default)]
 pub struct Environment {
     vars: Vec<Var>,
-    /// Name -> position in `vars`. A hash map, not a BTreeMap: with 1,000+
-    /// names sharing a prefix (`APP_CONFIG_KEY_…`), the B-tree's comparisons
-    /// (musl's byte-at-a-time memcmp) were 40% of a start-up's instructions
-    /// (docs/performance.md). std's RandomState keeps it flooding-resistant.
-    index: HashMap<Vec<u8>, usize>,
+    /// Name -> position in `vars` (names stay in `vars`). Not a BTreeMap:
+    /// with 1,000+ names sharing a prefix (`APP_CONFIG_KEY_…`), the B-tree's
+    /// comparisons (musl's byte-at-a-time memcmp) were 40% of a start-up's
+    /// instructions; nor a `HashMap<Vec<u8>, usize>`, which copied every name
+    /// (docs/performance.md). Keyed SipHash keeps it flooding-resistant.
+    index: NameIndex,
     /// What the variables take in an `execve` environment: `NAME=VALUE`, NUL, pointer.
     exec_bytes: usize,
+    /// How many variables are still to come after the files' (the `env`
+    /// entries): [`Environment::reserve`] makes room for them too, so that
+    /// `vars` is not copied to a twice larger block for the last few.
+    later: usize,
 }
 
 impl Environment {
     pub fn get(&self, name: &[u8]) -> Option<&[u8]> {
-        self.index.get(name).map(|&i| self.vars[i].value.as_slice())
+        let vars = &self.vars;
+        self.index.get(name, |i| &vars[i as usize].name).map(|i| vars[i as usize].value.as_slice())
     }
 
     pub fn set(&mut self, name: &[u8], value: Vec<u8>, source: Source) {
-        match self.index.get(name) {
-            Some(&i) => {
-                self.exec_bytes = self.exec_bytes - self.vars[i].value.len() + value.len();
-                self.vars[i].value = value;
-                self.vars[i].source = source;
+        let vars = &self.vars;
+        match self.index.get_or_insert(name, vars.len() as u32, |i| &vars[i as usize].name) {
+            Ok(i) => {
+                let var = &mut self.vars[i as usize];
+                self.exec_bytes = self.exec_bytes - var.value.len() + value.len();
+                var.value = value;
+                var.source = source;
             }
-            None => {
+            Err(_) => {
                 self.exec_bytes += name.len() + 1 + value.len() + 1 + std::mem::size_of::<usize>();
-                self.index.insert(name.to_vec(), self.vars.len());
                 self.vars.push(Var { name: name.to_vec(), value, source });
             }
         }
@@ -96,8 +104,8 @@ impl Environment {
     /// Room for `n` more variables, so a file's keys grow the index once
     /// instead of rehashing it as it doubles (docs/performance.md).
     pub fn reserve(&mut self, n: usize) {
-        self.vars.reserve(n);
-        self.index.reserve(n);
+        self.vars.reserve(n + self.later);
+        self.index.reserve(self.vars.len() + n + self.later);
     }
 
     /// The bytes the variables take in an `execve` environment (strings, NULs, pointers).
@@ -137,6 +145,8 @@ fn rule_text(rule: NameRule) -> &'static str {
 
 pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mut Sources) -> Built {
     let mut b = Built { env: Environment::default(), errors: Vec::new(), warnings: Vec::new() };
+
+    b.env.later = inputs.manifest.env.len() + inputs.cli_env.len();
 
     // 1. Inherited, minus envshim's own configuration.
     let inherited: Vec<(Vec<u8>, Vec<u8>)> =

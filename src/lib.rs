@@ -11,6 +11,7 @@ pub mod error;
 pub mod exec;
 pub mod expand;
 pub mod files;
+pub mod index;
 pub mod init;
 pub mod install;
 pub mod limits;
