@@ -336,10 +336,13 @@ fn import(b: &mut Built, file: &crate::envfile::EnvFile, display: &Rc<str>, pref
     let mut skipped: BTreeSet<Vec<u8>> = BTreeSet::new();
     let mut name = prefix.to_vec();
     b.env.reserve(file.len());
+    // The file's keys passed the relaxed rule when it was parsed, and a
+    // relaxed name prefixed by a relaxed name is one: no byte to check again.
+    let valid = rule == NameRule::Relaxed && (prefix.is_empty() || rule.accepts(prefix));
     for (key, value, line) in file.iter() {
         name.truncate(prefix.len());
         name.extend_from_slice(key);
-        if rule.accepts(&name) {
+        if valid || rule.accepts(&name) {
             b.env.set(&name, value.to_vec(), Source::EnvFrom { file: display.clone(), line });
             if stop_when_full(b, full, || format!("{display} line {line}")) {
                 return;
