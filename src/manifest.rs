@@ -103,7 +103,7 @@ fn parse_json(bytes: &[u8]) -> Result<Json<'_>, String> {
     // Invalid UTF-8 is an error wherever it is (outside a string, any byte
     // over 0x7f is): checked once here, every string is then a slice of `s`.
     let doc = std::str::from_utf8(bytes).ok().and_then(|s| {
-        let mut r = Reader { s, b: bytes, i: 0, depth: 0 };
+        let mut r = Reader { s, b: bytes, i: 0, depth: 0, items: Vec::new(), fields: Vec::new() };
         let v = r.value()?;
         r.skip_ws();
         (r.i == bytes.len()).then_some(v)
@@ -125,6 +125,12 @@ struct Reader<'a> {
     b: &'a [u8],
     i: usize,
     depth: usize,
+    /// The items and fields of the arrays and objects being read, nested
+    /// ones above their parent's; each is moved to an exact-size `Vec` when
+    /// it closes (the allocator reuses nothing, so growing them in place
+    /// would leave a copy behind at every doubling).
+    items: Vec<Json<'a>>,
+    fields: Vec<(Cow<'a, str>, Json<'a>)>,
 }
 
 /// serde_json's recursion limit: this many nested arrays and objects are refused.
@@ -181,35 +187,37 @@ impl<'a> Reader<'a> {
     }
 
     fn array(&mut self) -> Option<Json<'a>> {
-        let mut items = Vec::new();
+        let start = self.items.len();
         if !self.eat(b']') {
             loop {
-                items.push(self.value()?);
+                let v = self.value()?;
+                self.items.push(v);
                 if self.eat(b']') {
                     break;
                 }
                 self.eat(b',').then_some(())?;
             }
         }
-        Some(Json::Array(items))
+        Some(Json::Array(self.items.drain(start..).collect()))
     }
 
     fn object(&mut self) -> Option<Json<'a>> {
-        let mut fields = Vec::new();
+        let start = self.fields.len();
         if !self.eat(b'}') {
             loop {
                 self.skip_ws();
                 (self.peek() == Some(b'"')).then_some(())?;
                 let key = self.string()?;
                 self.eat(b':').then_some(())?;
-                fields.push((key, self.value()?));
+                let v = self.value()?;
+                self.fields.push((key, v));
                 if self.eat(b'}') {
                     break;
                 }
                 self.eat(b',').then_some(())?;
             }
         }
-        Some(Json::Object(fields))
+        Some(Json::Object(self.fields.drain(start..).collect()))
     }
 
     /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, finite as an `f64`:
