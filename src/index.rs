@@ -72,9 +72,7 @@ impl NameIndex {
     /// The id of `name`; when absent, `name` is added with id `new` and Err(new) returned.
     pub fn get_or_insert<'n>(&mut self, name: &[u8], new: u32, name_of: impl Fn(u32) -> &'n [u8]) -> Result<u32, u32> {
         debug_assert!(new != EMPTY);
-        if (self.len + 1) * 2 > self.slots.len() {
-            self.resize(self.len + 1);
-        }
+        self.reserve(self.len + 1);
         let hash = self.hash(name);
         let i = self.slot(name, hash, name_of);
         match self.slots[i].1 {
@@ -90,25 +88,24 @@ impl NameIndex {
     /// Maps `name` to `id` (whose name is `name` too), replacing the id it had.
     pub fn put<'n>(&mut self, name: &[u8], id: u32, name_of: impl Fn(u32) -> &'n [u8]) {
         debug_assert!(id != EMPTY);
-        if (self.len + 1) * 2 > self.slots.len() {
-            self.resize(self.len + 1);
-        }
+        self.reserve(self.len + 1);
         let hash = self.hash(name);
         let i = self.slot(name, hash, name_of);
         self.len += usize::from(self.slots[i].1 == EMPTY);
         self.slots[i] = (hash as u32, id);
     }
 
-    /// Room for `n` names in all (at most half the slots used).
+    /// Room for `n` names in all (at most three quarters of the slots used,
+    /// and one always empty).
     pub fn reserve(&mut self, n: usize) {
-        if n * 2 > self.slots.len() {
+        if n * 4 >= self.slots.len() * 3 {
             self.resize(n);
         }
     }
 
     /// Grows to fit `n` names (ids are unique: no names are compared).
     fn resize(&mut self, n: usize) {
-        let size = (n.max(4) * 2).next_power_of_two();
+        let size = (n.max(3) * 4 / 3 + 1).next_power_of_two();
         let old = std::mem::replace(&mut self.slots, vec![(0, EMPTY); size]);
         let mask = size - 1;
         for (h, id) in old.into_iter().filter(|&(_, id)| id != EMPTY) {
