@@ -244,6 +244,8 @@ fn each_name_is_checked_with_the_rule_in_force() {
     out.fails_with(78, &["--file-env \"A=B\"", "not a valid variable name"]);
     let out = envshim(["check", "--file-env", "A,,B"]).run();
     out.fails_with(78, &["--file-env \"\"", "not a valid variable name"]);
+    let out = envshim(["check"]).env("ENVSHIM_FILE_ENV", "").run();
+    out.fails_with(78, &["--file-env \"\"", "not a valid variable name"]);
     // "1A" passes the relaxed rule, not the strict one.
     let v = Volume::new();
     let p = secret_file(&v, "pw");

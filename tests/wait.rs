@@ -188,6 +188,19 @@ fn optional_files_the_manifest_missing_keys_and_other_failures_are_not_waited_fo
     assert!(out.elapsed < Duration::from_secs(5));
 }
 
+/// The other problems are reported once the wait is over, with their own code.
+#[test]
+fn other_problems_are_reported_after_the_wait() {
+    let d = Volume::new();
+    let f = d.join("late.env");
+    let m = d.manifest(&json!({"env": [{"name": "BAD=NAME", "value": SENTINEL}]}));
+    let _w = Writer::after(LATE, &atomic(&f, "A=1\n"));
+    let out = envshim(["check", "--manifest", &m, "--env-file", f.to_str().unwrap(), "--wait", "15s"]).run();
+    out.fails_with(78, &["env[0].name", "not a valid variable name"]);
+    out.no_sentinel();
+    assert!(out.elapsed >= LATE, "{:?}", out.elapsed);
+}
+
 #[test]
 fn without_wait_a_missing_file_fails_at_once() {
     let d = Volume::new();
