@@ -24,12 +24,12 @@ pub enum Source {
     EnvFrom { file: Rc<str>, line: u32 },
     /// `env[i]` of the manifest via `fileKeyRef`.
     FileKey { file: Rc<str>, line: u32 },
+    /// `--file-env NAME`: the file named by `NAME_FILE`, shown as `NAME_FILE PATH`.
+    FileEnv(Rc<str>),
     /// `env[i]` of the manifest, a literal.
     ManifestEnv(usize),
     /// A `--env` option.
     CliEnv,
-    /// `--file-env NAME`: the file named by `NAME_FILE`, shown as `NAME_FILE PATH`.
-    FileEnv(Rc<str>),
 }
 
 impl fmt::Display for Source {
@@ -99,8 +99,8 @@ impl Environment {
     /// Removes `name`; the variables after it keep their order.
     pub fn remove(&mut self, name: &[u8]) {
         let Some(i) = self.index.remove(name) else { return };
-        let v = self.vars.remove(i);
-        self.exec_bytes -= v.name.len() + 1 + v.value.len() + 1 + std::mem::size_of::<usize>();
+        let Var { name, value, .. } = self.vars.remove(i);
+        self.exec_bytes -= name.len() + 1 + value.len() + 1 + std::mem::size_of::<usize>();
         for p in self.index.values_mut().filter(|p| **p > i) {
             *p -= 1;
         }
