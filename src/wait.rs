@@ -45,19 +45,24 @@ fn look(files: &[Awaited], deadline: Option<Instant>, stop: &SigSet) -> Result<W
     let mut missing: Vec<&Awaited> = files.iter().collect();
     loop {
         missing.retain(|f| !f.exists());
-        if missing.is_empty() {
-            return Ok(Waited::Present);
-        }
         let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        if left == Some(Duration::ZERO) {
-            return Ok(Waited::TimedOut);
-        }
-        let nap = left.map_or(WAIT_POLL, |l| l.min(WAIT_POLL));
+        // Once every file is there, one look without sleeping for a signal that
+        // came meanwhile: as PID 1 it would be dropped when the mask is restored.
+        let nap = match left {
+            _ if missing.is_empty() => Duration::ZERO,
+            Some(Duration::ZERO) => return Ok(Waited::TimedOut),
+            Some(l) => l.min(WAIT_POLL),
+            None => WAIT_POLL,
+        };
         let signal = sys::wait_signal(stop, Some(nap)).map_err(|e| Error::new(code::OSERR, format!("--wait: sigtimedwait failed: {e}")))?;
         if let Some(sig) = signal {
             let name = if sig == libc::SIGTERM { "SIGTERM" } else { "SIGINT" };
             let names: Vec<&str> = missing.iter().map(|f| &*f.display).collect();
-            return Err(Error::new(128 + sig, format!("{name} while waiting (--wait) for missing files: {}", names.join(", "))));
+            let names = if names.is_empty() { "none left".to_string() } else { names.join(", ") };
+            return Err(Error::new(128 + sig, format!("{name} while waiting (--wait) for missing files: {names}")));
+        }
+        if missing.is_empty() {
+            return Ok(Waited::Present);
         }
     }
 }

@@ -425,8 +425,8 @@ fn as_pid_1_sigterm_and_sigint_end_the_wait_too() {
     check_stopped(code, took, &err, &log, libc::SIGINT, "SIGINT");
 }
 
-/// After the wait the signal mask is what it was: the program (here, with
-/// --init, a child that reports its mask) starts with SIGTERM unblocked.
+/// After the wait the signal mask is what it was: the program (a shell that
+/// reports its own mask) starts with SIGTERM and SIGINT unblocked.
 #[test]
 fn the_mask_is_restored_after_the_wait() {
     let d = Volume::new();
