@@ -136,7 +136,7 @@ fn wait(option: Option<Duration>) -> Result<Option<Duration>, String> {
     }
     match std::env::var_os("ENVSHIM_WAIT") {
         None => Ok(None),
-        Some(v) => v.to_str().ok_or_else(|| "ENVSHIM_WAIT: not UTF-8".to_string()).and_then(duration).map(Some).map_err(|e| format!("ENVSHIM_WAIT: {e}")),
+        Some(v) => v.to_str().ok_or_else(|| "not UTF-8".to_string()).and_then(duration).map(Some).map_err(|e| format!("ENVSHIM_WAIT: {e}")),
     }
 }
 

@@ -246,6 +246,9 @@ fn bad_durations_are_usage_errors() {
         let out = envshim(["check"]).env("ENVSHIM_WAIT", bad).run();
         out.fails_with(2, &["ENVSHIM_WAIT"]);
     }
+    use std::os::unix::ffi::OsStrExt;
+    let out = envshim(["check"]).env("ENVSHIM_WAIT", std::ffi::OsStr::from_bytes(b"1\xffs")).run();
+    out.fails_with(2, &["ENVSHIM_WAIT: not UTF-8"]);
     for good in ["0", "500ms", "2s", "1m", "1h"] {
         envshim(["check", "--wait", good]).run().ok();
     }
