@@ -25,6 +25,8 @@ pub enum Source {
     EnvFrom { file: Rc<str>, line: u32 },
     /// `env[i]` of the manifest via `fileKeyRef`.
     FileKey { file: Rc<str>, line: u32 },
+    /// `--file-env NAME`: the file named by `NAME_FILE`, shown as `NAME_FILE PATH`.
+    FileEnv(Rc<str>),
     /// `env[i]` of the manifest, a literal.
     ManifestEnv(usize),
     /// A `--env` option.
@@ -38,6 +40,7 @@ impl fmt::Display for Source {
             Source::EnvFrom { file, line } | Source::FileKey { file, line } => write!(f, "{file}:{line}"),
             Source::ManifestEnv(i) => write!(f, "manifest env[{i}]"),
             Source::CliEnv => f.write_str("--env"),
+            Source::FileEnv(shown) => f.write_str(shown),
         }
     }
 }
@@ -101,6 +104,21 @@ impl Environment {
         }
     }
 
+    /// Removes `name`; the variables after it keep their order.
+    pub fn remove(&mut self, name: &[u8]) {
+        let vars = &self.vars;
+        let Some(i) = self.index.get(name, |i| &vars[i as usize].name) else { return };
+        let Var { name, value, .. } = self.vars.remove(i as usize);
+        self.exec_bytes -= name.len() + 1 + value.len() + 1 + std::mem::size_of::<usize>();
+        // The ids after `i` moved down by one: the index is filled again (rare:
+        // `--file-env` only; the table keeps its size).
+        self.index.clear();
+        let vars = &self.vars;
+        for (id, var) in vars.iter().enumerate() {
+            self.index.put(&var.name, id as u32, |i| &vars[i as usize].name);
+        }
+    }
+
     /// Room for `n` more variables, so a file's keys grow the index once
     /// instead of rehashing it as it doubles (docs/performance.md).
     pub fn reserve(&mut self, n: usize) {
@@ -136,7 +154,7 @@ pub struct Built {
     pub warnings: Vec<String>,
 }
 
-fn rule_text(rule: NameRule) -> &'static str {
+pub fn rule_text(rule: NameRule) -> &'static str {
     match rule {
         NameRule::Relaxed => "printable ASCII except '='",
         NameRule::Strict => "--strict-names: [-._a-zA-Z][-._a-zA-Z0-9]*, not '.', '..' or '..'-prefixed",
@@ -171,10 +189,9 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
         let EnvFrom::File { file, prefix } = entry else { continue };
         match sources.load_in_volume(&file.volume_name, &file.path, &format_args!("manifest: envFrom[{i}].fileRef"), &mut b.errors) {
             Loaded::File(f, display) => import(&mut b, &f, &display, prefix.as_bytes(), inputs.rule, &mut full),
-            Loaded::Missing(display) if !file.optional => b.errors.push(Error::new(
-                code::NOINPUT,
-                format!("manifest: envFrom[{i}]: file {display} not found"),
-            )),
+            Loaded::Missing(display) if !file.optional => {
+                b.errors.push(sources.required(&display, format!("manifest: envFrom[{i}]: file {display} not found")))
+            }
             _ => {}
         }
     }
@@ -185,7 +202,7 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
         match sources.load_path(path, &mut b.errors) {
             Loaded::File(f, display) => import(&mut b, &f, &display, b"", inputs.rule, &mut full),
             Loaded::Missing(display) => {
-                b.errors.push(Error::new(code::NOINPUT, format!("--env-file {display}: file not found")))
+                b.errors.push(sources.required(&display, format!("--env-file {display}: file not found")))
             }
             Loaded::Failed => {}
         }
@@ -241,7 +258,7 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
                         )),
                     },
                     Loaded::Missing(display) if !file.optional => {
-                        b.errors.push(Error::new(code::NOINPUT, format!("{}: file {display} not found", what())))
+                        b.errors.push(sources.required(&display, format!("{}: file {display} not found", what())))
                     }
                     _ => {}
                 }
@@ -409,5 +426,23 @@ mod tests {
         env.set(b"A", b"3".to_vec(), Source::CliEnv);
         let got: Vec<_> = env.vars().iter().map(|v| (v.name.clone(), v.value.clone(), v.source.clone())).collect();
         assert_eq!(got, vec![(b"A".to_vec(), b"3".to_vec(), Source::CliEnv), (b"B".to_vec(), b"2".to_vec(), Source::Inherited)]);
+    }
+
+    #[test]
+    fn remove_keeps_the_order_and_the_index_of_the_rest() {
+        let mut env = Environment::default();
+        for n in ["A", "B", "C", "D"] {
+            env.set(n.as_bytes(), n.as_bytes().to_vec(), Source::Inherited);
+        }
+        let before = env.exec_bytes();
+        env.remove(b"B");
+        env.remove(b"nope");
+        let names: Vec<_> = env.vars().iter().map(|v| v.name.clone()).collect();
+        assert_eq!(names, [b"A".to_vec(), b"C".to_vec(), b"D".to_vec()]);
+        assert_eq!(env.get(b"D"), Some(&b"D"[..]));
+        assert_eq!(env.get(b"B"), None);
+        assert_eq!(env.exec_bytes(), before - (1 + 1 + 1 + 1 + std::mem::size_of::<usize>()));
+        env.set(b"D", b"x".to_vec(), Source::CliEnv);
+        assert_eq!(env.vars()[2].value, b"x");
     }
 }
