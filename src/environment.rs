@@ -1,7 +1,7 @@
 //! Building the program's environment (SPEC §2): inherited, then `envFrom`,
 //! then `env`, each step overriding the one before.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fmt;
 use std::os::unix::ffi::OsStringExt;
@@ -9,9 +9,14 @@ use std::rc::Rc;
 
 use crate::error::{code, escape, Error};
 use crate::expand::expand_capped;
-use crate::limits::{MAX_EXEC_STRING_BYTES, MAX_EXEC_TOTAL_BYTES, MAX_NAME_BYTES};
+use crate::envfile::EnvFile;
+use crate::limits::{
+    MAX_EXEC_STRING_BYTES, MAX_EXEC_TOTAL_BYTES, MAX_IMPORTED_BYTES, MAX_IMPORTED_ENTRIES, MAX_NAME_BYTES,
+    MAX_SHOWN_NAME_BYTES, MAX_SKIPPED_KEYS_SHOWN,
+};
 use crate::manifest::{EnvFrom, EnvSource, Manifest};
 use crate::names::NameRule;
+use crate::report::Warnings;
 use crate::sources::{Loaded, Sources};
 
 pub const SERVICE_URL: &[u8] = b"KUBERNETES_SERVICE_URL";
@@ -125,7 +130,7 @@ pub struct Inputs<'a> {
 pub struct Built {
     pub env: Environment,
     pub errors: Vec<Error>,
-    pub warnings: Vec<String>,
+    pub warnings: Warnings,
 }
 
 fn rule_text(rule: NameRule) -> &'static str {
@@ -136,7 +141,7 @@ fn rule_text(rule: NameRule) -> &'static str {
 }
 
 pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mut Sources) -> Built {
-    let mut b = Built { env: Environment::default(), errors: Vec::new(), warnings: Vec::new() };
+    let mut b = Built { env: Environment::default(), errors: Vec::new(), warnings: Warnings::default() };
 
     // 1. Inherited, minus envshim's own configuration.
     let inherited: Vec<(Vec<u8>, Vec<u8>)> =
@@ -152,8 +157,10 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
     }
 
     // 2. envFrom: the manifest's, then --env-file. Building stops once the
-    // environment is past what execve ever takes (`full`, reported once).
+    // environment is past what execve ever takes, or the imports past their
+    // bound (`full`, reported once).
     let mut full = false;
+    let mut imported = Imported::default();
     for (i, entry) in inputs.manifest.env_from.iter().enumerate() {
         if full {
             break;
@@ -161,7 +168,12 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
         let EnvFrom::File { file, prefix } = entry else { continue };
         let at = format!("manifest: envFrom[{i}].fileRef");
         match sources.load_in_volume(&file.volume_name, &file.path, &at, &mut b.errors) {
-            Loaded::File(f, display) => import(&mut b, &f, &display, prefix.as_bytes(), inputs.rule, &mut full),
+            Loaded::File(f, display) => {
+                let what = || format!("manifest: envFrom[{i}] ({display})");
+                if imported.charge(&mut b, &f, prefix.len(), what, &mut full) {
+                    import(&mut b, &f, &display, prefix.as_bytes(), inputs.rule, &mut full)
+                }
+            }
             Loaded::Missing(display) if !file.optional => b.errors.push(Error::new(
                 code::NOINPUT,
                 format!("manifest: envFrom[{i}]: file {display} not found"),
@@ -174,7 +186,11 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
             break;
         }
         match sources.load_path(path, &mut b.errors) {
-            Loaded::File(f, display) => import(&mut b, &f, &display, b"", inputs.rule, &mut full),
+            Loaded::File(f, display) => {
+                if imported.charge(&mut b, &f, 0, || format!("--env-file {display}"), &mut full) {
+                    import(&mut b, &f, &display, b"", inputs.rule, &mut full)
+                }
+            }
             Loaded::Missing(display) => {
                 b.errors.push(Error::new(code::NOINPUT, format!("--env-file {display}: file not found")))
             }
@@ -320,13 +336,48 @@ fn stop_when_full(b: &mut Built, full: &mut bool, place: impl FnOnce() -> String
     true
 }
 
-/// Every key of `file`, prefixed; names that are not valid are skipped with
-/// one warning for the file, as the kubelet does (listing them prefixed, as it does).
-fn import(b: &mut Built, file: &crate::envfile::EnvFile, display: &Rc<str>, prefix: &[u8], rule: NameRule, full: &mut bool) {
-    let mut skipped: BTreeSet<Vec<u8>> = BTreeSet::new();
+/// What the imports (`envFrom`, `--env-file`) have cost so far. Every
+/// reference imports its file's keys again, so the work is bounded here, by
+/// the input, and not only by the environment's size: a file named 20,000
+/// times with the same prefix never grows the environment.
+#[derive(Default)]
+struct Imported {
+    entries: usize,
+    bytes: usize,
+}
+
+impl Imported {
+    /// Charges one import of `file` with a prefix of `prefix_len` bytes: its
+    /// distinct keys, and its size plus the prefix once per key (the names
+    /// built). Past either bound, reports it once (65) naming `what`, stops
+    /// the building, and returns false.
+    fn charge(&mut self, b: &mut Built, file: &EnvFile, prefix_len: usize, what: impl FnOnce() -> String, full: &mut bool) -> bool {
+        let keys = file.unique_len();
+        self.entries += keys;
+        self.bytes = self.bytes.saturating_add(file.size()).saturating_add(keys.saturating_mul(prefix_len));
+        if self.entries <= MAX_IMPORTED_ENTRIES && self.bytes <= MAX_IMPORTED_BYTES {
+            return true;
+        }
+        *full = true;
+        b.errors.push(Error::new(
+            code::DATAERR,
+            format!(
+                "{}: the imports pass {MAX_IMPORTED_ENTRIES} keys or {MAX_IMPORTED_BYTES} bytes in all (each reference to a file imports all its keys again)",
+                what()
+            ),
+        ));
+        false
+    }
+}
+
+/// Every key of `file` (its final key set), prefixed; names that are not
+/// valid are skipped with one warning for the file, as the kubelet does
+/// (listing them prefixed, as it does; here the first few in order, then a count).
+fn import(b: &mut Built, file: &EnvFile, display: &Rc<str>, prefix: &[u8], rule: NameRule, full: &mut bool) {
+    let mut skipped: Vec<&[u8]> = Vec::new();
     let mut name = prefix.to_vec();
-    b.env.reserve(file.len());
-    for (key, value, line) in file.iter() {
+    b.env.reserve(file.unique_len());
+    for (key, value, line) in file.unique() {
         name.truncate(prefix.len());
         name.extend_from_slice(key);
         if rule.accepts(&name) {
@@ -335,16 +386,45 @@ fn import(b: &mut Built, file: &crate::envfile::EnvFile, display: &Rc<str>, pref
                 return;
             }
         } else {
-            skipped.insert(name.clone());
+            skipped.push(key);
         }
     }
     if !skipped.is_empty() {
-        let keys: Vec<String> = skipped.iter().map(|k| escape(k)).collect();
-        b.warnings.push(format!(
-            "Keys [{}] from the EnvFrom file {display} were skipped since they are considered invalid environment variable names.",
-            keys.join(", ")
-        ));
+        b.warnings.push(skipped_warning(display, prefix, &mut skipped));
     }
+}
+
+/// The kubelet's warning for skipped keys (sorted, prefixed), listing at most
+/// [`MAX_SKIPPED_KEYS_SHOWN`] names of at most [`MAX_SHOWN_NAME_BYTES`] each.
+fn skipped_warning(display: &str, prefix: &[u8], keys: &mut [&[u8]]) -> String {
+    // The keys are distinct and share the prefix: sorting them sorts the names.
+    let shown = keys.len().min(MAX_SKIPPED_KEYS_SHOWN);
+    if keys.len() > shown {
+        keys.select_nth_unstable(shown);
+    }
+    keys[..shown].sort_unstable();
+    let names: Vec<String> = keys[..shown]
+        .iter()
+        .map(|key| {
+            let mut name = prefix.to_vec();
+            name.extend_from_slice(key);
+            // Escaped text is ASCII: any length is a character boundary.
+            let mut shown = escape(&name[..name.len().min(MAX_SHOWN_NAME_BYTES)]);
+            if shown.len() > MAX_SHOWN_NAME_BYTES || name.len() > MAX_SHOWN_NAME_BYTES {
+                shown.truncate(MAX_SHOWN_NAME_BYTES);
+                shown.push_str("...");
+            }
+            shown
+        })
+        .collect();
+    let more = match keys.len() - shown {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    format!(
+        "Keys [{}]{more} from the EnvFrom file {display} were skipped since they are considered invalid environment variable names.",
+        names.join(", ")
+    )
 }
 
 /// `https://HOST:PORT`, with an IPv6 HOST in brackets; None unless both are set and non-empty.

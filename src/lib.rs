@@ -199,9 +199,7 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
         service_url: !opts.no_service_url,
     };
     let Built { env, errors, warnings } = environment::build(std::env::vars_os().collect(), &inputs, &mut sources);
-    for w in &warnings {
-        report::warn(w);
-    }
+    warnings.print();
     Ok(Plan { env, line, errors })
 }
 
