@@ -37,6 +37,9 @@ pub const MAX_WARNING_LINES: usize = 16;
 pub const MAX_SKIPPED_KEYS_SHOWN: usize = 10;
 /// Longest skipped name shown in that warning (a prefix is configuration and may be long).
 pub const MAX_SHOWN_NAME_BYTES: usize = 128;
+/// `openat2` calls that fail with EAGAIN (a rename somewhere on the system
+/// during a `..` step) before the fallback resolver opens the file instead.
+pub const OPENAT2_TRIES: u32 = 8;
 /// Symbolic links followed while resolving one path without `openat2` (the kernel's MAXSYMLINKS).
 pub const MAX_SYMLINKS: usize = 40;
 
