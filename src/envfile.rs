@@ -357,11 +357,6 @@ impl EnvFile {
         })
     }
 
-    /// The file's size in bytes.
-    pub fn size(&self) -> usize {
-        self.data.len()
-    }
-
     pub fn len(&self) -> usize {
         self.entries.len()
     }

@@ -170,7 +170,7 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
         match sources.load_in_volume(&file.volume_name, &file.path, &at, &mut b.errors) {
             Loaded::File(f, display) => {
                 let what = || format!("manifest: envFrom[{i}] ({display})");
-                if imported.charge(&mut b, &f, prefix.len(), what, &mut full) {
+                if imported.charge(&mut b, &f, names_cost(prefix.as_bytes(), inputs.rule), what, &mut full) {
                     import(&mut b, &f, &display, prefix.as_bytes(), inputs.rule, &mut full)
                 }
             }
@@ -347,14 +347,15 @@ struct Imported {
 }
 
 impl Imported {
-    /// Charges one import of `file` with a prefix of `prefix_len` bytes: its
-    /// distinct keys, and its size plus the prefix once per key (the names
-    /// built). Past either bound, reports it once (65) naming `what`, stops
-    /// the building, and returns false.
-    fn charge(&mut self, b: &mut Built, file: &EnvFile, prefix_len: usize, what: impl FnOnce() -> String, full: &mut bool) -> bool {
+    /// Charges one import of `file`: its distinct keys, the bytes of their
+    /// keys and values, and `prefix_cost` more per key (see [`names_cost`]).
+    /// Past either bound, reports it once (65) naming `what`, stops the
+    /// building, and returns false.
+    fn charge(&mut self, b: &mut Built, file: &EnvFile, prefix_cost: usize, what: impl FnOnce() -> String, full: &mut bool) -> bool {
         let keys = file.unique_len();
+        let bytes: usize = file.unique().map(|(k, v, _)| k.len() + v.len()).sum();
         self.entries += keys;
-        self.bytes = self.bytes.saturating_add(file.size()).saturating_add(keys.saturating_mul(prefix_len));
+        self.bytes = self.bytes.saturating_add(bytes).saturating_add(keys.saturating_mul(prefix_cost));
         if self.entries <= MAX_IMPORTED_ENTRIES && self.bytes <= MAX_IMPORTED_BYTES {
             return true;
         }
@@ -370,10 +371,34 @@ impl Imported {
     }
 }
 
+/// True when no key can make `prefix` + key a valid name: the prefix holds a
+/// byte no name may hold, or starts as none may (`..`, a digit). (Only `.`
+/// is invalid alone and valid as a prefix, and it is one byte long.)
+fn prefix_spoils_every_name(prefix: &[u8], rule: NameRule) -> bool {
+    prefix.len() > 1 && !rule.accepts(prefix)
+}
+
+/// What building one prefixed name costs beyond its key: the prefix, unless
+/// no name is built because the prefix spoils them all.
+fn names_cost(prefix: &[u8], rule: NameRule) -> usize {
+    if prefix_spoils_every_name(prefix, rule) {
+        0
+    } else {
+        prefix.len()
+    }
+}
+
 /// Every key of `file` (its final key set), prefixed; names that are not
 /// valid are skipped with one warning for the file, as the kubelet does
 /// (listing them prefixed, as it does; here the first few in order, then a count).
 fn import(b: &mut Built, file: &EnvFile, display: &Rc<str>, prefix: &[u8], rule: NameRule, full: &mut bool) {
+    if prefix_spoils_every_name(prefix, rule) {
+        let mut skipped: Vec<&[u8]> = file.unique().map(|(key, _, _)| key).collect();
+        if !skipped.is_empty() {
+            b.warnings.push(skipped_warning(display, prefix, &mut skipped));
+        }
+        return;
+    }
     let mut skipped: Vec<&[u8]> = Vec::new();
     let mut name = prefix.to_vec();
     b.env.reserve(file.unique_len());
@@ -403,20 +428,7 @@ fn skipped_warning(display: &str, prefix: &[u8], keys: &mut [&[u8]]) -> String {
         keys.select_nth_unstable(shown);
     }
     keys[..shown].sort_unstable();
-    let names: Vec<String> = keys[..shown]
-        .iter()
-        .map(|key| {
-            let mut name = prefix.to_vec();
-            name.extend_from_slice(key);
-            // Escaped text is ASCII: any length is a character boundary.
-            let mut shown = escape(&name[..name.len().min(MAX_SHOWN_NAME_BYTES)]);
-            if shown.len() > MAX_SHOWN_NAME_BYTES || name.len() > MAX_SHOWN_NAME_BYTES {
-                shown.truncate(MAX_SHOWN_NAME_BYTES);
-                shown.push_str("...");
-            }
-            shown
-        })
-        .collect();
+    let names: Vec<String> = keys[..shown].iter().map(|key| shown_name(prefix, key)).collect();
     let more = match keys.len() - shown {
         0 => String::new(),
         n => format!(" and {n} more"),
@@ -425,6 +437,20 @@ fn skipped_warning(display: &str, prefix: &[u8], keys: &mut [&[u8]]) -> String {
         "Keys [{}]{more} from the EnvFrom file {display} were skipped since they are considered invalid environment variable names.",
         names.join(", ")
     )
+}
+
+/// `prefix` + `key` as the warning shows it: escaped, and when longer than
+/// [`MAX_SHOWN_NAME_BYTES`] the prefix is cut in the middle (`PRE...KEY`) so
+/// the key stays readable. (Escaped text is ASCII: any cut is at a character.)
+fn shown_name(prefix: &[u8], key: &[u8]) -> String {
+    let key = escape(key);
+    let mut name = escape(&prefix[..prefix.len().min(MAX_SHOWN_NAME_BYTES)]);
+    if name.len() + key.len() > MAX_SHOWN_NAME_BYTES {
+        name.truncate(MAX_SHOWN_NAME_BYTES.saturating_sub(key.len() + 3));
+        name.push_str("...");
+    }
+    name.push_str(&key);
+    name
 }
 
 /// `https://HOST:PORT`, with an IPv6 HOST in brackets; None unless both are set and non-empty.
@@ -465,6 +491,15 @@ mod tests {
         assert_eq!(url("[fd00::1]", "443").as_deref(), Some("https://[fd00::1]:443"));
         assert_eq!(url("", "443"), None);
         assert_eq!(url("h", ""), None);
+    }
+
+    #[test]
+    fn shown_names_keep_the_key_and_cut_a_long_prefix() {
+        assert_eq!(shown_name(b"P_", b"1KEY"), "P_1KEY");
+        assert_eq!(shown_name(b"", b"a\\b"), "a\\\\b");
+        let long = shown_name(&[b'='; 10_000], b"KEY");
+        assert_eq!(long.len(), MAX_SHOWN_NAME_BYTES);
+        assert!(long.starts_with("====") && long.ends_with("=...KEY"), "{long}");
     }
 
     #[test]

@@ -24,9 +24,13 @@ pub const MAX_TERMINATION_LOG_BYTES: usize = 4096;
 /// own bound never fires). More than 6 MiB of environment can hold (about
 /// 570,000 of the smallest variables).
 pub const MAX_IMPORTED_ENTRIES: usize = 1_000_000;
-/// Bytes imported in all: each reference counts the file's size plus its
-/// prefix once per key (the names built). Ten times what `execve` ever takes.
+/// Bytes imported in all: the names (prefixed) and values of every
+/// reference's keys. Ten times what `execve` ever takes.
 pub const MAX_IMPORTED_BYTES: usize = 64 * 1024 * 1024;
+/// Bytes of env files read by one run, all files together (each is read
+/// once however often it is named): 256 files at their limit. Bounds the
+/// memory and parsing of a manifest that names thousands of distinct files.
+pub const MAX_READ_BYTES: usize = 16 * 1024 * 1024;
 /// Longest line envshim writes on stderr (a longer one is cut, and says so).
 pub const MAX_MESSAGE_BYTES: usize = 2048;
 /// Error lines printed by one run; the rest are counted in one more line.
@@ -49,10 +53,12 @@ const_assert!(MAX_NAME_BYTES + 1 + MAX_VALUE_BYTES + 1 <= MAX_ENV_FILE_BYTES);
 const_assert!(MAX_NAME_BYTES + 1 + MAX_VALUE_BYTES < MAX_EXEC_STRING_BYTES);
 const_assert!(MIN_EXEC_TOTAL_BYTES < MAX_EXEC_TOTAL_BYTES);
 const_assert!(MAX_ENV_FILE_BYTES < MAX_MANIFEST_BYTES);
+const_assert!(MAX_ENV_FILE_BYTES * 256 <= MAX_READ_BYTES);
 // A full environment can be imported (many times over) within the import bounds.
 const_assert!(MAX_EXEC_TOTAL_BYTES < MAX_IMPORTED_BYTES);
 const_assert!(MAX_EXEC_TOTAL_BYTES / 11 < MAX_IMPORTED_ENTRIES);
-// A warning listing every shown key at full length fits in one line.
+// A warning listing every shown key at full length fits in one line (keys
+// without backslashes, which escaping doubles; the line bound holds whatever).
 const_assert!(MAX_SKIPPED_KEYS_SHOWN * (MAX_SHOWN_NAME_BYTES + 5) + 2 * MAX_SHOWN_NAME_BYTES + 256 < MAX_MESSAGE_BYTES);
 // The termination log holds at least one whole line.
 const_assert!(MAX_MESSAGE_BYTES < MAX_TERMINATION_LOG_BYTES);
