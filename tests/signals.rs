@@ -109,3 +109,20 @@ fn render_that_cannot_write_exits_74() {
     assert_eq!(out.status.code(), Some(74), "{stderr}");
     assert_eq!(stderr, "envshim: render: cannot write to stdout (No space left on device (os error 28))\n");
 }
+
+/// The same after the fork of `--init`, whose child resets every signal to
+/// its default before `execve`: an exec failure there keeps its code (126)
+/// and its log, not a death by SIGPIPE (141).
+#[test]
+fn an_init_exec_failure_with_stderr_a_closed_pipe_keeps_126() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("termination-log");
+    let program = dir.path().join("not-a-program");
+    std::fs::write(&program, b"\x7fELF garbage").unwrap();
+    std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let args = ["run", "--init", "--termination-log", log.to_str().unwrap(), "--", program.to_str().unwrap()];
+    let out = envshim(&args, Stdio::null(), closed_pipe());
+    assert_eq!((out.status.code(), out.status.signal()), (Some(126), None));
+    assert!(std::fs::read_to_string(&log).unwrap().starts_with("envshim: program "));
+}
