@@ -538,26 +538,35 @@ fn a_background_envshim_does_not_take_the_terminal() {
 
 // ---------------------------------------------------------------- signals during start-up
 
-/// A cgroup (v1 `cpu` controller) that gives its processes `percent` of one
-/// CPU, removed on drop; None (with a message) where it cannot be made.
+/// A cgroup that gives its processes `percent` of one CPU (the v1 `cpu`
+/// controller, or v2's `cpu.max`), removed on drop; None (with a message)
+/// where neither can be made.
 struct CpuLimit(PathBuf);
 
 impl CpuLimit {
     fn new(percent: u32) -> Option<CpuLimit> {
         static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let dir = PathBuf::from(format!("/sys/fs/cgroup/cpu/envshim-test-{}-{n}", std::process::id()));
-        let made = fs::create_dir(&dir)
-            .and_then(|()| fs::write(dir.join("cpu.cfs_period_us"), "100000"))
-            .and_then(|()| fs::write(dir.join("cpu.cfs_quota_us"), (percent * 1000).to_string()));
-        match made {
-            Ok(()) => Some(CpuLimit(dir)),
-            Err(e) => {
-                let _ = fs::remove_dir(&dir);
-                eprintln!("skipped: cannot make a cgroup v1 cpu limit at {dir:?}: {e}");
-                None
+        let name = format!("envshim-test-{}-{n}", std::process::id());
+        let quota = percent * 1000;
+        let v1 = PathBuf::from("/sys/fs/cgroup/cpu").join(&name);
+        let v2 = PathBuf::from("/sys/fs/cgroup").join(&name);
+        let tries: [(&PathBuf, Box<dyn Fn(&Path) -> std::io::Result<()>>); 2] = [
+            (&v1, Box::new(move |d: &Path| fs::write(d.join("cpu.cfs_quota_us"), quota.to_string()))),
+            (&v2, Box::new(move |d: &Path| fs::write(d.join("cpu.max"), format!("{quota} 100000")))),
+        ];
+        let mut why = Vec::new();
+        for (dir, limit) in tries {
+            match fs::create_dir(dir).and_then(|()| limit(dir)) {
+                Ok(()) => return Some(CpuLimit(dir.clone())),
+                Err(e) => {
+                    let _ = fs::remove_dir(dir);
+                    why.push(format!("{dir:?}: {e}"));
+                }
             }
         }
+        eprintln!("skipped: cannot make a cgroup with a CPU limit ({})", why.join("; "));
+        None
     }
 }
 
