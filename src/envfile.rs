@@ -78,8 +78,18 @@ pub struct EnvFile {
     data: Vec<u8>,
     arena: Vec<u8>,
     entries: Vec<Entry>,
-    /// Name -> index of its last entry; built on first lookup.
-    index: OnceCell<NameIndex>,
+    /// The final key set (see [`EnvFile::unique`]) and name -> its place in
+    /// it; built on the first import or lookup.
+    keys: OnceCell<Keys>,
+}
+
+/// An env file's distinct names: `order[k]` is the last entry of the `k`th
+/// distinct name (in order of first occurrence); `index` maps a name to its `k`.
+/// One table serves the imports and the `fileKeyRef` lookups.
+#[derive(Debug)]
+struct Keys {
+    index: NameIndex,
+    order: Vec<u32>,
 }
 
 const BLANKS: [u8; 2] = [b' ', b'\t'];
@@ -146,7 +156,7 @@ impl EnvFile {
         let mut file = EnvFile {
             arena: Vec::new(),
             entries: Vec::with_capacity(count_lines(&data) + 1),
-            index: OnceCell::new(),
+            keys: OnceCell::new(),
             data: Vec::new(),
         };
         let data_ref = &data;
@@ -319,6 +329,43 @@ impl EnvFile {
         self.entries.iter().map(move |e| (self.name_of(e), self.value_of(e), e.line))
     }
 
+    /// The file's final key set: each name once, at the place of its first
+    /// occurrence, with the value and line of its last (the last occurrence
+    /// wins). Importing this instead of every line bounds the work of an
+    /// import by the number of distinct names, however many duplicates the
+    /// file holds (docs/security.md).
+    pub fn unique(&self) -> impl Iterator<Item = (&[u8], &[u8], u32)> + '_ {
+        self.unique_order().iter().map(move |&i| {
+            let e = &self.entries[i as usize];
+            (self.name_of(e), self.value_of(e), e.line)
+        })
+    }
+
+    /// How many distinct names the file has.
+    pub fn unique_len(&self) -> usize {
+        self.unique_order().len()
+    }
+
+    /// For each distinct name, in order of first occurrence, the index of its last entry.
+    fn unique_order(&self) -> &[u32] {
+        &self.keys().order
+    }
+
+    fn keys(&self) -> &Keys {
+        self.keys.get_or_init(|| {
+            let mut keys = Keys { index: NameIndex::with_capacity(self.entries.len()), order: Vec::with_capacity(self.entries.len()) };
+            for (i, e) in self.entries.iter().enumerate() {
+                let order = &keys.order;
+                let name_of = |k: u32| self.name_of(&self.entries[order[k as usize] as usize]);
+                match keys.index.get_or_insert(self.name_of(e), order.len() as u32, name_of) {
+                    Ok(k) => keys.order[k as usize] = i as u32,
+                    Err(_) => keys.order.push(i as u32),
+                }
+            }
+            keys
+        })
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len()
     }
@@ -329,15 +376,9 @@ impl EnvFile {
 
     /// The value of `key` and its line; the last occurrence wins.
     pub fn get(&self, key: &[u8]) -> Option<(&[u8], u32)> {
-        let name_of = |i: u32| self.name_of(&self.entries[i as usize]);
-        let index = self.index.get_or_init(|| {
-            let mut index = NameIndex::with_capacity(self.entries.len());
-            for i in 0..self.entries.len() as u32 {
-                index.put(name_of(i), i, name_of);
-            }
-            index
-        });
-        let e = &self.entries[index.get(key, name_of)? as usize];
+        let Keys { index, order } = self.keys();
+        let k = index.get(key, |k| self.name_of(&self.entries[order[k as usize] as usize]))?;
+        let e = &self.entries[order[k as usize] as usize];
         Some((self.value_of(e), e.line))
     }
 }
