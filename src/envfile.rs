@@ -366,6 +366,11 @@ impl EnvFile {
         })
     }
 
+    /// The bytes its names and values are read from: at least those of its final key set.
+    pub fn bytes(&self) -> usize {
+        self.data.len() + self.arena.len()
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len()
     }

@@ -49,30 +49,53 @@ impl fmt::Display for Source {
     }
 }
 
-#[derive(Debug, Clone)]
-pub struct Var {
-    pub name: Vec<u8>,
-    pub value: Vec<u8>,
-    pub source: Source,
+/// A variable of the environment, as [`Environment::vars`] shows it.
+#[derive(Debug, Clone, Copy)]
+pub struct Var<'e> {
+    pub name: &'e [u8],
+    pub value: &'e [u8],
+    /// `NAME=VALUE`, as `execve` gets it (followed by a NUL in the environment's buffer).
+    pub text: &'e [u8],
+    pub source: &'e Source,
 }
 
-impl Var {
+impl Var<'_> {
     /// How messages name this variable: by name, except when the name was read
     /// from a file (then by file and line: names from files are not shown).
     pub fn describe(&self) -> String {
-        match &self.source {
+        match self.source {
             Source::EnvFrom { file, line } => format!("the variable from {file} line {line}"),
-            _ => format!("variable {}", escape(&self.name)),
+            _ => format!("variable {}", escape(self.name)),
         }
     }
 }
 
+/// Where a variable's `NAME=VALUE` is in [`Environment::strings`].
+#[derive(Debug)]
+struct Slot {
+    start: usize,
+    name: u32,
+    /// `NAME=VALUE`, without its NUL.
+    len: u32,
+    source: Source,
+}
+
 /// Variables in the order they were first defined; a later definition
 /// replaces the value and source in place.
+///
+/// Each variable is written once, as the `NAME=VALUE\0` string `execve`
+/// takes, into one buffer: `envp` points into it (docs/performance.md),
+/// where a name and a value `Vec` per variable and then a third copy for
+/// `execve` cost a page fault per 4 KiB of each.
 #[derive(Debug, Default)]
 pub struct Environment {
-    vars: Vec<Var>,
-    /// Name -> position in `vars` (names stay in `vars`). Not a BTreeMap:
+    /// Every variable's `NAME=VALUE\0`, appended; a replaced one stays behind
+    /// until the dead bytes outgrow the live ones (then the buffer is compacted).
+    strings: Vec<u8>,
+    /// The bytes of `strings` no variable uses any more.
+    dead: usize,
+    vars: Vec<Slot>,
+    /// Name -> position in `vars` (names stay in `strings`). Not a BTreeMap:
     /// with 1,000+ names sharing a prefix (`APP_CONFIG_KEY_…`), the B-tree's
     /// comparisons (musl's byte-at-a-time memcmp) were 40% of a start-up's
     /// instructions; nor a `HashMap<Vec<u8>, usize>`, which copied every name
@@ -86,48 +109,92 @@ pub struct Environment {
     later: usize,
 }
 
+/// The name of `vars[i]`, for the index.
+fn name_of<'s>(strings: &'s [u8], vars: &[Slot], i: u32) -> &'s [u8] {
+    let s = &vars[i as usize];
+    &strings[s.start..s.start + s.name as usize]
+}
+
 impl Environment {
     pub fn get(&self, name: &[u8]) -> Option<&[u8]> {
-        let vars = &self.vars;
-        self.index.get(name, |i| &vars[i as usize].name).map(|i| vars[i as usize].value.as_slice())
+        let (strings, vars) = (&self.strings, &self.vars);
+        let s = &vars[self.index.get(name, |i| name_of(strings, vars, i))? as usize];
+        Some(&strings[s.start + s.name as usize + 1..s.start + s.len as usize])
     }
 
-    pub fn set(&mut self, name: &[u8], value: Vec<u8>, source: Source) {
-        let vars = &self.vars;
-        match self.index.get_or_insert(name, vars.len() as u32, |i| &vars[i as usize].name) {
+    pub fn set(&mut self, name: &[u8], value: impl AsRef<[u8]>, source: Source) {
+        let value = value.as_ref();
+        // Names and values never hold NUL: files and the manifest reject it, and
+        // the process environment cannot carry it.
+        debug_assert!(!name.contains(&0) && !value.contains(&0));
+        let (strings, vars) = (&self.strings, &self.vars);
+        let found = self.index.get_or_insert(name, vars.len() as u32, |i| name_of(strings, vars, i));
+        let start = self.strings.len();
+        self.strings.reserve(name.len() + value.len() + 2);
+        self.strings.extend_from_slice(name);
+        self.strings.push(b'=');
+        self.strings.extend_from_slice(value);
+        self.strings.push(0);
+        let len = (name.len() + 1 + value.len()) as u32;
+        match found {
             Ok(i) => {
-                let var = &mut self.vars[i as usize];
-                self.exec_bytes = self.exec_bytes - var.value.len() + value.len();
-                var.value = value;
-                var.source = source;
+                let slot = &mut self.vars[i as usize];
+                self.exec_bytes = self.exec_bytes - slot.len as usize + len as usize;
+                self.dead += slot.len as usize + 1;
+                *slot = Slot { start, name: name.len() as u32, len, source };
+                self.compact_when_mostly_dead();
             }
             Err(_) => {
-                self.exec_bytes += name.len() + 1 + value.len() + 1 + std::mem::size_of::<usize>();
-                self.vars.push(Var { name: name.to_vec(), value, source });
+                self.exec_bytes += len as usize + 1 + std::mem::size_of::<usize>();
+                self.vars.push(Slot { start, name: name.len() as u32, len, source });
             }
         }
+    }
+
+    /// Copies the live strings to a new buffer once the replaced ones take
+    /// more than the live ones (and 64 KiB): values replaced again and again
+    /// (the same file imported many times) keep the buffer within twice the
+    /// environment's size.
+    fn compact_when_mostly_dead(&mut self) {
+        let live = self.strings.len() - self.dead;
+        if self.dead <= live.max(64 << 10) {
+            return;
+        }
+        let mut strings = Vec::with_capacity(live);
+        for s in &mut self.vars {
+            let start = strings.len();
+            strings.extend_from_slice(&self.strings[s.start..s.start + s.len as usize + 1]);
+            s.start = start;
+        }
+        self.strings = strings;
+        self.dead = 0;
     }
 
     /// Removes `name`; the variables after it keep their order.
     pub fn remove(&mut self, name: &[u8]) {
-        let vars = &self.vars;
-        let Some(i) = self.index.get(name, |i| &vars[i as usize].name) else { return };
-        let Var { name, value, .. } = self.vars.remove(i as usize);
-        self.exec_bytes -= name.len() + 1 + value.len() + 1 + std::mem::size_of::<usize>();
+        let (strings, vars) = (&self.strings, &self.vars);
+        let Some(i) = self.index.get(name, |i| name_of(strings, vars, i)) else { return };
+        let slot = self.vars.remove(i as usize);
+        self.exec_bytes -= slot.len as usize + 1 + std::mem::size_of::<usize>();
+        self.dead += slot.len as usize + 1;
         // The ids after `i` moved down by one: the index is filled again (rare:
         // `--file-env` only; the table keeps its size).
         self.index.clear();
-        let vars = &self.vars;
-        for (id, var) in vars.iter().enumerate() {
-            self.index.put(&var.name, id as u32, |i| &vars[i as usize].name);
+        let (strings, vars) = (&self.strings, &self.vars);
+        for id in 0..vars.len() as u32 {
+            self.index.put(name_of(strings, vars, id), id, |i| name_of(strings, vars, i));
         }
     }
 
-    /// Room for `n` more variables, so a file's keys grow the index once
-    /// instead of rehashing it as it doubles (docs/performance.md).
-    pub fn reserve(&mut self, n: usize) {
+    /// Room for `n` more variables of `bytes` bytes in all, so a file's keys
+    /// grow the index once instead of rehashing it as it doubles, and the
+    /// buffer is not copied to a twice larger block (docs/performance.md).
+    pub fn reserve(&mut self, n: usize, bytes: usize) {
         self.vars.reserve(n + self.later);
         self.index.reserve(self.vars.len() + n + self.later);
+        // And 256 bytes for each variable to come: room that is never written
+        // costs no page (docs/performance.md).
+        self.strings.reserve(bytes + self.later * 256);
     }
 
     /// The bytes the variables take in an `execve` environment (strings, NULs, pointers).
@@ -135,8 +202,33 @@ impl Environment {
         self.exec_bytes
     }
 
-    pub fn vars(&self) -> &[Var] {
-        &self.vars
+    /// The bytes of the `NAME=VALUE` strings with their NULs.
+    pub fn string_bytes(&self) -> usize {
+        self.exec_bytes - self.vars.len() * std::mem::size_of::<usize>()
+    }
+
+    pub fn len(&self) -> usize {
+        self.vars.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.vars.is_empty()
+    }
+
+    /// The variables, in order.
+    pub fn vars(&self) -> impl ExactSizeIterator<Item = Var<'_>> + Clone + '_ {
+        self.vars.iter().map(|s| {
+            let text = &self.strings[s.start..s.start + s.len as usize];
+            Var { name: &text[..s.name as usize], value: &text[s.name as usize + 1..], text, source: &s.source }
+        })
+    }
+
+    /// A pointer to each `NAME=VALUE` string (NUL-terminated, in `self`), then a null one.
+    pub fn pointers(&self) -> Vec<*const libc::c_char> {
+        let mut p: Vec<*const libc::c_char> = Vec::with_capacity(self.vars.len() + 1);
+        p.extend(self.vars.iter().map(|s| self.strings[s.start..].as_ptr().cast()));
+        p.push(std::ptr::null());
+        p
     }
 }
 
@@ -174,7 +266,7 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
     let inherited: Vec<(Vec<u8>, Vec<u8>)> =
         inherited.into_iter().map(|(k, v)| (k.into_vec(), v.into_vec())).filter(|(k, _)| !k.starts_with(b"ENVSHIM_")).collect();
     for (k, v) in &inherited {
-        b.env.set(k, v.clone(), Source::Inherited);
+        b.env.set(k, v, Source::Inherited);
     }
     if inputs.service_url && b.env.get(SERVICE_URL).is_none() {
         if let Some(url) = service_url(&b.env) {
@@ -247,7 +339,7 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
             EnvSource::Platform => {
                 // The last of a name given twice, as step 1 kept it.
                 if let Some((_, v)) = inherited.iter().rev().find(|(k, _)| k == name) {
-                    b.env.set(name, v.clone(), Source::Inherited);
+                    b.env.set(name, v, Source::Inherited);
                 }
             }
             EnvSource::FileKey { file, key } => {
@@ -264,7 +356,7 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
                 match sources.load_in_volume(&file.volume_name, &file.path, &at, &mut b.errors) {
                     Loaded::File(f, display) => match f.get(key) {
                         Some((value, line)) => {
-                            b.env.set(name, value.to_vec(), Source::FileKey { file: display, line })
+                            b.env.set(name, value, Source::FileKey { file: display, line })
                         }
                         None if file.optional => {}
                         None => b.errors.push(Error::new(
@@ -353,7 +445,7 @@ fn stop_when_full(b: &mut Built, full: &mut bool, place: impl FnOnce() -> String
         return false;
     }
     *full = true;
-    let largest = b.env.vars().iter().max_by_key(|v| v.name.len() + v.value.len()).map_or(String::new(), |v| {
+    let largest = b.env.vars().max_by_key(|v| v.text.len()).map_or(String::new(), |v| {
         format!("; the largest is {} ({} bytes)", v.describe(), v.name.len() + 1 + v.value.len())
     });
     b.errors.push(Error::new(
@@ -428,7 +520,8 @@ fn import(b: &mut Built, file: &EnvFile, display: &Rc<str>, prefix: &[u8], rule:
     }
     let mut skipped: Vec<&[u8]> = Vec::new();
     let mut name = prefix.to_vec();
-    b.env.reserve(file.unique_len());
+    // At most the file's bytes for the keys and values, with the prefix, `=` and NUL each.
+    b.env.reserve(file.unique_len(), file.bytes() + file.unique_len() * (prefix.len() + 2));
     // The file's keys passed the relaxed rule when it was parsed, and a
     // relaxed name prefixed by a relaxed name is one: no byte to check again.
     let valid = rule == NameRule::Relaxed && (prefix.is_empty() || rule.accepts(prefix));
@@ -436,7 +529,7 @@ fn import(b: &mut Built, file: &EnvFile, display: &Rc<str>, prefix: &[u8], rule:
         name.truncate(prefix.len());
         name.extend_from_slice(key);
         if valid || rule.accepts(&name) {
-            b.env.set(&name, value.to_vec(), Source::EnvFrom { file: display.clone(), line });
+            b.env.set(&name, value, Source::EnvFrom { file: display.clone(), line });
             if stop_when_full(b, full, || format!("{display} line {line}")) {
                 return;
             }
@@ -507,8 +600,8 @@ mod tests {
 
     fn url(host: &str, port: &str) -> Option<String> {
         let mut env = Environment::default();
-        env.set(b"KUBERNETES_SERVICE_HOST", host.into(), Source::Inherited);
-        env.set(b"KUBERNETES_SERVICE_PORT", port.into(), Source::Inherited);
+        env.set(b"KUBERNETES_SERVICE_HOST", host, Source::Inherited);
+        env.set(b"KUBERNETES_SERVICE_PORT", port, Source::Inherited);
         service_url(&env).map(|u| String::from_utf8(u).unwrap())
     }
 
@@ -538,7 +631,7 @@ mod tests {
         env.set(b"A", b"1".to_vec(), Source::Inherited);
         env.set(b"B", b"2".to_vec(), Source::Inherited);
         env.set(b"A", b"3".to_vec(), Source::CliEnv);
-        let got: Vec<_> = env.vars().iter().map(|v| (v.name.clone(), v.value.clone(), v.source.clone())).collect();
+        let got: Vec<_> = env.vars().map(|v| (v.name.to_vec(), v.value.to_vec(), v.source.clone())).collect();
         assert_eq!(got, vec![(b"A".to_vec(), b"3".to_vec(), Source::CliEnv), (b"B".to_vec(), b"2".to_vec(), Source::Inherited)]);
     }
 
@@ -551,12 +644,38 @@ mod tests {
         let before = env.exec_bytes();
         env.remove(b"B");
         env.remove(b"nope");
-        let names: Vec<_> = env.vars().iter().map(|v| v.name.clone()).collect();
+        let names: Vec<_> = env.vars().map(|v| v.name.to_vec()).collect();
         assert_eq!(names, [b"A".to_vec(), b"C".to_vec(), b"D".to_vec()]);
         assert_eq!(env.get(b"D"), Some(&b"D"[..]));
         assert_eq!(env.get(b"B"), None);
         assert_eq!(env.exec_bytes(), before - (1 + 1 + 1 + 1 + std::mem::size_of::<usize>()));
         env.set(b"D", b"x".to_vec(), Source::CliEnv);
-        assert_eq!(env.vars()[2].value, b"x");
+        assert_eq!(env.vars().nth(2).unwrap().value, b"x");
+    }
+
+    #[test]
+    fn replaced_values_are_compacted_away_and_envp_points_at_the_live_strings() {
+        let mut env = Environment::default();
+        env.set(b"KEEP", b"k", Source::Inherited);
+        let big = vec![b'v'; 10_000];
+        for i in 0..1_000u32 {
+            env.set(b"BIG", &big, Source::ManifestEnv(i as usize));
+            env.set(b"N", i.to_string(), Source::CliEnv);
+        }
+        // 10 MB were written; the buffer keeps at most the live bytes and 64 KiB more, twice.
+        assert!(env.strings.len() <= 2 * (env.string_bytes() + (64 << 10)), "{}", env.strings.len());
+        assert_eq!(env.get(b"N"), Some(&b"999"[..]));
+        assert_eq!(env.get(b"BIG"), Some(&big[..]));
+        assert_eq!(env.get(b"KEEP"), Some(&b"k"[..]));
+        let p = env.pointers();
+        assert_eq!(p.len(), 4);
+        assert!(p[3].is_null());
+        for (v, &ptr) in env.vars().zip(&p) {
+            // Each pointer is at its variable's text, which a NUL ends.
+            assert_eq!(ptr.cast::<u8>(), v.text.as_ptr());
+            let at = v.text.as_ptr() as usize - env.strings.as_ptr() as usize;
+            assert_eq!(env.strings[at + v.text.len()], 0);
+        }
+        assert_eq!(env.string_bytes(), env.vars().map(|v| v.text.len() + 1).sum::<usize>());
     }
 }

@@ -4,7 +4,7 @@
 use std::ffi::CString;
 use std::io;
 
-use crate::environment::{Environment, Var};
+use crate::environment::Environment;
 use crate::error::{code, escape, Error};
 use crate::limits::{MAX_EXEC_STRING_BYTES, MAX_EXEC_TOTAL_BYTES, MIN_EXEC_TOTAL_BYTES};
 use crate::program::Word;
@@ -14,10 +14,10 @@ use crate::sys;
 pub const DEFAULT_PATH: &[u8] = b"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// A program ready to be executed.
-pub struct Exec {
+pub struct Exec<'e> {
     pub path: CString,
     pub argv: Vec<CString>,
-    pub envp: Envp,
+    pub envp: Envp<'e>,
     /// The program word as written, for messages after a failed exec.
     pub shown: String,
 }
@@ -31,61 +31,25 @@ pub enum Lookup {
     Verify,
 }
 
-/// The `NAME=VALUE` strings for `execve`, in environment order, built once in
-/// one buffer, each followed by its NUL: one allocation and one copy of each
-/// name and value, where a `CString` per variable cost ~1,200 allocations and
-/// a NUL search of each (docs/performance.md).
-pub struct Envp {
-    buf: Vec<u8>,
-    /// Where each string starts in `buf`.
-    starts: Vec<usize>,
+/// The `NAME=VALUE` strings for `execve`: the environment's own buffer, where
+/// each was written once with its NUL (docs/performance.md).
+pub struct Envp<'e> {
+    env: &'e Environment,
 }
 
-impl Envp {
-    /// Each string, without its NUL.
-    pub fn iter(&self) -> impl Iterator<Item = &[u8]> + '_ {
-        self.starts.iter().enumerate().map(|(i, &s)| {
-            let end = self.starts.get(i + 1).map_or(self.buf.len(), |&next| next);
-            &self.buf[s..end - 1]
-        })
-    }
-
-    pub fn len(&self) -> usize {
-        self.starts.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.starts.is_empty()
-    }
-
-    /// A pointer to each string (NUL-terminated, in `self`), then a null one.
+impl Envp<'_> {
+    /// A pointer to each string, then a null one.
     pub fn pointers(&self) -> Vec<*const libc::c_char> {
-        let mut p: Vec<*const libc::c_char> = Vec::with_capacity(self.starts.len() + 1);
-        p.extend(self.starts.iter().map(|&s| self.buf[s..].as_ptr().cast()));
-        p.push(std::ptr::null());
-        p
+        self.env.pointers()
     }
 }
 
-pub fn envp(env: &Environment) -> Envp {
-    let vars = env.vars();
-    let size = vars.iter().map(|v| v.name.len() + v.value.len() + 2).sum();
-    let mut e = Envp { buf: Vec::with_capacity(size), starts: Vec::with_capacity(vars.len()) };
-    for v in vars {
-        e.starts.push(e.buf.len());
-        e.buf.extend_from_slice(&v.name);
-        e.buf.push(b'=');
-        e.buf.extend_from_slice(&v.value);
-        // Names and values never hold NUL: files and the manifest reject it, and
-        // the process environment cannot carry it.
-        debug_assert!(!v.name.contains(&0) && !v.value.contains(&0));
-        e.buf.push(0);
-    }
-    e
+pub fn envp(env: &Environment) -> Envp<'_> {
+    Envp { env }
 }
 
 /// Resolves the program and checks every `execve` limit; every problem is reported.
-pub fn prepare(line: &[Word], expanded: Vec<Vec<u8>>, env: &Environment, lookup: Lookup) -> Result<Exec, Vec<Error>> {
+pub fn prepare<'e>(line: &[Word], expanded: Vec<Vec<u8>>, env: &'e Environment, lookup: Lookup) -> Result<Exec<'e>, Vec<Error>> {
     let shown = format!("\"{}\"", escape(&line[0].text));
     let mut errors = Vec::new();
     let argv: Vec<CString> = expanded.into_iter().map(|a| CString::new(a).unwrap_or_default()).collect();
@@ -97,7 +61,7 @@ pub fn prepare(line: &[Word], expanded: Vec<Vec<u8>>, env: &Environment, lookup:
             None
         }
     };
-    errors.extend(check_sizes(line, &argv, &envp, env.vars(), path.as_ref().map_or(0, |p| p.as_bytes().len())));
+    errors.extend(check_sizes(line, &argv, env, path.as_ref().map_or(0, |p| p.as_bytes().len())));
     match path {
         Some(path) if errors.is_empty() => Ok(Exec { path, argv, envp, shown }),
         _ => Err(errors),
@@ -106,7 +70,7 @@ pub fn prepare(line: &[Word], expanded: Vec<Vec<u8>>, env: &Environment, lookup:
 
 /// Checks `execve`'s limits: each string at most MAX_ARG_STRLEN, and the
 /// whole of argv + envp within what the stack rlimit allows.
-pub fn check_sizes(line: &[Word], argv: &[CString], envp: &Envp, vars: &[Var], path_len: usize) -> Vec<Error> {
+pub fn check_sizes(line: &[Word], argv: &[CString], env: &Environment, path_len: usize) -> Vec<Error> {
     let mut errors = Vec::new();
     for (i, a) in argv.iter().enumerate() {
         let n = a.as_bytes().len();
@@ -117,8 +81,8 @@ pub fn check_sizes(line: &[Word], argv: &[CString], envp: &Envp, vars: &[Var], p
             ));
         }
     }
-    for (e, var) in envp.iter().zip(vars) {
-        let n = e.len();
+    for var in env.vars() {
+        let n = var.text.len();
         if n > MAX_EXEC_STRING_BYTES {
             errors.push(Error::new(
                 code::NOEXEC,
@@ -126,13 +90,13 @@ pub fn check_sizes(line: &[Word], argv: &[CString], envp: &Envp, vars: &[Var], p
             ));
         }
     }
-    let total = exec_size(argv, envp, path_len);
+    let total = exec_size(argv, env, path_len);
     // The limit is never below MIN_EXEC_TOTAL_BYTES: a total within it fits
     // without asking for the stack rlimit (one system call fewer at start-up).
     let limit = if total > MIN_EXEC_TOTAL_BYTES { exec_total_limit() } else { MIN_EXEC_TOTAL_BYTES };
     if total > limit {
-        let largest = envp.iter().zip(vars).max_by_key(|(e, _)| e.len());
-        let which = largest.map_or(String::new(), |(e, v)| format!("; the largest is {} ({} bytes)", v.describe(), e.len()));
+        let largest = env.vars().max_by_key(|v| v.text.len());
+        let which = largest.map_or(String::new(), |v| format!("; the largest is {} ({} bytes)", v.describe(), v.text.len()));
         errors.push(Error::new(
             code::NOEXEC,
             format!("the environment and arguments total {total} bytes, over the system limit of {limit} bytes{which}"),
@@ -146,10 +110,9 @@ pub fn check_sizes(line: &[Word], argv: &[CString], envp: &Envp, vars: &[Var], p
 /// environment string with its NUL, and one pointer per string, with argv
 /// counted as at least one (the kernel makes room for an empty `argv[0]`).
 /// The NULL pointers that end the arrays are not counted.
-fn exec_size(argv: &[CString], envp: &Envp, path_len: usize) -> usize {
-    // `envp.buf` holds every string with its NUL.
-    let strings: usize = argv.iter().map(|s| s.as_bytes().len() + 1).sum::<usize>() + envp.buf.len() + path_len + 1;
-    strings + (argv.len().max(1) + envp.len()) * std::mem::size_of::<usize>()
+fn exec_size(argv: &[CString], env: &Environment, path_len: usize) -> usize {
+    let strings: usize = argv.iter().map(|s| s.as_bytes().len() + 1).sum::<usize>() + env.string_bytes() + path_len + 1;
+    strings + (argv.len().max(1) + env.len()) * std::mem::size_of::<usize>()
 }
 
 /// The kernel's limit on argv + envp: a quarter of the stack rlimit, within
