@@ -37,6 +37,12 @@ have_target() { # TRIPLE: installed, or installable now?
 # Paths in panic locations: make them independent of this machine.
 remap="--remap-path-prefix=$PWD=/envshim --remap-path-prefix=${CARGO_HOME:-$HOME/.cargo}=/cargo"
 
+# A static executable at a fixed address, not a static PIE: nothing for the
+# start-up code to relocate, and no relocated page to copy (measured on the
+# issue-5 workload: 13 K instructions and 3 page faults fewer, 13 KB smaller;
+# docs/performance.md). The kernel's ASLR still places the stack, heap and mmaps.
+nopie=" -C relocation-model=static"
+
 check_static() { # FILE
   local f=$1 hdr dyn
   hdr=$(readelf -lW "$f") || die "$f: not an ELF file"
@@ -79,7 +85,7 @@ for arch in "${archs[@]}"; do
     warn "$NIGHTLY (with rust-src and $triple) cannot be installed: building $arch with stable, about 380 KB larger"
   fi
   if [ ${#toolchain[@]} -gt 0 ]; then
-    export "CARGO_TARGET_${T}_RUSTFLAGS=$remap$panic"
+    export "CARGO_TARGET_${T}_RUSTFLAGS=$remap$nopie$panic"
   elif ! have_target "$triple"; then
     if [ "$arch" = amd64 ]; then
       warn "rustup target add $triple FAILED; falling back to a static glibc build (x86_64-unknown-linux-gnu, +crt-static)"
@@ -90,7 +96,7 @@ for arch in "${archs[@]}"; do
       die "rustup target add $triple FAILED: cannot build the $arch binary without its standard library"
     fi
   else
-    export "CARGO_TARGET_${T}_RUSTFLAGS=$remap"
+    export "CARGO_TARGET_${T}_RUSTFLAGS=$remap$nopie"
   fi
   # rust-lld (shipped with rustup's toolchain) links a musl target with no C cross
   # toolchain: always for arm64, and for amd64 when building on another host.
