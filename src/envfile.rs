@@ -90,6 +90,8 @@ pub struct EnvFile {
 struct Keys {
     index: NameIndex,
     order: Vec<u32>,
+    /// The [`crate::index::hash`] of each distinct name, for the environment's table.
+    hashes: Vec<u32>,
 }
 
 const BLANKS: [u8; 2] = [b' ', b'\t'];
@@ -341,6 +343,15 @@ impl EnvFile {
         })
     }
 
+    /// [`EnvFile::unique`] with the [`crate::index::hash`] of each name.
+    pub fn unique_hashed(&self) -> impl Iterator<Item = (&[u8], u32, &[u8], u32)> + '_ {
+        let keys = self.keys();
+        keys.order.iter().zip(&keys.hashes).map(move |(&i, &hash)| {
+            let e = &self.entries[i as usize];
+            (self.name_of(e), hash, self.value_of(e), e.line)
+        })
+    }
+
     /// How many distinct names the file has.
     pub fn unique_len(&self) -> usize {
         self.unique_order().len()
@@ -353,13 +364,19 @@ impl EnvFile {
 
     fn keys(&self) -> &Keys {
         self.keys.get_or_init(|| {
-            let mut keys = Keys { index: NameIndex::with_capacity(self.entries.len()), order: Vec::with_capacity(self.entries.len()) };
+            let n = self.entries.len();
+            let mut keys = Keys { index: NameIndex::with_capacity(n), order: Vec::with_capacity(n), hashes: Vec::with_capacity(n) };
             for (i, e) in self.entries.iter().enumerate() {
                 let order = &keys.order;
                 let name_of = |k: u32| self.name_of(&self.entries[order[k as usize] as usize]);
-                match keys.index.get_or_insert(self.name_of(e), order.len() as u32, name_of) {
+                let name = self.name_of(e);
+                let hash = crate::index::hash(name);
+                match keys.index.get_or_insert_hashed(name, hash, order.len() as u32, name_of) {
                     Ok(k) => keys.order[k as usize] = i as u32,
-                    Err(_) => keys.order.push(i as u32),
+                    Err(_) => {
+                        keys.order.push(i as u32);
+                        keys.hashes.push(hash);
+                    }
                 }
             }
             keys
@@ -381,7 +398,7 @@ impl EnvFile {
 
     /// The value of `key` and its line; the last occurrence wins.
     pub fn get(&self, key: &[u8]) -> Option<(&[u8], u32)> {
-        let Keys { index, order } = self.keys();
+        let Keys { index, order, .. } = self.keys();
         let k = index.get(key, |k| self.name_of(&self.entries[order[k as usize] as usize]))?;
         let e = &self.entries[order[k as usize] as usize];
         Some((self.value_of(e), e.line))

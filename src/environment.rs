@@ -123,14 +123,18 @@ impl Environment {
     }
 
     pub fn set(&mut self, name: &[u8], value: impl AsRef<[u8]>, source: Source) {
-        let value = value.as_ref();
+        self.set_hashed(name, crate::index::hash(name), value.as_ref(), source)
+    }
+
+    /// [`Environment::set`] for a name whose [`crate::index::hash`] is known
+    /// (an env file's key: hashed once for the file's table and this one).
+    pub fn set_hashed(&mut self, name: &[u8], hash: u32, value: &[u8], source: Source) {
         // Names and values never hold NUL: files and the manifest reject it, and
         // the process environment cannot carry it.
         debug_assert!(!name.contains(&0) && !value.contains(&0));
         let (strings, vars) = (&self.strings, &self.vars);
-        let found = self.index.get_or_insert(name, vars.len() as u32, |i| name_of(strings, vars, i));
+        let found = self.index.get_or_insert_hashed(name, hash, vars.len() as u32, |i| name_of(strings, vars, i));
         let start = self.strings.len();
-        self.strings.reserve(name.len() + value.len() + 2);
         self.strings.extend_from_slice(name);
         self.strings.push(b'=');
         self.strings.extend_from_slice(value);
@@ -519,17 +523,28 @@ fn import(b: &mut Built, file: &EnvFile, display: &Rc<str>, prefix: &[u8], rule:
         return;
     }
     let mut skipped: Vec<&[u8]> = Vec::new();
-    let mut name = prefix.to_vec();
+    let mut prefixed = prefix.to_vec();
     // At most the file's bytes for the keys and values, with the prefix, `=` and NUL each.
     b.env.reserve(file.unique_len(), file.bytes() + file.unique_len() * (prefix.len() + 2));
     // The file's keys passed the relaxed rule when it was parsed, and a
     // relaxed name prefixed by a relaxed name is one: no byte to check again.
     let valid = rule == NameRule::Relaxed && (prefix.is_empty() || rule.accepts(prefix));
-    for (key, value, line) in file.unique() {
-        name.truncate(prefix.len());
-        name.extend_from_slice(key);
-        if valid || rule.accepts(&name) {
-            b.env.set(&name, value, Source::EnvFrom { file: display.clone(), line });
+    for (key, hash, value, line) in file.unique_hashed() {
+        let name = if prefix.is_empty() {
+            key
+        } else {
+            prefixed.truncate(prefix.len());
+            prefixed.extend_from_slice(key);
+            &prefixed
+        };
+        if valid || rule.accepts(name) {
+            let source = Source::EnvFrom { file: display.clone(), line };
+            if prefix.is_empty() {
+                // Hashed already, for the file's own table.
+                b.env.set_hashed(name, hash, value, source);
+            } else {
+                b.env.set(name, value, source);
+            }
             if stop_when_full(b, full, || format!("{display} line {line}")) {
                 return;
             }

@@ -6,7 +6,9 @@
 //! 32 bytes a bucket) and a sorted `Vec<u32>` (a sort by `memcmp`): both were
 //! large parts of a start-up's instructions and page faults
 //! (docs/performance.md). Names are hashed with std's `RandomState`
-//! (SipHash, keyed per process), so input cannot be crafted to collide.
+//! (SipHash, keyed per process), so input cannot be crafted to collide. All
+//! the tables of a thread share its keys, so a name hashed for one table
+//! (an env file's) is not hashed again for another (the environment's).
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
@@ -18,7 +20,6 @@ pub struct NameIndex {
     /// (hash, id) pairs; the hash's low 32 bits, to skip most name comparisons.
     slots: Vec<(u32, u32)>,
     len: usize,
-    keys: RandomState,
 }
 
 impl Default for NameIndex {
@@ -33,27 +34,36 @@ impl std::fmt::Debug for NameIndex {
     }
 }
 
+thread_local! {
+    /// The SipHash keys of this thread's tables, drawn once.
+    static KEYS: RandomState = RandomState::new();
+}
+
+/// The hash of `name` in every table of this thread (the low 32 bits of its
+/// SipHash: enough for tables up to 2^32 slots).
+pub fn hash(name: &[u8]) -> u32 {
+    KEYS.with(|keys| {
+        let mut h = keys.build_hasher();
+        h.write(name);
+        h.finish() as u32
+    })
+}
+
 impl NameIndex {
     /// Room for `n` names before the table grows.
     pub fn with_capacity(n: usize) -> Self {
-        let mut index = NameIndex { slots: Vec::new(), len: 0, keys: RandomState::new() };
+        let mut index = NameIndex { slots: Vec::new(), len: 0 };
         index.resize(n);
         index
     }
 
-    fn hash(&self, name: &[u8]) -> u64 {
-        let mut h = self.keys.build_hasher();
-        h.write(name);
-        h.finish()
-    }
-
     /// The slot holding `name`, or the empty slot where it would go.
-    fn slot<'n>(&self, name: &[u8], hash: u64, name_of: impl Fn(u32) -> &'n [u8]) -> usize {
+    fn slot<'n>(&self, name: &[u8], hash: u32, name_of: impl Fn(u32) -> &'n [u8]) -> usize {
         let mask = self.slots.len() - 1;
         let mut i = hash as usize & mask;
         loop {
             let (h, id) = self.slots[i];
-            if id == EMPTY || (h == hash as u32 && name_of(id) == name) {
+            if id == EMPTY || (h == hash && name_of(id) == name) {
                 return i;
             }
             i = (i + 1) & mask;
@@ -65,19 +75,23 @@ impl NameIndex {
         if self.len == 0 {
             return None;
         }
-        let id = self.slots[self.slot(name, self.hash(name), name_of)].1;
+        let id = self.slots[self.slot(name, hash(name), name_of)].1;
         (id != EMPTY).then_some(id)
     }
 
     /// The id of `name`; when absent, `name` is added with id `new` and Err(new) returned.
     pub fn get_or_insert<'n>(&mut self, name: &[u8], new: u32, name_of: impl Fn(u32) -> &'n [u8]) -> Result<u32, u32> {
-        debug_assert!(new != EMPTY);
+        self.get_or_insert_hashed(name, hash(name), new, name_of)
+    }
+
+    /// [`NameIndex::get_or_insert`] for a name whose [`hash`] is known.
+    pub fn get_or_insert_hashed<'n>(&mut self, name: &[u8], hash: u32, new: u32, name_of: impl Fn(u32) -> &'n [u8]) -> Result<u32, u32> {
+        debug_assert!(new != EMPTY && hash == self::hash(name));
         self.reserve(self.len + 1);
-        let hash = self.hash(name);
         let i = self.slot(name, hash, name_of);
         match self.slots[i].1 {
             EMPTY => {
-                self.slots[i] = (hash as u32, new);
+                self.slots[i] = (hash, new);
                 self.len += 1;
                 Err(new)
             }
@@ -89,10 +103,10 @@ impl NameIndex {
     pub fn put<'n>(&mut self, name: &[u8], id: u32, name_of: impl Fn(u32) -> &'n [u8]) {
         debug_assert!(id != EMPTY);
         self.reserve(self.len + 1);
-        let hash = self.hash(name);
+        let hash = hash(name);
         let i = self.slot(name, hash, name_of);
         self.len += usize::from(self.slots[i].1 == EMPTY);
-        self.slots[i] = (hash as u32, id);
+        self.slots[i] = (hash, id);
     }
 
     /// Room for `n` names in all (at most three quarters of the slots used,
@@ -109,7 +123,6 @@ impl NameIndex {
         let old = std::mem::replace(&mut self.slots, vec![(0, EMPTY); size]);
         let mask = size - 1;
         for (h, id) in old.into_iter().filter(|&(_, id)| id != EMPTY) {
-            // The low 32 bits of the hash were kept: enough for tables up to 2^32 slots.
             let mut i = h as usize & mask;
             while self.slots[i].1 != EMPTY {
                 i = (i + 1) & mask;

@@ -141,11 +141,11 @@ pub fn check(opts: &Options) -> i32 {
             plan.errors.extend(errors);
         }
     }
-    if plan.errors.is_empty() {
-        code::OK
-    } else {
-        fail(opts, &plan.errors)
-    }
+    let code = if plan.errors.is_empty() { code::OK } else { fail(opts, &plan.errors) };
+    // The process ends here: freeing the environment variable by variable
+    // was 3% of check's instructions, work `run` never does (it execs).
+    std::mem::forget(plan);
+    code
 }
 
 /// `envshim render`: prints the final environment, values masked unless `show_values`.
