@@ -18,6 +18,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use crate::error::{escape, Error};
+use crate::index::same;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VolumeMount {
@@ -329,7 +330,7 @@ type Object<'a> = [(Cow<'a, str>, Json<'a>)];
 
 /// A field's value; a field given twice has its last value.
 fn get<'v, 'a>(m: &'v Object<'a>, key: &str) -> Option<&'v Json<'a>> {
-    m.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v)
+    m.iter().rev().find(|(k, _)| same(k.as_bytes(), key.as_bytes())).map(|(_, v)| v)
 }
 
 /// A field's value, a null counting as absent.
@@ -408,7 +409,8 @@ impl Walker {
 
     /// Rejects fields not in `known` (typos), in sorted order, each once.
     fn known_fields(&mut self, m: &Object, path: &Path, known: &[&str]) {
-        let mut unknown: Vec<&str> = m.iter().map(|(k, _)| &**k).filter(|k| !known.contains(k)).collect();
+        let mut unknown: Vec<&str> =
+            m.iter().map(|(k, _)| &**k).filter(|k| !known.iter().any(|n| same(n.as_bytes(), k.as_bytes()))).collect();
         unknown.sort_unstable();
         unknown.dedup();
         for key in unknown {
