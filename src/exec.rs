@@ -31,21 +31,24 @@ pub enum Lookup {
     Verify,
 }
 
-/// The `NAME=VALUE` strings for `execve`: the environment's own buffer, where
-/// each was written once with its NUL (docs/performance.md).
+/// The `NAME=VALUE` strings for `execve`: a pointer to each in the
+/// environment's own buffer, where each was written once with its NUL
+/// (docs/performance.md). Built before `--init` forks, so the child
+/// allocates nothing before it execs.
 pub struct Envp<'e> {
-    env: &'e Environment,
+    ptrs: Vec<*const libc::c_char>,
+    env: std::marker::PhantomData<&'e Environment>,
 }
 
 impl Envp<'_> {
     /// A pointer to each string, then a null one.
-    pub fn pointers(&self) -> Vec<*const libc::c_char> {
-        self.env.pointers()
+    pub fn pointers(&self) -> &[*const libc::c_char] {
+        &self.ptrs
     }
 }
 
 pub fn envp(env: &Environment) -> Envp<'_> {
-    Envp { env }
+    Envp { ptrs: env.pointers(), env: std::marker::PhantomData }
 }
 
 /// Resolves the program and checks every `execve` limit; every problem is reported.

@@ -108,7 +108,8 @@ pub fn execve(path: &CStr, argv: &[CString], envp: &crate::exec::Envp) -> io::Er
     let mut argv_p: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     argv_p.push(std::ptr::null());
     let envp_p = envp.pointers();
-    // SAFETY: both arrays are NULL-terminated and their strings, NUL-terminated, outlive the call.
+    // SAFETY: both arrays are NULL-terminated and their strings, NUL-terminated,
+    // outlive the call (`envp` borrows the environment that holds them).
     unsafe { libc::execve(path.as_ptr(), argv_p.as_ptr(), envp_p.as_ptr()) };
     io::Error::last_os_error()
 }
