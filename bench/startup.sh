@@ -186,15 +186,22 @@ say ""
 # --- 5b. the targets of issue 11 --------------------------------------------------------------
 log "instructions and page faults"
 instr=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$ENVSHIM" check --manifest "$M" 2>&1 | sed -n 's/.*refs: *//p' | tr -d ,)
-faults() {  # the fewest minor page faults of 20 runs (the process and what it execs)
-    local min=1000000 v
+# One /usr/bin/time figure (FORMAT) of COMMAND over 20 runs: the fewest
+# (PICK=min) or the most (PICK=max). The process and what it execs count.
+time_stat() {  # FORMAT PICK COMMAND...
+    local fmt=$1 pick=$2 best='' v
+    shift 2
     for _ in $(seq 20); do
-        /usr/bin/time -f '%R' -o "$OUT/faults.txt" "$@" >/dev/null 2>&1
-        v=$(tail -1 "$OUT/faults.txt")
-        [ "$v" -lt "$min" ] && min=$v
+        /usr/bin/time -f "$fmt" -o "$OUT/time.txt" "$@" >/dev/null 2>&1
+        v=$(tail -1 "$OUT/time.txt")
+        if [ -z "$best" ] || { [ "$pick" = min ] && [ "$v" -lt "$best" ]; } || { [ "$pick" = max ] && [ "$v" -gt "$best" ]; }; then
+            best=$v
+        fi
     done
-    echo "$min"
+    echo "$best"
 }
+faults() { time_stat '%R' min "$@"; }  # minor page faults, the fewest of 20 runs
+rss() { time_stat '%M' max "$@"; }     # peak RSS in KiB, the largest of 20 runs
 f_run=$(faults "$ENVSHIM" run --manifest "$M" -- "$NOOP")
 f_init=$(faults "$ENVSHIM" run --init --manifest "$M" -- "$NOOP")
 f_floor=$(faults "$OUT/execenv" "$OUT/final-env.txt" "$NOOP")
@@ -233,15 +240,6 @@ say ""
 
 # --- 6. memory ------------------------------------------------------------------------------
 log "peak RSS"
-rss() {  # the largest of 20 runs, in KiB
-    local max=0 v
-    for _ in $(seq 20); do
-        /usr/bin/time -f '%M' -o "$OUT/rss.txt" "$@" >/dev/null 2>&1
-        v=$(tail -1 "$OUT/rss.txt")
-        [ "$v" -gt "$max" ] && max=$v
-    done
-    echo "$max"
-}
 rss_check=$(rss "$ENVSHIM" check --manifest "$M")
 rss_version=$(rss "$ENVSHIM" --version)
 rss_noop=$(rss "$NOOP")
