@@ -643,9 +643,9 @@ mod tests {
     #[test]
     fn set_keeps_first_position_and_takes_last_value() {
         let mut env = Environment::default();
-        env.set(b"A", b"1".to_vec(), Source::Inherited);
-        env.set(b"B", b"2".to_vec(), Source::Inherited);
-        env.set(b"A", b"3".to_vec(), Source::CliEnv);
+        env.set(b"A", b"1", Source::Inherited);
+        env.set(b"B", b"2", Source::Inherited);
+        env.set(b"A", b"3", Source::CliEnv);
         let got: Vec<_> = env.vars().map(|v| (v.name.to_vec(), v.value.to_vec(), v.source.clone())).collect();
         assert_eq!(got, vec![(b"A".to_vec(), b"3".to_vec(), Source::CliEnv), (b"B".to_vec(), b"2".to_vec(), Source::Inherited)]);
     }
@@ -654,7 +654,7 @@ mod tests {
     fn remove_keeps_the_order_and_the_index_of_the_rest() {
         let mut env = Environment::default();
         for n in ["A", "B", "C", "D"] {
-            env.set(n.as_bytes(), n.as_bytes().to_vec(), Source::Inherited);
+            env.set(n.as_bytes(), n, Source::Inherited);
         }
         let before = env.exec_bytes();
         env.remove(b"B");
@@ -664,7 +664,7 @@ mod tests {
         assert_eq!(env.get(b"D"), Some(&b"D"[..]));
         assert_eq!(env.get(b"B"), None);
         assert_eq!(env.exec_bytes(), before - (1 + 1 + 1 + 1 + std::mem::size_of::<usize>()));
-        env.set(b"D", b"x".to_vec(), Source::CliEnv);
+        env.set(b"D", b"x", Source::CliEnv);
         assert_eq!(env.vars().nth(2).unwrap().value, b"x");
     }
 
