@@ -11,7 +11,7 @@ need=()
 # COMMAND:PACKAGE, or /PATH:PACKAGE where the command may also come from elsewhere
 # (a newer docker CLI in /usr/local/bin is not Debian's; busybox may be the dynamic one)
 for p in runc:runc umoci:umoci skopeo:skopeo bwrap:bubblewrap qemu-aarch64-static:qemu-user-static \
-         jq:jq readelf:binutils file:file timeout:coreutils findmnt:util-linux pgrep:procps \
+         jq:jq readelf:binutils file:file timeout:coreutils findmnt:util-linux pgrep:procps ip:iproute2 \
          /usr/bin/docker:docker.io /usr/sbin/dockerd:docker.io /usr/bin/docker-init:docker.io \
          /usr/bin/podman:podman /usr/bin/catatonit:catatonit /bin/busybox:busybox-static; do
   case ${p%%:*} in

@@ -2,7 +2,8 @@
 # The Dockerfiles build as written, offline, with every builder: Docker's legacy
 # builder (DOCKER_BUILDKIT=0), BuildKit (DOCKER_BUILDKIT=1, no `# syntax` line so no
 # frontend image is pulled) and podman build.
-#  - images/Dockerfile: each build command of its header comment, run as written
+#  - images/Dockerfile: each build command of its header comment (and of
+#    images/README.md, which must show the same), run as written
 #    from the repository root; the image holds only /envshim, byte-identical to
 #    dist/envshim-linux-ARCH, with the right architecture;
 #  - .dockerignore: what each builder sends is exactly what it lets through;
@@ -27,6 +28,7 @@ n=0
 for start in 'DOCKER_BUILDKIT=1 docker build -f' 'DOCKER_BUILDKIT=1 docker build --platform' \
              'DOCKER_BUILDKIT=0 docker build' 'podman build'; do
   cmd=$(doc_cmd "$df" "$start")
+  [ "$(doc_cmd "$ROOT/images/README.md" "$start")" = "$cmd" ] || fail "images/README.md and images/Dockerfile differ: $start"
   engine=docker; [[ $start != podman* ]] || engine=podman
   tag=$(sed -n 's/.* -t \([^ ]*\) .*/\1/p' <<<"$cmd")
   arch=amd64; [[ $cmd != *arm64* ]] || arch=arm64

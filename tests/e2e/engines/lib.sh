@@ -47,7 +47,8 @@ stop_docker() {
 # setup_podman DIR: containers.conf and storage.conf for a private rootful podman:
 # runtime runc (crun fails on hybrid cgroups), the file and process limits pinned
 # (runc cannot raise nofile above the hard limit: `error setting rlimit`),
-# its own storage, run and tmp directories.
+# its own storage, run and tmp directories, and no network by default (podman's
+# default bridge would add a host interface and iptables rules that outlive it).
 setup_podman() {
   local d=$1 hard
   hard=$(ulimit -Hn)
@@ -55,6 +56,7 @@ setup_podman() {
   cat >"$d/containers.conf" <<EOF
 [containers]
 default_ulimits = ["nofile=$hard:$hard", "nproc=32768:32768"]
+netns = "none"
 
 [engine]
 runtime = "runc"
@@ -166,4 +168,27 @@ expect_only_docker_warnings() {
     fail "unexpected output on stderr"
   fi
   ok "nothing on stderr (but Docker's IPv4 forwarding note)"
+}
+
+# doc_tree: ./tree, a stand-in for a checkout where the docs' commands run: dist/
+# (a link to $DIST) and a copy of examples/, so that commands writing into the
+# examples (cp app examples/baked-in/app) leave the real checkout alone.
+doc_tree() {
+  rm -rf tree; mkdir -p tree
+  ln -s "$DIST" tree/dist
+  cp -a "$ROOT/examples" tree/
+}
+
+# run_doc FILE START...: runs, in ./tree, each command of FILE that starts with
+# START, exactly as written (see doc_cmd); stdout to ./out, stderr to ./err
+# (appended); fails on a non-zero exit. DOC_ENGINE=podman: a leading `docker` of
+# the command becomes `podman` (the docs say Podman takes the same commands).
+run_doc() {
+  local f=$1 start cmd; shift
+  for start in "$@"; do
+    cmd=$(doc_cmd "$f" "$start")
+    [[ ${DOC_ENGINE:-docker} == docker || $cmd != docker\ * ]] || cmd=$DOC_ENGINE${cmd#docker}
+    (cd tree && bash -euo pipefail -c "$cmd") >>out 2>>err || { sed 's/^/      | /' err >&2; fail "${f#"$ROOT"/}: $cmd"; }
+    ok "${f#"$ROOT"/}: $cmd"
+  done
 }

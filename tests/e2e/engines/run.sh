@@ -21,7 +21,10 @@ export WORK NAME
 
 # Stops both engines and removes their state; then nothing of this run may be left:
 # no mount under $WORK, no process naming $WORK or $NAME (dockerd, containerd,
-# shims, conmon, containers). Runs on every exit, failure and interrupt included.
+# shims, conmon, containers), no new network interface or iptables rule of an engine.
+# Runs on every exit, failure and interrupt included.
+net_state() { ip -o link | awk -F': ' '{print $2}' | grep -E 'docker|podman|cni|veth' || true; iptables -S 2>/dev/null | grep -iE 'docker|cni|podman' || true; }
+net_before=$(net_state)
 stopped=
 cleanup() {
   local rc=$? leaks
@@ -30,7 +33,8 @@ cleanup() {
   trap - INT TERM
   stop_podman
   stop_docker "$WORK/docker"
-  leaks=$( (findmnt -rn -o TARGET | grep -F "$WORK"; pgrep -af -- "$WORK|$NAME" | grep -v "^$$ ") || true)
+  leaks=$( (findmnt -rn -o TARGET | grep -F "$WORK"; pgrep -af -- "$WORK|$NAME" | grep -v "^$$ ";
+            diff <(echo "$net_before") <(net_state) | sed -n 's/^> /network: /p') || true)
   if [ -n "$leaks" ]; then
     echo "engines: FAIL: left behind after the engines stopped:" >&2
     sed 's/^/  /' <<<"$leaks" >&2
