@@ -130,6 +130,17 @@ load_envshim() {
   $engine tag "envshim:$VERSION-amd64" "envshim:$VERSION"
 }
 
+# app_with_envshim ENGINE: registry.example.com/app-with-envshim:1.0, the image of
+# examples/baked-in/Dockerfile with the test program as /app (e10 builds it the
+# README's way; the tests that only need the image get it here).
+app_with_envshim() {
+  local d=$WORK/app-with-envshim
+  rm -rf "$d"; mkdir -p "$d"; cp -a "$ROOT/examples/baked-in/." "$d/"
+  install -m 0755 "$WORK/bin/showenv-amd64" "$d/app"
+  load_envshim "$1"
+  engine_build "$1" legacy -q -t registry.example.com/app-with-envshim:1.0 "$d" >/dev/null
+}
+
 # doc_cmd FILE START: the command in FILE's fenced code blocks (or `#   ` comment
 # lines of a Dockerfile or script) whose first line starts with START, with its
 # backslash-continued lines; fails when there is none, so a doc that changes
@@ -138,21 +149,24 @@ doc_cmd() {
   python3 - "$1" "$2" <<'PY'
 import re, sys
 path, start = sys.argv[1], sys.argv[2]
+md = path.endswith('.md')
 lines = open(path).read().split('\n')
-in_block = path.endswith('.md') is False
+def text(line):  # the command text of a line, or None
+    if md:
+        return line.lstrip()
+    return re.sub(r'^#\s*', '', line) if line.startswith('#') else None
+in_block = not md
 for i, line in enumerate(lines):
-    if path.endswith('.md') and line.startswith('```'):
+    if md and line.lstrip().startswith('```'):
         in_block = not in_block
         continue
-    text = line if path.endswith('.md') else re.sub(r'^#\s+', '', line) if line.startswith('#') else None
-    if not in_block or text is None or not text.startswith(start):
+    t = text(line)
+    if not in_block or t is None or not t.startswith(start):
         continue
-    cmd = [text]
-    j = i
+    cmd = [t]
     while cmd[-1].endswith('\\'):
-        j += 1
-        nxt = lines[j] if path.endswith('.md') else re.sub(r'^#\s*', '', lines[j])
-        cmd.append(nxt)
+        i += 1
+        cmd.append(text(lines[i]))
     print('\n'.join(cmd))
     sys.exit(0)
 sys.exit(f"{path}: no command starting with {start!r}")
