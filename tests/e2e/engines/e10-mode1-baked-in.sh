@@ -8,6 +8,9 @@
 # envshim execs /app, which prints pid 1 and the environment the README lists.
 source "$(dirname "$0")/lib.sh"
 readme=$ROOT/examples/baked-in/README.md y=$ROOT/examples/baked-in/kubernetes.yaml
+build='docker build -t registry.example.com/app-with-envshim:1.0'
+[ "$(doc_cmd "$ROOT/examples/baked-in/Dockerfile" "$build")" = "$(doc_cmd "$readme" "$build")" ] \
+  || fail "examples/baked-in/Dockerfile and its README show different build commands"
 doc_tree
 install -m 0755 "$WORK/bin/showenv-amd64" tree/examples/baked-in/app # the README's `cp` of your app
 mkdir -p tree/envshim tree/secrets
@@ -20,7 +23,7 @@ for engine in $ENGINES; do
   $engine rmi -f "envshim:$VERSION" registry.example.com/app-with-envshim:1.0 >/dev/null 2>&1 || true
   : >out; : >err
   DOC_ENGINE=$engine run_doc "$readme" "docker load -i dist/images/" "docker tag envshim:" \
-    "docker build -t registry.example.com/app-with-envshim:1.0"
+    "$build"
   : >out; : >err
   DOC_ENGINE=$engine run_doc "$readme" "docker run --rm --read-only"
   cp out app.out
