@@ -24,6 +24,8 @@ pub enum Source {
     EnvFrom { file: Rc<str>, line: u32 },
     /// `env[i]` of the manifest via `fileKeyRef`.
     FileKey { file: Rc<str>, line: u32 },
+    /// `--file-env NAME`: the file named by `NAME_FILE`, shown as `NAME_FILE PATH`.
+    FileEnv(Rc<str>),
     /// `env[i]` of the manifest, a literal.
     ManifestEnv(usize),
     /// A `--env` option.
@@ -37,6 +39,7 @@ impl fmt::Display for Source {
             Source::EnvFrom { file, line } | Source::FileKey { file, line } => write!(f, "{file}:{line}"),
             Source::ManifestEnv(i) => write!(f, "manifest env[{i}]"),
             Source::CliEnv => f.write_str("--env"),
+            Source::FileEnv(shown) => f.write_str(shown),
         }
     }
 }
@@ -93,6 +96,16 @@ impl Environment {
         }
     }
 
+    /// Removes `name`; the variables after it keep their order.
+    pub fn remove(&mut self, name: &[u8]) {
+        let Some(i) = self.index.remove(name) else { return };
+        let Var { name, value, .. } = self.vars.remove(i);
+        self.exec_bytes -= name.len() + 1 + value.len() + 1 + std::mem::size_of::<usize>();
+        for p in self.index.values_mut().filter(|p| **p > i) {
+            *p -= 1;
+        }
+    }
+
     /// Room for `n` more variables, so a file's keys grow the index once
     /// instead of rehashing it as it doubles (docs/performance.md).
     pub fn reserve(&mut self, n: usize) {
@@ -128,7 +141,7 @@ pub struct Built {
     pub warnings: Vec<String>,
 }
 
-fn rule_text(rule: NameRule) -> &'static str {
+pub fn rule_text(rule: NameRule) -> &'static str {
     match rule {
         NameRule::Relaxed => "printable ASCII except '='",
         NameRule::Strict => "--strict-names: [-._a-zA-Z][-._a-zA-Z0-9]*, not '.', '..' or '..'-prefixed",
@@ -162,10 +175,9 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
         let at = format!("manifest: envFrom[{i}].fileRef");
         match sources.load_in_volume(&file.volume_name, &file.path, &at, &mut b.errors) {
             Loaded::File(f, display) => import(&mut b, &f, &display, prefix.as_bytes(), inputs.rule, &mut full),
-            Loaded::Missing(display) if !file.optional => b.errors.push(Error::new(
-                code::NOINPUT,
-                format!("manifest: envFrom[{i}]: file {display} not found"),
-            )),
+            Loaded::Missing(display) if !file.optional => {
+                b.errors.push(sources.required(&display, format!("manifest: envFrom[{i}]: file {display} not found")))
+            }
             _ => {}
         }
     }
@@ -176,7 +188,7 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
         match sources.load_path(path, &mut b.errors) {
             Loaded::File(f, display) => import(&mut b, &f, &display, b"", inputs.rule, &mut full),
             Loaded::Missing(display) => {
-                b.errors.push(Error::new(code::NOINPUT, format!("--env-file {display}: file not found")))
+                b.errors.push(sources.required(&display, format!("--env-file {display}: file not found")))
             }
             Loaded::Failed => {}
         }
@@ -231,7 +243,7 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
                         )),
                     },
                     Loaded::Missing(display) if !file.optional => {
-                        b.errors.push(Error::new(code::NOINPUT, format!("{what}: file {display} not found")))
+                        b.errors.push(sources.required(&display, format!("{what}: file {display} not found")))
                     }
                     _ => {}
                 }
@@ -395,5 +407,23 @@ mod tests {
         env.set(b"A", b"3".to_vec(), Source::CliEnv);
         let got: Vec<_> = env.vars().iter().map(|v| (v.name.clone(), v.value.clone(), v.source.clone())).collect();
         assert_eq!(got, vec![(b"A".to_vec(), b"3".to_vec(), Source::CliEnv), (b"B".to_vec(), b"2".to_vec(), Source::Inherited)]);
+    }
+
+    #[test]
+    fn remove_keeps_the_order_and_the_index_of_the_rest() {
+        let mut env = Environment::default();
+        for n in ["A", "B", "C", "D"] {
+            env.set(n.as_bytes(), n.as_bytes().to_vec(), Source::Inherited);
+        }
+        let before = env.exec_bytes();
+        env.remove(b"B");
+        env.remove(b"nope");
+        let names: Vec<_> = env.vars().iter().map(|v| v.name.clone()).collect();
+        assert_eq!(names, [b"A".to_vec(), b"C".to_vec(), b"D".to_vec()]);
+        assert_eq!(env.get(b"D"), Some(&b"D"[..]));
+        assert_eq!(env.get(b"B"), None);
+        assert_eq!(env.exec_bytes(), before - (1 + 1 + 1 + 1 + std::mem::size_of::<usize>()));
+        env.set(b"D", b"x".to_vec(), Source::CliEnv);
+        assert_eq!(env.vars()[2].value, b"x");
     }
 }

@@ -5,6 +5,7 @@ use std::ffi::{CString, OsStr};
 use std::io;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::limits::MAX_SYMLINKS;
@@ -57,6 +58,32 @@ pub fn read_path(path: &OsStr, limit: usize) -> Result<Vec<u8>, ReadError> {
 pub fn read_in_root(root: BorrowedFd, path: &[u8], limit: usize) -> Result<Vec<u8>, ReadError> {
     let fd = open_in_root(root, path)?;
     read_bounded(fd.as_fd(), limit)
+}
+
+/// A file that was missing, to look for again (`--wait`): `path` inside the
+/// volume root `root` (resolved as the read resolves it), or as given when
+/// `root` is None.
+pub struct Awaited<'a> {
+    pub root: Option<BorrowedFd<'a>>,
+    pub path: Vec<u8>,
+    /// How messages name it.
+    pub display: Rc<str>,
+}
+
+impl Awaited<'_> {
+    /// False while opening it still fails as missing; any other outcome
+    /// (it is there, or fails otherwise) ends the wait for it.
+    pub fn exists(&self) -> bool {
+        let opened = match self.root {
+            Some(root) => open_in_root(root, &self.path),
+            None => match CString::new(self.path.as_slice()) {
+                // O_PATH: looks the path up without opening what it names (a FIFO, a device).
+                Ok(c) => sys::openat(None, &c, libc::O_PATH),
+                Err(_) => return true,
+            },
+        };
+        !matches!(opened.map_err(ReadError::from), Err(ReadError::NotFound))
+    }
 }
 
 /// Set once `openat2` turned out to be unavailable (old kernel, or a seccomp

@@ -11,6 +11,7 @@ pub mod error;
 pub mod exec;
 pub mod expand;
 pub mod files;
+pub mod filenv;
 pub mod init;
 pub mod install;
 pub mod limits;
@@ -21,6 +22,7 @@ pub mod render;
 pub mod report;
 pub mod sources;
 pub mod sys;
+pub mod wait;
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -57,6 +59,10 @@ pub struct Options {
     pub init_group: bool,
     /// `--term-delay`: with `--init`, how long the first SIGTERM is held before it is forwarded.
     pub term_delay: Option<std::time::Duration>,
+    /// `--file-env` / `ENVSHIM_FILE_ENV`: the NAMEs, in order, commas already split.
+    pub file_env: Vec<Vec<u8>>,
+    /// `--wait` / `ENVSHIM_WAIT`: how long to wait for missing files.
+    pub wait: Option<std::time::Duration>,
     /// The trailing PROGRAM [ARGS...].
     pub program: Vec<OsString>,
 }
@@ -191,18 +197,41 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
         mounts.push((name, OsString::from(std::ffi::OsStr::from_bytes(&dir))));
     }
     let mut sources = Sources::new(mounts);
+    let rule = if opts.strict_names { NameRule::Strict } else { NameRule::Relaxed };
     let inputs = Inputs {
         manifest: &manifest,
         env_files: &opts.env_files,
         cli_env: &cli_env,
-        rule: if opts.strict_names { NameRule::Strict } else { NameRule::Relaxed },
+        rule,
         service_url: !opts.no_service_url,
     };
-    let Built { env, errors, warnings } = environment::build(std::env::vars_os().collect(), &inputs, &mut sources);
-    for w in &warnings {
-        report::warn(w);
+    // With --wait: build, wait for the missing files the build needed, build
+    // again (files that appeared may name more: a NAME_FILE set by an env
+    // file), until nothing is missing or the time is up; then one last build
+    // gives the usual failures, marked `after waiting DURATION`.
+    // Some(None): a wait too long for the clock, without end.
+    let deadline = opts.wait.map(|d| std::time::Instant::now().checked_add(d));
+    let mut waited = None;
+    loop {
+        let Built { mut env, mut errors, warnings } = environment::build(std::env::vars_os().collect(), &inputs, &mut sources);
+        let secrets = filenv::apply(&mut env, &opts.file_env, rule, waited.as_deref(), &mut errors);
+        let mut awaited = Vec::new();
+        if waited.is_none() && deadline.is_some() {
+            awaited = sources.awaited();
+            awaited.extend(secrets);
+        }
+        if awaited.is_empty() {
+            for w in &warnings {
+                report::warn(w);
+            }
+            return Ok(Plan { env, line, errors });
+        }
+        if wait::until_present(&awaited, deadline.flatten()).map_err(|e| vec![e])? == wait::Waited::TimedOut {
+            waited = opts.wait.map(|d| wait::show(d).into());
+        }
+        drop(awaited);
+        sources.reset(waited.clone());
     }
-    Ok(Plan { env, line, errors })
 }
 
 /// Splits `NAME=VALUE` options at the first `=`; every malformed one is an error.

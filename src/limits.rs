@@ -20,6 +20,8 @@ pub const MAX_EXEC_TOTAL_BYTES: usize = 6 * 1024 * 1024;
 pub const MAX_TERMINATION_LOG_BYTES: usize = 4096;
 /// Symbolic links followed while resolving one path without `openat2` (the kernel's MAXSYMLINKS).
 pub const MAX_SYMLINKS: usize = 40;
+/// `--wait`: how often missing files are looked for again.
+pub const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 
 // A file at its limit must be able to hold one maximal entry: name, `=`, value, newline.
 const_assert!(MAX_NAME_BYTES + 1 + MAX_VALUE_BYTES + 1 <= MAX_ENV_FILE_BYTES);

@@ -93,6 +93,12 @@ struct Common {
     /// With --init, hold the first SIGTERM this long before forwarding it (500ms, 5s, 1m; a bare number is seconds)
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     term_delay: Option<Duration>,
+    /// When NAME_FILE is set, set NAME from the file it names and remove NAME_FILE (repeatable, comma-separated) [env: ENVSHIM_FILE_ENV]
+    #[arg(long = "file-env", value_name = "NAME[,NAME...]")]
+    file_env: Vec<OsString>,
+    /// Wait up to DURATION for missing files that are not optional (500ms, 30s, 2m; a bare number is seconds) [env: ENVSHIM_WAIT]
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    wait: Option<Duration>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -114,6 +120,24 @@ fn duration(text: &str) -> Result<Duration, String> {
         _ => return Err(bad()),
     };
     Ok(Duration::from_millis(u64::from(n) * millis))
+}
+
+/// `--file-env` lists (or `ENVSHIM_FILE_ENV` when none is given), split at commas.
+fn file_env_names(lists: Vec<OsString>) -> Vec<Vec<u8>> {
+    use std::os::unix::ffi::OsStringExt;
+    let lists = if lists.is_empty() { std::env::var_os("ENVSHIM_FILE_ENV").into_iter().collect() } else { lists };
+    lists.into_iter().flat_map(|l| l.into_vec().split(|&b| b == b',').map(<[u8]>::to_vec).collect::<Vec<_>>()).collect()
+}
+
+/// `--wait`, or `ENVSHIM_WAIT` when it is not given.
+fn wait(option: Option<Duration>) -> Result<Option<Duration>, String> {
+    if option.is_some() {
+        return Ok(option);
+    }
+    match std::env::var_os("ENVSHIM_WAIT") {
+        None => Ok(None),
+        Some(v) => v.to_str().ok_or_else(|| "not UTF-8".to_string()).and_then(duration).map(Some).map_err(|e| format!("ENVSHIM_WAIT: {e}")),
+    }
 }
 
 /// A boolean configuration variable: 1/0, true/false, yes/no, on/off.
@@ -144,6 +168,8 @@ fn options(common: Common) -> Result<envshim::Options, String> {
         init,
         init_group: common.init_group,
         term_delay: common.term_delay,
+        file_env: file_env_names(common.file_env),
+        wait: wait(common.wait)?,
         program: Vec::new(),
     })
 }

@@ -4,23 +4,38 @@
 
 use std::cell::OnceCell;
 use std::ffi::{OsStr, OsString};
+use std::fmt;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::rc::Rc;
 
 use crate::envfile::EnvFile;
 use crate::error::{code, escape, Error};
-use crate::files::{self, ReadError};
+use crate::files::{self, Awaited, ReadError};
 use crate::limits::MAX_ENV_FILE_BYTES;
 use crate::sys;
 
 /// What loading a file gave.
 pub enum Loaded {
     File(Rc<EnvFile>, Rc<str>),
-    /// Missing: the caller decides (optional or not), naming its entry.
-    Missing(Rc<str>),
+    /// Missing: the caller decides (optional or not), naming its entry, and
+    /// reports a required one with [`Sources::required`].
+    Missing(Missing),
     /// Failed, and the error is already reported.
     Failed,
+}
+
+/// A file that was missing. Shows as its name in messages.
+pub struct Missing {
+    pub display: Rc<str>,
+    /// Its entry in `Sources::files`.
+    slot: usize,
+}
+
+impl fmt::Display for Missing {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.display)
+    }
 }
 
 struct Volume {
@@ -40,11 +55,15 @@ struct Cached {
     path: Vec<u8>,
     display: Rc<str>,
     outcome: Outcome,
+    /// Missing, and an entry that is not optional needs it (`--wait` waits for it).
+    required: bool,
 }
 
 pub struct Sources {
     volumes: Vec<Volume>,
     files: Vec<Cached>,
+    /// Set after `--wait` ran out: `after waiting DURATION`, added to the messages of missing files.
+    waited: Option<Rc<str>>,
 }
 
 impl Sources {
@@ -55,7 +74,34 @@ impl Sources {
             .into_iter()
             .map(|(name, mount_path)| Volume { name, mount_path, root: OnceCell::new() })
             .collect();
-        Sources { volumes, files: Vec::new() }
+        Sources { volumes, files: Vec::new(), waited: None }
+    }
+
+    /// The error for a missing file that an entry needs (`message` names the
+    /// entry and the file); `--wait` waits for it.
+    pub fn required(&mut self, missing: &Missing, message: String) -> Error {
+        self.files[missing.slot].required = true;
+        missing_error(message, self.waited.as_deref())
+    }
+
+    /// The missing files that entries need, to be looked for again.
+    pub fn awaited(&self) -> Vec<Awaited<'_>> {
+        let awaited = |f: &Cached| {
+            // A file in a volume is only ever missing once the volume's root is open.
+            let root = match f.volume {
+                Some(vi) => Some(self.volumes[vi].root.get()?.as_ref()?.as_fd()),
+                None => None,
+            };
+            Some(Awaited { root, path: f.path.clone(), display: f.display.clone() })
+        };
+        self.files.iter().filter(|f| f.required).filter_map(awaited).collect()
+    }
+
+    /// Forgets every file read, to read them all again after a wait; `waited`
+    /// is set when the wait ran out.
+    pub fn reset(&mut self, waited: Option<Rc<str>>) {
+        self.files.clear();
+        self.waited = waited;
     }
 
     /// Loads `path` inside the volume `volume`; `at` is the entry's JSON path
@@ -79,7 +125,7 @@ impl Sources {
             return Loaded::Failed;
         }
         if let Some(i) = self.files.iter().position(|f| f.volume == Some(vi) && f.path == key) {
-            return self.files[i].loaded();
+            return self.loaded(i);
         }
         let display: Rc<str> = format!("{}/{}", escape(volume.as_bytes()), escape(&key)).into();
         let v = &self.volumes[vi];
@@ -104,30 +150,37 @@ impl Sources {
             None => Outcome::Failed,
             Some(root) => outcome(files::read_in_root(root.as_fd(), &key, MAX_ENV_FILE_BYTES), &display, errors),
         };
-        self.files.push(Cached { volume: Some(vi), path: key, display, outcome });
-        self.files.last().map_or(Loaded::Failed, Cached::loaded)
+        self.files.push(Cached { volume: Some(vi), path: key, display, outcome, required: false });
+        self.loaded(self.files.len() - 1)
     }
 
     /// Loads a `--env-file` path, as given (relative to the working directory).
     pub fn load_path(&mut self, path: &OsStr, errors: &mut Vec<Error>) -> Loaded {
         let bytes = path.as_bytes();
-        if let Some(f) = self.files.iter().find(|f| f.volume.is_none() && f.path == bytes) {
-            return f.loaded();
+        if let Some(i) = self.files.iter().position(|f| f.volume.is_none() && f.path == bytes) {
+            return self.loaded(i);
         }
         let display: Rc<str> = escape(bytes).into();
         let outcome = outcome(files::read_path(path, MAX_ENV_FILE_BYTES), &display, errors);
-        self.files.push(Cached { volume: None, path: bytes.to_vec(), display, outcome });
-        self.files.last().map_or(Loaded::Failed, Cached::loaded)
+        self.files.push(Cached { volume: None, path: bytes.to_vec(), display, outcome, required: false });
+        self.loaded(self.files.len() - 1)
+    }
+
+    fn loaded(&self, slot: usize) -> Loaded {
+        let f = &self.files[slot];
+        match &f.outcome {
+            Outcome::Parsed(parsed) => Loaded::File(parsed.clone(), f.display.clone()),
+            Outcome::Missing => Loaded::Missing(Missing { display: f.display.clone(), slot }),
+            Outcome::Failed => Loaded::Failed,
+        }
     }
 }
 
-impl Cached {
-    fn loaded(&self) -> Loaded {
-        match &self.outcome {
-            Outcome::Parsed(f) => Loaded::File(f.clone(), self.display.clone()),
-            Outcome::Missing => Loaded::Missing(self.display.clone()),
-            Outcome::Failed => Loaded::Failed,
-        }
+/// A file missing (66), with `after waiting DURATION` once `--wait` ran out.
+pub fn missing_error(message: String, waited: Option<&str>) -> Error {
+    match waited {
+        Some(w) => Error::new(code::NOINPUT, format!("{message} after waiting {w}")),
+        None => Error::new(code::NOINPUT, message),
     }
 }
 

@@ -172,6 +172,12 @@ impl SigSet {
         SigSet(set)
     }
 
+    /// Adds `sig`; EINVAL when it is not a signal number.
+    pub fn add(&mut self, sig: libc::c_int) -> io::Result<()> {
+        // SAFETY: `self.0` is an initialised `sigset_t`.
+        cvt(unsafe { libc::sigaddset(&mut self.0, sig) }).map(drop)
+    }
+
     /// Removes `sig`; EINVAL when it is not a signal number.
     pub fn remove(&mut self, sig: libc::c_int) -> io::Result<()> {
         // SAFETY: `self.0` is an initialised `sigset_t`.
@@ -184,6 +190,14 @@ pub fn set_signal_mask(set: &SigSet) -> io::Result<SigSet> {
     let mut old = SigSet::empty();
     // SAFETY: both sets are valid; the kernel copies them.
     cvt(unsafe { libc::sigprocmask(libc::SIG_SETMASK, &set.0, &mut old.0) })?;
+    Ok(old)
+}
+
+/// `sigprocmask(SIG_BLOCK)`: blocks `set` as well; returns the previous mask.
+pub fn block_signals(set: &SigSet) -> io::Result<SigSet> {
+    let mut old = SigSet::empty();
+    // SAFETY: both sets are valid; the kernel copies them.
+    cvt(unsafe { libc::sigprocmask(libc::SIG_BLOCK, &set.0, &mut old.0) })?;
     Ok(old)
 }
 

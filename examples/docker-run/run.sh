@@ -18,3 +18,11 @@ docker run --rm --volume "$here:/config:ro" --env DB_HOST=host.docker.internal "
   --env-file /config/app.env \
   --env 'DATABASE_URL=postgres://$(DB_USER):$(DB_PASSWORD)@$(DB_HOST):5432/app' \
   -- /app --listen=:8080 --log-level='$(LOG_LEVEL)'
+
+# 3. A Compose-style secret: the file is bind-mounted at /run/secrets/db_password
+#    (as Compose and Swarm mount `secrets:`) and DB_PASSWORD_FILE names it, as for
+#    official images; --file-env DB_PASSWORD sets DB_PASSWORD from the file (its
+#    trailing newline removed) and removes DB_PASSWORD_FILE. No shell involved.
+docker run --rm --volume "$here/secrets/db_password:/run/secrets/db_password:ro" \
+  --env DB_PASSWORD_FILE=/run/secrets/db_password "$IMAGE" \
+  --file-env DB_PASSWORD -- /app --listen=:8080

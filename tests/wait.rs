@@ -1,0 +1,443 @@
+//! `--wait DURATION` (SPEC §9.2), rule by rule, through the binary: files
+//! written late by another process (atomically, and into directories that
+//! appear later), what is not waited for, the deadline, CPU while waiting, and
+//! SIGTERM/SIGINT during the wait (also as PID 1 of a fresh pid namespace).
+//! Every file holds the sentinel; no message or termination log may show it.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::json;
+
+/// Runs `script` in `sh` in the background, after `delay`: another process
+/// writing the files envshim waits for.
+struct Writer(Child);
+
+impl Writer {
+    fn after(delay: Duration, script: &str) -> Writer {
+        let script = format!("sleep {}; {script}", delay.as_secs_f64());
+        Writer(Command::new("sh").args(["-ec", &script]).spawn().unwrap())
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A shell command writing `content` to `path` atomically (temp file, then
+/// rename), creating its directory.
+fn atomic(path: &Path, content: &str) -> String {
+    let p = path.display();
+    format!("mkdir -p \"$(dirname '{p}')\"; printf '%s' '{content}' > '{p}.tmp'; mv '{p}.tmp' '{p}'; ")
+}
+
+const LATE: Duration = Duration::from_millis(400);
+
+// ---------------------------------------------------------------- what is waited for
+
+/// fileKeyRef, fileRef, --env-file and NAME_FILE files, each written late by
+/// another process (two of them in directories that do not exist yet).
+#[test]
+fn every_kind_of_required_file_is_waited_for() {
+    let vol = Volume::new();
+    let d = Volume::new();
+    let m = d.manifest(&json!({
+        "volumeMounts": [mount("v", &vol)],
+        "envFrom": [file_ref("v", "all.env", false, Some("ALL_"))],
+        "env": [file_key_ref("KEY", "v", "not-yet/there/key.env", "K", false)],
+    }));
+    let cli = d.join("later/cli.env");
+    let secret = d.join("run/secrets/db_password");
+    let script = [
+        atomic(&vol.join("all.env"), &format!("X={SENTINEL}\n")),
+        atomic(&vol.join("not-yet/there/key.env"), &format!("K={SENTINEL}\n")),
+        atomic(&cli, &format!("CLI={SENTINEL}\n")),
+        atomic(&secret, &format!("{SENTINEL}\n")),
+    ]
+    .concat();
+    let _w = Writer::after(LATE, &script);
+    let out = envshim(["run", "--manifest", &m, "--env-file", cli.to_str().unwrap(), "--file-env", "DB_PASSWORD", "--wait", "15s", "--"])
+        .env("DB_PASSWORD_FILE", &secret)
+        .args(print_env())
+        .run();
+    out.ok();
+    let env = out.env_map();
+    for n in ["ALL_X", "KEY", "CLI", "DB_PASSWORD"] {
+        assert_eq!(env.get(n).map(String::as_str), Some(SENTINEL), "{n} in {env:?}");
+    }
+    assert!(!env.contains_key("DB_PASSWORD_FILE"));
+    assert!(out.elapsed >= LATE, "{:?}", out.elapsed);
+}
+
+/// The directory appears first, the file a moment later (written in place, not renamed).
+#[test]
+fn a_directory_that_appears_later_then_its_file() {
+    let vol = Volume::new();
+    let file = vol.join("a/b/c/late.env");
+    let script = format!("mkdir -p '{}'; sleep 0.3; printf 'L={SENTINEL}\\n' > '{}'", file.parent().unwrap().display(), file.display());
+    let _w = Writer::after(Duration::from_millis(200), &script);
+    let out = envshim(["run", "--volume", &vol.volume_arg("v"), "--wait", "15", "--env-file", file.to_str().unwrap(), "--"]).args(print_env()).run();
+    out.ok();
+    assert_eq!(out.env_map()["L"], SENTINEL);
+    assert!(out.elapsed >= Duration::from_millis(500), "{:?}", out.elapsed);
+}
+
+/// A file in a volume reached through an absolute symlink, which resolves
+/// inside the volume (as `/`): the wait looks where the read will look.
+#[test]
+fn a_file_behind_a_symlink_inside_the_volume() {
+    let vol = Volume::new();
+    vol.symlink("current", "/releases/v2");
+    let d = Volume::new();
+    let m = d.manifest(&json!({
+        "volumeMounts": [mount("v", &vol)],
+        "env": [file_key_ref("K", "v", "current/app.env", "K", false)],
+    }));
+    let _w = Writer::after(LATE, &atomic(&vol.join("releases/v2/app.env"), &format!("K={SENTINEL}\n")));
+    let out = envshim(["run", "--manifest", &m, "--wait", "15s", "--"]).args(print_env()).run();
+    out.ok();
+    assert_eq!(out.env_map()["K"], SENTINEL);
+}
+
+/// A file that appears may name another missing one (an env file setting
+/// NAME_FILE): that one is waited for too, within the same deadline.
+#[test]
+fn a_file_that_appears_can_name_another_to_wait_for() {
+    let d = Volume::new();
+    let env_file = d.join("late.env");
+    let secret = d.join("secret");
+    let script = format!("{} sleep 0.3; {}", atomic(&env_file, &format!("S_FILE={}\n", secret.display())), atomic(&secret, SENTINEL));
+    let _w = Writer::after(Duration::from_millis(200), &script);
+    let out = envshim(["run", "--env-file", env_file.to_str().unwrap(), "--file-env", "S", "--wait", "15s", "--"]).args(print_env()).run();
+    out.ok();
+    assert_eq!(out.env_map()["S"], SENTINEL);
+}
+
+#[test]
+fn check_and_render_wait_too() {
+    let d = Volume::new();
+    let f = d.join("late.env");
+    let _w = Writer::after(LATE, &atomic(&f, &format!("A={SENTINEL}\n")));
+    let out = envshim(["check", "--env-file", f.to_str().unwrap(), "--wait", "15s"]).run();
+    out.ok();
+    assert!(out.elapsed >= LATE);
+
+    let g = d.join("later.env");
+    let _w = Writer::after(LATE, &atomic(&g, &format!("B={SENTINEL}\n")));
+    let out = envshim(["render", "--env-file", g.to_str().unwrap(), "--wait", "15s"]).run();
+    out.ok().no_sentinel();
+    assert_eq!(out.stdout_str(), format!("# B from {}:1\nB=<set, {} bytes>\n", g.display(), SENTINEL.len()));
+}
+
+#[test]
+fn envshim_wait_sets_it_and_is_not_passed_on() {
+    let d = Volume::new();
+    let f = d.join("late.env");
+    let _w = Writer::after(LATE, &atomic(&f, "A=1\n"));
+    let out = envshim(["run", "--env-file", f.to_str().unwrap(), "--"]).env("ENVSHIM_WAIT", "15s").args(print_env()).run();
+    out.ok();
+    assert_eq!(out.env0(), [("A".to_string(), "1".to_string())]);
+}
+
+// ---------------------------------------------------------------- what is not waited for
+
+/// Each of these fails (or succeeds) at once, with `--wait 60s`.
+#[test]
+fn optional_files_the_manifest_missing_keys_and_other_failures_are_not_waited_for() {
+    let vol = Volume::new();
+    vol.file("exists.env", format!("OTHER={SENTINEL}\n"));
+    vol.file("bad.env", format!("{SENTINEL}\n"));
+    vol.subdir("a-dir");
+    let at_once = |rest: serde_json::Value| {
+        let d = Volume::new();
+        let mut m = json!({"volumeMounts": [mount("v", &vol)]});
+        for (k, val) in rest.as_object().unwrap() {
+            m[k] = val.clone();
+        }
+        let out = envshim(["run", "--manifest", &d.manifest(&m), "--wait", "60s", "--", "/bin/true"]).run();
+        assert!(out.elapsed < Duration::from_secs(5), "waited {:?}: {}", out.elapsed, out.stderr_str());
+        out.no_sentinel();
+        assert!(!out.stderr_str().contains("after waiting"), "{}", out.stderr_str());
+        out
+    };
+    at_once(json!({"env": [file_key_ref("A", "v", "missing.env", "A", true)], "envFrom": [file_ref("v", "missing2.env", true, None)]})).ok();
+    at_once(json!({"env": [file_key_ref("A", "v", "exists.env", "MISSING_KEY", false)]})).fails_with(66, &["key \"MISSING_KEY\" not found"]);
+    at_once(json!({"env": [file_key_ref("A", "v", "a-dir", "A", false)]})).fails_with(78, &["not a regular file"]);
+    at_once(json!({"env": [file_key_ref("A", "v", "bad.env", "A", false)]})).fails_with(65, &["v/bad.env, line 1"]);
+    at_once(json!({"env": [file_key_ref("A", "v", "../up.env", "A", false)]})).fails_with(78, &["'..'"]);
+    at_once(json!({"env": [file_key_ref("A", "nope", "x.env", "A", false)]})).fails_with(78, &["not in volumeMounts"]);
+
+    let d = Volume::new();
+    let out = envshim(["run", "--manifest", d.join("manifest.json").to_str().unwrap(), "--wait", "60s", "--", "/bin/true"]).run();
+    out.fails_with(78, &["not found"]);
+    assert!(out.elapsed < Duration::from_secs(5));
+    // A mountPath that does not exist is a configuration error, not a missing file.
+    let m = d.manifest(&json!({
+        "volumeMounts": [{"name": "v", "mountPath": d.join("no-mount")}],
+        "env": [file_key_ref("A", "v", "a.env", "A", false)],
+    }));
+    let out = envshim(["run", "--manifest", &m, "--wait", "60s", "--", "/bin/true"]).run();
+    out.fails_with(78, &["mountPath"]);
+    assert!(out.elapsed < Duration::from_secs(5));
+}
+
+/// The other problems are reported once the wait is over, with their own code.
+#[test]
+fn other_problems_are_reported_after_the_wait() {
+    let d = Volume::new();
+    let f = d.join("late.env");
+    let m = d.manifest(&json!({"env": [{"name": "BAD=NAME", "value": SENTINEL}]}));
+    let _w = Writer::after(LATE, &atomic(&f, "A=1\n"));
+    let out = envshim(["check", "--manifest", &m, "--env-file", f.to_str().unwrap(), "--wait", "15s"]).run();
+    out.fails_with(78, &["env[0].name", "not a valid variable name"]);
+    out.no_sentinel();
+    assert!(out.elapsed >= LATE, "{:?}", out.elapsed);
+}
+
+#[test]
+fn without_wait_a_missing_file_fails_at_once() {
+    let d = Volume::new();
+    let out = envshim(["check", "--env-file", d.join("late.env").to_str().unwrap()]).run();
+    let line = out.fails_with(66, &["late.env", "not found"]);
+    assert!(!line.contains("after waiting"));
+}
+
+// ---------------------------------------------------------------- the deadline
+
+#[test]
+fn when_time_runs_out_the_usual_failure_says_after_waiting() {
+    let vol = Volume::new();
+    vol.file("present.env", format!("P={SENTINEL}\n"));
+    let d = Volume::new();
+    let m = d.manifest(&json!({
+        "volumeMounts": [mount("v", &vol)],
+        "env": [file_key_ref("P", "v", "present.env", "P", false), file_key_ref("A", "v", "absent.env", "A", false)],
+    }));
+    let log = d.join("termination-log");
+    let out = envshim(["run", "--manifest", &m, "--wait", "700ms", "--termination-log", log.to_str().unwrap(), "--", "/bin/true"]).run();
+    let line = out.fails_with(66, &["manifest: env[1] (A): file v/absent.env not found after waiting 700ms"]);
+    out.no_sentinel();
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), format!("{line}\n"));
+    assert!(out.elapsed >= Duration::from_millis(700) && out.elapsed < Duration::from_secs(5), "{:?}", out.elapsed);
+
+    // A bare number is seconds; NAME_FILE and --env-file files say it too.
+    let out = envshim(["check", "--wait", "1", "--file-env", "S", "--env-file", d.join("nope.env").to_str().unwrap()])
+        .env("S_FILE", d.join("secret"))
+        .run();
+    let lines = out.fails(66);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert!(lines[0].ends_with("nope.env: file not found after waiting 1s"), "{lines:?}");
+    assert!(lines[1].contains("S_FILE") && lines[1].ends_with("not found after waiting 1s"), "{lines:?}");
+    assert!(out.elapsed >= Duration::from_secs(1) && out.elapsed < Duration::from_secs(5), "{:?}", out.elapsed);
+}
+
+#[test]
+fn bad_durations_are_usage_errors() {
+    for bad in ["", "x", "1.5s", "5x", "-1", "1 s", "99999999999"] {
+        let out = envshim(["check", &format!("--wait={bad}")]).run();
+        out.fails_with(2, &["--wait"]);
+        let out = envshim(["check"]).env("ENVSHIM_WAIT", bad).run();
+        out.fails_with(2, &["ENVSHIM_WAIT"]);
+    }
+    use std::os::unix::ffi::OsStrExt;
+    let out = envshim(["check"]).env("ENVSHIM_WAIT", std::ffi::OsStr::from_bytes(b"1\xffs")).run();
+    out.fails_with(2, &["ENVSHIM_WAIT: not UTF-8"]);
+    for good in ["0", "500ms", "2s", "1m", "1h"] {
+        envshim(["check", "--wait", good]).run().ok();
+    }
+}
+
+/// Nothing changes for 3 s: envshim sleeps (a busy wait would use ~3 s of CPU).
+#[test]
+fn no_cpu_while_nothing_changes() {
+    let d = Volume::new();
+    let start = Instant::now();
+    // Reaped by wait4 below, which also gives its CPU time.
+    #[allow(clippy::zombie_processes)]
+    let child = Command::new(BIN)
+        .args(["check", "--wait", "3s", "--env-file", d.join("never.env").to_str().unwrap()])
+        .env_clear()
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (status, usage) = wait4(child.id() as i32);
+    let elapsed = start.elapsed();
+    assert_eq!(libc::WEXITSTATUS(status), 66);
+    let cpu = cpu_time(&usage);
+    assert!(cpu < Duration::from_millis(150), "CPU {cpu:?} during a 3 s wait");
+    assert!(elapsed >= Duration::from_secs(3) && elapsed < Duration::from_secs(6), "{elapsed:?}");
+    eprintln!("a 3 s wait: {elapsed:?} wall, {cpu:?} CPU");
+}
+
+fn wait4(pid: i32) -> (i32, libc::rusage) {
+    let mut status = 0;
+    // SAFETY: zeroed rusage is valid storage; the kernel fills it.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `status` and `usage` are writable; the child is ours.
+    assert_eq!(unsafe { libc::wait4(pid, &mut status, 0, &mut usage) }, pid);
+    (status, usage)
+}
+
+fn cpu_time(u: &libc::rusage) -> Duration {
+    let t = |tv: libc::timeval| Duration::from_secs(tv.tv_sec as u64) + Duration::from_micros(tv.tv_usec as u64);
+    t(u.ru_utime) + t(u.ru_stime)
+}
+
+// ---------------------------------------------------------------- signals
+
+/// envshim waiting for `files` (never written), started directly or as PID 1
+/// of a fresh pid namespace; output goes to files in `dir`.
+struct Waiting {
+    child: Child,
+    dir: Volume,
+    in_namespace: bool,
+}
+
+impl Waiting {
+    fn start(extra: &[&str], in_namespace: bool) -> Waiting {
+        let dir = Volume::new();
+        let mut cmd = if in_namespace {
+            let mut c = Command::new("unshare");
+            c.args(["--pid", "--fork", "--mount-proc", "--kill-child", BIN]);
+            c
+        } else {
+            Command::new(BIN)
+        };
+        cmd.args(["run", "--wait", "60s", "--env-file"])
+            .arg(dir.join("never.env"))
+            .args(["--file-env", "S", "--termination-log"])
+            .arg(dir.join("log"))
+            .args(extra)
+            .args(["--", "/bin/true"])
+            .env_clear()
+            .env("S_FILE", dir.join("run/secrets/s"))
+            .env("NOT_SHOWN", SENTINEL)
+            .stdin(Stdio::null())
+            .stdout(std::fs::File::create(dir.join("stdout")).unwrap())
+            .stderr(std::fs::File::create(dir.join("stderr")).unwrap());
+        Waiting { child: cmd.spawn().unwrap(), dir, in_namespace }
+    }
+
+    /// envshim's pid as seen from here.
+    fn pid(&self) -> i32 {
+        let outer = self.child.id() as i32;
+        if !self.in_namespace {
+            return outer;
+        }
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let children = std::fs::read_to_string(format!("/proc/{outer}/task/{outer}/children")).unwrap_or_default();
+            if let Some(pid) = children.split_whitespace().next() {
+                return pid.parse().unwrap();
+            }
+            assert!(Instant::now() < deadline, "unshare started no child");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Waits until envshim blocks SIGTERM and SIGINT (or waits for them): it is in the wait.
+    fn wait_until_waiting(&self) -> i32 {
+        let pid = self.pid();
+        let bits = (1u64 << (libc::SIGTERM - 1)) | (1u64 << (libc::SIGINT - 1));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+            let blocked = status.lines().find_map(|l| l.strip_prefix("SigBlk:")).map(|h| u64::from_str_radix(h.trim(), 16).unwrap());
+            // Blocked, or taken by sigtimedwait (which unblocks them while it sleeps).
+            let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).unwrap_or_default();
+            // (unshare's child blocks them too, before it execs envshim.)
+            let envshim = status.starts_with("Name:\tenvshim\n");
+            if envshim && (blocked.is_some_and(|b| b & bits == bits) || wchan.contains("sigtimedwait")) {
+                return pid;
+            }
+            assert!(Instant::now() < deadline, "envshim never blocked SIGTERM/SIGINT: {status}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Sends `sig` once envshim waits; returns its exit code and how long it took to end.
+    fn signal(mut self, sig: i32) -> (Option<i32>, Duration, String, String) {
+        let pid = self.wait_until_waiting();
+        let sent = Instant::now();
+        // SAFETY: plain syscall; the process is ours and not yet reaped.
+        assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
+        let deadline = sent + Duration::from_secs(10);
+        let status = loop {
+            if let Some(s) = self.child.try_wait().unwrap() {
+                break s;
+            }
+            if Instant::now() > deadline {
+                let _ = self.child.kill();
+                panic!("envshim did not end on signal {sig}: {}", std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default());
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        };
+        let read = |n| String::from_utf8_lossy(&self.dir.read(n)).into_owned();
+        (status.code(), sent.elapsed(), read("stderr"), read("log"))
+    }
+}
+
+fn check_stopped(code: Option<i32>, took: Duration, stderr: &str, log: &str, sig: i32, name: &str) {
+    assert_eq!(code, Some(128 + sig), "stderr: {stderr}");
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{stderr}");
+    assert!(lines[0].starts_with(&format!("envshim: {name} while waiting")), "{stderr}");
+    assert!(lines[0].contains("never.env") && lines[0].contains("run/secrets/s (S_FILE)"), "{stderr}");
+    assert_eq!(log, format!("{}\n", lines[0]));
+    assert_no_sentinel(stderr.as_bytes(), "stderr");
+    assert_no_sentinel(log.as_bytes(), "the termination log");
+}
+
+#[test]
+fn sigterm_and_sigint_end_the_wait_at_once() {
+    let (code, took, err, log) = Waiting::start(&[], false).signal(libc::SIGTERM);
+    check_stopped(code, took, &err, &log, libc::SIGTERM, "SIGTERM");
+    let (code, took, err, log) = Waiting::start(&[], false).signal(libc::SIGINT);
+    check_stopped(code, took, &err, &log, libc::SIGINT, "SIGINT");
+}
+
+/// True when pid namespaces can be made here (root and unshare); says why not otherwise.
+fn namespaces() -> bool {
+    // SAFETY: geteuid cannot fail.
+    let ok = unsafe { libc::geteuid() } == 0
+        && Command::new("unshare").args(["--pid", "--fork", "--mount-proc", "true"]).status().is_ok_and(|s| s.success());
+    if !ok {
+        eprintln!("skipped: needs root and unshare --pid --fork --mount-proc");
+    }
+    ok
+}
+
+/// As PID 1 a signal without a handler is dropped; the wait takes it anyway,
+/// with and without `--init` (nothing has been forked yet).
+#[test]
+fn as_pid_1_sigterm_and_sigint_end_the_wait_too() {
+    if !namespaces() {
+        return;
+    }
+    let (code, took, err, log) = Waiting::start(&[], true).signal(libc::SIGTERM);
+    check_stopped(code, took, &err, &log, libc::SIGTERM, "SIGTERM");
+    let (code, took, err, log) = Waiting::start(&["--init"], true).signal(libc::SIGTERM);
+    check_stopped(code, took, &err, &log, libc::SIGTERM, "SIGTERM");
+    let (code, took, err, log) = Waiting::start(&["--init"], true).signal(libc::SIGINT);
+    check_stopped(code, took, &err, &log, libc::SIGINT, "SIGINT");
+}
+
+/// After the wait the signal mask is what it was: the program (a shell that
+/// reports its own mask) starts with SIGTERM and SIGINT unblocked.
+#[test]
+fn the_mask_is_restored_after_the_wait() {
+    let d = Volume::new();
+    let f = d.join("late.env");
+    let _w = Writer::after(Duration::from_millis(200), &atomic(&f, "A=1\n"));
+    let out = envshim(["run", "--env-file", f.to_str().unwrap(), "--wait", "15s", "--", "/bin/sh", "-c", "grep SigBlk /proc/self/status"]).run();
+    out.ok();
+    assert_eq!(out.stdout_str().trim(), "SigBlk:\t0000000000000000");
+}
