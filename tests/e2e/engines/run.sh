@@ -20,27 +20,55 @@ NAME=envshim-$(basename "$WORK" | cut -d. -f2 | tr 'A-Z' 'a-z')
 export WORK NAME
 
 # Stops both engines and removes their state; then nothing of this run may be left:
-# no mount under $WORK, no process naming $WORK or $NAME (dockerd, containerd,
-# shims, conmon, containers), no new network interface or iptables rule of an engine.
-# Runs on every exit, failure and interrupt included.
+# no new mount (under $WORK or anywhere else, e.g. /run/netns), no process naming
+# $WORK or $NAME (dockerd, containerd, shims, conmon, containers) and no new engine
+# process at all, no engine state in a default place (/var/lib/docker, /run/libpod, ...),
+# no new network interface or iptables rule of an engine. Runs on every exit,
+# failure and interrupt included.
 net_state() { ip -o link | awk -F': ' '{print $2}' | grep -E 'docker|podman|cni|veth' || true; iptables -S 2>/dev/null | grep -iE 'docker|cni|podman' || true; }
-net_before=$(net_state)
+# other runs' scratch mounts (tests/e2e/run.sh's runc rootfs) come and go in /tmp
+mounts() { findmnt -rn -o TARGET | grep -vE '^/(proc|sys|dev)(/|$)|^/tmp/envshim-' | sort || true; }
+# the engines' processes and those of their containers (in a cgroup of theirs)
+engine_procs() {
+  { ps -e -o pid=,comm= | awk '$2 ~ /^(dockerd|containerd|containerd-shim.*|conmon|podman|catatonit|docker-init|runc)$/ { print $1 }'
+    grep -lE ':/(docker|libpod_parent)/' /proc/[0-9]*/cgroup 2>/dev/null | cut -d/ -f3; } | sort -u || true
+}
+# processes whose root directory is in $WORK (a container's rootfs)
+rooted_in_work() { local p; for p in /proc/[0-9]*; do [[ $(readlink "$p/root" 2>/dev/null) != "$WORK"/* ]] || echo "${p#/proc/}"; done; }
+# Made by the engines whatever their configuration says, empty once they stopped:
+# removed when this run made them (dockerd: /run/docker/plugins; containerd's shims:
+# /run/containerd/s; podman: /etc/cni/net.d/cni.lock; skopeo and images/build.sh:
+# /var/lib/containers/cache). Never to be made: the engines' default state.
+made_anyway=(/run/docker /run/containerd /var/lib/containers /etc/cni/net.d/cni.lock)
+never=(/var/lib/docker /var/lib/containerd /run/containers /run/libpod /run/podman /run/docker.sock
+       /var/lib/cni /run/netns /run/docker/netns /run/user/0/containers /root/.local/share/containers)
+existing() { local p; for p in "$@"; do [ ! -e "$p" ] || echo "$p"; done; }
+net_before=$(net_state) mounts_before=$(mounts) procs_before=$(engine_procs)
+made_before=$(existing "${made_anyway[@]}") never_before=$(existing "${never[@]}")
 stopped=
 cleanup() {
-  local rc=$? leaks
+  local rc=$? leaks p
   [ -z "$stopped" ] || return 0
   stopped=1
   trap - INT TERM
   stop_podman
   stop_docker "$WORK/docker"
+  for p in "${made_anyway[@]}"; do
+    grep -qxF "$p" <<<"$made_before" || rm -rf "$p"
+  done
   leaks=$( (findmnt -rn -o TARGET | grep -F "$WORK"; pgrep -af -- "$WORK|$NAME" | grep -v "^$$ ";
+            diff <(echo "$mounts_before") <(mounts) | sed -n 's/^> /mount: /p'
+            { comm -13 <(echo "$procs_before") <(engine_procs); rooted_in_work; } | sort -u | xargs -r ps -o pid=,args= -p
+            diff <(echo "$never_before") <(existing "${never[@]}") | sed -n 's/^> /engine state: /p'
             diff <(echo "$net_before") <(net_state) | sed -n 's/^> /network: /p') || true)
   if [ -n "$leaks" ]; then
     echo "engines: FAIL: left behind after the engines stopped:" >&2
     sed 's/^/  /' <<<"$leaks" >&2
-    pgrep -f -- "$WORK|$NAME" | grep -vx "$$" | xargs -r kill -KILL 2>/dev/null || true
+    { pgrep -f -- "$WORK|$NAME" | grep -vx "$$"; rooted_in_work; } | xargs -r kill -KILL 2>/dev/null || true
     findmnt -rn -o TARGET | grep -F "$WORK" | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
     rc=1
+  else
+    echo "engines: nothing left behind (mounts, processes, engine state, network)"
   fi
   if [ "${KEEP:-}" = 1 ]; then echo "engines: kept $WORK"; else rm -rf "$WORK"; fi
   echo "== engines: $(( $(date +%s) - start ))s in all"
