@@ -20,7 +20,7 @@ for p in runc:runc umoci:umoci skopeo:skopeo bwrap:bubblewrap qemu-aarch64-stati
   esac
 done
 dpkg-query -W -f '${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || need+=(busybox-static)
-mapfile -t need < <(printf '%s\n' "${need[@]}" | sort -u)
+mapfile -t need < <(printf "%s\n" "${need[@]}" | grep . | sort -u)
 if [ ${#need[@]} -gt 0 ]; then
   echo "deps: apt-get install ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
