@@ -5,6 +5,7 @@
 //! one arena, so parsing allocates a handful of buffers, not one per entry.
 
 use std::cell::OnceCell;
+use std::collections::hash_map::{Entry as Slot, HashMap};
 use std::fmt;
 
 use memchr::{memchr, memchr3, memchr_iter};
@@ -79,6 +80,8 @@ pub struct EnvFile {
     entries: Vec<Entry>,
     /// Entry indices sorted by name, last occurrence kept; built on first lookup.
     index: OnceCell<Vec<u32>>,
+    /// The final key set (see [`EnvFile::unique`]); built on first import.
+    unique: OnceCell<Vec<u32>>,
 }
 
 const BLANKS: [u8; 2] = [b' ', b'\t'];
@@ -146,6 +149,7 @@ impl EnvFile {
             arena: Vec::new(),
             entries: Vec::with_capacity(count_lines(&data) + 1),
             index: OnceCell::new(),
+            unique: OnceCell::new(),
             data: Vec::new(),
         };
         let data_ref = &data;
@@ -316,6 +320,41 @@ impl EnvFile {
     /// Every entry in file order, duplicates included: (name, value, line).
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8], u32)> + '_ {
         self.entries.iter().map(move |e| (self.name_of(e), self.value_of(e), e.line))
+    }
+
+    /// The file's final key set: each name once, at the place of its first
+    /// occurrence, with the value and line of its last (the last occurrence
+    /// wins). Importing this instead of every line bounds the work of an
+    /// import by the number of distinct names, however many duplicates the
+    /// file holds (docs/security.md).
+    pub fn unique(&self) -> impl Iterator<Item = (&[u8], &[u8], u32)> + '_ {
+        self.unique_order().iter().map(move |&i| {
+            let e = &self.entries[i as usize];
+            (self.name_of(e), self.value_of(e), e.line)
+        })
+    }
+
+    /// How many distinct names the file has.
+    pub fn unique_len(&self) -> usize {
+        self.unique_order().len()
+    }
+
+    /// For each distinct name, in order of first occurrence, the index of its last entry.
+    fn unique_order(&self) -> &[u32] {
+        self.unique.get_or_init(|| {
+            let mut first: HashMap<&[u8], usize> = HashMap::with_capacity(self.entries.len());
+            let mut order: Vec<u32> = Vec::with_capacity(self.entries.len());
+            for (i, e) in self.entries.iter().enumerate() {
+                match first.entry(self.name_of(e)) {
+                    Slot::Occupied(at) => order[*at.get()] = i as u32,
+                    Slot::Vacant(v) => {
+                        v.insert(order.len());
+                        order.push(i as u32);
+                    }
+                }
+            }
+            order
+        })
     }
 
     pub fn len(&self) -> usize {

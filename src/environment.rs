@@ -1,7 +1,7 @@
 //! Building the program's environment (SPEC §2): inherited, then `envFrom`,
 //! then `env`, each step overriding the one before.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fmt;
 use std::os::unix::ffi::OsStringExt;
@@ -9,9 +9,14 @@ use std::rc::Rc;
 
 use crate::error::{code, escape, Error};
 use crate::expand::expand_capped;
-use crate::limits::{MAX_EXEC_STRING_BYTES, MAX_EXEC_TOTAL_BYTES, MAX_NAME_BYTES};
+use crate::envfile::EnvFile;
+use crate::limits::{
+    MAX_EXEC_STRING_BYTES, MAX_EXEC_TOTAL_BYTES, MAX_IMPORTED_BYTES, MAX_IMPORTED_ENTRIES, MAX_NAME_BYTES,
+    MAX_SHOWN_NAME_BYTES, MAX_SKIPPED_KEYS_SHOWN,
+};
 use crate::manifest::{EnvFrom, EnvSource, Manifest};
 use crate::names::NameRule;
+use crate::report::Warnings;
 use crate::sources::{Loaded, Sources};
 
 pub const SERVICE_URL: &[u8] = b"KUBERNETES_SERVICE_URL";
@@ -138,7 +143,7 @@ pub struct Inputs<'a> {
 pub struct Built {
     pub env: Environment,
     pub errors: Vec<Error>,
-    pub warnings: Vec<String>,
+    pub warnings: Warnings,
 }
 
 pub fn rule_text(rule: NameRule) -> &'static str {
@@ -149,7 +154,7 @@ pub fn rule_text(rule: NameRule) -> &'static str {
 }
 
 pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mut Sources) -> Built {
-    let mut b = Built { env: Environment::default(), errors: Vec::new(), warnings: Vec::new() };
+    let mut b = Built { env: Environment::default(), errors: Vec::new(), warnings: Warnings::default() };
 
     // 1. Inherited, minus envshim's own configuration.
     let inherited: Vec<(Vec<u8>, Vec<u8>)> =
@@ -165,8 +170,10 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
     }
 
     // 2. envFrom: the manifest's, then --env-file. Building stops once the
-    // environment is past what execve ever takes (`full`, reported once).
+    // environment is past what execve ever takes, or the imports past their
+    // bound (`full`, reported once).
     let mut full = false;
+    let mut imported = Imported::default();
     for (i, entry) in inputs.manifest.env_from.iter().enumerate() {
         if full {
             break;
@@ -174,7 +181,12 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
         let EnvFrom::File { file, prefix } = entry else { continue };
         let at = format!("manifest: envFrom[{i}].fileRef");
         match sources.load_in_volume(&file.volume_name, &file.path, &at, &mut b.errors) {
-            Loaded::File(f, display) => import(&mut b, &f, &display, prefix.as_bytes(), inputs.rule, &mut full),
+            Loaded::File(f, display) => {
+                let what = || format!("manifest: envFrom[{i}] ({display})");
+                if imported.charge(&mut b, &f, names_cost(prefix.as_bytes(), inputs.rule), what, &mut full) {
+                    import(&mut b, &f, &display, prefix.as_bytes(), inputs.rule, &mut full)
+                }
+            }
             Loaded::Missing(display) if !file.optional => {
                 b.errors.push(sources.required(&display, format!("manifest: envFrom[{i}]: file {display} not found")))
             }
@@ -186,7 +198,11 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
             break;
         }
         match sources.load_path(path, &mut b.errors) {
-            Loaded::File(f, display) => import(&mut b, &f, &display, b"", inputs.rule, &mut full),
+            Loaded::File(f, display) => {
+                if imported.charge(&mut b, &f, 0, || format!("--env-file {display}"), &mut full) {
+                    import(&mut b, &f, &display, b"", inputs.rule, &mut full)
+                }
+            }
             Loaded::Missing(display) => {
                 b.errors.push(sources.required(&display, format!("--env-file {display}: file not found")))
             }
@@ -332,13 +348,73 @@ fn stop_when_full(b: &mut Built, full: &mut bool, place: impl FnOnce() -> String
     true
 }
 
-/// Every key of `file`, prefixed; names that are not valid are skipped with
-/// one warning for the file, as the kubelet does (listing them prefixed, as it does).
-fn import(b: &mut Built, file: &crate::envfile::EnvFile, display: &Rc<str>, prefix: &[u8], rule: NameRule, full: &mut bool) {
-    let mut skipped: BTreeSet<Vec<u8>> = BTreeSet::new();
+/// What the imports (`envFrom`, `--env-file`) have cost so far. Every
+/// reference imports its file's keys again, so the work is bounded here, by
+/// the input, and not only by the environment's size: a file named 20,000
+/// times with the same prefix never grows the environment.
+#[derive(Default)]
+struct Imported {
+    entries: usize,
+    bytes: usize,
+}
+
+impl Imported {
+    /// Charges one import of `file`: its distinct keys, the bytes of their
+    /// keys and values, and `prefix_cost` more per key (see [`names_cost`]).
+    /// Past either bound, reports it once (65) naming `what`, stops the
+    /// building, and returns false.
+    fn charge(&mut self, b: &mut Built, file: &EnvFile, prefix_cost: usize, what: impl FnOnce() -> String, full: &mut bool) -> bool {
+        let keys = file.unique_len();
+        let bytes: usize = file.unique().map(|(k, v, _)| k.len() + v.len()).sum();
+        self.entries += keys;
+        self.bytes = self.bytes.saturating_add(bytes).saturating_add(keys.saturating_mul(prefix_cost));
+        if self.entries <= MAX_IMPORTED_ENTRIES && self.bytes <= MAX_IMPORTED_BYTES {
+            return true;
+        }
+        *full = true;
+        b.errors.push(Error::new(
+            code::DATAERR,
+            format!(
+                "{}: the imports pass {MAX_IMPORTED_ENTRIES} keys or {MAX_IMPORTED_BYTES} bytes in all (each reference to a file imports all its keys again)",
+                what()
+            ),
+        ));
+        false
+    }
+}
+
+/// True when no key can make `prefix` + key a valid name: the prefix holds a
+/// byte no name may hold, or starts as none may (`..`, a digit). (Only `.`
+/// is invalid alone and valid as a prefix, and it is one byte long.)
+fn prefix_spoils_every_name(prefix: &[u8], rule: NameRule) -> bool {
+    prefix.len() > 1 && !rule.accepts(prefix)
+}
+
+/// What building one prefixed name costs beyond its key: the prefix, unless
+/// no name is built because the prefix spoils them all.
+fn names_cost(prefix: &[u8], rule: NameRule) -> usize {
+    if prefix_spoils_every_name(prefix, rule) {
+        0
+    } else {
+        prefix.len()
+    }
+}
+
+/// Every key of `file` (its final key set), prefixed; names that are not
+/// valid are skipped with one warning for the file, as the kubelet does
+/// (listing them prefixed, as it does; here the first few in order, then a count).
+fn import(b: &mut Built, file: &EnvFile, display: &Rc<str>, prefix: &[u8], rule: NameRule, full: &mut bool) {
+    if prefix_spoils_every_name(prefix, rule) {
+        let mut skipped: Vec<&[u8]> = file.unique().map(|(key, _, _)| key).collect();
+        if !skipped.is_empty() {
+            b.warnings.push(skipped_warning(display, prefix, &mut skipped));
+        }
+        return;
+    }
+    let mut skipped: Vec<&[u8]> = Vec::new();
     let mut name = prefix.to_vec();
-    b.env.reserve(file.len());
-    for (key, value, line) in file.iter() {
+    b.env.reserve(file.unique_len());
+    for (key, value, line) in file.unique() {
         name.truncate(prefix.len());
         name.extend_from_slice(key);
         if rule.accepts(&name) {
@@ -347,16 +423,46 @@ fn import(b: &mut Built, file: &crate::envfile::EnvFile, display: &Rc<str>, pref
                 return;
             }
         } else {
-            skipped.insert(name.clone());
+            skipped.push(key);
         }
     }
     if !skipped.is_empty() {
-        let keys: Vec<String> = skipped.iter().map(|k| escape(k)).collect();
-        b.warnings.push(format!(
-            "Keys [{}] from the EnvFrom file {display} were skipped since they are considered invalid environment variable names.",
-            keys.join(", ")
-        ));
+        b.warnings.push(skipped_warning(display, prefix, &mut skipped));
     }
+}
+
+/// The kubelet's warning for skipped keys (sorted, prefixed), listing at most
+/// [`MAX_SKIPPED_KEYS_SHOWN`] names of at most [`MAX_SHOWN_NAME_BYTES`] each.
+fn skipped_warning(display: &str, prefix: &[u8], keys: &mut [&[u8]]) -> String {
+    // The keys are distinct and share the prefix: sorting them sorts the names.
+    let shown = keys.len().min(MAX_SKIPPED_KEYS_SHOWN);
+    if keys.len() > shown {
+        keys.select_nth_unstable(shown);
+    }
+    keys[..shown].sort_unstable();
+    let names: Vec<String> = keys[..shown].iter().map(|key| shown_name(prefix, key)).collect();
+    let more = match keys.len() - shown {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    format!(
+        "Keys [{}]{more} from the EnvFrom file {display} were skipped since they are considered invalid environment variable names.",
+        names.join(", ")
+    )
+}
+
+/// `prefix` + `key` as the warning shows it: escaped, and when longer than
+/// [`MAX_SHOWN_NAME_BYTES`] the prefix is cut in the middle (`PRE...KEY`) so
+/// the key stays readable. (Escaped text is ASCII: any cut is at a character.)
+fn shown_name(prefix: &[u8], key: &[u8]) -> String {
+    let key = escape(key);
+    let mut name = escape(&prefix[..prefix.len().min(MAX_SHOWN_NAME_BYTES)]);
+    if name.len() + key.len() > MAX_SHOWN_NAME_BYTES {
+        name.truncate(MAX_SHOWN_NAME_BYTES.saturating_sub(key.len() + 3));
+        name.push_str("...");
+    }
+    name.push_str(&key);
+    name
 }
 
 /// `https://HOST:PORT`, with an IPv6 HOST in brackets; None unless both are set and non-empty.
@@ -397,6 +503,15 @@ mod tests {
         assert_eq!(url("[fd00::1]", "443").as_deref(), Some("https://[fd00::1]:443"));
         assert_eq!(url("", "443"), None);
         assert_eq!(url("h", ""), None);
+    }
+
+    #[test]
+    fn shown_names_keep_the_key_and_cut_a_long_prefix() {
+        assert_eq!(shown_name(b"P_", b"1KEY"), "P_1KEY");
+        assert_eq!(shown_name(b"", b"a\\b"), "a\\\\b");
+        let long = shown_name(&[b'='; 10_000], b"KEY");
+        assert_eq!(long.len(), MAX_SHOWN_NAME_BYTES);
+        assert!(long.starts_with("====") && long.ends_with("=...KEY"), "{long}");
     }
 
     #[test]

@@ -13,6 +13,8 @@ pub mod code {
     pub const NOINPUT: i32 = 66;
     /// A system call envshim needs failed (`--init`: fork, signal set-up).
     pub const OSERR: i32 = 71;
+    /// `render` could not write its output (a full disk, an I/O error).
+    pub const IOERR: i32 = 74;
     /// `install` could not create its destination.
     pub const CANTCREAT: i32 = 73;
     /// Permission denied reading a file.

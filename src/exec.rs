@@ -89,8 +89,7 @@ pub fn check_sizes(line: &[Word], argv: &[CString], envp: &[CString], vars: &[Va
             ));
         }
     }
-    let strings: usize = argv.iter().chain(envp).map(|s| s.as_bytes().len() + 1).sum::<usize>() + path_len + 1;
-    let total = strings + (argv.len() + envp.len() + 2) * std::mem::size_of::<usize>();
+    let total = exec_size(argv, envp, path_len);
     // The limit is never below MIN_EXEC_TOTAL_BYTES: a total within it fits
     // without asking for the stack rlimit (one system call fewer at start-up).
     let limit = if total > MIN_EXEC_TOTAL_BYTES { exec_total_limit() } else { MIN_EXEC_TOTAL_BYTES };
@@ -103,6 +102,16 @@ pub fn check_sizes(line: &[Word], argv: &[CString], envp: &[CString], vars: &[Va
         ));
     }
     errors
+}
+
+/// What `execve` counts against its limit, as the kernel does (`fs/exec.c`,
+/// `bprm_stack_limits` and `copy_strings`): the path, every argument and
+/// environment string with its NUL, and one pointer per string, with argv
+/// counted as at least one (the kernel makes room for an empty `argv[0]`).
+/// The NULL pointers that end the arrays are not counted.
+fn exec_size(argv: &[CString], envp: &[CString], path_len: usize) -> usize {
+    let strings: usize = argv.iter().chain(envp).map(|s| s.as_bytes().len() + 1).sum::<usize>() + path_len + 1;
+    strings + (argv.len().max(1) + envp.len()) * std::mem::size_of::<usize>()
 }
 
 /// The kernel's limit on argv + envp: a quarter of the stack rlimit, within

@@ -8,7 +8,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::limits::MAX_SYMLINKS;
+use crate::limits::{MAX_SYMLINKS, OPENAT2_TRIES};
 use crate::sys;
 
 /// Why a file could not be read. Carries no content.
@@ -96,7 +96,16 @@ pub fn open_in_root(root: BorrowedFd, path: &[u8]) -> io::Result<OwnedFd> {
         let mut tries = 0;
         loop {
             match sys::openat2_in_root(root, &c, READ_FLAGS) {
-                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) && tries < 8 => tries += 1,
+                // The kernel refuses a `..` step whenever a rename happened
+                // anywhere on the system during the lookup (it cannot prove
+                // the step stayed inside). On a busy host it may never
+                // succeed: after a few tries, the resolver below decides.
+                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {
+                    tries += 1;
+                    if tries == OPENAT2_TRIES {
+                        break;
+                    }
+                }
                 // ENOSYS: kernel before 5.6; EPERM: seccomp profiles that predate openat2;
                 // E2BIG/EINVAL: a kernel that does not know these flags.
                 Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EPERM | libc::E2BIG | libc::EINVAL)) => {

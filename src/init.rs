@@ -117,6 +117,9 @@ fn exec_child(target: &Exec, foreground: bool, fail: &impl Fn(Error) -> i32) -> 
         Ok(()) => exec::exec(target),
         Err(e) => e,
     };
+    // Still envshim, now with every signal at its default: a closed stderr
+    // must not turn the message into a death by SIGPIPE (141).
+    let _ = sys::catch_if_default(libc::SIGPIPE, sys::Handler::Nothing);
     fail(error)
 }
 

@@ -25,6 +25,7 @@ pub mod sys;
 pub mod wait;
 
 use std::ffi::{OsStr, OsString};
+use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
@@ -80,6 +81,22 @@ struct Plan {
     env: Environment,
     line: Vec<Word>,
     errors: Vec<Error>,
+}
+
+/// What the binary does first, before it reads its command line. Until it
+/// execs the program (or, with `--init`, blocks signals to supervise it):
+/// SIGTERM, SIGINT, SIGHUP and SIGQUIT end envshim at once with 128 + the
+/// signal number, also as PID 1, where the kernel drops a signal left at its
+/// default action; and a closed stdout or stderr makes a write fail (EPIPE)
+/// instead of killing envshim with SIGPIPE. Only signals inherited at their
+/// default are caught, and `execve` resets caught signals to the default, so
+/// the program inherits the dispositions envshim inherited (docs/security.md).
+pub fn start() {
+    for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT] {
+        // Fails only for an invalid signal number.
+        let _ = sys::catch_if_default(sig, sys::Handler::Exit);
+    }
+    let _ = sys::catch_if_default(libc::SIGPIPE, sys::Handler::Nothing);
 }
 
 /// `envshim run`: builds and validates everything, then execs the program
@@ -139,11 +156,11 @@ pub fn render(opts: &Options, format: Format, show_values: bool) -> i32 {
         Err(errors) => return fail(opts, &errors),
     };
     let mut out = std::io::stdout().lock();
-    match render::render(&mut out, plan.env.vars(), format, show_values) {
+    match render::render(&mut out, plan.env.vars(), format, show_values).and_then(|()| out.flush()) {
         Ok(()) => code::OK,
-        // A closed pipe (`| head`) is not worth a message.
+        // A reader that stopped early (`| head`) got what it wanted: not worth a message.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => code::OK,
-        Err(e) => fail(opts, &[Error::new(1, format!("render: cannot write: {e}"))]),
+        Err(e) => fail(opts, &[Error::new(code::IOERR, format!("render: cannot write to stdout ({e})"))]),
     }
 }
 
@@ -221,9 +238,7 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
             awaited.extend(secrets);
         }
         if awaited.is_empty() {
-            for w in &warnings {
-                report::warn(w);
-            }
+            warnings.print();
             return Ok(Plan { env, line, errors });
         }
         if wait::until_present(&awaited, deadline.flatten()).map_err(|e| vec![e])? == wait::Waited::TimedOut {

@@ -18,6 +18,32 @@ pub const MIN_EXEC_TOTAL_BYTES: usize = 32 * 4096;
 pub const MAX_EXEC_TOTAL_BYTES: usize = 6 * 1024 * 1024;
 /// Kubernetes reads at most this much of a termination log.
 pub const MAX_TERMINATION_LOG_BYTES: usize = 4096;
+/// Entries imported by `envFrom` and `--env-file` in all, each reference to a
+/// file counting its distinct keys again: bounds the work of a manifest that
+/// names one file thousands of times (the environment does not grow, so its
+/// own bound never fires). More than 6 MiB of environment can hold (about
+/// 570,000 of the smallest variables).
+pub const MAX_IMPORTED_ENTRIES: usize = 1_000_000;
+/// Bytes imported in all: the names (prefixed) and values of every
+/// reference's keys. Ten times what `execve` ever takes.
+pub const MAX_IMPORTED_BYTES: usize = 64 * 1024 * 1024;
+/// Bytes of env files read by one run, all files together (each is read
+/// once however often it is named): 256 files at their limit. Bounds the
+/// memory and parsing of a manifest that names thousands of distinct files.
+pub const MAX_READ_BYTES: usize = 16 * 1024 * 1024;
+/// Longest line envshim writes on stderr (a longer one is cut, and says so).
+pub const MAX_MESSAGE_BYTES: usize = 2048;
+/// Error lines printed by one run; the rest are counted in one more line.
+pub const MAX_ERROR_LINES: usize = 32;
+/// Warning lines printed by one run's start-up; the rest are counted in one more line.
+pub const MAX_WARNING_LINES: usize = 16;
+/// Skipped keys listed by name in one `envFrom` warning; the rest are counted.
+pub const MAX_SKIPPED_KEYS_SHOWN: usize = 10;
+/// Longest skipped name shown in that warning (a prefix is configuration and may be long).
+pub const MAX_SHOWN_NAME_BYTES: usize = 128;
+/// `openat2` calls that fail with EAGAIN (a rename somewhere on the system
+/// during a `..` step) before the fallback resolver opens the file instead.
+pub const OPENAT2_TRIES: u32 = 8;
 /// Symbolic links followed while resolving one path without `openat2` (the kernel's MAXSYMLINKS).
 pub const MAX_SYMLINKS: usize = 40;
 /// `--wait`: how often missing files are looked for again.
@@ -29,3 +55,12 @@ const_assert!(MAX_NAME_BYTES + 1 + MAX_VALUE_BYTES + 1 <= MAX_ENV_FILE_BYTES);
 const_assert!(MAX_NAME_BYTES + 1 + MAX_VALUE_BYTES < MAX_EXEC_STRING_BYTES);
 const_assert!(MIN_EXEC_TOTAL_BYTES < MAX_EXEC_TOTAL_BYTES);
 const_assert!(MAX_ENV_FILE_BYTES < MAX_MANIFEST_BYTES);
+const_assert!(MAX_ENV_FILE_BYTES * 256 <= MAX_READ_BYTES);
+// A full environment can be imported (many times over) within the import bounds.
+const_assert!(MAX_EXEC_TOTAL_BYTES < MAX_IMPORTED_BYTES);
+const_assert!(MAX_EXEC_TOTAL_BYTES / 11 < MAX_IMPORTED_ENTRIES);
+// A warning listing every shown key at full length fits in one line (keys
+// without backslashes, which escaping doubles; the line bound holds whatever).
+const_assert!(MAX_SKIPPED_KEYS_SHOWN * (MAX_SHOWN_NAME_BYTES + 5) + 2 * MAX_SHOWN_NAME_BYTES + 256 < MAX_MESSAGE_BYTES);
+// The termination log holds at least one whole line.
+const_assert!(MAX_MESSAGE_BYTES < MAX_TERMINATION_LOG_BYTES);

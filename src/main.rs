@@ -5,7 +5,9 @@
 //! and an ignored signal stays ignored across `execve`, so every program
 //! started by envshim would inherit it. Starting from C's `main` leaves the
 //! dispositions envshim inherited untouched (and skips the runtime's other
-//! start-up system calls, which a container start pays for nothing).
+//! start-up system calls, which a container start pays for nothing); then
+//! `envshim::start` catches the few signals envshim handles itself, which
+//! `execve` resets to the default.
 // A test build keeps Rust's `main` so the (empty) harness runs, not envshim:
 // `cargo test --all-targets` builds and runs it despite `test = false`.
 #![cfg_attr(not(test), no_main)]
@@ -177,6 +179,7 @@ fn options(common: Common) -> Result<envshim::Options, String> {
 #[cfg(not(test))]
 #[no_mangle]
 extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
+    envshim::start();
     // SAFETY: these are C main's own arguments.
     match Cli::try_parse_from(unsafe { envshim::sys::args(argc, argv) }) {
         Ok(cli) => dispatch(cli.command),

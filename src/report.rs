@@ -7,26 +7,83 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 use crate::error::Error;
-use crate::limits::MAX_TERMINATION_LOG_BYTES;
+use crate::limits::{MAX_ERROR_LINES, MAX_MESSAGE_BYTES, MAX_TERMINATION_LOG_BYTES, MAX_WARNING_LINES};
 
 pub const DEFAULT_TERMINATION_LOG: &str = "/dev/termination-log";
 
+/// Prints one warning line (cut at [`MAX_MESSAGE_BYTES`]).
 pub fn warn(message: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "envshim: warning: {message}");
+    // A closed stderr is not worth failing for: SIGPIPE is caught (lib.rs `start`).
+    let _ = std::io::stderr().lock().write_all(line("envshim: warning: ", message).as_bytes());
 }
 
-/// Prints every error, writes the termination log, and returns the exit code
-/// of the first error.
+/// The warnings of a start-up, kept for printing: the first
+/// [`MAX_WARNING_LINES`], and a count of the rest, so that a manifest that
+/// repeats a bad source can make envshim neither hold nor print more.
+#[derive(Debug, Default)]
+pub struct Warnings {
+    kept: Vec<String>,
+    more: usize,
+}
+
+impl Warnings {
+    pub fn push(&mut self, message: String) {
+        if self.kept.len() < MAX_WARNING_LINES {
+            self.kept.push(message);
+        } else {
+            self.more += 1;
+        }
+    }
+
+    /// Prints them, then one line counting those not kept.
+    pub fn print(&self) {
+        for w in &self.kept {
+            warn(w);
+        }
+        if self.more > 0 {
+            warn(&format!("{} more warnings not shown", self.more));
+        }
+    }
+
+    pub fn kept(&self) -> &[String] {
+        &self.kept
+    }
+}
+
+/// Writes the termination log, then prints the errors (at most
+/// [`MAX_ERROR_LINES`], and a line counting the rest), and returns the exit
+/// code of the first error. The log comes first: stderr may be a closed pipe
+/// or a terminal that blocks, and the log is what `kubectl describe` shows.
 pub fn fail(errors: &[Error], termination_log: Option<&OsStr>) -> i32 {
     let mut text = String::new();
-    for e in errors {
-        text.push_str("envshim: ");
-        text.push_str(&e.message);
-        text.push('\n');
+    for e in errors.iter().take(MAX_ERROR_LINES) {
+        text.push_str(&line("envshim: ", &e.message));
     }
-    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+    if errors.len() > MAX_ERROR_LINES {
+        let more = format!("{} more errors not shown (the exit code is the first one's)", errors.len() - MAX_ERROR_LINES);
+        text.push_str(&line("envshim: ", &more));
+    }
     write_termination_log(&text, termination_log);
+    // EPIPE and the like are ignored: the exit code still tells.
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
     errors.first().map_or(1, |e| e.code)
+}
+
+/// `prefix` + `message` + newline, cut to [`MAX_MESSAGE_BYTES`] (newline
+/// excluded) at a character, saying so, when longer.
+fn line(prefix: &str, message: &str) -> String {
+    const CUT: &str = " [... cut]";
+    let mut text = String::with_capacity((prefix.len() + message.len()).min(MAX_MESSAGE_BYTES) + 1);
+    text.push_str(prefix);
+    if prefix.len() + message.len() <= MAX_MESSAGE_BYTES {
+        text.push_str(message);
+    } else {
+        let keep = floor_char_boundary(message, MAX_MESSAGE_BYTES - prefix.len() - CUT.len());
+        text.push_str(&message[..keep]);
+        text.push_str(CUT);
+    }
+    text.push('\n');
+    text
 }
 
 /// Truncates and rewrites the log with at most 4,096 bytes, cut at a line end
@@ -65,6 +122,25 @@ fn floor_char_boundary(s: &str, mut i: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lines_are_cut_at_the_limit_at_a_character() {
+        assert_eq!(line("envshim: ", "short"), "envshim: short\n");
+        let long = format!("x{}", "\u{e9}".repeat(MAX_MESSAGE_BYTES));
+        let cut = line("envshim: warning: ", &long);
+        assert!(cut.len() <= MAX_MESSAGE_BYTES + 1 && cut.len() > MAX_MESSAGE_BYTES - 4, "{}", cut.len());
+        assert!(cut.ends_with(" [... cut]\n") && cut.starts_with("envshim: warning: x\u{e9}"));
+    }
+
+    #[test]
+    fn warnings_keep_a_bounded_number_and_count_the_rest() {
+        let mut w = Warnings::default();
+        for i in 0..MAX_WARNING_LINES + 5 {
+            w.push(format!("w{i}"));
+        }
+        assert_eq!(w.kept().len(), MAX_WARNING_LINES);
+        assert_eq!(w.more, 5);
+    }
 
     #[test]
     fn log_part_keeps_whole_lines_within_the_limit() {

@@ -12,7 +12,7 @@ use std::rc::Rc;
 use crate::envfile::EnvFile;
 use crate::error::{code, escape, Error};
 use crate::files::{self, Awaited, ReadError};
-use crate::limits::MAX_ENV_FILE_BYTES;
+use crate::limits::{MAX_ENV_FILE_BYTES, MAX_READ_BYTES};
 use crate::sys;
 
 /// What loading a file gave.
@@ -64,6 +64,8 @@ pub struct Sources {
     files: Vec<Cached>,
     /// Set after `--wait` ran out: `after waiting DURATION`, added to the messages of missing files.
     waited: Option<Rc<str>>,
+    /// Bytes of env files read so far (bounded by MAX_READ_BYTES).
+    read: usize,
 }
 
 impl Sources {
@@ -74,7 +76,7 @@ impl Sources {
             .into_iter()
             .map(|(name, mount_path)| Volume { name, mount_path, root: OnceCell::new() })
             .collect();
-        Sources { volumes, files: Vec::new(), waited: None }
+        Sources { volumes, files: Vec::new(), waited: None, read: 0 }
     }
 
     /// The error for a missing file that an entry needs (`message` names the
@@ -102,6 +104,7 @@ impl Sources {
     pub fn reset(&mut self, waited: Option<Rc<str>>) {
         self.files.clear();
         self.waited = waited;
+        self.read = 0;
     }
 
     /// Loads `path` inside the volume `volume`; `at` is the entry's JSON path
@@ -148,7 +151,10 @@ impl Sources {
         });
         let outcome = match root {
             None => Outcome::Failed,
-            Some(root) => outcome(files::read_in_root(root.as_fd(), &key, MAX_ENV_FILE_BYTES), &display, errors),
+            Some(_) if self.read > MAX_READ_BYTES => Outcome::Failed,
+            Some(root) => {
+                outcome(files::read_in_root(root.as_fd(), &key, MAX_ENV_FILE_BYTES), &display, &mut self.read, errors)
+            }
         };
         self.files.push(Cached { volume: Some(vi), path: key, display, outcome, required: false });
         self.loaded(self.files.len() - 1)
@@ -161,7 +167,11 @@ impl Sources {
             return self.loaded(i);
         }
         let display: Rc<str> = escape(bytes).into();
-        let outcome = outcome(files::read_path(path, MAX_ENV_FILE_BYTES), &display, errors);
+        let outcome = if self.read > MAX_READ_BYTES {
+            Outcome::Failed
+        } else {
+            outcome(files::read_path(path, MAX_ENV_FILE_BYTES), &display, &mut self.read, errors)
+        };
         self.files.push(Cached { volume: None, path: bytes.to_vec(), display, outcome, required: false });
         self.loaded(self.files.len() - 1)
     }
@@ -185,7 +195,11 @@ pub fn missing_error(message: String, waited: Option<&str>) -> Error {
 }
 
 /// Turns a read into a parsed file, or reports why not (once per file).
-fn outcome(read: Result<Vec<u8>, ReadError>, display: &str, errors: &mut Vec<Error>) -> Outcome {
+/// Counts what was read in `read`: past [`MAX_READ_BYTES`] for all the env
+/// files together, a manifest naming thousands of distinct files is refused
+/// (65, reported once; the callers read no more files) instead of reading
+/// and keeping them all.
+fn outcome(read: Result<Vec<u8>, ReadError>, display: &str, total: &mut usize, errors: &mut Vec<Error>) -> Outcome {
     let data = match read {
         Ok(data) => data,
         Err(ReadError::NotFound) => return Outcome::Missing,
@@ -194,6 +208,14 @@ fn outcome(read: Result<Vec<u8>, ReadError>, display: &str, errors: &mut Vec<Err
             return Outcome::Failed;
         }
     };
+    *total += data.len();
+    if *total > MAX_READ_BYTES {
+        errors.push(Error::new(
+            code::DATAERR,
+            format!("env file {display}: the env files read pass {MAX_READ_BYTES} bytes in all; no more are read"),
+        ));
+        return Outcome::Failed;
+    }
     match EnvFile::parse(data) {
         Ok(f) => Outcome::Parsed(Rc::new(f)),
         Err(e) => {

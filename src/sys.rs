@@ -208,7 +208,7 @@ pub enum Disposition {
     Ignore,
 }
 
-/// `sigaction(2)` setting `SIG_DFL` or `SIG_IGN` (no handler: envshim installs none).
+/// `sigaction(2)` setting `SIG_DFL` or `SIG_IGN`.
 pub fn set_disposition(sig: libc::c_int, disposition: Disposition) -> io::Result<()> {
     // SAFETY: a zeroed `sigaction` is valid: no flags, an empty mask.
     let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
@@ -218,6 +218,57 @@ pub fn set_disposition(sig: libc::c_int, disposition: Disposition) -> io::Result
     };
     // SAFETY: `action` is valid for the call; the previous action is not asked for.
     cvt(unsafe { libc::sigaction(sig, &action, std::ptr::null_mut()) }).map(drop)
+}
+
+/// What a signal caught by [`catch_if_default`] does.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Handler {
+    /// Ends the process at once with exit code 128 + the signal number.
+    Exit,
+    /// Nothing: the system call that raised it (a write to a closed pipe) fails instead.
+    Nothing,
+}
+
+extern "C" fn exit_128_plus(sig: libc::c_int) {
+    // SAFETY: _exit is async-signal-safe and has no preconditions.
+    unsafe { libc::_exit(128 + sig) }
+}
+
+extern "C" fn do_nothing(_sig: libc::c_int) {}
+
+/// Installs `handler` for `sig` when its disposition is the default, and
+/// returns whether it did: an inherited "ignore" is left alone. `execve`
+/// resets a caught signal to the default, so a program started afterwards
+/// inherits the same disposition envshim did.
+pub fn catch_if_default(sig: libc::c_int, handler: Handler) -> io::Result<bool> {
+    if disposition(sig)? != libc::SIG_DFL {
+        return Ok(false);
+    }
+    let f: extern "C" fn(libc::c_int) = match handler {
+        Handler::Exit => exit_128_plus,
+        Handler::Nothing => do_nothing,
+    };
+    // SAFETY: a zeroed `sigaction` is valid: no flags, an empty mask.
+    let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
+    action.sa_sigaction = f as libc::sighandler_t;
+    // SAFETY: `action` is valid for the call, and both handlers are
+    // async-signal-safe (one calls only `_exit`, the other nothing).
+    cvt(unsafe { libc::sigaction(sig, &action, std::ptr::null_mut()) })?;
+    Ok(true)
+}
+
+/// The current action of `sig`: `SIG_DFL`, `SIG_IGN` or a handler.
+fn disposition(sig: libc::c_int) -> io::Result<libc::sighandler_t> {
+    // SAFETY: a zeroed `sigaction` is valid storage; the kernel fills it.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: asks for the current action only (no new one is given).
+    cvt(unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) })?;
+    Ok(old.sa_sigaction)
+}
+
+/// Whether `sig` is ignored (an inherited `SIG_IGN`, as under `nohup`).
+pub fn is_ignored(sig: libc::c_int) -> io::Result<bool> {
+    Ok(disposition(sig)? == libc::SIG_IGN)
 }
 
 /// `sigtimedwait(2)`: takes the next pending signal of `set` (which must be

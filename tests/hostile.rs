@@ -935,6 +935,57 @@ fn paths_never_leave_the_volume() {
     escape_table(None);
 }
 
+/// `openat2` with `RESOLVE_IN_ROOT` fails with EAGAIN on a `..` step
+/// whenever a rename happens anywhere on the system during the lookup. A
+/// legitimate link with 300 `..` steps that stays inside the volume, read 50
+/// times while another thread renames a file elsewhere in a tight loop: every
+/// read succeeds (after the retries, the fallback resolver opens the file).
+/// Before: 65, "cannot be read (Resource temporarily unavailable)".
+#[test]
+fn a_link_with_many_dotdots_reads_while_the_host_renames_files() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Arc;
+    let dir = tempdir();
+    let vol = dir.path().join("vol");
+    fs::create_dir_all(vol.join("a/b/c")).unwrap();
+    fs::write(vol.join("a.env"), "KEY=inside\n").unwrap();
+    symlink(format!("a/b/c/{}../../../a.env", "../../../a/b/c/".repeat(100)), vol.join("deep")).unwrap();
+    let m = dir.path().join("m.json");
+    let manifest = json!({
+        "volumeMounts": [{"name": "cfg", "mountPath": vol}],
+        "env": [{"name": "GOT", "valueFrom": {"fileKeyRef": {"volumeName": "cfg", "path": "deep", "key": "KEY"}}}],
+    });
+    fs::write(&m, manifest.to_string()).unwrap();
+    let busy = tempdir();
+    let (a, b) = (busy.path().join("a"), busy.path().join("b"));
+    fs::write(&a, "").unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let renamer = {
+        let stop = stop.clone();
+        std::thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(120);
+            let mut renames = 0u64;
+            while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+                fs::rename(&a, &b).unwrap();
+                fs::rename(&b, &a).unwrap();
+                renames += 2;
+            }
+            renames
+        })
+    };
+    let mut failures = Vec::new();
+    for _ in 0..50 {
+        let out = run(&[os("render"), os("--show-values"), os("--manifest"), os(&m)], &Opts::default());
+        sane(&out, "deep link");
+        if out.code != Some(0) || !out.out().contains("GOT=inside\n") {
+            failures.push(out.err());
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let renames = renamer.join().unwrap();
+    assert!(failures.is_empty(), "{} of 50 reads failed ({renames} renames meanwhile); the first: {}", failures.len(), failures[0]);
+}
+
 #[test]
 fn paths_never_leave_the_volume_without_openat2_enosys() {
     escape_table(Some(libc::ENOSYS));

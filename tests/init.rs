@@ -535,3 +535,129 @@ fn a_background_envshim_does_not_take_the_terminal() {
     assert_eq!(p[1], p[0], "the program leads its own process group");
     assert_ne!(p[2], p[0], "the shell keeps the terminal");
 }
+
+// ---------------------------------------------------------------- signals during start-up
+
+/// A cgroup that gives its processes `percent` of one CPU (the v1 `cpu`
+/// controller, or v2's `cpu.max`), removed on drop; None (with a message)
+/// where neither can be made.
+struct CpuLimit(PathBuf);
+
+impl CpuLimit {
+    fn new(percent: u32) -> Option<CpuLimit> {
+        static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = format!("envshim-test-{}-{n}", std::process::id());
+        let quota = percent * 1000;
+        let v1 = PathBuf::from("/sys/fs/cgroup/cpu").join(&name);
+        let v2 = PathBuf::from("/sys/fs/cgroup").join(&name);
+        let tries: [(&PathBuf, Box<dyn Fn(&Path) -> std::io::Result<()>>); 2] = [
+            (&v1, Box::new(move |d: &Path| fs::write(d.join("cpu.cfs_quota_us"), quota.to_string()))),
+            (&v2, Box::new(move |d: &Path| fs::write(d.join("cpu.max"), format!("{quota} 100000")))),
+        ];
+        let mut why = Vec::new();
+        for (dir, limit) in tries {
+            match fs::create_dir(dir).and_then(|()| limit(dir)) {
+                Ok(()) => return Some(CpuLimit(dir.clone())),
+                Err(e) => {
+                    let _ = fs::remove_dir(dir);
+                    why.push(format!("{dir:?}: {e}"));
+                }
+            }
+        }
+        eprintln!("skipped: cannot make a cgroup with a CPU limit ({})", why.join("; "));
+        None
+    }
+}
+
+impl Drop for CpuLimit {
+    fn drop(&mut self) {
+        // Its processes are gone once the test has reaped unshare; retry briefly.
+        for _ in 0..100 {
+            if fs::remove_dir(&self.0).is_ok() {
+                return;
+            }
+            sleep(Duration::from_millis(20));
+        }
+    }
+}
+
+/// A `/proc/PID/status` field (e.g. `SigCgt`) as a number; None once the process is gone.
+fn status_mask(pid: i32, field: &str) -> Option<u64> {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let value = status.lines().find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))?;
+    u64::from_str_radix(value.trim(), 16).ok()
+}
+
+fn status_name(pid: i32) -> Option<String> {
+    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status.lines().find_map(|l| l.strip_prefix("Name:")).map(|n| n.trim().to_string())
+}
+
+/// SIGTERM while envshim, PID 1 of its namespace, is still reading its
+/// (large) manifest, slowed down to a few seconds by a 3% CPU limit: it ends
+/// at once with 143 and the program never runs, with and without `--init`.
+/// Before, PID 1 had SIGTERM at its default action, which the kernel drops:
+/// the program started seconds later as if nothing had happened.
+#[test]
+fn sigterm_during_start_up_as_pid_1_ends_envshim_at_once_with_143() {
+    need_namespaces!();
+    let dir = tempfile::tempdir().unwrap();
+    // About 1 MB of env entries: ~0.2 s of work for the debug build, seconds at 3%.
+    let env: Vec<serde_json::Value> =
+        (0..30_000).map(|i| serde_json::json!({"name": format!("V{i}"), "value": "v"})).collect();
+    let manifest = dir.path().join("manifest.json");
+    fs::write(&manifest, serde_json::to_vec(&serde_json::json!({ "env": env })).unwrap()).unwrap();
+    for mode in [&["--init"][..], &[][..]] {
+        let Some(limit) = CpuLimit::new(3) else { return };
+        let d = tempfile::tempdir().unwrap();
+        let mut cmd = Command::new("sh");
+        // The shell moves itself into the cgroup, then becomes unshare: every
+        // process after it (envshim included) starts limited.
+        cmd.arg("-c")
+            .arg(r#"echo $$ > "$1/cgroup.procs" && shift && exec "$@""#)
+            .arg("sh")
+            .arg(&limit.0)
+            .args(["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", ENVSHIM, "run"])
+            .args(mode)
+            .arg("--manifest")
+            .arg(&manifest)
+            .args(["--", "sh", "-c", ": > \"$D/ran\""]);
+        let mut r = Run::spawn(cmd, d, true);
+        // Wait until envshim runs (unshare's child has exec'd it) and has
+        // caught SIGTERM (its handler installed): it is in its start-up. (An
+        // envshim that never catches it gets the signal 300 ms after its exec.)
+        let start = Instant::now();
+        let mut exec_seen: Option<Instant> = None;
+        let pid = loop {
+            if let Some(pid) = children_of(r.child.id() as i32).into_iter().next() {
+                if status_name(pid).as_deref() == Some("envshim") {
+                    let seen = *exec_seen.get_or_insert_with(Instant::now);
+                    let caught = status_mask(pid, "SigCgt").is_some_and(|m| m & (1 << (libc::SIGTERM - 1)) != 0);
+                    if caught || seen.elapsed() > Duration::from_millis(300) {
+                        break pid;
+                    }
+                }
+            }
+            if let Ok(Some(status)) = r.child.try_wait() {
+                panic!("{mode:?}: envshim ended ({status}) before the signal; {}", r.output_so_far());
+            }
+            if start.elapsed() > Duration::from_secs(30) {
+                r.give_up(&format!("{mode:?}: envshim never started"));
+            }
+            sleep(Duration::from_millis(1));
+        };
+        assert!(!r.path("ran").exists(), "{mode:?}: the start-up was over before the signal");
+        // SAFETY: plain syscall; the pid is envshim's, alive until we reap unshare.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+        let sent = Instant::now();
+        let done = r.finish();
+        let took = sent.elapsed();
+        assert_eq!(done.code(), Some(128 + libc::SIGTERM), "{mode:?}: {:?} {}", done.status, done.stderr);
+        assert!(!done.dir.path().join("ran").exists(), "{mode:?}: the program ran");
+        // The rest of the start-up would take seconds at 3%; the handler runs at once.
+        assert!(took < Duration::from_secs(2), "{mode:?}: envshim took {took:?} to end");
+        eprintln!("{mode:?}: ended {took:?} after SIGTERM");
+        drop(limit);
+    }
+}

@@ -232,6 +232,16 @@ fuzz_target!(|data: &[u8]| {
                     file.iter().filter(|(n, _, _)| *n == name).map(|(_, v, l)| (v, l)).last().unwrap();
                 assert_eq!((got, got_line), (want, want_line), "get must return the last occurrence");
             }
+            // The final key set: each name once, in order of first occurrence,
+            // with the value and line of the last (what an import sets).
+            let mut seen = std::collections::HashSet::new();
+            let firsts: Vec<&[u8]> = file.iter().map(|(n, _, _)| n).filter(|n| seen.insert(*n)).collect();
+            let unique: Vec<_> = file.unique().collect();
+            assert_eq!(unique.len(), file.unique_len());
+            assert_eq!(unique.iter().map(|(n, _, _)| *n).collect::<Vec<_>>(), firsts, "unique: names in first-occurrence order");
+            for (name, value, line) in unique {
+                assert_eq!(file.get(name), Some((value, line)), "unique: the last occurrence");
+            }
             let rendered = render(&file);
             if rendered.len() <= envshim::limits::MAX_ENV_FILE_BYTES {
                 let again = EnvFile::parse(rendered).expect("a rendered file parses");

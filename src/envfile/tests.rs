@@ -104,3 +104,12 @@ fn error_messages_name_only_the_line() {
         assert_eq!(EnvFile::parse(input.to_vec()).unwrap_err().to_string(), msg);
     }
 }
+
+#[test]
+fn unique_is_each_name_once_at_its_first_place_with_its_last_value() {
+    let f = EnvFile::parse(b"A=1\nB=2\nA=3\nC=4\nB=5\nA=6\n".to_vec()).unwrap();
+    let got: Vec<_> = f.unique().collect();
+    assert_eq!(got, vec![(&b"A"[..], &b"6"[..], 6), (&b"B"[..], &b"5"[..], 5), (&b"C"[..], &b"4"[..], 4)]);
+    assert_eq!(f.unique_len(), 3);
+    assert_eq!(f.len(), 6);
+}
