@@ -10,8 +10,9 @@
 #   $OUT/oci/                           OCI image layout, tags:
 #       VERSION-amd64, VERSION-arm64    one image per architecture
 #       VERSION                         image index (multi-arch) of both
-#   $OUT/envshim-VERSION-ARCH.docker.tar  `docker load -i` tarballs, tagged
-#                                       envshim:VERSION-ARCH and envshim:VERSION
+#   $OUT/envshim-VERSION-ARCH.docker.tar  `docker load -i` tarballs, each tagged only
+#                                       envshim:VERSION-ARCH (so loading both cannot
+#                                       clobber a tag; `docker tag` the host's one)
 # Push the multi-arch image with: skopeo copy --all oci:$OUT/oci:VERSION docker://REGISTRY/envshim:VERSION
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -61,7 +62,7 @@ for arch in amd64 arm64; do
     --config.entrypoint /envshim --config.cmd --help \
     "${cfg[@]}" "${ann[@]}"
   skopeo --insecure-policy copy --quiet "oci:$OCI:$tag" \
-    "docker-archive:$OUT/envshim-$tag.docker.tar:envshim:$tag" --additional-tag "envshim:$VERSION"
+    "docker-archive:$OUT/envshim-$tag.docker.tar:envshim:$tag"
   desc=$(jq -c --arg t "$tag" '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == $t)' "$OCI/index.json")
   index_manifests+=("$(jq -c --arg a "$arch" 'del(.annotations) + {platform: {architecture: $a, os: "linux"}}' <<<"$desc")")
 done

@@ -241,11 +241,7 @@ extern "C" fn do_nothing(_sig: libc::c_int) {}
 /// resets a caught signal to the default, so a program started afterwards
 /// inherits the same disposition envshim did.
 pub fn catch_if_default(sig: libc::c_int, handler: Handler) -> io::Result<bool> {
-    // SAFETY: a zeroed `sigaction` is valid storage; the kernel fills it.
-    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
-    // SAFETY: asks for the current action only (no new one is given).
-    cvt(unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) })?;
-    if old.sa_sigaction != libc::SIG_DFL {
+    if disposition(sig)? != libc::SIG_DFL {
         return Ok(false);
     }
     let f: extern "C" fn(libc::c_int) = match handler {
@@ -259,6 +255,20 @@ pub fn catch_if_default(sig: libc::c_int, handler: Handler) -> io::Result<bool> 
     // async-signal-safe (one calls only `_exit`, the other nothing).
     cvt(unsafe { libc::sigaction(sig, &action, std::ptr::null_mut()) })?;
     Ok(true)
+}
+
+/// The current action of `sig`: `SIG_DFL`, `SIG_IGN` or a handler.
+fn disposition(sig: libc::c_int) -> io::Result<libc::sighandler_t> {
+    // SAFETY: a zeroed `sigaction` is valid storage; the kernel fills it.
+    let mut old: libc::sigaction = unsafe { std::mem::zeroed() };
+    // SAFETY: asks for the current action only (no new one is given).
+    cvt(unsafe { libc::sigaction(sig, std::ptr::null(), &mut old) })?;
+    Ok(old.sa_sigaction)
+}
+
+/// Whether `sig` is ignored (an inherited `SIG_IGN`, as under `nohup`).
+pub fn is_ignored(sig: libc::c_int) -> io::Result<bool> {
+    Ok(disposition(sig)? == libc::SIG_IGN)
 }
 
 /// `sigtimedwait(2)`: takes the next pending signal of `set` (which must be

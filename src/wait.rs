@@ -32,7 +32,11 @@ pub fn until_present(files: &[Awaited], deadline: Option<Instant>) -> Result<Wai
     let os_error = |call: &str, e: std::io::Error| Error::new(code::OSERR, format!("--wait: {call} failed: {e}"));
     let mut stop = SigSet::empty();
     for sig in [libc::SIGTERM, libc::SIGINT] {
-        stop.add(sig).map_err(|e| os_error("sigaddset", e))?;
+        // A blocked signal is queued even when ignored: one inherited as
+        // ignored (`nohup`) stays ignored, as during the rest of the start-up.
+        if !sys::is_ignored(sig).map_err(|e| os_error("sigaction", e))? {
+            stop.add(sig).map_err(|e| os_error("sigaddset", e))?;
+        }
     }
     let old = sys::block_signals(&stop).map_err(|e| os_error("sigprocmask", e))?;
     let result = look(files, deadline, &stop);

@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Every test envshim has: installs what they need (apt packages, rustup
-# targets, cargo-fuzz), then runs the unit and integration tests, the
-# end-to-end tests in real runtimes, and a short fuzz smoke run.
+# Every test envshim has: installs what they need (apt packages - Docker and Podman
+# included -, rustup targets, cargo-fuzz), then runs the unit and integration tests,
+# the privilege-dropping ones again from a private (mode 0700) copy of the checkout,
+# the end-to-end tests in real runtimes (runc, bwrap, qemu), the same deployment
+# modes in real container engines (a private dockerd and podman, stopped at the end),
+# and a short fuzz smoke run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash tests/e2e/deps.sh
 cargo test --all-targets
+bash tests/private-checkout.sh
 bash tests/e2e/run.sh
+bash tests/e2e/engines/run.sh
 bash fuzz/smoke.sh

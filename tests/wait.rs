@@ -441,3 +441,42 @@ fn the_mask_is_restored_after_the_wait() {
     out.ok();
     assert_eq!(out.stdout_str().trim(), "SigBlk:\t0000000000000000");
 }
+
+/// A SIGTERM inherited as ignored (`nohup`, `trap '' TERM`) stays ignored
+/// during the wait too: the wait runs to its end and fails as usual (66).
+#[test]
+fn an_inherited_ignored_sigterm_does_not_end_the_wait() {
+    use std::os::unix::process::CommandExt;
+    let dir = Volume::new();
+    let mut cmd = Command::new(BIN);
+    cmd.args(["run", "--wait", "1500ms", "--env-file"])
+        .arg(dir.join("never.env"))
+        .args(["--", "/bin/true"])
+        .env_clear()
+        .env("NOT_SHOWN", SENTINEL)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    // SAFETY: signal() is async-signal-safe; nothing else runs in the hook.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGTERM, libc::SIG_IGN);
+            Ok(())
+        })
+    };
+    let started = Instant::now();
+    let child = cmd.spawn().unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    // SAFETY: kill has no memory-safety preconditions.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let out = child.wait_with_output().unwrap();
+    let took = started.elapsed();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(66), "{err}");
+    assert!(
+        took >= Duration::from_millis(1400),
+        "ended after {took:?}: {err}"
+    );
+    assert!(err.contains("after waiting 1500ms"), "{err}");
+    assert!(!err.contains(SENTINEL));
+}

@@ -103,10 +103,28 @@ impl Volume {
     }
 }
 
+/// Spawns `cmd`, retrying while its program is "text file busy": a copy just
+/// written (see [`Shim::unprivileged`]) stays busy while a child that another
+/// test thread forked meanwhile still holds the copy's fd, until that child execs.
+fn spawn(cmd: &mut Command) -> std::io::Result<std::process::Child> {
+    let mut tries = 0;
+    loop {
+        match cmd.spawn() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) && tries < 100 => {
+                tries += 1;
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            r => return r,
+        }
+    }
+}
+
 /// One run of the binary being prepared.
 pub struct Shim {
     cmd: Command,
     shown: Vec<String>,
+    /// The copy of the binary an unprivileged run uses, removed after the run.
+    _reachable: Option<tempfile::TempDir>,
 }
 
 /// `envshim ARGS...` with an empty environment.
@@ -117,7 +135,7 @@ where
 {
     let mut cmd = Command::new(BIN);
     cmd.env_clear().stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut s = Shim { cmd, shown: Vec::new() };
+    let mut s = Shim { cmd, shown: Vec::new(), _reachable: None };
     for a in args {
         s = s.arg(a);
     }
@@ -167,15 +185,35 @@ impl Shim {
 
     /// Runs as an unprivileged user when the tests run as root, so that
     /// permission bits are enforced. Returns the uid the binary will have.
+    /// That user may not reach the built binary (a checkout under `/root` or a
+    /// mode-0700 home), so it runs a copy in a temporary directory it can reach.
+    /// Call it before `stack_limit` (the command is rebuilt around the copy).
     pub fn unprivileged(mut self) -> (Self, u32) {
         // SAFETY: geteuid cannot fail.
         let euid = unsafe { libc::geteuid() };
-        if euid == 0 {
-            self.cmd.uid(65534).gid(65534);
-            (self, 65534)
-        } else {
-            (self, euid)
+        if euid != 0 {
+            return (self, euid);
         }
+        let dir = tempfile::Builder::new().prefix("envshim-bin-").tempdir().expect("tempdir");
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let bin = dir.path().join("envshim");
+        std::fs::copy(BIN, &bin).expect("copy the binary");
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut cmd = Command::new(&bin);
+        cmd.args(self.cmd.get_args()).env_clear().stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        for (k, v) in self.cmd.get_envs() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        if let Some(d) = self.cmd.get_current_dir() {
+            cmd.current_dir(d);
+        }
+        cmd.uid(65534).gid(65534);
+        self.cmd = cmd;
+        self._reachable = Some(dir);
+        (self, 65534)
     }
 
     /// Sets the soft stack rlimit of the binary (which sets the kernel's
@@ -203,7 +241,7 @@ impl Shim {
     pub fn run(mut self) -> Out {
         let shown = format!("envshim {}", self.shown.join(" "));
         let start = Instant::now();
-        let mut child = self.cmd.spawn().unwrap_or_else(|e| panic!("cannot start {shown}: {e}"));
+        let mut child = spawn(&mut self.cmd).unwrap_or_else(|e| panic!("cannot start {shown}: {e}"));
         let pid = child.id();
         let mut out_pipe = child.stdout.take().unwrap();
         let mut err_pipe = child.stderr.take().unwrap();

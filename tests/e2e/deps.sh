@@ -1,19 +1,31 @@
 #!/usr/bin/env bash
-# Install what the e2e tests (tests/e2e/run.sh) and musl-build.sh need. Idempotent;
-# needs root (CI runs as root). Debian packages: runc, umoci, skopeo, bubblewrap,
-# qemu-user-static, jq, binutils (readelf), file; PyPI: kubernetes-validate (brings
-# PyYAML); rustup targets: the two musl targets (their std ships rust-lld's inputs).
+# Install what the e2e tests (tests/e2e/run.sh, tests/e2e/engines/run.sh) and
+# musl-build.sh need. Idempotent; needs root (CI runs as root). Debian packages: runc,
+# umoci, skopeo, bubblewrap, qemu-user-static, jq, binutils (readelf), file; the
+# engines: docker.io (Docker 20.10: dockerd, containerd, /usr/bin/docker, tini as
+# docker-init), podman (4.3) and catatonit (its --init), busybox-static (a stand-in
+# busybox image); PyPI: kubernetes-validate (brings PyYAML); rustup targets: the two
+# musl targets (their std ships rust-lld's inputs).
 set -euo pipefail
 need=()
+# COMMAND:PACKAGE, or /PATH:PACKAGE where the command may also come from elsewhere
+# (a newer docker CLI in /usr/local/bin is not Debian's; busybox may be the dynamic one)
 for p in runc:runc umoci:umoci skopeo:skopeo bwrap:bubblewrap qemu-aarch64-static:qemu-user-static \
-         jq:jq readelf:binutils file:file timeout:coreutils; do
-  command -v "${p%%:*}" >/dev/null || need+=("${p#*:}")
+         jq:jq readelf:binutils file:file timeout:coreutils findmnt:util-linux pgrep:procps ip:iproute2 \
+         /usr/bin/docker:docker.io /usr/sbin/dockerd:docker.io /usr/bin/docker-init:docker.io \
+         /usr/bin/podman:podman /usr/bin/catatonit:catatonit /bin/busybox:busybox-static; do
+  case ${p%%:*} in
+    /*) [ -x "${p%%:*}" ] || need+=("${p#*:}") ;;
+    *) command -v "${p%%:*}" >/dev/null || need+=("${p#*:}") ;;
+  esac
 done
+dpkg-query -W -f '${Status}' busybox-static 2>/dev/null | grep -q 'ok installed' || need+=(busybox-static)
+mapfile -t need < <(printf "%s\n" "${need[@]}" | grep . | sort -u)
 if [ ${#need[@]} -gt 0 ]; then
   echo "deps: apt-get install ${need[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${need[@]}"
+  apt-get install -y -qq -o DPkg::Lock::Timeout=300 --no-install-recommends "${need[@]}"
 fi
 if ! python3 -c 'import kubernetes_validate, yaml' 2>/dev/null; then
   echo "deps: pip install kubernetes-validate"
@@ -23,4 +35,5 @@ fi
 
 rustup target add x86_64-unknown-linux-musl aarch64-unknown-linux-musl
 echo "deps: ok ($(runc --version | head -1); umoci $(umoci --version | awk '{print $3}'); $(skopeo --version);" \
-  "$(bwrap --version); $(qemu-aarch64-static --version | head -1); kubernetes-validate $(python3 -m kubernetes_validate --version))"
+  "$(bwrap --version); $(qemu-aarch64-static --version | head -1); kubernetes-validate $(python3 -m kubernetes_validate --version);" \
+  "docker $(/usr/bin/docker --version | awk '{print $3}' | tr -d ,); $(podman --version))"

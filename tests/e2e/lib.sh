@@ -123,6 +123,53 @@ bwrap_run() {
   timeout --kill-after=5 60 bwrap "${a[@]}" -- "$@"
 }
 
+# prepare_dist: release binaries in $DIST (built by musl-build.sh if missing or
+# older than the sources, so the tests never run a stale binary against newer docs),
+# the images of images/build.sh, and the static test program $WORK/bin/showenv-ARCH
+# for each ARCH in ARCHS (default amd64 arm64).
+prepare_dist() {
+  if [ ! -x "$DIST/envshim-linux-amd64" ] || [ ! -x "$DIST/envshim-linux-arm64" ] ||
+     [ -n "$(find "$ROOT/src" "$ROOT/Cargo.toml" "$ROOT/Cargo.lock" -newer "$DIST/envshim-linux-amd64" -print -quit)" ] ||
+     [ -n "$(find "$ROOT/src" "$ROOT/Cargo.toml" "$ROOT/Cargo.lock" -newer "$DIST/envshim-linux-arm64" -print -quit)" ]; then
+    DIST=$DIST "$ROOT/musl-build.sh"
+  fi
+  DIST=$DIST "$ROOT/images/build.sh"
+  mkdir -p "$WORK/bin"
+  local arch triple
+  for arch in ${ARCHS:-amd64 arm64}; do
+    case $arch in amd64) triple=x86_64-unknown-linux-musl ;; arm64) triple=aarch64-unknown-linux-musl ;; esac
+    # static, no libc needed at run time (rust-lld links without a C cross toolchain)
+    rustc --edition 2021 -C opt-level=s -C panic=abort -C strip=symbols --target "$triple" \
+      -C linker=rust-lld "$E2E/showenv.rs" -o "$WORK/bin/showenv-$arch"
+  done
+}
+
+# run_tests DIR [NAME...]: runs each DIR/NAME.sh (default: every DIR/[te]*.sh) in
+# its own directory $WORK/run/NAME, prints PASS/FAIL/SKIP (exit 77) per test and "N passed, M failed"; fails on a failure.
+run_tests() {
+  local dir=$1; shift
+  local tests=("$@") t t0 rc ms passed=0 failed=0 skipped=0 failures=()
+  [ ${#tests[@]} -gt 0 ] || mapfile -t tests < <(cd "$dir" && ls [te][0-9]*.sh | sed 's/\.sh$//')
+  for t in "${tests[@]}"; do
+    echo "== $t"
+    t0=$(date +%s%3N)
+    set +e
+    mkdir -p "$WORK/run/$t"
+    (cd "$WORK/run/$t" && bash "$dir/$t.sh")
+    rc=$?
+    set -e
+    ms=$(( $(date +%s%3N) - t0 ))
+    case $rc in
+      0) echo "PASS $t ($((ms / 1000)).$((ms % 1000 / 100))s)"; passed=$((passed + 1)) ;;
+      77) echo "SKIP $t"; skipped=$((skipped + 1)) ;;
+      *) echo "FAIL $t (exit $rc, $((ms / 1000)).$((ms % 1000 / 100))s)"; failed=$((failed + 1)); failures+=("$t") ;;
+    esac
+  done
+  [ $failed = 0 ] || echo "failed: ${failures[*]}"
+  echo "$passed passed, $failed failed$([ $skipped = 0 ] || echo ", $skipped skipped")"
+  [ $failed = 0 ]
+}
+
 # k8s FILE KIND NAME JQ: a field of one object of a multi-document Kubernetes YAML file
 k8s() {
   python3 -c 'import json, sys, yaml; print(json.dumps([d for d in yaml.safe_load_all(open(sys.argv[1])) if d]))' "$1" |

@@ -4,6 +4,7 @@
 #   bash tests/e2e/run.sh [t10-mode1-baked-in-runc ...]    (default: every tests/e2e/t*.sh)
 # Prints PASS/FAIL/SKIP per test and ends with "N passed, M failed"; exits non-zero on a failure.
 # Env: KEEP=1 keeps the scratch directory; DIST=dir (default dist).
+# The tests in real container engines (Docker, Podman) are tests/e2e/engines/run.sh.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || { echo "e2e: needs root (runc, bwrap namespaces, binfmt_misc)" >&2; exit 1; }
@@ -15,18 +16,7 @@ cleanup() { [ "${KEEP:-}" = 1 ] && echo "e2e: kept $WORK" || rm -rf "$WORK"; }
 trap cleanup EXIT
 
 prepare() {
-  if [ ! -x "$DIST/envshim-linux-amd64" ] || [ ! -x "$DIST/envshim-linux-arm64" ]; then
-    DIST=$DIST "$ROOT/musl-build.sh"
-  elif [ -n "$(find "$ROOT/src" "$ROOT/Cargo.toml" "$ROOT/Cargo.lock" -newer "$DIST/envshim-linux-amd64" -print -quit)" ]; then
-    echo "e2e: WARNING: sources are newer than $DIST: run ./musl-build.sh (testing the old binaries)" >&2
-  fi
-  DIST=$DIST "$ROOT/images/build.sh"
-  mkdir -p "$WORK/bin"
-  # the static test program, for both architectures (rust-lld links without a C cross toolchain)
-  rustc --edition 2021 -C opt-level=s -C panic=abort -C strip=symbols --target x86_64-unknown-linux-musl \
-    -C linker=rust-lld "$E2E/showenv.rs" -o "$WORK/bin/showenv-amd64"
-  rustc --edition 2021 -C opt-level=s -C panic=abort -C strip=symbols --target aarch64-unknown-linux-musl \
-    -C linker=rust-lld "$E2E/showenv.rs" -o "$WORK/bin/showenv-arm64"
+  prepare_dist
   for arch in amd64 arm64; do
     umoci unpack --image "$OCI_IMAGES:$VERSION-$arch" "$WORK/img-$arch" >/dev/null
   done
@@ -58,24 +48,9 @@ set -e
 if [ $rc != 0 ]; then echo "FAIL prepare (exit $rc)"; echo "0 passed, 1 failed"; exit 1; fi
 echo "e2e: prepared in $(( $(date +%s) - start ))s"
 
-tests=("$@")
-[ ${#tests[@]} -gt 0 ] || mapfile -t tests < <(cd "$E2E" && ls t*.sh | sed 's/\.sh$//')
-passed=0 failed=0 skipped=0 failures=()
-for t in "${tests[@]}"; do
-  echo "== $t"
-  t0=$(date +%s%3N)
-  set +e
-  (cd "$WORK" && bash "$E2E/$t.sh")
-  rc=$?
-  set -e
-  ms=$(( $(date +%s%3N) - t0 )); dt=$((ms / 1000)).$((ms % 1000 / 100))
-  case $rc in
-    0) echo "PASS $t (${dt}s)"; passed=$((passed + 1)) ;;
-    77) echo "SKIP $t"; skipped=$((skipped + 1)) ;;
-    *) echo "FAIL $t (exit $rc, ${dt}s)"; failed=$((failed + 1)); failures+=("$t") ;;
-  esac
-done
+set +e
+run_tests "$E2E" "$@"
+rc=$?
+set -e
 echo "== e2e: $(( $(date +%s) - start ))s in all"
-[ $failed = 0 ] || echo "failed: ${failures[*]}"
-if [ $skipped -gt 0 ]; then echo "$passed passed, $failed failed, $skipped skipped"; else echo "$passed passed, $failed failed"; fi
-[ $failed = 0 ]
+exit $rc

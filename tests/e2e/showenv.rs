@@ -5,8 +5,11 @@
 //!   showenv write PATH CONTENT   write CONTENT to PATH (an "initContainer" that
 //!                                writes an env file), exit 0
 //!   showenv exit N               exit with code N
+//!   showenv sleep N              print `sleeping`, then sleep N seconds (a program
+//!                                with no signal handler, for the stop tests), exit 0
 //!
-//! Output, one item per line: `arch=ARCH`, `pid=N`, `ppid=N`, `argc=N`, `argv[i]=...`,
+//! Output, one item per line: `arch=ARCH`, `pid=N`, `ppid=N`, `pid1=COMM` (the name of
+//! PID 1, e.g. `app`, `docker-init`), `argc=N`, `argv[i]=...`,
 //! `env:NAME=VALUE` (environment sorted by name).
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
@@ -20,6 +23,12 @@ fn main() {
     if args.len() == 3 && args[1] == "exit" {
         std::process::exit(args[2].to_str().and_then(|s| s.parse().ok()).unwrap_or(1));
     }
+    if args.len() == 3 && args[1] == "sleep" {
+        println!("sleeping");
+        let secs = args[2].to_str().and_then(|s| s.parse().ok()).unwrap_or(60);
+        std::thread::sleep(std::time::Duration::from_secs(secs));
+        return;
+    }
     let mut out = Vec::new();
     let ppid = std::fs::read_to_string("/proc/self/stat")
         .ok()
@@ -28,6 +37,8 @@ fn main() {
     writeln!(out, "arch={}", std::env::consts::ARCH).unwrap();
     writeln!(out, "pid={}", std::process::id()).unwrap();
     writeln!(out, "ppid={ppid}").unwrap();
+    let pid1 = std::fs::read_to_string("/proc/1/comm").unwrap_or_else(|_| "?".into());
+    writeln!(out, "pid1={}", pid1.trim_end()).unwrap();
     writeln!(out, "argc={}", args.len()).unwrap();
     for (i, a) in args.iter().enumerate() {
         out.extend_from_slice(format!("argv[{i}]=").as_bytes());

@@ -20,26 +20,34 @@ for arch in amd64 arm64; do
   # the docker-archive tarball: what `docker load` reads
   tarball=$DIST/images/envshim-$VERSION-$arch.docker.tar
   m=$(tar -xOf "$tarball" manifest.json)
-  jq -e --arg t "envshim:$VERSION-$arch" '.[0].RepoTags | map(sub("^docker.io/library/"; "")) | index($t) != null' <<<"$m" >/dev/null \
-    || fail "$tarball: RepoTags $(jq -c '.[0].RepoTags' <<<"$m")"
+  # only the per-arch tag: a shared envshim:VERSION would be clobbered by the last load
+  jq -e --arg t "envshim:$VERSION-$arch" 'length == 1 and (.[0].RepoTags | map(sub("^docker.io/library/"; ""))) == [$t]' <<<"$m" >/dev/null \
+    || fail "$tarball: RepoTags $(jq -c '.[0].RepoTags' <<<"$m"), want only envshim:$VERSION-$arch"
   tar -xOf "$tarball" "$(jq -r '.[0].Layers[0]' <<<"$m")" | tar -t | grep -qx envshim || fail "$tarball: layer"
   [ "$(tar -xOf "$tarball" "$(jq -r '.[0].Config' <<<"$m")" | jq -r .architecture)" = "$arch" ] || fail "$tarball: config arch"
-  ok "$tarball: docker load-able, tagged envshim:$VERSION-$arch"
+  ok "$tarball: docker load-able, tagged only envshim:$VERSION-$arch"
 done
 idx=$(skopeo inspect --raw "oci:$OCI_IMAGES:$VERSION")
 [ "$(jq -c '[.manifests[].platform.architecture]' <<<"$idx")" = '["amd64","arm64"]' ] || fail "index platforms"
 ok "oci:$VERSION is a multi-arch index of amd64 and arm64"
-# the Dockerfiles: envshim image ends FROM scratch with only /envshim; the examples use it
-df=$ROOT/images/Dockerfile
-[ "$(grep '^FROM' "$df" | tail -1 | awk '{print $2}')" = scratch ] || fail "$df: last stage is not FROM scratch"
-awk '/^FROM scratch/{s=1} s && /^(COPY|ADD|RUN)/' "$df" | grep -c . | grep -qx 1 || fail "$df: final stage adds more than one thing"
-awk '/^FROM scratch/{s=1} s && /^COPY/' "$df" | grep -q ' /envshim$' || fail "$df: final stage does not COPY /envshim"
-ok "$df: final stage FROM scratch, one COPY to /envshim"
-for f in "$ROOT/images/Dockerfile.distroless-app" "$ROOT/examples/baked-in/Dockerfile"; do
-  grep -q '^COPY --from=envshim /envshim /envshim' "$f" || fail "$f: no COPY --from=envshim"
-  grep -q '^ENTRYPOINT \["/envshim", "run"' "$f" || fail "$f: ENTRYPOINT is not envshim run"
-  grep -q '^FROM gcr.io/distroless/' "$f" || fail "$f: not on a distroless base"
-  ok "$(basename "$(dirname "$f")")/$(basename "$f"): distroless, envshim ENTRYPOINT"
+# the Dockerfiles (built by every builder in tests/e2e/engines/e01-builders.sh): the
+# envshim image ends FROM scratch with only /envshim; the example uses it
+for df in "$ROOT/images/Dockerfile" "$ROOT/images/Dockerfile.from-source"; do
+  [ "$(grep '^FROM' "$df" | tail -1 | awk '{print $2}')" = scratch ] || fail "$df: last stage is not FROM scratch"
+  awk '/^FROM scratch/{s=1} s && /^(COPY|ADD|RUN)/' "$df" | grep -c . | grep -qx 1 || fail "$df: final stage adds more than one thing"
+  awk '/^FROM scratch/{s=1} s && /^COPY/' "$df" | grep -q ' /envshim$' || fail "$df: final stage does not COPY /envshim"
+  ok "$df: final stage FROM scratch, one COPY to /envshim"
+  grep -qx "ARG VERSION=$VERSION" "$df" || fail "$df: ARG VERSION is not $VERSION (Cargo.toml)"
+  ok "$df: ARG VERSION=$VERSION, as in Cargo.toml"
 done
-grep -qx "ARG VERSION=$VERSION" "$df" || fail "$df: ARG VERSION is not $VERSION (Cargo.toml)"
-ok "$df: ARG VERSION=$VERSION, as in Cargo.toml"
+f=$ROOT/examples/baked-in/Dockerfile
+grep -q '^COPY --from=envshim /envshim /envshim' "$f" || fail "$f: no COPY --from=envshim"
+grep -q '^ENTRYPOINT \["/envshim", "run"' "$f" || fail "$f: ENTRYPOINT is not envshim run"
+grep -q '^FROM gcr.io/distroless/' "$f" || fail "$f: not on a distroless base"
+ok "examples/baked-in/Dockerfile: distroless, envshim ENTRYPOINT"
+# what only one builder knows: a `# syntax` line (BuildKit pulls a frontend image),
+# COPY/ADD --chmod (BuildKit only), FROM --platform=$BUILDPLATFORM (legacy cannot parse it)
+for f in "$ROOT/images/Dockerfile" "$ROOT/images/Dockerfile.from-source" "$ROOT/examples/baked-in/Dockerfile"; do
+  ! grep -qiE '^# *syntax=|^(COPY|ADD) .*--chmod|^FROM --platform' "$f" || fail "$f: a line only one builder knows"
+done
+ok "no # syntax, --chmod or FROM --platform in the Dockerfiles"
