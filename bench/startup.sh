@@ -13,7 +13,7 @@
 #            Rounds interleave the commands in time, so a burst of load from
 #            another process on the machine does not land on one command only.
 #   WARMUP   hyperfine warm-up runs per command per round (default 50)
-#   ENVSHIM  use this envshim binary instead of building one
+#   ENVSHIM  use this envshim binary instead of building dist/envshim-linux-amd64 (musl-build.sh)
 #   NO_INSTALL=1  never run apt-get (fail if a tool is missing)
 #
 # Writes OUT/report.md (everything printed below the build), OUT/hyperfine-*.json,
@@ -36,6 +36,7 @@ log "tools"
 missing=()
 command -v hyperfine >/dev/null || missing+=(hyperfine)
 command -v strace >/dev/null || missing+=(strace)
+command -v valgrind >/dev/null || missing+=(valgrind)
 command -v musl-gcc >/dev/null || missing+=(musl-tools)
 [ -x /usr/bin/tini-static ] || missing+=(tini)          # Debian's tini ships tini-static
 command -v dumb-init >/dev/null || missing+=(dumb-init)
@@ -79,9 +80,10 @@ mapfile -t ENV_ARGS <"$OUT/in/env-args.txt"
 
 # --- 4. envshim -------------------------------------------------------------------------
 if [ -z "${ENVSHIM:-}" ]; then
-    log "envshim (release, static musl)"
-    (cd "$ROOT" && nice cargo build --release --target "$TARGET" >&2)
-    ENVSHIM=$ROOT/target/$TARGET/release/envshim
+    # The shipped binary: what musl-build.sh builds (pinned nightly, see README).
+    log "envshim (./musl-build.sh amd64 -> dist/envshim-linux-amd64)"
+    (cd "$ROOT" && nice ./musl-build.sh amd64 >&2)
+    ENVSHIM=$ROOT/dist/envshim-linux-amd64
 fi
 [ -x "$ENVSHIM" ] || { echo "no envshim binary at $ENVSHIM" >&2; exit 1; }
 
@@ -148,6 +150,7 @@ for r in $(seq 1 "$ROUNDS"); do
         -n "job floor: static C execs noop with the $NFINAL final variables" "$OUT/execenv $OUT/final-env.txt $NOOP" \
         -n "envshim run --manifest M -- noop" "$ENVSHIM run --manifest $M -- $NOOP" \
         "${INIT[@]}" \
+        -n "envshim run -- noop (no manifest)" "$ENVSHIM run -- $NOOP" \
         -n "tini-static -s -- noop" "tini-static -s -- $NOOP" \
         -n "dumb-init noop" "dumb-init $NOOP" \
         -n "envdir DIR noop (1,000 files)" "envdir $ENVDIR $NOOP" \
@@ -180,17 +183,63 @@ for c in order:
 EOF
 say ""
 
+# --- 5b. the targets of issue 11 --------------------------------------------------------------
+log "instructions and page faults"
+instr=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$ENVSHIM" check --manifest "$M" 2>&1 | sed -n 's/.*refs: *//p' | tr -d ,)
+# One /usr/bin/time figure (FORMAT) of COMMAND over 20 runs: the fewest
+# (PICK=min) or the most (PICK=max). The process and what it execs count.
+time_stat() {  # FORMAT PICK COMMAND...
+    local fmt=$1 pick=$2 best='' v
+    shift 2
+    for _ in $(seq 20); do
+        /usr/bin/time -f "$fmt" -o "$OUT/time.txt" "$@" >/dev/null 2>&1
+        v=$(tail -1 "$OUT/time.txt")
+        if [ -z "$best" ] || { [ "$pick" = min ] && [ "$v" -lt "$best" ]; } || { [ "$pick" = max ] && [ "$v" -gt "$best" ]; }; then
+            best=$v
+        fi
+    done
+    echo "$best"
+}
+faults() { time_stat '%R' min "$@"; }  # minor page faults, the fewest of 20 runs
+rss() { time_stat '%M' max "$@"; }     # peak RSS in KiB, the largest of 20 runs
+f_run=$(faults "$ENVSHIM" run --manifest "$M" -- "$NOOP")
+f_init=$(faults "$ENVSHIM" run --init --manifest "$M" -- "$NOOP")
+f_floor=$(faults "$OUT/execenv" "$OUT/final-env.txt" "$NOOP")
+f_tini=$(faults tini-static -s -- "$NOOP")
+f_noop=$(faults "$NOOP")
+python3 - "$OUT" "$ROUNDS" "$instr" "$f_run" "$f_init" "$f_floor" "$f_tini" "$f_noop" "$(stat -c %s "$ENVSHIM")" <<'EOF' | tee -a "$REPORT"
+import json, statistics, sys
+out, rounds = sys.argv[1], int(sys.argv[2])
+instr, f_run, f_init, f_floor, f_tini, f_noop, size = map(int, sys.argv[3:])
+times = {}
+for r in range(1, rounds + 1):
+    for res in json.load(open(f"{out}/hyperfine-{r}.json"))["results"]:
+        times.setdefault(res["command"], []).extend(res["times"])
+med = {k: statistics.median(v) * 1e6 for k, v in times.items()}
+floor = next(v for k, v in med.items() if k.startswith("job floor"))
+run = med["envshim run --manifest M -- noop"]
+init = med.get("envshim run --init --manifest M -- noop")
+bare, tini = med["envshim run -- noop (no manifest)"], med["tini-static -s -- noop"]
+print()
+print("### The targets of issue 11")
+print()
+print("| figure | measured | target | holds? |")
+print("|---|---:|---:|---|")
+def row(name, shown, target, ok):
+    print(f"| {name} | {shown} | {target} | {'yes' if ok else '**no**'} |")
+row("`run` median / job-floor median", f"{run / floor:.2f}× ({run:.0f} / {floor:.0f} µs)", "≤ 1.5×", run / floor <= 1.5)
+row("instructions of `check` (callgrind)", f"{instr:,}", "≤ 1,500,000", instr <= 1_500_000)
+row("minor page faults of `run` (with the no-op it execs; min of 20)",
+    f"{f_run} (job floor {f_floor}, tini-static {f_tini}, no-op alone {f_noop})", "≤ 120", f_run <= 120)
+row("release amd64 binary", f"{size:,} B", "≤ 500,000 B", size <= 500_000)
+row("`run` without a manifest vs `tini-static -s` (medians)", f"{bare:.0f} vs {tini:.0f} µs", "faster", bare < tini)
+if init is not None:
+    row("`run --init` minus `run` (medians)", f"{init - run:+.0f} µs (faults {f_init} vs {f_run})", "≤ +150 µs", init - run <= 150)
+EOF
+say ""
+
 # --- 6. memory ------------------------------------------------------------------------------
 log "peak RSS"
-rss() {  # the largest of 20 runs, in KiB
-    local max=0 v
-    for _ in $(seq 20); do
-        /usr/bin/time -f '%M' -o "$OUT/rss.txt" "$@" >/dev/null 2>&1
-        v=$(tail -1 "$OUT/rss.txt")
-        [ "$v" -gt "$max" ] && max=$v
-    done
-    echo "$max"
-}
 rss_check=$(rss "$ENVSHIM" check --manifest "$M")
 rss_version=$(rss "$ENVSHIM" --version)
 rss_noop=$(rss "$NOOP")

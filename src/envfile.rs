@@ -5,11 +5,11 @@
 //! one arena, so parsing allocates a handful of buffers, not one per entry.
 
 use std::cell::OnceCell;
-use std::collections::hash_map::{Entry as Slot, HashMap};
 use std::fmt;
 
 use memchr::{memchr, memchr3, memchr_iter};
 
+use crate::index::NameIndex;
 use crate::limits::{MAX_ENV_FILE_BYTES, MAX_NAME_BYTES, MAX_VALUE_BYTES};
 use crate::names::is_relaxed;
 
@@ -78,10 +78,20 @@ pub struct EnvFile {
     data: Vec<u8>,
     arena: Vec<u8>,
     entries: Vec<Entry>,
-    /// Entry indices sorted by name, last occurrence kept; built on first lookup.
-    index: OnceCell<Vec<u32>>,
-    /// The final key set (see [`EnvFile::unique`]); built on first import.
-    unique: OnceCell<Vec<u32>>,
+    /// The final key set (see [`EnvFile::unique`]) and name -> its place in
+    /// it; built on the first import or lookup.
+    keys: OnceCell<Keys>,
+}
+
+/// An env file's distinct names: `order[k]` is the last entry of the `k`th
+/// distinct name (in order of first occurrence); `index` maps a name to its `k`.
+/// One table serves the imports and the `fileKeyRef` lookups.
+#[derive(Debug)]
+struct Keys {
+    index: NameIndex,
+    order: Vec<u32>,
+    /// The [`crate::index::hash`] of each distinct name, for the environment's table.
+    hashes: Vec<u32>,
 }
 
 const BLANKS: [u8; 2] = [b' ', b'\t'];
@@ -148,8 +158,7 @@ impl EnvFile {
         let mut file = EnvFile {
             arena: Vec::new(),
             entries: Vec::with_capacity(count_lines(&data) + 1),
-            index: OnceCell::new(),
-            unique: OnceCell::new(),
+            keys: OnceCell::new(),
             data: Vec::new(),
         };
         let data_ref = &data;
@@ -334,6 +343,15 @@ impl EnvFile {
         })
     }
 
+    /// [`EnvFile::unique`] with the [`crate::index::hash`] of each name.
+    pub fn unique_hashed(&self) -> impl Iterator<Item = (&[u8], u32, &[u8], u32)> + '_ {
+        let keys = self.keys();
+        keys.order.iter().zip(&keys.hashes).map(move |(&i, &hash)| {
+            let e = &self.entries[i as usize];
+            (self.name_of(e), hash, self.value_of(e), e.line)
+        })
+    }
+
     /// How many distinct names the file has.
     pub fn unique_len(&self) -> usize {
         self.unique_order().len()
@@ -341,20 +359,33 @@ impl EnvFile {
 
     /// For each distinct name, in order of first occurrence, the index of its last entry.
     fn unique_order(&self) -> &[u32] {
-        self.unique.get_or_init(|| {
-            let mut first: HashMap<&[u8], usize> = HashMap::with_capacity(self.entries.len());
-            let mut order: Vec<u32> = Vec::with_capacity(self.entries.len());
+        &self.keys().order
+    }
+
+    fn keys(&self) -> &Keys {
+        self.keys.get_or_init(|| {
+            let n = self.entries.len();
+            let mut keys = Keys { index: NameIndex::with_capacity(n), order: Vec::with_capacity(n), hashes: Vec::with_capacity(n) };
             for (i, e) in self.entries.iter().enumerate() {
-                match first.entry(self.name_of(e)) {
-                    Slot::Occupied(at) => order[*at.get()] = i as u32,
-                    Slot::Vacant(v) => {
-                        v.insert(order.len());
-                        order.push(i as u32);
+                let order = &keys.order;
+                let name_of = |k: u32| self.name_of(&self.entries[order[k as usize] as usize]);
+                let name = self.name_of(e);
+                let hash = crate::index::hash(name);
+                match keys.index.get_or_insert_hashed(name, hash, order.len() as u32, name_of) {
+                    Ok(k) => keys.order[k as usize] = i as u32,
+                    Err(_) => {
+                        keys.order.push(i as u32);
+                        keys.hashes.push(hash);
                     }
                 }
             }
-            order
+            keys
         })
+    }
+
+    /// The bytes its names and values are read from: at least those of its final key set.
+    pub fn bytes(&self) -> usize {
+        self.data.len() + self.arena.len()
     }
 
     pub fn len(&self) -> usize {
@@ -367,21 +398,9 @@ impl EnvFile {
 
     /// The value of `key` and its line; the last occurrence wins.
     pub fn get(&self, key: &[u8]) -> Option<(&[u8], u32)> {
-        let index = self.index.get_or_init(|| {
-            let mut idx: Vec<u32> = (0..self.entries.len() as u32).collect();
-            // Stable: equal names stay in file order, so the last of a run is the last occurrence.
-            idx.sort_by(|&a, &b| self.name_of(&self.entries[a as usize]).cmp(self.name_of(&self.entries[b as usize])));
-            idx.dedup_by(|later, earlier| {
-                let same = self.name_of(&self.entries[*later as usize]) == self.name_of(&self.entries[*earlier as usize]);
-                if same {
-                    *earlier = *later;
-                }
-                same
-            });
-            idx
-        });
-        let found = index.binary_search_by(|&i| self.name_of(&self.entries[i as usize]).cmp(key)).ok()?;
-        let e = &self.entries[index[found] as usize];
+        let Keys { index, order, .. } = self.keys();
+        let k = index.get(key, |k| self.name_of(&self.entries[order[k as usize] as usize]))?;
+        let e = &self.entries[order[k as usize] as usize];
         Some((self.value_of(e), e.line))
     }
 }

@@ -1,7 +1,6 @@
 //! Building the program's environment (SPEC §2): inherited, then `envFrom`,
 //! then `env`, each step overriding the one before.
 
-use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fmt;
 use std::os::unix::ffi::OsStringExt;
@@ -10,6 +9,7 @@ use std::rc::Rc;
 use crate::error::{code, escape, Error};
 use crate::expand::expand_capped;
 use crate::envfile::EnvFile;
+use crate::index::NameIndex;
 use crate::limits::{
     MAX_EXEC_STRING_BYTES, MAX_EXEC_TOTAL_BYTES, MAX_IMPORTED_BYTES, MAX_IMPORTED_ENTRIES, MAX_NAME_BYTES,
     MAX_SHOWN_NAME_BYTES, MAX_SKIPPED_KEYS_SHOWN,
@@ -49,73 +49,156 @@ impl fmt::Display for Source {
     }
 }
 
-#[derive(Debug, Clone)]
-pub struct Var {
-    pub name: Vec<u8>,
-    pub value: Vec<u8>,
-    pub source: Source,
+/// A variable of the environment, as [`Environment::vars`] shows it.
+#[derive(Debug, Clone, Copy)]
+pub struct Var<'e> {
+    pub name: &'e [u8],
+    pub value: &'e [u8],
+    /// `NAME=VALUE`, as `execve` gets it (followed by a NUL in the environment's buffer).
+    pub text: &'e [u8],
+    pub source: &'e Source,
 }
 
-impl Var {
+impl Var<'_> {
     /// How messages name this variable: by name, except when the name was read
     /// from a file (then by file and line: names from files are not shown).
     pub fn describe(&self) -> String {
-        match &self.source {
+        match self.source {
             Source::EnvFrom { file, line } => format!("the variable from {file} line {line}"),
-            _ => format!("variable {}", escape(&self.name)),
+            _ => format!("variable {}", escape(self.name)),
         }
     }
+}
+
+/// Where a variable's `NAME=VALUE` is in [`Environment::strings`].
+#[derive(Debug)]
+struct Slot {
+    start: usize,
+    name: u32,
+    /// `NAME=VALUE`, without its NUL.
+    len: u32,
+    source: Source,
 }
 
 /// Variables in the order they were first defined; a later definition
 /// replaces the value and source in place.
+///
+/// Each variable is written once, as the `NAME=VALUE\0` string `execve`
+/// takes, into one buffer: `envp` points into it (docs/performance.md),
+/// where a name and a value `Vec` per variable and then a third copy for
+/// `execve` cost a page fault per 4 KiB of each.
 #[derive(Debug, Default)]
 pub struct Environment {
-    vars: Vec<Var>,
-    /// Name -> position in `vars`. A hash map, not a BTreeMap: with 1,000+
-    /// names sharing a prefix (`APP_CONFIG_KEY_…`), the B-tree's comparisons
-    /// (musl's byte-at-a-time memcmp) were 40% of a start-up's instructions
-    /// (docs/performance.md). std's RandomState keeps it flooding-resistant.
-    index: HashMap<Vec<u8>, usize>,
+    /// Every variable's `NAME=VALUE\0`, appended; a replaced one stays behind
+    /// until the dead bytes outgrow the live ones (then the buffer is compacted).
+    strings: Vec<u8>,
+    /// The bytes of `strings` no variable uses any more.
+    dead: usize,
+    vars: Vec<Slot>,
+    /// Name -> position in `vars` (names stay in `strings`). Not a BTreeMap:
+    /// with 1,000+ names sharing a prefix (`APP_CONFIG_KEY_…`), the B-tree's
+    /// comparisons (musl's byte-at-a-time memcmp) were 40% of a start-up's
+    /// instructions; nor a `HashMap<Vec<u8>, usize>`, which copied every name
+    /// (docs/performance.md). Keyed SipHash keeps it flooding-resistant.
+    index: NameIndex,
     /// What the variables take in an `execve` environment: `NAME=VALUE`, NUL, pointer.
     exec_bytes: usize,
+    /// How many variables are still to come after the files' (the `env`
+    /// entries): [`Environment::reserve`] makes room for them too, so that
+    /// `vars` is not copied to a twice larger block for the last few.
+    later: usize,
+}
+
+/// The name of `vars[i]`, for the index.
+fn name_of<'s>(strings: &'s [u8], vars: &[Slot], i: u32) -> &'s [u8] {
+    let s = &vars[i as usize];
+    &strings[s.start..s.start + s.name as usize]
 }
 
 impl Environment {
     pub fn get(&self, name: &[u8]) -> Option<&[u8]> {
-        self.index.get(name).map(|&i| self.vars[i].value.as_slice())
+        let (strings, vars) = (&self.strings, &self.vars);
+        let s = &vars[self.index.get(name, |i| name_of(strings, vars, i))? as usize];
+        Some(&strings[s.start + s.name as usize + 1..s.start + s.len as usize])
     }
 
-    pub fn set(&mut self, name: &[u8], value: Vec<u8>, source: Source) {
-        match self.index.get(name) {
-            Some(&i) => {
-                self.exec_bytes = self.exec_bytes - self.vars[i].value.len() + value.len();
-                self.vars[i].value = value;
-                self.vars[i].source = source;
+    pub fn set(&mut self, name: &[u8], value: impl AsRef<[u8]>, source: Source) {
+        self.set_hashed(name, crate::index::hash(name), value.as_ref(), source)
+    }
+
+    /// [`Environment::set`] for a name whose [`crate::index::hash`] is known
+    /// (an env file's key: hashed once for the file's table and this one).
+    pub fn set_hashed(&mut self, name: &[u8], hash: u32, value: &[u8], source: Source) {
+        // Names and values never hold NUL: files and the manifest reject it, and
+        // the process environment cannot carry it.
+        debug_assert!(!name.contains(&0) && !value.contains(&0));
+        let (strings, vars) = (&self.strings, &self.vars);
+        let found = self.index.get_or_insert_hashed(name, hash, vars.len() as u32, |i| name_of(strings, vars, i));
+        let start = self.strings.len();
+        self.strings.extend_from_slice(name);
+        self.strings.push(b'=');
+        self.strings.extend_from_slice(value);
+        self.strings.push(0);
+        let len = (name.len() + 1 + value.len()) as u32;
+        match found {
+            Ok(i) => {
+                let slot = &mut self.vars[i as usize];
+                self.exec_bytes = self.exec_bytes - slot.len as usize + len as usize;
+                self.dead += slot.len as usize + 1;
+                *slot = Slot { start, name: name.len() as u32, len, source };
+                self.compact_when_mostly_dead();
             }
-            None => {
-                self.exec_bytes += name.len() + 1 + value.len() + 1 + std::mem::size_of::<usize>();
-                self.index.insert(name.to_vec(), self.vars.len());
-                self.vars.push(Var { name: name.to_vec(), value, source });
+            Err(_) => {
+                self.exec_bytes += len as usize + 1 + std::mem::size_of::<usize>();
+                self.vars.push(Slot { start, name: name.len() as u32, len, source });
             }
         }
+    }
+
+    /// Copies the live strings to a new buffer once the replaced ones take
+    /// more than the live ones (and 64 KiB): values replaced again and again
+    /// (the same file imported many times) keep the buffer within twice the
+    /// environment's size.
+    fn compact_when_mostly_dead(&mut self) {
+        let live = self.strings.len() - self.dead;
+        if self.dead <= live.max(64 << 10) {
+            return;
+        }
+        let mut strings = Vec::with_capacity(live);
+        for s in &mut self.vars {
+            let start = strings.len();
+            strings.extend_from_slice(&self.strings[s.start..s.start + s.len as usize + 1]);
+            s.start = start;
+        }
+        self.strings = strings;
+        self.dead = 0;
     }
 
     /// Removes `name`; the variables after it keep their order.
     pub fn remove(&mut self, name: &[u8]) {
-        let Some(i) = self.index.remove(name) else { return };
-        let Var { name, value, .. } = self.vars.remove(i);
-        self.exec_bytes -= name.len() + 1 + value.len() + 1 + std::mem::size_of::<usize>();
-        for p in self.index.values_mut().filter(|p| **p > i) {
-            *p -= 1;
+        let (strings, vars) = (&self.strings, &self.vars);
+        let Some(i) = self.index.get(name, |i| name_of(strings, vars, i)) else { return };
+        let slot = self.vars.remove(i as usize);
+        self.exec_bytes -= slot.len as usize + 1 + std::mem::size_of::<usize>();
+        self.dead += slot.len as usize + 1;
+        // The ids after `i` moved down by one: the index is filled again (rare:
+        // `--file-env` only; the table keeps its size).
+        self.index.clear();
+        let (strings, vars) = (&self.strings, &self.vars);
+        for id in 0..vars.len() as u32 {
+            self.index.put(name_of(strings, vars, id), id, |i| name_of(strings, vars, i));
         }
     }
 
-    /// Room for `n` more variables, so a file's keys grow the index once
-    /// instead of rehashing it as it doubles (docs/performance.md).
-    pub fn reserve(&mut self, n: usize) {
-        self.vars.reserve(n);
-        self.index.reserve(n);
+    /// Room for `n` more variables of `bytes` bytes in all, so a file's keys
+    /// grow the index once instead of rehashing it as it doubles, and the
+    /// buffer is not copied to a twice larger block (docs/performance.md).
+    pub fn reserve(&mut self, n: usize, bytes: usize) {
+        self.vars.reserve(n + self.later);
+        self.index.reserve(self.vars.len() + n + self.later);
+        // And 256 bytes for each variable to come: room that is never written
+        // costs no page (docs/performance.md).
+        self.strings.reserve(bytes + self.later * 256);
     }
 
     /// The bytes the variables take in an `execve` environment (strings, NULs, pointers).
@@ -123,8 +206,33 @@ impl Environment {
         self.exec_bytes
     }
 
-    pub fn vars(&self) -> &[Var] {
-        &self.vars
+    /// The bytes of the `NAME=VALUE` strings with their NULs.
+    pub fn string_bytes(&self) -> usize {
+        self.exec_bytes - self.vars.len() * std::mem::size_of::<usize>()
+    }
+
+    pub fn len(&self) -> usize {
+        self.vars.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.vars.is_empty()
+    }
+
+    /// The variables, in order.
+    pub fn vars(&self) -> impl ExactSizeIterator<Item = Var<'_>> + Clone + '_ {
+        self.vars.iter().map(|s| {
+            let text = &self.strings[s.start..s.start + s.len as usize];
+            Var { name: &text[..s.name as usize], value: &text[s.name as usize + 1..], text, source: &s.source }
+        })
+    }
+
+    /// A pointer to each `NAME=VALUE` string (NUL-terminated, in `self`), then a null one.
+    pub fn pointers(&self) -> Vec<*const libc::c_char> {
+        let mut p: Vec<*const libc::c_char> = Vec::with_capacity(self.vars.len() + 1);
+        p.extend(self.vars.iter().map(|s| self.strings[s.start..].as_ptr().cast()));
+        p.push(std::ptr::null());
+        p
     }
 }
 
@@ -156,11 +264,13 @@ pub fn rule_text(rule: NameRule) -> &'static str {
 pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mut Sources) -> Built {
     let mut b = Built { env: Environment::default(), errors: Vec::new(), warnings: Warnings::default() };
 
+    b.env.later = inputs.manifest.env.len() + inputs.cli_env.len();
+
     // 1. Inherited, minus envshim's own configuration.
     let inherited: Vec<(Vec<u8>, Vec<u8>)> =
         inherited.into_iter().map(|(k, v)| (k.into_vec(), v.into_vec())).filter(|(k, _)| !k.starts_with(b"ENVSHIM_")).collect();
     for (k, v) in &inherited {
-        b.env.set(k, v.clone(), Source::Inherited);
+        b.env.set(k, v, Source::Inherited);
     }
     if inputs.service_url && b.env.get(SERVICE_URL).is_none() {
         if let Some(url) = service_url(&b.env) {
@@ -179,8 +289,7 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
             break;
         }
         let EnvFrom::File { file, prefix } = entry else { continue };
-        let at = format!("manifest: envFrom[{i}].fileRef");
-        match sources.load_in_volume(&file.volume_name, &file.path, &at, &mut b.errors) {
+        match sources.load_in_volume(&file.volume_name, &file.path, &format_args!("manifest: envFrom[{i}].fileRef"), &mut b.errors) {
             Loaded::File(f, display) => {
                 let what = || format!("manifest: envFrom[{i}] ({display})");
                 if imported.charge(&mut b, &f, names_cost(prefix.as_bytes(), inputs.rule), what, &mut full) {
@@ -224,7 +333,8 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
             )));
             continue;
         }
-        let what = format!("manifest: env[{i}] ({})", escape(name));
+        // Formatted only for a message: once per entry, it was 5% of a start-up.
+        let what = || format!("manifest: env[{i}] ({})", escape(name));
         match &var.source {
             EnvSource::Value(v) => {
                 let value = expand_value(&mut b, name, v.as_bytes(), &what, &mut full);
@@ -233,7 +343,7 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
             EnvSource::Platform => {
                 // The last of a name given twice, as step 1 kept it.
                 if let Some((_, v)) = inherited.iter().rev().find(|(k, _)| k == name) {
-                    b.env.set(name, v.clone(), Source::Inherited);
+                    b.env.set(name, v, Source::Inherited);
                 }
             }
             EnvSource::FileKey { file, key } => {
@@ -246,26 +356,26 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
                     )));
                     continue;
                 }
-                let at = format!("manifest: env[{i}].valueFrom.fileKeyRef");
+                let at = format_args!("manifest: env[{i}].valueFrom.fileKeyRef");
                 match sources.load_in_volume(&file.volume_name, &file.path, &at, &mut b.errors) {
                     Loaded::File(f, display) => match f.get(key) {
                         Some((value, line)) => {
-                            b.env.set(name, value.to_vec(), Source::FileKey { file: display, line })
+                            b.env.set(name, value, Source::FileKey { file: display, line })
                         }
                         None if file.optional => {}
                         None => b.errors.push(Error::new(
                             code::NOINPUT,
-                            format!("{what}: key \"{}\" not found in {display}", escape(key)),
+                            format!("{}: key \"{}\" not found in {display}", what(), escape(key)),
                         )),
                     },
                     Loaded::Missing(display) if !file.optional => {
-                        b.errors.push(sources.required(&display, format!("{what}: file {display} not found")))
+                        b.errors.push(sources.required(&display, format!("{}: file {display} not found", what())))
                     }
                     _ => {}
                 }
             }
         }
-        if stop_when_full(&mut b, &mut full, || what) {
+        if stop_when_full(&mut b, &mut full, what) {
             break;
         }
     }
@@ -282,10 +392,10 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
             )));
             continue;
         }
-        let what = format!("--env #{} ({})", i + 1, escape(name));
+        let what = || format!("--env #{} ({})", i + 1, escape(name));
         let value = expand_value(&mut b, name, value, &what, &mut full);
         b.env.set(name, value, Source::CliEnv);
-        if stop_when_full(&mut b, &mut full, || what) {
+        if stop_when_full(&mut b, &mut full, what) {
             break;
         }
     }
@@ -297,7 +407,7 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
 /// environment past the largest total it ever takes) is refused with an error
 /// naming the variable (126) and set empty; the expansion stops at the limit,
 /// so a manifest that multiplies a value (`$(A)$(A)…`, chained) cannot exhaust memory.
-fn expand_value(b: &mut Built, name: &[u8], input: &[u8], what: &str, full: &mut bool) -> Vec<u8> {
+fn expand_value(b: &mut Built, name: &[u8], input: &[u8], what: &dyn Fn() -> String, full: &mut bool) -> Vec<u8> {
     let per_string = MAX_EXEC_STRING_BYTES.saturating_sub(name.len() + 1);
     let budget = MAX_EXEC_TOTAL_BYTES.saturating_sub(b.env.exec_bytes());
     let mut value = Vec::new();
@@ -306,7 +416,8 @@ fn expand_value(b: &mut Built, name: &[u8], input: &[u8], what: &str, full: &mut
         b.errors.push(Error::new(
             code::NOEXEC,
             format!(
-                "{what}: is {} bytes as NAME=VALUE after expansion, over the execve limit of {MAX_EXEC_STRING_BYTES} bytes",
+                "{}: is {} bytes as NAME=VALUE after expansion, over the execve limit of {MAX_EXEC_STRING_BYTES} bytes",
+                what(),
                 name.len() + 1 + len
             ),
         ));
@@ -317,7 +428,7 @@ fn expand_value(b: &mut Built, name: &[u8], input: &[u8], what: &str, full: &mut
             *full = true;
             b.errors.push(Error::new(
                 code::NOEXEC,
-                format!("{what}: expanding it takes the environment past {MAX_EXEC_TOTAL_BYTES} bytes, more than execve ever takes"),
+                format!("{}: expanding it takes the environment past {MAX_EXEC_TOTAL_BYTES} bytes, more than execve ever takes", what()),
             ));
         }
         return Vec::new();
@@ -338,7 +449,7 @@ fn stop_when_full(b: &mut Built, full: &mut bool, place: impl FnOnce() -> String
         return false;
     }
     *full = true;
-    let largest = b.env.vars().iter().max_by_key(|v| v.name.len() + v.value.len()).map_or(String::new(), |v| {
+    let largest = b.env.vars().max_by_key(|v| v.text.len()).map_or(String::new(), |v| {
         format!("; the largest is {} ({} bytes)", v.describe(), v.name.len() + 1 + v.value.len())
     });
     b.errors.push(Error::new(
@@ -412,13 +523,28 @@ fn import(b: &mut Built, file: &EnvFile, display: &Rc<str>, prefix: &[u8], rule:
         return;
     }
     let mut skipped: Vec<&[u8]> = Vec::new();
-    let mut name = prefix.to_vec();
-    b.env.reserve(file.unique_len());
-    for (key, value, line) in file.unique() {
-        name.truncate(prefix.len());
-        name.extend_from_slice(key);
-        if rule.accepts(&name) {
-            b.env.set(&name, value.to_vec(), Source::EnvFrom { file: display.clone(), line });
+    let mut prefixed = prefix.to_vec();
+    // At most the file's bytes for the keys and values, with the prefix, `=` and NUL each.
+    b.env.reserve(file.unique_len(), file.bytes() + file.unique_len() * (prefix.len() + 2));
+    // The file's keys passed the relaxed rule when it was parsed, and a
+    // relaxed name prefixed by a relaxed name is one: no byte to check again.
+    let valid = rule == NameRule::Relaxed && (prefix.is_empty() || rule.accepts(prefix));
+    for (key, hash, value, line) in file.unique_hashed() {
+        let name = if prefix.is_empty() {
+            key
+        } else {
+            prefixed.truncate(prefix.len());
+            prefixed.extend_from_slice(key);
+            &prefixed
+        };
+        if valid || rule.accepts(name) {
+            let source = Source::EnvFrom { file: display.clone(), line };
+            if prefix.is_empty() {
+                // Hashed already, for the file's own table.
+                b.env.set_hashed(name, hash, value, source);
+            } else {
+                b.env.set(name, value, source);
+            }
             if stop_when_full(b, full, || format!("{display} line {line}")) {
                 return;
             }
@@ -489,8 +615,8 @@ mod tests {
 
     fn url(host: &str, port: &str) -> Option<String> {
         let mut env = Environment::default();
-        env.set(b"KUBERNETES_SERVICE_HOST", host.into(), Source::Inherited);
-        env.set(b"KUBERNETES_SERVICE_PORT", port.into(), Source::Inherited);
+        env.set(b"KUBERNETES_SERVICE_HOST", host, Source::Inherited);
+        env.set(b"KUBERNETES_SERVICE_PORT", port, Source::Inherited);
         service_url(&env).map(|u| String::from_utf8(u).unwrap())
     }
 
@@ -517,10 +643,10 @@ mod tests {
     #[test]
     fn set_keeps_first_position_and_takes_last_value() {
         let mut env = Environment::default();
-        env.set(b"A", b"1".to_vec(), Source::Inherited);
-        env.set(b"B", b"2".to_vec(), Source::Inherited);
-        env.set(b"A", b"3".to_vec(), Source::CliEnv);
-        let got: Vec<_> = env.vars().iter().map(|v| (v.name.clone(), v.value.clone(), v.source.clone())).collect();
+        env.set(b"A", b"1", Source::Inherited);
+        env.set(b"B", b"2", Source::Inherited);
+        env.set(b"A", b"3", Source::CliEnv);
+        let got: Vec<_> = env.vars().map(|v| (v.name.to_vec(), v.value.to_vec(), v.source.clone())).collect();
         assert_eq!(got, vec![(b"A".to_vec(), b"3".to_vec(), Source::CliEnv), (b"B".to_vec(), b"2".to_vec(), Source::Inherited)]);
     }
 
@@ -528,17 +654,43 @@ mod tests {
     fn remove_keeps_the_order_and_the_index_of_the_rest() {
         let mut env = Environment::default();
         for n in ["A", "B", "C", "D"] {
-            env.set(n.as_bytes(), n.as_bytes().to_vec(), Source::Inherited);
+            env.set(n.as_bytes(), n, Source::Inherited);
         }
         let before = env.exec_bytes();
         env.remove(b"B");
         env.remove(b"nope");
-        let names: Vec<_> = env.vars().iter().map(|v| v.name.clone()).collect();
+        let names: Vec<_> = env.vars().map(|v| v.name.to_vec()).collect();
         assert_eq!(names, [b"A".to_vec(), b"C".to_vec(), b"D".to_vec()]);
         assert_eq!(env.get(b"D"), Some(&b"D"[..]));
         assert_eq!(env.get(b"B"), None);
         assert_eq!(env.exec_bytes(), before - (1 + 1 + 1 + 1 + std::mem::size_of::<usize>()));
-        env.set(b"D", b"x".to_vec(), Source::CliEnv);
-        assert_eq!(env.vars()[2].value, b"x");
+        env.set(b"D", b"x", Source::CliEnv);
+        assert_eq!(env.vars().nth(2).unwrap().value, b"x");
+    }
+
+    #[test]
+    fn replaced_values_are_compacted_away_and_envp_points_at_the_live_strings() {
+        let mut env = Environment::default();
+        env.set(b"KEEP", b"k", Source::Inherited);
+        let big = vec![b'v'; 10_000];
+        for i in 0..1_000u32 {
+            env.set(b"BIG", &big, Source::ManifestEnv(i as usize));
+            env.set(b"N", i.to_string(), Source::CliEnv);
+        }
+        // 10 MB were written; the buffer keeps at most the live bytes and 64 KiB more, twice.
+        assert!(env.strings.len() <= 2 * (env.string_bytes() + (64 << 10)), "{}", env.strings.len());
+        assert_eq!(env.get(b"N"), Some(&b"999"[..]));
+        assert_eq!(env.get(b"BIG"), Some(&big[..]));
+        assert_eq!(env.get(b"KEEP"), Some(&b"k"[..]));
+        let p = env.pointers();
+        assert_eq!(p.len(), 4);
+        assert!(p[3].is_null());
+        for (v, &ptr) in env.vars().zip(&p) {
+            // Each pointer is at its variable's text, which a NUL ends.
+            assert_eq!(ptr.cast::<u8>(), v.text.as_ptr());
+            let at = v.text.as_ptr() as usize - env.strings.as_ptr() as usize;
+            assert_eq!(env.strings[at + v.text.len()], 0);
+        }
+        assert_eq!(env.string_bytes(), env.vars().map(|v| v.text.len() + 1).sum::<usize>());
     }
 }

@@ -4,7 +4,7 @@
 use std::ffi::CString;
 use std::io;
 
-use crate::environment::{Environment, Var};
+use crate::environment::Environment;
 use crate::error::{code, escape, Error};
 use crate::limits::{MAX_EXEC_STRING_BYTES, MAX_EXEC_TOTAL_BYTES, MIN_EXEC_TOTAL_BYTES};
 use crate::program::Word;
@@ -14,10 +14,10 @@ use crate::sys;
 pub const DEFAULT_PATH: &[u8] = b"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 /// A program ready to be executed.
-pub struct Exec {
+pub struct Exec<'e> {
     pub path: CString,
     pub argv: Vec<CString>,
-    pub envp: Vec<CString>,
+    pub envp: Envp<'e>,
     /// The program word as written, for messages after a failed exec.
     pub shown: String,
 }
@@ -31,24 +31,28 @@ pub enum Lookup {
     Verify,
 }
 
-/// `NAME=VALUE` strings for `execve`, in environment order.
-pub fn envp(env: &Environment) -> Vec<CString> {
-    env.vars()
-        .iter()
-        .map(|v| {
-            let mut s = Vec::with_capacity(v.name.len() + 1 + v.value.len() + 1);
-            s.extend_from_slice(&v.name);
-            s.push(b'=');
-            s.extend_from_slice(&v.value);
-            // Names and values never hold NUL: files and the manifest reject it, and
-            // the process environment cannot carry it.
-            CString::new(s).unwrap_or_default()
-        })
-        .collect()
+/// The `NAME=VALUE` strings for `execve`: a pointer to each in the
+/// environment's own buffer, where each was written once with its NUL
+/// (docs/performance.md). Built before `--init` forks, so the child
+/// allocates nothing before it execs.
+pub struct Envp<'e> {
+    ptrs: Vec<*const libc::c_char>,
+    env: std::marker::PhantomData<&'e Environment>,
+}
+
+impl Envp<'_> {
+    /// A pointer to each string, then a null one.
+    pub fn pointers(&self) -> &[*const libc::c_char] {
+        &self.ptrs
+    }
+}
+
+pub fn envp(env: &Environment) -> Envp<'_> {
+    Envp { ptrs: env.pointers(), env: std::marker::PhantomData }
 }
 
 /// Resolves the program and checks every `execve` limit; every problem is reported.
-pub fn prepare(line: &[Word], expanded: Vec<Vec<u8>>, env: &Environment, lookup: Lookup) -> Result<Exec, Vec<Error>> {
+pub fn prepare<'e>(line: &[Word], expanded: Vec<Vec<u8>>, env: &'e Environment, lookup: Lookup) -> Result<Exec<'e>, Vec<Error>> {
     let shown = format!("\"{}\"", escape(&line[0].text));
     let mut errors = Vec::new();
     let argv: Vec<CString> = expanded.into_iter().map(|a| CString::new(a).unwrap_or_default()).collect();
@@ -60,7 +64,7 @@ pub fn prepare(line: &[Word], expanded: Vec<Vec<u8>>, env: &Environment, lookup:
             None
         }
     };
-    errors.extend(check_sizes(line, &argv, &envp, env.vars(), path.as_ref().map_or(0, |p| p.as_bytes().len())));
+    errors.extend(check_sizes(line, &argv, env, path.as_ref().map_or(0, |p| p.as_bytes().len())));
     match path {
         Some(path) if errors.is_empty() => Ok(Exec { path, argv, envp, shown }),
         _ => Err(errors),
@@ -69,7 +73,7 @@ pub fn prepare(line: &[Word], expanded: Vec<Vec<u8>>, env: &Environment, lookup:
 
 /// Checks `execve`'s limits: each string at most MAX_ARG_STRLEN, and the
 /// whole of argv + envp within what the stack rlimit allows.
-pub fn check_sizes(line: &[Word], argv: &[CString], envp: &[CString], vars: &[Var], path_len: usize) -> Vec<Error> {
+pub fn check_sizes(line: &[Word], argv: &[CString], env: &Environment, path_len: usize) -> Vec<Error> {
     let mut errors = Vec::new();
     for (i, a) in argv.iter().enumerate() {
         let n = a.as_bytes().len();
@@ -80,8 +84,8 @@ pub fn check_sizes(line: &[Word], argv: &[CString], envp: &[CString], vars: &[Va
             ));
         }
     }
-    for (e, var) in envp.iter().zip(vars) {
-        let n = e.as_bytes().len();
+    for var in env.vars() {
+        let n = var.text.len();
         if n > MAX_EXEC_STRING_BYTES {
             errors.push(Error::new(
                 code::NOEXEC,
@@ -89,13 +93,13 @@ pub fn check_sizes(line: &[Word], argv: &[CString], envp: &[CString], vars: &[Va
             ));
         }
     }
-    let total = exec_size(argv, envp, path_len);
+    let total = exec_size(argv, env, path_len);
     // The limit is never below MIN_EXEC_TOTAL_BYTES: a total within it fits
     // without asking for the stack rlimit (one system call fewer at start-up).
     let limit = if total > MIN_EXEC_TOTAL_BYTES { exec_total_limit() } else { MIN_EXEC_TOTAL_BYTES };
     if total > limit {
-        let largest = envp.iter().zip(vars).max_by_key(|(e, _)| e.as_bytes().len());
-        let which = largest.map_or(String::new(), |(e, v)| format!("; the largest is {} ({} bytes)", v.describe(), e.as_bytes().len()));
+        let largest = env.vars().max_by_key(|v| v.text.len());
+        let which = largest.map_or(String::new(), |v| format!("; the largest is {} ({} bytes)", v.describe(), v.text.len()));
         errors.push(Error::new(
             code::NOEXEC,
             format!("the environment and arguments total {total} bytes, over the system limit of {limit} bytes{which}"),
@@ -109,9 +113,9 @@ pub fn check_sizes(line: &[Word], argv: &[CString], envp: &[CString], vars: &[Va
 /// environment string with its NUL, and one pointer per string, with argv
 /// counted as at least one (the kernel makes room for an empty `argv[0]`).
 /// The NULL pointers that end the arrays are not counted.
-fn exec_size(argv: &[CString], envp: &[CString], path_len: usize) -> usize {
-    let strings: usize = argv.iter().chain(envp).map(|s| s.as_bytes().len() + 1).sum::<usize>() + path_len + 1;
-    strings + (argv.len().max(1) + envp.len()) * std::mem::size_of::<usize>()
+fn exec_size(argv: &[CString], env: &Environment, path_len: usize) -> usize {
+    let strings: usize = argv.iter().map(|s| s.as_bytes().len() + 1).sum::<usize>() + env.string_bytes() + path_len + 1;
+    strings + (argv.len().max(1) + env.len()) * std::mem::size_of::<usize>()
 }
 
 /// The kernel's limit on argv + envp: a quarter of the stack rlimit, within

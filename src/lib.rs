@@ -12,6 +12,7 @@ pub mod exec;
 pub mod expand;
 pub mod files;
 pub mod filenv;
+pub mod index;
 pub mod init;
 pub mod install;
 pub mod limits;
@@ -132,8 +133,7 @@ pub fn check(opts: &Options) -> i32 {
         Err(errors) => return fail(opts, &errors),
     };
     if plan.line.is_empty() {
-        let envp = exec::envp(&plan.env);
-        plan.errors.extend(exec::check_sizes(&[], &[], &envp, plan.env.vars(), 0));
+        plan.errors.extend(exec::check_sizes(&[], &[], &plan.env, 0));
     } else {
         let prepared = program::expand_line(&plan.line, &plan.env)
             .and_then(|words| exec::prepare(&plan.line, words, &plan.env, Lookup::Verify));
@@ -141,11 +141,11 @@ pub fn check(opts: &Options) -> i32 {
             plan.errors.extend(errors);
         }
     }
-    if plan.errors.is_empty() {
-        code::OK
-    } else {
-        fail(opts, &plan.errors)
-    }
+    let code = if plan.errors.is_empty() { code::OK } else { fail(opts, &plan.errors) };
+    // The process ends here: freeing the environment variable by variable
+    // was 3% of check's instructions, work `run` never does (it execs).
+    std::mem::forget(plan);
+    code
 }
 
 /// `envshim render`: prints the final environment, values masked unless `show_values`.
@@ -156,7 +156,7 @@ pub fn render(opts: &Options, format: Format, show_values: bool) -> i32 {
         Err(errors) => return fail(opts, &errors),
     };
     let mut out = std::io::stdout().lock();
-    match render::render(&mut out, plan.env.vars(), format, show_values).and_then(|()| out.flush()) {
+    match render::render(&mut out, &plan.env.vars().collect::<Vec<_>>(), format, show_values).and_then(|()| out.flush()) {
         Ok(()) => code::OK,
         // A reader that stopped early (`| head`) got what it wanted: not worth a message.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => code::OK,

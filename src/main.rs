@@ -34,30 +34,62 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Build the environment, then execve PROGRAM (or supervise it with --init)
-    Run {
-        #[command(flatten)]
-        common: Common,
-        /// The program line: PROGRAM [ARGS...] (after -- or the first non-option word)
-        #[arg(trailing_var_arg = true, value_name = "PROGRAM")]
-        program: Vec<OsString>,
-    },
+    Run(RunArgs),
     /// Validate everything run would; exec nothing
-    Check {
-        #[command(flatten)]
-        common: Common,
-    },
+    Check(CheckArgs),
     /// Print the final environment and where each variable came from
-    Render {
-        #[command(flatten)]
-        common: Common,
-        #[arg(long, value_enum, default_value = "env")]
-        format: Format,
-        /// Print values (they are masked by default)
-        #[arg(long)]
-        show_values: bool,
-    },
+    Render(RenderArgs),
     /// Copy this binary to DEST atomically (no shell needed)
-    Install { dest: PathBuf },
+    Install(InstallArgs),
+}
+
+#[derive(Args)]
+struct RunArgs {
+    #[command(flatten)]
+    common: Common,
+    /// The program line: PROGRAM [ARGS...] (after -- or the first non-option word)
+    #[arg(trailing_var_arg = true, value_name = "PROGRAM")]
+    program: Vec<OsString>,
+}
+
+#[derive(Args)]
+struct CheckArgs {
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Args)]
+struct RenderArgs {
+    #[command(flatten)]
+    common: Common,
+    #[arg(long, value_enum, default_value = "env")]
+    format: Format,
+    /// Print values (they are masked by default)
+    #[arg(long)]
+    show_values: bool,
+}
+
+#[derive(Args)]
+struct InstallArgs {
+    dest: PathBuf,
+}
+
+/// Parses the command line building only the subcommand in use: the whole
+/// command (every subcommand's arguments) was 18 of a start-up's page faults
+/// and 0.1 M instructions (docs/performance.md). Help, `--version` and every
+/// error go through the whole command, so their text is clap's as before.
+fn parse(args: Vec<OsString>) -> Result<Cli, clap::Error> {
+    use clap::{Command as C, FromArgMatches};
+    let quick = C::new("envshim")
+        .subcommand_required(true)
+        .subcommand(C::new("run").defer(RunArgs::augment_args))
+        .subcommand(C::new("check").defer(CheckArgs::augment_args))
+        .subcommand(C::new("render").defer(RenderArgs::augment_args))
+        .subcommand(C::new("install").defer(InstallArgs::augment_args));
+    match quick.try_get_matches_from(&args).and_then(|m| Cli::from_arg_matches(&m)) {
+        Ok(cli) => Ok(cli),
+        Err(_) => Cli::try_parse_from(args),
+    }
 }
 
 #[derive(Args)]
@@ -181,7 +213,7 @@ fn options(common: Common) -> Result<envshim::Options, String> {
 extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
     envshim::start();
     // SAFETY: these are C main's own arguments.
-    match Cli::try_parse_from(unsafe { envshim::sys::args(argc, argv) }) {
+    match parse(unsafe { envshim::sys::args(argc, argv) }) {
         Ok(cli) => dispatch(cli.command),
         // --help and --version: printed on stdout, exit 0.
         Err(e) if !e.use_stderr() => e.exit(),
@@ -219,15 +251,15 @@ fn with_options(common: Common, f: impl FnOnce(envshim::Options) -> Result<i32, 
 
 fn dispatch(command: Command) -> i32 {
     match command {
-        Command::Run { common, program } => with_options(common, |o| Ok(envshim::run(&envshim::Options { program, ..o }))),
-        Command::Check { common } => with_options(common, |o| Ok(envshim::check(&o))),
-        Command::Render { common, format, show_values } => {
+        Command::Run(RunArgs { common, program }) => with_options(common, |o| Ok(envshim::run(&envshim::Options { program, ..o }))),
+        Command::Check(CheckArgs { common }) => with_options(common, |o| Ok(envshim::check(&o))),
+        Command::Render(RenderArgs { common, format, show_values }) => {
             let format = match format {
                 Format::Env => envshim::Format::Env,
                 Format::Json => envshim::Format::Json,
             };
             with_options(common, |o| Ok(envshim::render(&o, format, show_values)))
         }
-        Command::Install { dest } => envshim::install(&dest),
+        Command::Install(InstallArgs { dest }) => envshim::install(&dest),
     }
 }

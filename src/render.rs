@@ -22,11 +22,11 @@ pub fn render(out: &mut impl Write, vars: &[Var], format: Format, show_values: b
 
 fn env(out: &mut impl Write, vars: &[Var], show_values: bool) -> io::Result<()> {
     for v in vars {
-        let name = escape(&v.name);
+        let name = escape(v.name);
         writeln!(out, "# {name} from {}", v.source)?;
         if show_values {
             write!(out, "{name}=")?;
-            out.write_all(&env_value(&v.value))?;
+            out.write_all(&env_value(v.value))?;
             writeln!(out)?;
         } else {
             writeln!(out, "{name}=<set, {} bytes>", v.value.len())?;
@@ -67,13 +67,13 @@ fn json(out: &mut impl Write, vars: &[Var], show_values: bool) -> io::Result<()>
     let mut buf = String::from("{");
     for (i, v) in vars.iter().enumerate() {
         buf.push_str(if i == 0 { "\n  " } else { ",\n  " });
-        json_string(&mut buf, &String::from_utf8_lossy(&v.name));
+        json_string(&mut buf, &String::from_utf8_lossy(v.name));
         buf.push_str(": {\"source\": ");
         json_string(&mut buf, &v.source.to_string());
         buf.push_str(&format!(", \"bytes\": {}", v.value.len()));
         if show_values {
             buf.push_str(", \"value\": ");
-            json_string(&mut buf, &String::from_utf8_lossy(&v.value));
+            json_string(&mut buf, &String::from_utf8_lossy(v.value));
         }
         buf.push('}');
     }

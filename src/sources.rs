@@ -109,7 +109,7 @@ impl Sources {
 
     /// Loads `path` inside the volume `volume`; `at` is the entry's JSON path
     /// for configuration errors.
-    pub fn load_in_volume(&mut self, volume: &str, path: &str, at: &str, errors: &mut Vec<Error>) -> Loaded {
+    pub fn load_in_volume(&mut self, volume: &str, path: &str, at: &dyn std::fmt::Display, errors: &mut Vec<Error>) -> Loaded {
         let Some(vi) = self.volumes.iter().rposition(|v| v.name == volume) else {
             errors.push(Error::config(format!(
                 "{at}.volumeName: volume \"{}\" is not in volumeMounts (or --volume)",
@@ -121,7 +121,16 @@ impl Sources {
             errors.push(Error::config(format!("{at}.path: {why}")));
             return Loaded::Failed;
         }
-        let key: Vec<u8> = path.split('/').filter(|c| !c.is_empty() && *c != ".").collect::<Vec<_>>().join("/").into_bytes();
+        // The path without empty and `.` components; built only when it has
+        // some (an allocation per `fileKeyRef` otherwise).
+        let plain = !path.starts_with('/') && !path.ends_with('/') && !path.split('/').any(|c| c.is_empty() || c == ".");
+        let joined: String;
+        let key: &[u8] = if plain {
+            path.as_bytes()
+        } else {
+            joined = path.split('/').filter(|c| !c.is_empty() && *c != ".").collect::<Vec<_>>().join("/");
+            joined.as_bytes()
+        };
         if key.is_empty() {
             // `/` or `.`: the volume root, a directory (not "missing", which optional would cover).
             errors.push(Error::config(format!("{at}.path: names the volume root, not a regular file")));
@@ -130,7 +139,7 @@ impl Sources {
         if let Some(i) = self.files.iter().position(|f| f.volume == Some(vi) && f.path == key) {
             return self.loaded(i);
         }
-        let display: Rc<str> = format!("{}/{}", escape(volume.as_bytes()), escape(&key)).into();
+        let display: Rc<str> = format!("{}/{}", escape(volume.as_bytes()), escape(key)).into();
         let v = &self.volumes[vi];
         let root = v.root.get_or_init(|| match files::open_dir(&v.mount_path) {
             Ok(fd) => Some(fd),
@@ -152,11 +161,9 @@ impl Sources {
         let outcome = match root {
             None => Outcome::Failed,
             Some(_) if self.read > MAX_READ_BYTES => Outcome::Failed,
-            Some(root) => {
-                outcome(files::read_in_root(root.as_fd(), &key, MAX_ENV_FILE_BYTES), &display, &mut self.read, errors)
-            }
+            Some(root) => outcome(files::read_in_root(root.as_fd(), key, MAX_ENV_FILE_BYTES), &display, &mut self.read, errors),
         };
-        self.files.push(Cached { volume: Some(vi), path: key, display, outcome, required: false });
+        self.files.push(Cached { volume: Some(vi), path: key.to_vec(), display, outcome, required: false });
         self.loaded(self.files.len() - 1)
     }
 
@@ -273,9 +280,9 @@ mod tests {
         let mut s = Sources::new(vec![("v".into(), d.path().into())]);
         let mut errors = Vec::new();
         for _ in 0..3 {
-            assert!(matches!(s.load_in_volume("v", "a.env", "env[0]", &mut errors), Loaded::Failed));
+            assert!(matches!(s.load_in_volume("v", "a.env", &"env[0]", &mut errors), Loaded::Failed));
         }
-        assert!(matches!(s.load_in_volume("v", "/./a.env", "env[1]", &mut errors), Loaded::Failed));
+        assert!(matches!(s.load_in_volume("v", "/./a.env", &"env[1]", &mut errors), Loaded::Failed));
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert_eq!(errors[0].message, "env file v/a.env, line 2: has no '=' (expected NAME=VALUE)");
         assert_eq!(errors[0].code, 65);
@@ -288,7 +295,7 @@ mod tests {
         std::fs::write(b.path().join("x.env"), "X=b\n").unwrap();
         let mut s = Sources::new(vec![("v".into(), a.path().into()), ("v".into(), b.path().into())]);
         let mut errors = Vec::new();
-        match s.load_in_volume("v", "x.env", "env[0]", &mut errors) {
+        match s.load_in_volume("v", "x.env", &"env[0]", &mut errors) {
             Loaded::File(f, display) => {
                 assert_eq!(f.get(b"X").unwrap().0, b"b");
                 assert_eq!(&*display, "v/x.env");

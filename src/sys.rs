@@ -104,12 +104,12 @@ pub fn stat(path: &CStr) -> io::Result<libc::stat> {
 }
 
 /// `execve(2)`: returns only on failure.
-pub fn execve(path: &CStr, argv: &[CString], envp: &[CString]) -> io::Error {
+pub fn execve(path: &CStr, argv: &[CString], envp: &crate::exec::Envp) -> io::Error {
     let mut argv_p: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     argv_p.push(std::ptr::null());
-    let mut envp_p: Vec<*const libc::c_char> = envp.iter().map(|e| e.as_ptr()).collect();
-    envp_p.push(std::ptr::null());
-    // SAFETY: both arrays are NULL-terminated and their strings outlive the call.
+    let envp_p = envp.pointers();
+    // SAFETY: both arrays are NULL-terminated and their strings, NUL-terminated,
+    // outlive the call (`envp` borrows the environment that holds them).
     unsafe { libc::execve(path.as_ptr(), argv_p.as_ptr(), envp_p.as_ptr()) };
     io::Error::last_os_error()
 }
@@ -370,11 +370,66 @@ pub fn exit_now(code: i32) -> ! {
 /// musl's allocator (mallocng) maps and unmaps small regions all the time: at
 /// start-up it made ~170 of envshim's ~190 system calls (docs/performance.md).
 /// This one hands out memory from a 4 MiB static region (`.bss`: no system
-/// call, pages faulted in only as used), gives back only the most recent
-/// allocation, grows the most recent one in place, and falls back to the
-/// system allocator once the region is used up, so an `--init` supervisor
-/// that kept allocating would move to malloc, never fail.
+/// call, pages faulted in only as used), gives the most recent allocation
+/// back to the cursor, grows the most recent one in place, keeps other freed
+/// blocks of 16 bytes or more on free lists by size (power-of-two classes) for
+/// the next allocations that fit, so that memory already faulted in is used
+/// again (clap's command, grown `Vec`s, the manifest's tree; docs/performance.md),
+/// and falls back to the system allocator once the region is used up, so an
+/// `--init` supervisor that kept allocating would move to malloc, never fail.
 pub struct Arena;
+
+/// Free lists: class `k` holds freed blocks of at least `2^k` bytes; a block
+/// holds the next block's address and its own size in its first 16 bytes.
+struct FreeLists(std::cell::UnsafeCell<[usize; usize::BITS as usize]>);
+// SAFETY: only touched with `FREE_LOCK` held.
+unsafe impl Sync for FreeLists {}
+static FREE: FreeLists = FreeLists(std::cell::UnsafeCell::new([0; usize::BITS as usize]));
+static FREE_LOCK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Runs `f` on the free lists, with the lock held.
+fn with_free_lists<T>(f: impl FnOnce(&mut [usize; usize::BITS as usize]) -> T) -> T {
+    use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
+    while FREE_LOCK.compare_exchange_weak(false, true, Acquire, Relaxed).is_err() {
+        std::hint::spin_loop();
+    }
+    // SAFETY: the lock makes this the only reference to the lists.
+    let r = f(unsafe { &mut *FREE.0.get() });
+    FREE_LOCK.store(false, Release);
+    r
+}
+
+/// A freed block of the region that fits `l`, taken off its free list.
+fn take_free(l: std::alloc::Layout) -> Option<*mut u8> {
+    if l.size() < 16 {
+        return None;
+    }
+    // Every block of class ceil(log2(size)) is large enough.
+    let class = (usize::BITS - (l.size() - 1).leading_zeros()) as usize;
+    with_free_lists(|lists| {
+        let head = lists[class];
+        if head == 0 || head % l.align() != 0 {
+            return None;
+        }
+        // SAFETY: `head` is a freed block of the region, at least 16 bytes,
+        // whose first word the dealloc that listed it wrote.
+        lists[class] = unsafe { (head as *const usize).read_unaligned() };
+        Some(head as *mut u8)
+    })
+}
+
+/// Lists the freed block `p` of `size` bytes (at least 16) under class floor(log2(size)).
+fn put_free(p: *mut u8, size: usize) {
+    let class = (usize::BITS - 1 - size.leading_zeros()) as usize;
+    with_free_lists(|lists| {
+        // SAFETY: `p` is a block of the region, no longer used, of `size` >= 16 bytes.
+        unsafe {
+            (p as *mut usize).write_unaligned(lists[class]);
+            (p as *mut usize).add(1).write_unaligned(size);
+        }
+        lists[class] = p as usize;
+    })
+}
 
 const ARENA_BYTES: usize = 4 << 20;
 
@@ -401,6 +456,9 @@ fn in_region(p: *mut u8) -> bool {
 unsafe impl std::alloc::GlobalAlloc for Arena {
     unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
         use std::sync::atomic::Ordering::Relaxed;
+        if let Some(p) = take_free(l) {
+            return p;
+        }
         let mut cur = NEXT.load(Relaxed);
         loop {
             let start = (region_base() + cur + l.align() - 1) & !(l.align() - 1);
@@ -421,9 +479,13 @@ unsafe impl std::alloc::GlobalAlloc for Arena {
             // SAFETY: `p` came from the system allocator with layout `l`.
             return unsafe { std::alloc::System.dealloc(p, l) };
         }
-        // Only the most recent allocation gives its bytes back.
+        // The most recent allocation gives its bytes back to the cursor; any
+        // other of 16 bytes or more goes on a free list.
         let off = p as usize - region_base();
-        let _ = NEXT.compare_exchange(off + l.size(), off, std::sync::atomic::Ordering::Relaxed, std::sync::atomic::Ordering::Relaxed);
+        let top = NEXT.compare_exchange(off + l.size(), off, std::sync::atomic::Ordering::Relaxed, std::sync::atomic::Ordering::Relaxed);
+        if top.is_err() && l.size() >= 16 {
+            put_free(p, l.size());
+        }
     }
 
     unsafe fn realloc(&self, p: *mut u8, l: std::alloc::Layout, new: usize) -> *mut u8 {
@@ -482,6 +544,19 @@ mod tests {
             assert_eq!(r, m);
             a.dealloc(r, l(6000));
             a.dealloc(q, l(16));
+            // A freed block below the cursor is listed and given to the next
+            // allocation it fits; a block too small for a request is not.
+            let x = a.alloc(l(40));
+            let y = a.alloc(l(16));
+            y.write_bytes(9, 16);
+            a.dealloc(x, l(40));
+            assert_ne!(a.alloc(l(48)), x, "40 bytes cannot hold 48");
+            let z = a.alloc(l(32));
+            assert_eq!(z, x, "class 5 (32..63 bytes) serves a 32-byte request");
+            z.write_bytes(3, 32);
+            assert!((0..16).all(|i| *y.add(i) == 9), "the neighbour is untouched");
+            a.dealloc(z, l(32));
+            a.dealloc(y, l(16));
             // Alignment is honoured.
             let big = Layout::from_size_align(10, 4096).unwrap();
             let s = a.alloc(big);

@@ -6,7 +6,9 @@
 //!   starting `manifest`;
 //! - no error quotes a value: when the input is JSON, every string value (not
 //!   the keys, which are configuration and may be shown) is replaced by a
-//!   sentinel and the result parsed again; no message may contain the sentinel.
+//!   sentinel and the result parsed again; no message may contain the sentinel;
+//! - envshim's JSON reader accepts exactly what serde_json accepts: the input
+//!   is "not valid JSON" if and only if serde_json refuses it.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -15,7 +17,10 @@ use serde_json::Value;
 const SENTINEL: &str = "SeNtInEl";
 
 fn check(bytes: &[u8]) {
-    if let Err(errors) = envshim::manifest::parse(bytes) {
+    let result = envshim::manifest::parse(bytes);
+    let syntax_error = matches!(&result, Err(e) if e[0].message.starts_with("manifest is not valid JSON"));
+    assert_eq!(syntax_error, serde_json::from_slice::<Value>(bytes).is_err(), "the JSON readers disagree");
+    if let Err(errors) = result {
         assert!(!errors.is_empty());
         for e in &errors {
             assert_eq!(e.code, 78);

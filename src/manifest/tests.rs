@@ -1,12 +1,20 @@
 use super::*;
 
 fn errors(json: &str) -> Vec<String> {
-    parse(json.as_bytes()).unwrap_err().into_iter().map(|e| { assert_eq!(e.code, 78); e.message }).collect()
+    parse(json.as_bytes())
+        .unwrap_err()
+        .into_iter()
+        .map(|e| {
+            assert_eq!(e.code, 78);
+            e.message
+        })
+        .collect()
 }
 
 #[test]
 fn full_example_from_the_spec() {
-    let m = parse(br#"{
+    let m = parse(
+        br#"{
       "name": "app", "image": "x", "resources": {},
       "volumeMounts": [ { "name": "config", "mountPath": "/data", "readOnly": true } ],
       "envFrom": [
@@ -22,11 +30,15 @@ fn full_example_from_the_spec() {
       ],
       "command": ["/app/server"],
       "args": ["--url=$(PUBLIC_URL)"]
-    }"#)
+    }"#,
+    )
     .unwrap();
     assert_eq!(m.volume_mounts, vec![VolumeMount { name: "config".into(), mount_path: "/data".into() }]);
     let file = |p: &str, optional| FileRef { volume_name: "config".into(), path: p.into(), optional };
-    assert_eq!(m.env_from, vec![EnvFrom::File { file: file("all.env", true), prefix: "APP_".into() }, EnvFrom::Platform]);
+    assert_eq!(
+        m.env_from,
+        vec![EnvFrom::File { file: file("all.env", true), prefix: "APP_".into() }, EnvFrom::Platform]
+    );
     assert_eq!(m.env[0].source, EnvSource::FileKey { file: file("config.env", false), key: "CONFIG_VAR".into() });
     assert_eq!(m.env[1].source, EnvSource::Value("http://$(H):$(P)".into()));
     assert_eq!(m.env[2].source, EnvSource::Platform);
@@ -100,4 +112,103 @@ fn syntax_errors_are_one_line() {
     assert_eq!(msgs.len(), 1);
     assert!(msgs[0].starts_with("manifest is not valid JSON: "), "{}", msgs[0]);
     assert!(!msgs[0].contains('\n'));
+}
+
+/// The reader accepts exactly what serde_json accepts, and a syntax error's
+/// message is serde_json's.
+#[test]
+fn the_reader_agrees_with_serde_json() {
+    let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+    let deep_obj = |n: usize| format!("{}1{}", r#"{"a":"#.repeat(n), "}".repeat(n));
+    let mut inputs: Vec<String> = [
+        "{}",
+        " {} ",
+        "{} x",
+        "",
+        " ",
+        "\u{feff}{}",
+        "{,}",
+        "{\"a\":1,}",
+        "[1,]",
+        "[1 2]",
+        "{\"a\" 1}",
+        "{1:2}",
+        "[tru]",
+        "[true]",
+        "[nul]",
+        "[null, false]",
+        "[-]",
+        "[-0]",
+        "[01]",
+        "[1.]",
+        "[.5]",
+        "[1e]",
+        "[1e+]",
+        "[1E-2]",
+        "[-1.5e3]",
+        "[1e400]",
+        "[-1e400]",
+        "[1.7976931348623157e308]",
+        "[1.7976931348623159e308]",
+        "[123456789012345678901234567890]",
+        "[1e-400]",
+        "[\"\\u00e9\\ud83d\\ude00\"]",
+        "[\"\\ud800\"]",
+        "[\"\\ud800\\u0041\"]",
+        "[\"\\udc00\"]",
+        "[\"\\ud800x\"]",
+        "[\"\\u12\"]",
+        "[\"\\u12g4\"]",
+        "[\"\\q\"]",
+        "[\"a\tb\"]",
+        "[\"a\u{7f}b\"]",
+        "[\"\\/\\b\\f\\n\\r\\t\\\"\\\\\"]",
+        "[\"unterminated",
+        "[\"\\",
+        "{\"a\":",
+        "[\"\\u0000\"]",
+        "\t\r\n[]\n",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for n in [1, 126, 127, 128, 129, 300] {
+        inputs.push(deep(n));
+        inputs.push(deep_obj(n));
+    }
+    let mut bytes: Vec<Vec<u8>> = inputs.into_iter().map(String::into_bytes).collect();
+    bytes.extend([
+        b"[\"\xff\"]".to_vec(),
+        b"[\"\xc3\xa9\"]".to_vec(),
+        b"[\"\xed\xa0\x80\"]".to_vec(),
+        b"{\"\xff\":1}".to_vec(),
+    ]);
+    for b in &bytes {
+        let want = serde_json::from_slice::<serde_json::Value>(b).map(|_| ()).map_err(|e| e.to_string());
+        let got = parse_json(b).map(|_| ());
+        assert_eq!(got, want, "{:?}", String::from_utf8_lossy(b));
+    }
+}
+
+#[test]
+fn strings_borrow_unless_escaped_and_decode_escapes() {
+    let Ok(Json::Array(items)) = parse_json(br#"["plain", "a\"b\u00e9\ud83d\ude00\n", "\u0041"]"#) else { panic!() };
+    let strs: Vec<_> = items
+        .iter()
+        .map(|v| match v {
+            Json::Str(s) => s.clone(),
+            _ => panic!(),
+        })
+        .collect();
+    assert!(matches!(strs[0], Cow::Borrowed("plain")));
+    assert_eq!(strs[1], "a\"b\u{e9}\u{1f600}\n");
+    assert_eq!(strs[2], "A");
+}
+
+#[test]
+fn a_repeated_field_takes_its_last_value_and_unknown_fields_are_sorted() {
+    let m = parse(br#"{"env": [{"name": "A", "value": "1", "value": "2"}]}"#).unwrap();
+    assert_eq!(m.env[0].source, EnvSource::Value("2".into()));
+    let got = errors(r#"{"env": [{"name": "A", "zz": 1, "aa": 2, "zz": 3}]}"#);
+    assert_eq!(got, ["manifest: env[0].aa: unknown field", "manifest: env[0].zz: unknown field"]);
 }
