@@ -17,6 +17,9 @@ pub const DEFAULT_PATH: &[u8] = b"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/
 pub struct Exec<'e> {
     pub path: CString,
     pub argv: Vec<CString>,
+    /// A pointer to each of `argv`'s strings, then a null one (built before
+    /// `--init` spawns, so the child allocates nothing).
+    argv_ptrs: Vec<*const libc::c_char>,
     pub envp: Envp<'e>,
     /// The program word as written, for messages after a failed exec.
     pub shown: String,
@@ -66,7 +69,10 @@ pub fn prepare<'e>(line: &[Word], expanded: Vec<Vec<u8>>, env: &'e Environment, 
     };
     errors.extend(check_sizes(line, &argv, env, path.as_ref().map_or(0, |p| p.as_bytes().len())));
     match path {
-        Some(path) if errors.is_empty() => Ok(Exec { path, argv, envp, shown }),
+        Some(path) if errors.is_empty() => {
+            let argv_ptrs = argv.iter().map(|a| a.as_ptr()).chain([std::ptr::null()]).collect();
+            Ok(Exec { path, argv, argv_ptrs, envp, shown })
+        }
         _ => Err(errors),
     }
 }
@@ -184,8 +190,13 @@ fn executable_file(path: &CString) -> io::Result<()> {
 
 /// Replaces envshim with the program; returns only with the reason it failed.
 pub fn exec(e: &Exec) -> Error {
-    let err = sys::execve(&e.path, &e.argv, &e.envp);
-    exec_error(e, err)
+    exec_error(e, exec_only(e))
+}
+
+/// `execve` of `e` without building a message (allocates nothing): the
+/// `--init` child's exec.
+pub fn exec_only(e: &Exec) -> io::Error {
+    sys::execve(&e.path, &e.argv_ptrs, &e.envp)
 }
 
 /// The error for a failed `execve` of `e`.

@@ -7,7 +7,6 @@
 //! child has exited.
 
 use std::io;
-use std::os::fd::AsFd;
 use std::time::{Duration, Instant};
 
 use libc::{c_int, pid_t};
@@ -45,7 +44,7 @@ pub fn supervise(target: &Exec, settings: Settings, fail: impl Fn(Error) -> i32)
     };
     register_subreaper();
     let foreground = owns_terminal();
-    let child = match spawn(target, foreground, &fail) {
+    let child = match spawn(target, foreground) {
         Ok(pid) => pid,
         Err(e) => return fail(e),
     };
@@ -89,61 +88,60 @@ fn register_subreaper() {
 /// foreground: only then does the child take the terminal (a job started in
 /// the background must not steal it from the shell).
 fn owns_terminal() -> bool {
-    matches!(sys::tcgetpgrp(io::stdin().as_fd()), Ok(pgrp) if pgrp == sys::getpgrp())
+    matches!(sys::tcgetpgrp(sys::stdin()), Ok(pgrp) if pgrp == sys::getpgrp())
 }
 
-/// Forks; the child execs the program and never returns here.
-fn spawn(target: &Exec, foreground: bool, fail: &impl Fn(Error) -> i32) -> Result<pid_t, Error> {
-    match sys::fork() {
-        Err(e) => Err(os_error("fork", e)),
-        Ok(0) => sys::exit_now(exec_child(target, foreground, fail)),
-        Ok(pid) => {
-            // The child moves itself into its own group before it execs; doing it
-            // here too (as shells do) closes the window in which a signal forwarded
-            // to the group would find no group yet. Its result does not matter: it
-            // fails only once the child has exec'd (EACCES) or exited (ESRCH), after
-            // its own setpgid, which reports its own failure.
-            let _ = sys::setpgid(pid, pid);
-            Ok(pid)
-        }
-    }
+/// Starts the child, which prepares itself and execs the program. It shares
+/// envshim's memory until then ([`sys::spawn_shared`]: no page tables copied,
+/// no copy-on-write faults), so it allocates nothing and leaves what failed,
+/// if anything, for envshim to report (the same message and exit code as a
+/// failed exec without `--init`).
+fn spawn(target: &Exec, foreground: bool) -> Result<pid_t, Error> {
+    let mut failed: Option<ChildFailure> = None;
+    let pid = sys::spawn_shared(&mut || {
+        failed = Some(match prepare_child(foreground) {
+            Ok(()) => ChildFailure::Exec(exec::exec_only(target)),
+            Err((call, e)) => ChildFailure::Call(call, e),
+        });
+        code::NOEXEC
+    })
+    .map_err(|e| os_error("clone", e))?;
+    let Some(failure) = failed else { return Ok(pid) };
+    // The child has exited: reap it before saying why.
+    let _ = sys::wait_for(pid);
+    Err(match failure {
+        ChildFailure::Exec(e) => exec::exec_error(target, e),
+        ChildFailure::Call(call, e) => os_error(call, e),
+    })
 }
 
-/// In the child: prepares the process and execs the program. Returns only
-/// on failure, with the exit code (126/127 for the exec itself, as without
-/// `--init`), the message already on stderr and in the termination log.
-fn exec_child(target: &Exec, foreground: bool, fail: &impl Fn(Error) -> i32) -> i32 {
-    let error = match prepare_child(foreground) {
-        Ok(()) => exec::exec(target),
-        Err(e) => e,
-    };
-    // Still envshim, now with every signal at its default: a closed stderr
-    // must not turn the message into a death by SIGPIPE (141).
-    let _ = sys::catch_if_default(libc::SIGPIPE, sys::Handler::Nothing);
-    fail(error)
+/// What the child could not do: a call that prepares it, or the exec.
+enum ChildFailure {
+    Call(&'static str, io::Error),
+    Exec(io::Error),
 }
 
-/// Own process group, the terminal's foreground (with SIGTTOU still
-/// ignored, so taking it cannot stop the child), then default dispositions
-/// for every signal and an empty mask.
-fn prepare_child(foreground: bool) -> Result<(), Error> {
-    sys::setpgid(0, 0).map_err(|e| os_error("setpgid", e))?;
+/// In the child: its own process group, the terminal's foreground (with
+/// SIGTTOU still ignored, so taking it cannot stop the child), then default
+/// dispositions for every signal and an empty mask. Allocates nothing.
+fn prepare_child(foreground: bool) -> Result<(), (&'static str, io::Error)> {
+    sys::setpgid(0, 0).map_err(|e| ("setpgid", e))?;
     if foreground {
         take_terminal()?;
     }
     reset_signals()
 }
 
-fn take_terminal() -> Result<(), Error> {
-    match sys::tcsetpgrp(io::stdin().as_fd(), sys::getpgrp()) {
+fn take_terminal() -> Result<(), (&'static str, io::Error)> {
+    match sys::tcsetpgrp(sys::stdin(), sys::getpgrp()) {
         Ok(()) => Ok(()),
         // The terminal went away (hung up) since the parent looked: run without it.
         Err(e) if matches!(e.raw_os_error(), Some(libc::ENOTTY | libc::ENXIO)) => Ok(()),
-        Err(e) => Err(os_error("tcsetpgrp", e)),
+        Err(e) => Err(("tcsetpgrp", e)),
     }
 }
 
-fn reset_signals() -> Result<(), Error> {
+fn reset_signals() -> Result<(), (&'static str, io::Error)> {
     for sig in 1..=libc::SIGRTMAX() {
         if sig == libc::SIGKILL || sig == libc::SIGSTOP {
             continue;
@@ -153,10 +151,10 @@ fn reset_signals() -> Result<(), Error> {
             // The C library keeps a few real-time signals for itself and refuses
             // them; they carry its handlers, which execve resets anyway.
             Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
-            Err(e) => return Err(os_error("sigaction", e)),
+            Err(e) => return Err(("sigaction", e)),
         }
     }
-    sys::set_signal_mask(&SigSet::empty()).map(drop).map_err(|e| os_error("sigprocmask", e))
+    sys::set_signal_mask(&SigSet::empty()).map(drop).map_err(|e| ("sigprocmask", e))
 }
 
 /// The parent's loop: takes each signal, forwards it (SIGCHLD excepted),

@@ -1,7 +1,7 @@
 //! Every unsafe block of envshim: thin wrappers over the system calls std
 //! does not offer. Each returns `io::Result` and nothing here makes policy.
 
-use std::ffi::{CStr, CString};
+use std::ffi::CStr;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
@@ -104,13 +104,12 @@ pub fn stat(path: &CStr) -> io::Result<libc::stat> {
 }
 
 /// `execve(2)`: returns only on failure.
-pub fn execve(path: &CStr, argv: &[CString], envp: &crate::exec::Envp) -> io::Error {
-    let mut argv_p: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
-    argv_p.push(std::ptr::null());
-    let envp_p = envp.pointers();
+pub fn execve(path: &CStr, argv: &[*const libc::c_char], envp: &crate::exec::Envp) -> io::Error {
+    debug_assert!(argv.last().is_some_and(|p| p.is_null()));
     // SAFETY: both arrays are NULL-terminated and their strings, NUL-terminated,
-    // outlive the call (`envp` borrows the environment that holds them).
-    unsafe { libc::execve(path.as_ptr(), argv_p.as_ptr(), envp_p.as_ptr()) };
+    // outlive the call (`Exec` holds the argv strings, `envp` borrows the
+    // environment that holds the others).
+    unsafe { libc::execve(path.as_ptr(), argv.as_ptr(), envp.pointers().as_ptr()) };
     io::Error::last_os_error()
 }
 
@@ -292,12 +291,45 @@ pub fn wait_signal(set: &SigSet, timeout: Option<std::time::Duration>) -> io::Re
     }
 }
 
-/// `fork(2)`: Ok(0) in the child, Ok(child's pid) in the parent.
-pub fn fork() -> io::Result<libc::pid_t> {
-    // SAFETY: envshim never starts a thread, so the child is a whole copy of a
-    // single-threaded process: no lock can be held by a thread that is gone.
-    let pid = unsafe { libc::fork() };
+/// Runs `child` in a new process that shares this one's memory until it
+/// execs or exits, as `posix_spawn` does (`clone(CLONE_VM | CLONE_VFORK)`):
+/// no page tables are copied and no page is faulted in again for a copy.
+/// This process is suspended until then; returns the child's pid.
+///
+/// `child` must end with `execve` or [`exit_now`], must not allocate, and
+/// runs on a 32 KiB stack of its own; it has its own copy of the signal
+/// dispositions (no `CLONE_SIGHAND`), and the caller blocks every signal it
+/// could catch first, so no handler runs on the shared memory.
+pub fn spawn_shared<F: FnMut() -> libc::c_int>(child: &mut F) -> io::Result<libc::pid_t> {
+    extern "C" fn start<F: FnMut() -> libc::c_int>(arg: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: `arg` is the `&mut F` given to clone below, alive (the
+        // parent is suspended in clone until this process execs or exits).
+        let child = unsafe { &mut *(arg as *mut F) };
+        exit_now(child())
+    }
+    #[repr(C, align(16))]
+    struct Stack([std::mem::MaybeUninit<u8>; 32 * 1024]);
+    let mut stack = Stack([std::mem::MaybeUninit::uninit(); 32 * 1024]);
+    // The stack grows down: the child starts at its (16-byte aligned) end.
+    let top = stack.0.as_mut_ptr_range().end as *mut libc::c_void;
+    // SAFETY: `start` only runs `child` on `stack`, both alive for the whole
+    // life of the child's use of them (CLONE_VFORK), then execs or _exits.
+    let pid = unsafe {
+        libc::clone(start::<F>, top, libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD, child as *mut F as *mut libc::c_void)
+    };
     cvt(pid)
+}
+
+/// `waitpid(2)` for `pid`, retried on EINTR; returns its wait status.
+pub fn wait_for(pid: libc::pid_t) -> io::Result<libc::c_int> {
+    let mut status = 0;
+    loop {
+        // SAFETY: `status` is writable.
+        match cvt(unsafe { libc::waitpid(pid, &mut status, 0) }) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            r => return r.map(|_| status),
+        }
+    }
 }
 
 /// `setpgid(2)`: moves `pid` (0: this process) into the group `pgid` (0: its own).
@@ -310,6 +342,13 @@ pub fn setpgid(pid: libc::pid_t, pgid: libc::pid_t) -> io::Result<()> {
 pub fn getpgrp() -> libc::pid_t {
     // SAFETY: getpgrp cannot fail.
     unsafe { libc::getpgrp() }
+}
+
+/// Standard input, as a descriptor (without std's buffered `Stdin`).
+pub fn stdin() -> BorrowedFd<'static> {
+    // SAFETY: descriptor 0 stays open for the life of the process (a closed
+    // one only makes the calls on it fail with EBADF).
+    unsafe { BorrowedFd::borrow_raw(libc::STDIN_FILENO) }
 }
 
 /// `tcgetpgrp(3)`: the foreground process group of the terminal `fd`.

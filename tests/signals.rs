@@ -110,9 +110,9 @@ fn render_that_cannot_write_exits_74() {
     assert_eq!(stderr, "envshim: render: cannot write to stdout (No space left on device (os error 28))\n");
 }
 
-/// The same after the fork of `--init`, whose child resets every signal to
-/// its default before `execve`: an exec failure there keeps its code (126)
-/// and its log, not a death by SIGPIPE (141).
+/// The same with `--init`, whose child resets every signal to its default
+/// before `execve`: an exec failure there keeps its code (126) and its log,
+/// not a death by SIGPIPE (141).
 #[test]
 fn an_init_exec_failure_with_stderr_a_closed_pipe_keeps_126() {
     use std::os::unix::fs::PermissionsExt;
