@@ -94,7 +94,7 @@ pub fn parse(bytes: &[u8]) -> Result<Manifest, Vec<Error>> {
 /// of the schema is one. Only the tests keep a whole tree: envshim reads a
 /// value this way only to skip it (an unknown top-level field, a value of
 /// the wrong kind), and keeps its kind, for a message.
-#[cfg_attr(not(test), allow(dead_code))] // the payloads are read by the tests
+#[allow(dead_code)] // the payloads: envshim reads only the kinds, the tests some of them
 enum Json<'a> {
     Null,
     Bool(bool),
@@ -475,7 +475,8 @@ impl<'a> Reader<'a> {
     /// An item of `command` or `args`.
     fn word(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<String>> {
         let found = match self.got_string()? {
-            Got::Is(s) if has_nul(&s) => {
+            // Raw control characters are refused in a string: a NUL comes from an escape.
+            Got::Is(Cow::Owned(s)) if s.contains('\0') => {
                 fail(errors, path, "contains a NUL byte");
                 return Some(None);
             }
@@ -742,11 +743,6 @@ fn which(key: &str, names: &[&str]) -> Option<usize> {
     names.iter().position(|n| same(n.as_bytes(), key.as_bytes()))
 }
 
-/// Raw control characters are refused in a string: a NUL comes from an escape.
-fn has_nul(s: &Cow<str>) -> bool {
-    matches!(s, Cow::Owned(s) if s.contains('\0'))
-}
-
 /// Where a value is in the manifest, rendered only for a message.
 #[derive(Clone, Copy)]
 enum Path<'p> {
@@ -807,7 +803,7 @@ fn string(errors: &mut Vec<Error>, got: Text, path: &Path, key: &str, required: 
             }
             None
         }
-        Some(Got::Is(s)) if has_nul(&s) => {
+        Some(Got::Is(Cow::Owned(s))) if s.contains('\0') => {
             fail(errors, &path.field(key), "contains a NUL byte");
             None
         }

@@ -242,9 +242,10 @@ fn the_typed_reader_agrees_with_serde_json_in_every_place() {
             let json = place.replace('X', value);
             let want = serde_json::from_slice::<serde_json::Value>(json.as_bytes()).map_err(|e| e.to_string());
             let got = parse(json.as_bytes());
+            let syntax = "manifest is not valid JSON";
             match (&want, &got) {
-                (Err(e), Err(got)) => assert_eq!(got, &[Error::config(format!("manifest is not valid JSON: {e}"))], "{json}"),
-                (Ok(_), Err(got)) => assert!(!got[0].message.starts_with("manifest is not valid JSON"), "{json}: {got:?}"),
+                (Err(e), Err(got)) => assert_eq!(got, &[Error::config(format!("{syntax}: {e}"))], "{json}"),
+                (Ok(_), Err(got)) => assert!(!got[0].message.starts_with(syntax), "{json}: {got:?}"),
                 (Ok(_), Ok(_)) => {}
                 (Err(e), Ok(_)) => panic!("{json}: accepted, serde_json says {e}"),
             }
@@ -267,11 +268,13 @@ fn the_typed_reader_agrees_with_serde_json_in_every_place() {
 #[test]
 fn only_the_last_of_a_repeated_field_is_checked() {
     let ok = |json: &str| parse(json.as_bytes()).unwrap_or_else(|e| panic!("{json}: {e:?}"));
-    let m = ok(r#"{"env": 5, "env": [{"name": 5, "name": "A", "valueFrom": {"zz": 1}, "valueFrom": {"fieldRef": {}}}]}"#);
+    let m = ok(r#"{"env": 5, "env": [{"name": 5, "name": "A", "valueFrom": {"zz": 1},
+                                      "valueFrom": {"fieldRef": {}}}]}"#);
     assert_eq!(m.env, vec![EnvVar { name: "A".into(), source: EnvSource::Platform }]);
     let m = ok(r#"{"env": [{"name": "A", "value": "x", "valueFrom": {"fieldRef": {}}, "valueFrom": null}]}"#);
     assert_eq!(m.env[0].source, EnvSource::Value("x".into()));
-    let m = ok(r#"{"envFrom": [{"fileRef": {"zz": 1}, "fileRef": {"volumeName": "v", "path": "p"}, "prefix": 1, "prefix": null}]}"#);
+    let m = ok(r#"{"envFrom": [{"fileRef": {"zz": 1}, "fileRef": {"volumeName": "v", "path": "p"},
+                                 "prefix": 1, "prefix": null}]}"#);
     let file = FileRef { volume_name: "v".into(), path: "p".into(), optional: false };
     assert_eq!(m.env_from, vec![EnvFrom::File { file, prefix: String::new() }]);
     // A last null given for a source still counts as given.
