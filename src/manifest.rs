@@ -13,6 +13,8 @@
 //! checked); an object's errors come in the schema's order, unknown fields
 //! first and sorted, then its fields', then those of the object below it
 //! (`valueFrom`, `fileRef`), each buffered until its parent knows it is used.
+//! Strings are slices of the input (unless they hold an escape) until the
+//! `Manifest` keeps them, as `String`s.
 //! A tree (first serde_json's `Value`, then one of this reader's) and its
 //! walk were half, then a third, of a start-up's instructions
 //! (docs/performance.md).
