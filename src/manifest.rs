@@ -409,15 +409,35 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// At a value the schema wants an object: false, the value skipped and
-    /// the error reported, if it is not one.
-    fn is_object(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<bool> {
-        if self.peek() == Some(b'{') {
-            return Some(true);
+    /// An object of the schema: `f` reads the value of each field it knows
+    /// (true) or leaves it (false); the others are skipped and reported,
+    /// sorted and each once, as unknown fields (typos). False, the value
+    /// skipped and the error reported, if the value is not an object.
+    fn schema_object(
+        &mut self,
+        path: &Path,
+        errors: &mut Vec<Error>,
+        mut f: impl FnMut(&mut Self, &str) -> Option<bool>,
+    ) -> Option<bool> {
+        if self.peek() != Some(b'{') {
+            let v = self.value(false)?;
+            fail(errors, path, format_args!("expected an object, found {}", kind(&v)));
+            return Some(false);
         }
-        let v = self.value(false)?;
-        fail(errors, path, format_args!("expected an object, found {}", kind(&v)));
-        Some(false)
+        let mut unknown = Vec::new();
+        self.fields(|r, key| {
+            if !f(r, &key)? {
+                r.skip()?;
+                unknown.push(key);
+            }
+            Some(())
+        })?;
+        unknown.sort_unstable();
+        unknown.dedup();
+        for key in unknown {
+            fail(errors, &path.field(&key), "unknown field");
+        }
+        Some(true)
     }
 
     /// An object read below the current one, its errors kept apart.
@@ -491,14 +511,11 @@ impl<'a> Reader<'a> {
     }
 
     fn volume_mount(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<VolumeMount>> {
-        if !self.is_object(path, errors)? {
-            return Some(None);
-        }
-        let (mut name, mut mount_path, mut sub, mut unknown) = (None, None, [false; 2], Vec::new());
-        self.fields(|r, key| {
+        let (mut name, mut mount_path, mut sub) = (None, None, [false; 2]);
+        let object = self.schema_object(path, errors, |r, key| {
             let known =
                 ["name", "mountPath", "subPath", "subPathExpr", "readOnly", "mountPropagation", "recursiveReadOnly"];
-            match which(&key, &known) {
+            match which(key, &known) {
                 Some(0) => name = Some(r.got_string()?),
                 Some(1) => mount_path = Some(r.got_string()?),
                 Some(i) => {
@@ -507,14 +524,13 @@ impl<'a> Reader<'a> {
                     }
                     r.skip()?
                 }
-                None => {
-                    unknown.push(key);
-                    r.skip()?
-                }
+                None => return Some(false),
             }
-            Some(())
+            Some(true)
         })?;
-        unknown_fields(errors, unknown, path);
+        if !object {
+            return Some(None);
+        }
         for (given, key) in sub.into_iter().zip(["subPath", "subPathExpr"]) {
             if given {
                 fail(errors, &path.field(key), "is not supported (the volume root would be ambiguous)");
@@ -529,6 +545,10 @@ impl<'a> Reader<'a> {
         Some(self.file_key_ref(path, false, errors)?.map(|(file, _)| file))
     }
 
+    fn file_key(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<(FileRef, Option<String>)>> {
+        self.file_key_ref(path, true, errors)
+    }
+
     /// `fileRef`, or with `key` `fileKeyRef`.
     fn file_key_ref(
         &mut self,
@@ -536,24 +556,22 @@ impl<'a> Reader<'a> {
         with_key: bool,
         errors: &mut Vec<Error>,
     ) -> Option<Option<(FileRef, Option<String>)>> {
-        if !self.is_object(path, errors)? {
-            return Some(None);
-        }
         let names = ["volumeName", "path", "key"];
         let names = &names[..2 + usize::from(with_key)];
-        let (mut texts, mut optional, mut unknown): ([Text; 3], _, _) = ([None, None, None], None, Vec::new());
-        self.fields(|r, key| {
+        let (mut texts, mut optional): ([Text; 3], _) = ([None, None, None], None);
+        let object = self.schema_object(path, errors, |r, key| {
             if same(key.as_bytes(), b"optional") {
                 optional = Some(r.got_bool()?);
-            } else if let Some(i) = which(&key, names) {
+            } else if let Some(i) = which(key, names) {
                 texts[i] = Some(r.got_string()?);
             } else {
-                unknown.push(key);
-                r.skip()?;
+                return Some(false);
             }
-            Some(())
+            Some(true)
         })?;
-        unknown_fields(errors, unknown, path);
+        if !object {
+            return Some(None);
+        }
         let [volume_name, file_path, key] = texts;
         let volume_name = string(errors, volume_name, path, "volumeName", true);
         let file_path = string(errors, file_path, path, "path", true);
@@ -575,25 +593,18 @@ impl<'a> Reader<'a> {
         })
     }
 
-    fn file_key(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<(FileRef, Option<String>)>> {
-        self.file_key_ref(path, true, errors)
-    }
-
     fn env_from(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<EnvFrom>> {
-        if !self.is_object(path, errors)? {
-            return Some(None);
-        }
-        let (mut prefix, mut unknown) = (None, Vec::new());
-        let mut sources = Sources::default();
-        self.fields(|r, key| {
+        let (mut prefix, mut sources) = (None, Sources::default());
+        let object = self.schema_object(path, errors, |r, key| {
             if same(key.as_bytes(), b"prefix") {
                 prefix = Some(r.got_string()?);
-            } else if !sources.read(r, &key, &ENV_FROM_SOURCES, path, Self::file_ref)? {
-                unknown.push(key);
+                return Some(true);
             }
-            Some(())
+            sources.read(r, key, &ENV_FROM_SOURCES, path, Self::file_ref)
         })?;
-        unknown_fields(errors, unknown, path);
+        if !object {
+            return Some(None);
+        }
         let prefix = string(errors, prefix, path, "prefix", false).unwrap_or_default();
         let Some(file) = sources.one(errors, path, "needs exactly one of fileRef, configMapRef, secretRef") else {
             return Some(None);
@@ -605,12 +616,9 @@ impl<'a> Reader<'a> {
     }
 
     fn env_var(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<EnvVar>> {
-        if !self.is_object(path, errors)? {
-            return Some(None);
-        }
-        let (mut name, mut value, mut value_from, mut unknown) = (None, None, None, Vec::new());
-        self.fields(|r, key| {
-            match which(&key, &["name", "value", "valueFrom"]) {
+        let (mut name, mut value, mut value_from) = (None, None, None);
+        let object = self.schema_object(path, errors, |r, key| {
+            match which(key, &["name", "value", "valueFrom"]) {
                 Some(0) => name = Some(r.got_string()?),
                 Some(1) => value = Some(r.got_string()?),
                 // A null counts as absent.
@@ -619,14 +627,13 @@ impl<'a> Reader<'a> {
                     r.skip()?
                 }
                 Some(_) => value_from = Some(r.below(&path.field("valueFrom"), Self::value_from)?),
-                None => {
-                    unknown.push(key);
-                    r.skip()?
-                }
+                None => return Some(false),
             }
-            Some(())
+            Some(true)
         })?;
-        unknown_fields(errors, unknown, path);
+        if !object {
+            return Some(None);
+        }
         let name = string(errors, name, path, "name", true);
         let value = string(errors, value, path, "value", false);
         let source = match (value, value_from) {
@@ -645,17 +652,12 @@ impl<'a> Reader<'a> {
     }
 
     fn value_from(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<EnvSource>> {
-        if !self.is_object(path, errors)? {
+        let mut sources = Sources::default();
+        let object =
+            self.schema_object(path, errors, |r, key| sources.read(r, key, &VALUE_FROM_SOURCES, path, Self::file_key))?;
+        if !object {
             return Some(None);
         }
-        let (mut sources, mut unknown) = (Sources::default(), Vec::new());
-        self.fields(|r, key| {
-            if !sources.read(r, &key, &VALUE_FROM_SOURCES, path, Self::file_key)? {
-                unknown.push(key);
-            }
-            Some(())
-        })?;
-        unknown_fields(errors, unknown, path);
         let what =
             "needs exactly one source (fileKeyRef, configMapKeyRef, secretKeyRef, fieldRef or resourceFieldRef)";
         let Some(file) = sources.one(errors, path, what) else { return Some(None) };
@@ -681,7 +683,7 @@ impl<T> Default for Sources<T> {
 }
 
 impl<T> Sources<T> {
-    /// Reads the field's value if `key` is one of `names`: false if it is not (nothing read).
+    /// Reads the field's value if `key` is one of `names`: false if it is not (the value left).
     fn read<'a>(
         &mut self,
         r: &mut Reader<'a>,
@@ -696,10 +698,7 @@ impl<T> Sources<T> {
                 r.skip()?;
                 self.given[i] = true;
             }
-            None => {
-                r.skip()?;
-                return Some(false);
-            }
+            None => return Some(false),
         }
         Some(true)
     }
@@ -785,15 +784,6 @@ fn kind(v: &Json) -> &'static str {
 
 fn fail(errors: &mut Vec<Error>, path: &Path, what: impl fmt::Display) {
     errors.push(Error::config(format!("manifest: {path}: {what}")));
-}
-
-/// Reports fields not in the schema (typos), in sorted order, each once.
-fn unknown_fields(errors: &mut Vec<Error>, mut unknown: Vec<Cow<str>>, path: &Path) {
-    unknown.sort_unstable();
-    unknown.dedup();
-    for key in unknown {
-        fail(errors, &path.field(&key), "unknown field");
-    }
 }
 
 /// A string field; null counts as absent.
