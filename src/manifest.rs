@@ -188,6 +188,14 @@ impl<'a> Reader<'a> {
         hit
     }
 
+    /// After an item or a field: a comma (true) or `close` (false).
+    fn more(&mut self, close: u8) -> Option<bool> {
+        self.skip_ws();
+        let c = self.peek()?;
+        self.i += 1;
+        (c == b',' || c == close).then_some(c == b',')
+    }
+
     fn literal<T>(&mut self, word: &[u8], v: T) -> Option<T> {
         let hit = self.b[self.i..].starts_with(word);
         self.i += word.len();
@@ -253,10 +261,9 @@ impl<'a> Reader<'a> {
                 self.eat(b':').then_some(())?;
                 self.skip_ws();
                 f(self, key)?;
-                if self.eat(b'}') {
+                if !self.more(b'}')? {
                     break;
                 }
-                self.eat(b',').then_some(())?;
             }
         }
         self.depth -= 1;
@@ -272,10 +279,9 @@ impl<'a> Reader<'a> {
                 self.skip_ws();
                 f(self, i)?;
                 i += 1;
-                if self.eat(b']') {
+                if !self.more(b']')? {
                     break;
                 }
-                self.eat(b',').then_some(())?;
             }
         }
         self.depth -= 1;
