@@ -1,18 +1,23 @@
 //! The manifest: a subset of the Kubernetes core/v1 `Container` (SPEC §3).
 //!
 //! A small JSON reader (accepting what serde_json accepts; serde_json
-//! writes the message of a syntax error) builds a tree of its own, [`Json`],
-//! whose strings borrow from the input, and the tree is walked by hand, so
-//! every schema error names its JSON path (`env[3].valueFrom.fileKeyRef.key`)
-//! and no error ever quotes a value. Unknown top-level fields are ignored (a
-//! pasted container spec has many); unknown fields below are typos, hence
-//! errors.
+//! writes the message of a syntax error) reads the document straight into
+//! the typed [`Manifest`], in one pass and with no tree: each object of the
+//! schema keeps the last value of each of its fields as it is read, and is
+//! checked when it closes, so every schema error names its JSON path
+//! (`env[3].valueFrom.fileKeyRef.key`) and no error ever quotes a value.
+//! Unknown top-level fields are ignored (a pasted container spec has many);
+//! unknown fields below are typos, hence errors.
 //!
-//! The reader and tree replaced `serde_json::Value`, whose objects are
-//! B-tree maps of owned strings: it was half of a start-up's instructions
-//! (docs/performance.md). An object is a list of its fields in input order; a
-//! field given twice takes its last value, and unknown fields are reported in
-//! sorted order, both as with `Value`.
+//! A field given twice takes its last value (what the first held is not
+//! checked); an object's errors come in the schema's order, unknown fields
+//! first and sorted, then its fields', then those of the object below it
+//! (`valueFrom`, `fileRef`), each buffered until its parent knows it is used.
+//! Strings are slices of the input (unless they hold an escape) until the
+//! `Manifest` keeps them, as `String`s.
+//! A tree (first serde_json's `Value`, then one of this reader's) and its
+//! walk were half, then a third, of a start-up's instructions
+//! (docs/performance.md).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -76,18 +81,22 @@ const VALUE_FROM_SOURCES: [&str; 5] = ["fileKeyRef", "configMapKeyRef", "secretK
 
 /// Parses a manifest; every schema problem is reported, each naming its path.
 pub fn parse(bytes: &[u8]) -> Result<Manifest, Vec<Error>> {
-    let root = parse_json(bytes).map_err(|e| vec![Error::config(format!("manifest is not valid JSON: {e}"))])?;
-    let mut w = Walker { errors: Vec::new() };
-    let manifest = w.manifest(&root);
-    if w.errors.is_empty() {
+    let mut errors = Vec::new();
+    let manifest = read(bytes, |r| r.manifest(&mut errors))
+        .map_err(|e| vec![Error::config(format!("manifest is not valid JSON: {e}"))])?;
+    if errors.is_empty() {
         Ok(manifest)
     } else {
-        Err(w.errors)
+        Err(errors)
     }
 }
 
-/// A JSON value; strings borrow from the input unless they hold an escape.
-/// Numbers are kept only as "a number": no field of the schema is one.
+/// A JSON value, as [`Reader::value`] reads it; strings borrow from the input
+/// unless they hold an escape. Numbers are kept only as "a number": no field
+/// of the schema is one. Only the tests keep a whole tree: envshim reads a
+/// value this way only to skip it (an unknown top-level field, a value of
+/// the wrong kind), and keeps its kind, for a message.
+#[allow(dead_code)] // the payloads: envshim reads only the kinds, the tests some of them
 enum Json<'a> {
     Null,
     Bool(bool),
@@ -97,15 +106,21 @@ enum Json<'a> {
     Object(Vec<(Cow<'a, str>, Json<'a>)>),
 }
 
-/// Parses `bytes` as one JSON document. On a syntax error serde_json parses
-/// them again, for its message (line, column, what was expected): the
-/// messages are serde_json's, as before this reader.
+/// One JSON document, as a tree: what the tests compare with serde_json.
+#[cfg(test)]
 fn parse_json(bytes: &[u8]) -> Result<Json<'_>, String> {
+    read(bytes, |r| r.value(true))
+}
+
+/// Reads `bytes` as one JSON document with `f`. On a syntax error serde_json
+/// parses them again, for its message (line, column, what was expected): the
+/// messages are serde_json's.
+fn read<'a, T>(bytes: &'a [u8], f: impl FnOnce(&mut Reader<'a>) -> Option<T>) -> Result<T, String> {
     // Invalid UTF-8 is an error wherever it is (outside a string, any byte
     // over 0x7f is): checked once here, every string is then a slice of `s`.
     let doc = std::str::from_utf8(bytes).ok().and_then(|s| {
         let mut r = Reader { s, b: bytes, i: 0, depth: 0, items: Vec::new(), fields: Vec::new() };
-        let v = r.value()?;
+        let v = f(&mut r)?;
         r.skip_ws();
         (r.i == bytes.len()).then_some(v)
     });
@@ -119,23 +134,40 @@ fn parse_json(bytes: &[u8]) -> Result<Json<'_>, String> {
 
 /// A JSON reader accepting exactly what serde_json accepts (RFC 8259, at
 /// most [`MAX_DEPTH`] nested arrays and objects, numbers finite as `f64`).
-/// It only says whether; `parse_json` gets the message from serde_json.
+/// Every method returns None on a syntax error; `read` gets the message
+/// from serde_json.
 struct Reader<'a> {
     s: &'a str,
     /// `s` as bytes.
     b: &'a [u8],
     i: usize,
     depth: usize,
-    /// The items and fields of the arrays and objects being read, nested
-    /// ones above their parent's; each is moved to an exact-size `Vec` when
-    /// it closes (the allocator reuses nothing, so growing them in place
-    /// would leave a copy behind at every doubling).
+    /// The items and fields of the arrays and objects being read into a
+    /// tree (the tests only), nested ones above their parent's; each is moved
+    /// to an exact-size `Vec` when it closes.
     items: Vec<Json<'a>>,
     fields: Vec<(Cow<'a, str>, Json<'a>)>,
 }
 
 /// serde_json's recursion limit: this many nested arrays and objects are refused.
 const MAX_DEPTH: usize = 128;
+
+/// A field's value as read: null, a value of the kind wanted, or the kind of
+/// another one. A field not given is None.
+enum Got<T> {
+    Null,
+    Is(T),
+    Not(&'static str),
+}
+
+type Text<'a> = Option<Got<Cow<'a, str>>>;
+
+/// An object read below another (`valueFrom`, `fileRef`): what it gave, and
+/// its errors, reported if its parent uses it.
+type Below<T> = (Option<T>, Vec<Error>);
+
+/// How a reader of one item of an array reads it; errors go to the Vec.
+type ItemReader<'a, T> = fn(&mut Reader<'a>, &Path, &mut Vec<Error>) -> Option<Option<T>>;
 
 impl<'a> Reader<'a> {
     fn peek(&self) -> Option<u8> {
@@ -156,18 +188,48 @@ impl<'a> Reader<'a> {
         hit
     }
 
-    fn literal(&mut self, word: &[u8], v: Json<'a>) -> Option<Json<'a>> {
+    /// After an item or a field: a comma (true) or `close` (false).
+    fn more(&mut self, close: u8) -> Option<bool> {
+        self.skip_ws();
+        let c = self.peek()?;
+        self.i += 1;
+        (c == b',' || c == close).then_some(c == b',')
+    }
+
+    fn literal<T>(&mut self, word: &[u8], v: T) -> Option<T> {
         let hit = self.b[self.i..].starts_with(word);
         self.i += word.len();
         hit.then_some(v)
     }
 
-    fn value(&mut self) -> Option<Json<'a>> {
+    /// Any value; a tree if `keep` (the tests), else only its kind (arrays
+    /// and objects empty).
+    fn value(&mut self, keep: bool) -> Option<Json<'a>> {
         self.skip_ws();
         match self.peek()? {
             b'"' => self.string().map(Json::Str),
-            b'{' => self.nested(Self::object),
-            b'[' => self.nested(Self::array),
+            b'{' => {
+                let start = self.fields.len();
+                self.fields(|r, key| {
+                    let v = r.value(keep)?;
+                    if keep {
+                        r.fields.push((key, v));
+                    }
+                    Some(())
+                })?;
+                Some(Json::Object(self.fields.drain(start..).collect()))
+            }
+            b'[' => {
+                let start = self.items.len();
+                self.items(|r, _| {
+                    let v = r.value(keep)?;
+                    if keep {
+                        r.items.push(v);
+                    }
+                    Some(())
+                })?;
+                Some(Json::Array(self.items.drain(start..).collect()))
+            }
             b't' => self.literal(b"true", Json::Bool(true)),
             b'f' => self.literal(b"false", Json::Bool(false)),
             b'n' => self.literal(b"null", Json::Null),
@@ -176,49 +238,54 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn nested(&mut self, f: fn(&mut Self) -> Option<Json<'a>>) -> Option<Json<'a>> {
+    fn skip(&mut self) -> Option<()> {
+        self.value(false).map(drop)
+    }
+
+    /// At `{` or `[`: one level deeper, if that is allowed.
+    fn enter(&mut self) -> Option<()> {
         self.depth += 1;
-        if self.depth >= MAX_DEPTH {
-            return None;
-        }
         self.i += 1;
-        let v = f(self);
-        self.depth -= 1;
-        v
+        (self.depth < MAX_DEPTH).then_some(())
     }
 
-    fn array(&mut self) -> Option<Json<'a>> {
-        let start = self.items.len();
-        if !self.eat(b']') {
-            loop {
-                let v = self.value()?;
-                self.items.push(v);
-                if self.eat(b']') {
-                    break;
-                }
-                self.eat(b',').then_some(())?;
-            }
-        }
-        Some(Json::Array(self.items.drain(start..).collect()))
-    }
-
-    fn object(&mut self) -> Option<Json<'a>> {
-        let start = self.fields.len();
+    /// An object, at its `{`: `f` reads each field's value (at its first
+    /// byte), given the key.
+    fn fields(&mut self, mut f: impl FnMut(&mut Self, Cow<'a, str>) -> Option<()>) -> Option<()> {
+        self.enter()?;
         if !self.eat(b'}') {
             loop {
                 self.skip_ws();
                 (self.peek() == Some(b'"')).then_some(())?;
                 let key = self.string()?;
                 self.eat(b':').then_some(())?;
-                let v = self.value()?;
-                self.fields.push((key, v));
-                if self.eat(b'}') {
+                self.skip_ws();
+                f(self, key)?;
+                if !self.more(b'}')? {
                     break;
                 }
-                self.eat(b',').then_some(())?;
             }
         }
-        Some(Json::Object(self.fields.drain(start..).collect()))
+        self.depth -= 1;
+        Some(())
+    }
+
+    /// An array, at its `[`: `f` reads each item (at its first byte), given its index.
+    fn items(&mut self, mut f: impl FnMut(&mut Self, usize) -> Option<()>) -> Option<()> {
+        self.enter()?;
+        if !self.eat(b']') {
+            let mut i = 0;
+            loop {
+                self.skip_ws();
+                f(self, i)?;
+                i += 1;
+                if !self.more(b']')? {
+                    break;
+                }
+            }
+        }
+        self.depth -= 1;
+        Some(())
     }
 
     /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, finite as an `f64`:
@@ -265,7 +332,7 @@ impl<'a> Reader<'a> {
         let mut owned: Option<String> = None;
         let mut run = self.i;
         loop {
-            self.i += self.b[self.i..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20)?;
+            self.i += plain_run(&self.b[self.i..])?;
             let c = self.b[self.i];
             if c < 0x20 {
                 return None;
@@ -324,18 +391,363 @@ impl<'a> Reader<'a> {
         self.i += 4;
         digits.iter().try_fold(0, |n, &d| Some(n * 16 + char::from(d).to_digit(16)?))
     }
+
+    /// A value that is not of the kind wanted: null, or its kind.
+    fn other<T>(&mut self) -> Option<Got<T>> {
+        Some(match self.value(false)? {
+            Json::Null => Got::Null,
+            v => Got::Not(kind(&v)),
+        })
+    }
+
+    fn got_string(&mut self) -> Option<Got<Cow<'a, str>>> {
+        match self.peek() {
+            Some(b'"') => self.string().map(Got::Is),
+            _ => self.other(),
+        }
+    }
+
+    fn got_bool(&mut self) -> Option<Got<bool>> {
+        match self.peek() {
+            Some(b't') => self.literal(b"true", Got::Is(true)),
+            Some(b'f') => self.literal(b"false", Got::Is(false)),
+            _ => self.other(),
+        }
+    }
+
+    /// An object of the schema: `f` reads the value of each field it knows
+    /// (true) or leaves it (false); the others are skipped and reported,
+    /// sorted and each once, as unknown fields (typos). False, the value
+    /// skipped and the error reported, if the value is not an object.
+    fn schema_object(
+        &mut self,
+        path: &Path,
+        errors: &mut Vec<Error>,
+        mut f: impl FnMut(&mut Self, &str) -> Option<bool>,
+    ) -> Option<bool> {
+        if self.peek() != Some(b'{') {
+            let v = self.value(false)?;
+            fail(errors, path, format_args!("expected an object, found {}", kind(&v)));
+            return Some(false);
+        }
+        let mut unknown = Vec::new();
+        self.fields(|r, key| {
+            if !f(r, &key)? {
+                r.skip()?;
+                unknown.push(key);
+            }
+            Some(())
+        })?;
+        unknown.sort_unstable();
+        unknown.dedup();
+        for key in unknown {
+            fail(errors, &path.field(&key), "unknown field");
+        }
+        Some(true)
+    }
+
+    /// An object read below the current one, its errors kept apart.
+    fn below<T>(&mut self, path: &Path, f: ItemReader<'a, T>) -> Option<Below<T>> {
+        let mut errors = Vec::new();
+        let v = f(self, path, &mut errors)?;
+        Some((v, errors))
+    }
+
+    fn manifest(&mut self, errors: &mut Vec<Error>) -> Option<Manifest> {
+        self.skip_ws();
+        if self.peek() != Some(b'{') {
+            let v = self.value(false)?;
+            errors.push(Error::config(format!(
+                "manifest: expected a JSON object (a Kubernetes container spec), found {}",
+                kind(&v)
+            )));
+            return Some(Manifest::default());
+        }
+        let (mut mounts, mut env_from, mut env, mut command, mut args) = (None, None, None, None, None);
+        self.fields(|r, key| {
+            match which(&key, &["volumeMounts", "envFrom", "env", "command", "args"]) {
+                Some(0) => mounts = Some(r.list("volumeMounts", Self::volume_mount)?),
+                Some(1) => env_from = Some(r.list("envFrom", Self::env_from)?),
+                Some(2) => env = Some(r.list("env", Self::env_var)?),
+                Some(3) => command = Some(r.list("command", Self::word)?),
+                Some(4) => args = Some(r.list("args", Self::word)?),
+                _ => r.skip()?,
+            }
+            Some(())
+        })?;
+        Some(Manifest {
+            volume_mounts: list(errors, mounts, "volumeMounts"),
+            env_from: list(errors, env_from, "envFrom"),
+            env: list(errors, env, "env"),
+            command: list(errors, command, "command"),
+            args: list(errors, args, "args"),
+        })
+    }
+
+    /// An array field of the top level, each item read by `item`: the items
+    /// read, and the errors found.
+    fn list<T>(&mut self, key: &'static str, item: ItemReader<'a, T>) -> Option<Got<Below<Vec<T>>>> {
+        if self.peek() != Some(b'[') {
+            return self.other();
+        }
+        let (mut out, mut errors) = (Vec::new(), Vec::new());
+        self.items(|r, i| {
+            if let Some(v) = item(r, &Path::Item(key, i), &mut errors)? {
+                out.push(v);
+            }
+            Some(())
+        })?;
+        Some(Got::Is((Some(out), errors)))
+    }
+
+    /// An item of `command` or `args`.
+    fn word(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<String>> {
+        let found = match self.got_string()? {
+            // Raw control characters are refused in a string: a NUL comes from an escape.
+            Got::Is(Cow::Owned(s)) if s.contains('\0') => {
+                fail(errors, path, "contains a NUL byte");
+                return Some(None);
+            }
+            Got::Is(s) => return Some(Some(s.into_owned())),
+            Got::Null => "null",
+            Got::Not(k) => k,
+        };
+        fail(errors, path, format_args!("expected a string, found {found}"));
+        Some(None)
+    }
+
+    fn volume_mount(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<VolumeMount>> {
+        let (mut name, mut mount_path, mut sub) = (None, None, [false; 2]);
+        let object = self.schema_object(path, errors, |r, key| {
+            let known =
+                ["name", "mountPath", "subPath", "subPathExpr", "readOnly", "mountPropagation", "recursiveReadOnly"];
+            match which(key, &known) {
+                Some(0) => name = Some(r.got_string()?),
+                Some(1) => mount_path = Some(r.got_string()?),
+                Some(i) => {
+                    if i < 4 {
+                        sub[i - 2] = true;
+                    }
+                    r.skip()?
+                }
+                None => return Some(false),
+            }
+            Some(true)
+        })?;
+        if !object {
+            return Some(None);
+        }
+        for (given, key) in sub.into_iter().zip(["subPath", "subPathExpr"]) {
+            if given {
+                fail(errors, &path.field(key), "is not supported (the volume root would be ambiguous)");
+            }
+        }
+        let name = string(errors, name, path, "name", true);
+        let mount_path = string(errors, mount_path, path, "mountPath", true);
+        Some(name.zip(mount_path).map(|(name, mount_path)| VolumeMount { name, mount_path }))
+    }
+
+    fn file_ref(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<FileRef>> {
+        Some(self.file_key_ref(path, false, errors)?.map(|(file, _)| file))
+    }
+
+    fn file_key(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<(FileRef, Option<String>)>> {
+        self.file_key_ref(path, true, errors)
+    }
+
+    /// `fileRef`, or with `key` `fileKeyRef`.
+    fn file_key_ref(
+        &mut self,
+        path: &Path,
+        with_key: bool,
+        errors: &mut Vec<Error>,
+    ) -> Option<Option<(FileRef, Option<String>)>> {
+        let names = ["volumeName", "path", "key"];
+        let names = &names[..2 + usize::from(with_key)];
+        let (mut texts, mut optional): ([Text; 3], _) = ([None, None, None], None);
+        let object = self.schema_object(path, errors, |r, key| {
+            if same(key.as_bytes(), b"optional") {
+                optional = Some(r.got_bool()?);
+            } else if let Some(i) = which(key, names) {
+                texts[i] = Some(r.got_string()?);
+            } else {
+                return Some(false);
+            }
+            Some(true)
+        })?;
+        if !object {
+            return Some(None);
+        }
+        let [volume_name, file_path, key] = texts;
+        let volume_name = string(errors, volume_name, path, "volumeName", true);
+        let file_path = string(errors, file_path, path, "path", true);
+        let key = if with_key { string(errors, key, path, "key", true) } else { None };
+        let optional = match optional {
+            None | Some(Got::Null) => false,
+            Some(Got::Is(b)) => b,
+            Some(Got::Not(k)) => {
+                fail(errors, &path.field("optional"), format_args!("expected a boolean, found {k}"));
+                false
+            }
+        };
+        let (Some(volume_name), Some(path)) = (volume_name, file_path) else { return Some(None) };
+        let file = FileRef { volume_name, path, optional };
+        Some(match key {
+            Some(key) => Some((file, Some(key))),
+            None if with_key => None,
+            None => Some((file, None)),
+        })
+    }
+
+    fn env_from(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<EnvFrom>> {
+        let (mut prefix, mut sources) = (None, Sources::default());
+        let object = self.schema_object(path, errors, |r, key| {
+            if same(key.as_bytes(), b"prefix") {
+                prefix = Some(r.got_string()?);
+                return Some(true);
+            }
+            sources.read(r, key, &ENV_FROM_SOURCES, path, Self::file_ref)
+        })?;
+        if !object {
+            return Some(None);
+        }
+        let prefix = string(errors, prefix, path, "prefix", false).unwrap_or_default();
+        let Some(file) = sources.one(errors, path, "needs exactly one of fileRef, configMapRef, secretRef") else {
+            return Some(None);
+        };
+        Some(match file {
+            None => Some(EnvFrom::Platform),
+            Some(file) => file.map(|file| EnvFrom::File { file, prefix }),
+        })
+    }
+
+    fn env_var(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<EnvVar>> {
+        let (mut name, mut value, mut value_from) = (None, None, None);
+        let object = self.schema_object(path, errors, |r, key| {
+            match which(key, &["name", "value", "valueFrom"]) {
+                Some(0) => name = Some(r.got_string()?),
+                Some(1) => value = Some(r.got_string()?),
+                // A null counts as absent.
+                Some(_) if r.peek() == Some(b'n') => {
+                    value_from = None;
+                    r.skip()?
+                }
+                Some(_) => value_from = Some(r.below(&path.field("valueFrom"), Self::value_from)?),
+                None => return Some(false),
+            }
+            Some(true)
+        })?;
+        if !object {
+            return Some(None);
+        }
+        let name = string(errors, name, path, "name", true);
+        let value = string(errors, value, path, "value", false);
+        let source = match (value, value_from) {
+            (Some(_), Some(_)) => {
+                fail(errors, path, "has both value and valueFrom");
+                return Some(None);
+            }
+            (value, None) => EnvSource::Value(value.unwrap_or_default()),
+            (None, Some((source, below))) => {
+                errors.extend(below);
+                let Some(source) = source else { return Some(None) };
+                source
+            }
+        };
+        Some(name.map(|name| EnvVar { name, source }))
+    }
+
+    fn value_from(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<EnvSource>> {
+        let mut sources = Sources::default();
+        let object =
+            self.schema_object(path, errors, |r, key| sources.read(r, key, &VALUE_FROM_SOURCES, path, Self::file_key))?;
+        if !object {
+            return Some(None);
+        }
+        let what =
+            "needs exactly one source (fileKeyRef, configMapKeyRef, secretKeyRef, fieldRef or resourceFieldRef)";
+        let Some(file) = sources.one(errors, path, what) else { return Some(None) };
+        Some(match file {
+            None => Some(EnvSource::Platform),
+            Some(file) => file.and_then(|(file, key)| Some(EnvSource::FileKey { file, key: key? })),
+        })
+    }
 }
 
-type Object<'a> = [(Cow<'a, str>, Json<'a>)];
-
-/// A field's value; a field given twice has its last value.
-fn get<'v, 'a>(m: &'v Object<'a>, key: &str) -> Option<&'v Json<'a>> {
-    m.iter().rev().find(|(k, _)| same(k.as_bytes(), key.as_bytes())).map(|(_, v)| v)
+/// The sources of an `envFrom` entry or a `valueFrom` (the first of the
+/// names is the file, read below; the others are the platform's and not
+/// looked into): which were given, and the file's last value.
+struct Sources<T> {
+    given: [bool; 5],
+    file: Option<Below<T>>,
 }
 
-/// A field's value, a null counting as absent.
-fn get_some<'v, 'a>(m: &'v Object<'a>, key: &str) -> Option<&'v Json<'a>> {
-    get(m, key).filter(|v| !matches!(v, Json::Null))
+impl<T> Default for Sources<T> {
+    fn default() -> Self {
+        Sources { given: [false; 5], file: None }
+    }
+}
+
+impl<T> Sources<T> {
+    /// Reads the field's value if `key` is one of `names`: false if it is not (the value left).
+    fn read<'a>(
+        &mut self,
+        r: &mut Reader<'a>,
+        key: &str,
+        names: &[&str],
+        path: &Path,
+        file: ItemReader<'a, T>,
+    ) -> Option<bool> {
+        match which(key, names) {
+            Some(0) => self.file = Some(r.below(&path.field(names[0]), file)?),
+            Some(i) => {
+                r.skip()?;
+                self.given[i] = true;
+            }
+            None => return Some(false),
+        }
+        Some(true)
+    }
+
+    /// Exactly one source, or the error `what`: Some(None) for the
+    /// platform's, Some(Some(the file's value)) for the file, its errors reported.
+    fn one(self, errors: &mut Vec<Error>, path: &Path, what: &str) -> Option<Option<Option<T>>> {
+        let n = self.given.iter().filter(|&&g| g).count() + usize::from(self.file.is_some());
+        if n != 1 {
+            fail(errors, path, what);
+            return None;
+        }
+        Some(self.file.map(|(v, below)| {
+            errors.extend(below);
+            v
+        }))
+    }
+}
+
+/// The length of the plain run at the start of a string's bytes `b`: the
+/// position of the first `"`, `\\` or control character, eight bytes at a
+/// time (a byte loop was the reader's largest cost; strings are too short
+/// for memchr's set-up to pay).
+fn plain_run(b: &[u8]) -> Option<usize> {
+    const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    // 0x80 in each byte of `v` that is zero, and only there (no carries across bytes).
+    let zero = |v: u64| !(((v & LOW) + LOW) | v | LOW);
+    let mut at = 0;
+    while let Some(word) = b.get(at..at + 8) {
+        let w = u64::from_le_bytes(word.try_into().unwrap_or_default());
+        let hits = zero(w ^ (ONES * u64::from(b'"'))) | zero(w ^ (ONES * u64::from(b'\\'))) | zero(w & (ONES * 0xe0));
+        if hits != 0 {
+            return Some(at + hits.trailing_zeros() as usize / 8);
+        }
+        at += 8;
+    }
+    b[at..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).map(|n| at + n)
+}
+
+/// The position of `key` in `names`.
+fn which(key: &str, names: &[&str]) -> Option<usize> {
+    names.iter().position(|n| same(n.as_bytes(), key.as_bytes()))
 }
 
 /// Where a value is in the manifest, rendered only for a message.
@@ -364,10 +776,6 @@ impl fmt::Display for Path<'_> {
     }
 }
 
-struct Walker {
-    errors: Vec<Error>,
-}
-
 /// What a JSON value is, for messages (never the value itself).
 fn kind(v: &Json) -> &'static str {
     match v {
@@ -380,209 +788,43 @@ fn kind(v: &Json) -> &'static str {
     }
 }
 
-impl Walker {
-    fn fail(&mut self, path: &Path, what: impl fmt::Display) {
-        self.errors.push(Error::config(format!("manifest: {path}: {what}")));
-    }
+fn fail(errors: &mut Vec<Error>, path: &Path, what: impl fmt::Display) {
+    errors.push(Error::config(format!("manifest: {path}: {what}")));
+}
 
-    fn object<'v, 'a>(&mut self, v: &'v Json<'a>, path: &Path) -> Option<&'v Object<'a>> {
-        match v {
-            Json::Object(m) => Some(m),
-            other => {
-                self.fail(path, format_args!("expected an object, found {}", kind(other)));
-                None
+/// A string field; null counts as absent.
+fn string(errors: &mut Vec<Error>, got: Text, path: &Path, key: &str, required: bool) -> Option<String> {
+    match got {
+        None | Some(Got::Null) => {
+            if required {
+                fail(errors, &path.field(key), "required field is missing");
             }
+            None
         }
-    }
-
-    /// An optional array field; null counts as absent.
-    fn array<'v, 'a>(&mut self, m: &'v Object<'a>, key: &str, path: &Path) -> &'v [Json<'a>] {
-        match get_some(m, key) {
-            None => &[],
-            Some(Json::Array(a)) => a,
-            Some(other) => {
-                self.fail(&path.field(key), format_args!("expected an array, found {}", kind(other)));
-                &[]
-            }
+        Some(Got::Is(Cow::Owned(s))) if s.contains('\0') => {
+            fail(errors, &path.field(key), "contains a NUL byte");
+            None
+        }
+        Some(Got::Is(s)) => Some(s.into_owned()),
+        Some(Got::Not(k)) => {
+            fail(errors, &path.field(key), format_args!("expected a string, found {k}"));
+            None
         }
     }
+}
 
-    /// Rejects fields not in `known` (typos), in sorted order, each once.
-    fn known_fields(&mut self, m: &Object, path: &Path, known: &[&str]) {
-        let mut unknown: Vec<&str> =
-            m.iter().map(|(k, _)| &**k).filter(|k| !known.iter().any(|n| same(n.as_bytes(), k.as_bytes()))).collect();
-        unknown.sort_unstable();
-        unknown.dedup();
-        for key in unknown {
-            self.fail(&path.field(key), "unknown field");
+/// An array field of the top level (null counts as absent): its items, its errors reported.
+fn list<T>(errors: &mut Vec<Error>, got: Option<Got<Below<Vec<T>>>>, key: &str) -> Vec<T> {
+    match got {
+        None | Some(Got::Null) => Vec::new(),
+        Some(Got::Is((items, below))) => {
+            errors.extend(below);
+            items.unwrap_or_default()
         }
-    }
-
-    fn string(&mut self, m: &Object, key: &str, path: &Path, required: bool) -> Option<String> {
-        match get_some(m, key) {
-            None => {
-                if required {
-                    self.fail(&path.field(key), "required field is missing");
-                }
-                None
-            }
-            Some(Json::Str(s)) => {
-                if s.contains('\0') {
-                    self.fail(&path.field(key), "contains a NUL byte");
-                    None
-                } else {
-                    Some(s.to_string())
-                }
-            }
-            Some(other) => {
-                self.fail(&path.field(key), format_args!("expected a string, found {}", kind(other)));
-                None
-            }
+        Some(Got::Not(k)) => {
+            fail(errors, &Path::Root.field(key), format_args!("expected an array, found {k}"));
+            Vec::new()
         }
-    }
-
-    fn boolean(&mut self, m: &Object, key: &str, path: &Path) -> bool {
-        match get_some(m, key) {
-            None => false,
-            Some(Json::Bool(b)) => *b,
-            Some(other) => {
-                self.fail(&path.field(key), format_args!("expected a boolean, found {}", kind(other)));
-                false
-            }
-        }
-    }
-
-    fn strings(&mut self, m: &Object, key: &'static str) -> Vec<String> {
-        let items = self.array(m, key, &Path::Root);
-        let mut out = Vec::with_capacity(items.len());
-        for (i, item) in items.iter().enumerate() {
-            let path = Path::Item(key, i);
-            match item {
-                Json::Str(s) if s.contains('\0') => self.fail(&path, "contains a NUL byte"),
-                Json::Str(s) => out.push(s.to_string()),
-                other => self.fail(&path, format_args!("expected a string, found {}", kind(other))),
-            }
-        }
-        out
-    }
-
-    fn manifest(&mut self, root: &Json) -> Manifest {
-        let Json::Object(m) = root else {
-            self.errors.push(Error::config(format!(
-                "manifest: expected a JSON object (a Kubernetes container spec), found {}",
-                kind(root)
-            )));
-            return Manifest::default();
-        };
-        let mut out = Manifest::default();
-        let items = self.array(m, "volumeMounts", &Path::Root);
-        out.volume_mounts.reserve_exact(items.len());
-        for (i, v) in items.iter().enumerate() {
-            if let Some(vm) = self.volume_mount(v, &Path::Item("volumeMounts", i)) {
-                out.volume_mounts.push(vm);
-            }
-        }
-        let items = self.array(m, "envFrom", &Path::Root);
-        out.env_from.reserve_exact(items.len());
-        for (i, v) in items.iter().enumerate() {
-            if let Some(e) = self.env_from(v, &Path::Item("envFrom", i)) {
-                out.env_from.push(e);
-            }
-        }
-        let items = self.array(m, "env", &Path::Root);
-        out.env.reserve_exact(items.len());
-        for (i, v) in items.iter().enumerate() {
-            if let Some(e) = self.env_var(v, &Path::Item("env", i)) {
-                out.env.push(e);
-            }
-        }
-        out.command = self.strings(m, "command");
-        out.args = self.strings(m, "args");
-        out
-    }
-
-    fn volume_mount(&mut self, v: &Json, path: &Path) -> Option<VolumeMount> {
-        let m = self.object(v, path)?;
-        self.known_fields(
-            m,
-            path,
-            &["name", "mountPath", "readOnly", "mountPropagation", "recursiveReadOnly", "subPath", "subPathExpr"],
-        );
-        for sub in ["subPath", "subPathExpr"] {
-            if get(m, sub).is_some() {
-                self.fail(&path.field(sub), "is not supported (the volume root would be ambiguous)");
-            }
-        }
-        let name = self.string(m, "name", path, true);
-        let mount_path = self.string(m, "mountPath", path, true);
-        Some(VolumeMount { name: name?, mount_path: mount_path? })
-    }
-
-    fn file_ref(&mut self, v: &Json, path: &Path, with_key: bool) -> Option<(FileRef, Option<String>)> {
-        let m = self.object(v, path)?;
-        let known: &[&str] =
-            if with_key { &["volumeName", "path", "key", "optional"] } else { &["volumeName", "path", "optional"] };
-        self.known_fields(m, path, known);
-        let volume_name = self.string(m, "volumeName", path, true);
-        let file_path = self.string(m, "path", path, true);
-        let key = if with_key { self.string(m, "key", path, true) } else { None };
-        let optional = self.boolean(m, "optional", path);
-        let file = FileRef { volume_name: volume_name?, path: file_path?, optional };
-        if with_key {
-            Some((file, Some(key?)))
-        } else {
-            Some((file, None))
-        }
-    }
-
-    fn env_from(&mut self, v: &Json, path: &Path) -> Option<EnvFrom> {
-        let m = self.object(v, path)?;
-        self.known_fields(m, path, &["fileRef", "configMapRef", "secretRef", "prefix"]);
-        let prefix = self.string(m, "prefix", path, false).unwrap_or_default();
-        let mut present = ENV_FROM_SOURCES.into_iter().filter(|k| get(m, k).is_some());
-        let (Some(source), None) = (present.next(), present.next()) else {
-            self.fail(path, "needs exactly one of fileRef, configMapRef, secretRef");
-            return None;
-        };
-        if source != "fileRef" {
-            return Some(EnvFrom::Platform);
-        }
-        let (file, _) = self.file_ref(get(m, source)?, &path.field(source), false)?;
-        Some(EnvFrom::File { file, prefix })
-    }
-
-    fn env_var(&mut self, v: &Json, path: &Path) -> Option<EnvVar> {
-        let m = self.object(v, path)?;
-        self.known_fields(m, path, &["name", "value", "valueFrom"]);
-        let name = self.string(m, "name", path, true);
-        let value = self.string(m, "value", path, false);
-        let source = match (value, get_some(m, "valueFrom")) {
-            (Some(_), Some(_)) => {
-                self.fail(path, "has both value and valueFrom");
-                return None;
-            }
-            (value, None) => EnvSource::Value(value.unwrap_or_default()),
-            (None, Some(vf)) => self.value_from(vf, &path.field("valueFrom"))?,
-        };
-        Some(EnvVar { name: name?, source })
-    }
-
-    fn value_from(&mut self, v: &Json, path: &Path) -> Option<EnvSource> {
-        let m = self.object(v, path)?;
-        self.known_fields(m, path, &VALUE_FROM_SOURCES);
-        let mut present = VALUE_FROM_SOURCES.into_iter().filter(|k| get(m, k).is_some());
-        let (Some(source), None) = (present.next(), present.next()) else {
-            self.fail(
-                path,
-                "needs exactly one source (fileKeyRef, configMapKeyRef, secretKeyRef, fieldRef or resourceFieldRef)",
-            );
-            return None;
-        };
-        if source != "fileKeyRef" {
-            return Some(EnvSource::Platform);
-        }
-        let (file, key) = self.file_ref(get(m, source)?, &path.field(source), true)?;
-        Some(EnvSource::FileKey { file, key: key? })
     }
 }
 

@@ -212,3 +212,122 @@ fn a_repeated_field_takes_its_last_value_and_unknown_fields_are_sorted() {
     let got = errors(r#"{"env": [{"name": "A", "zz": 1, "aa": 2, "zz": 3}]}"#);
     assert_eq!(got, ["manifest: env[0].aa: unknown field", "manifest: env[0].zz: unknown field"]);
 }
+
+/// The typed reader (not only the tree the tests build) accepts exactly
+/// what serde_json accepts, wherever the value is: a syntax error anywhere
+/// wins over the schema's errors, with serde_json's message.
+#[test]
+fn the_typed_reader_agrees_with_serde_json_in_every_place() {
+    let values = [
+        "1", "-0", "01", "1.", "1e400", "[1,]", "[1 2]", "{\"a\":1,}", "{1:2}", "tru", "true", "nul", "null", "\"\\q\"",
+        "\"\\ud800\"", "\"a\tb\"", "\"\\u0000\"", "\"\u{e9}\"", "{\"zz\": [{}]}", "[[[]]]", "\"unterminated",
+    ];
+    let places = [
+        "{\"env\": X}",
+        "{\"env\": [X]}",
+        "{\"env\": [{\"name\": X}]}",
+        "{\"env\": [{\"name\": \"A\", \"zz\": X}]}",
+        "{\"env\": [{\"name\": \"A\", \"valueFrom\": X}]}",
+        "{\"env\": [{\"name\": \"A\", \"valueFrom\": {\"fileKeyRef\": X}}]}",
+        "{\"env\": [{\"name\": \"A\", \"valueFrom\": {\"fieldRef\": X}}]}",
+        "{\"env\": [{\"name\": \"A\", \"valueFrom\": {\"fileKeyRef\": {\"optional\": X}}}]}",
+        "{\"envFrom\": [{\"fileRef\": {\"path\": X}, \"prefix\": X}]}",
+        "{\"volumeMounts\": [{\"readOnly\": X, \"subPath\": X}]}",
+        "{\"command\": [X], \"args\": X}",
+        "{\"image\": X}",
+        "X",
+    ];
+    for place in places {
+        for value in values {
+            let json = place.replace('X', value);
+            let want = serde_json::from_slice::<serde_json::Value>(json.as_bytes()).map_err(|e| e.to_string());
+            let got = parse(json.as_bytes());
+            let syntax = "manifest is not valid JSON";
+            match (&want, &got) {
+                (Err(e), Err(got)) => assert_eq!(got, &[Error::config(format!("{syntax}: {e}"))], "{json}"),
+                (Ok(_), Err(got)) => assert!(!got[0].message.starts_with(syntax), "{json}: {got:?}"),
+                (Ok(_), Ok(_)) => {}
+                (Err(e), Ok(_)) => panic!("{json}: accepted, serde_json says {e}"),
+            }
+        }
+    }
+    // Nesting counts at every level, the schema's objects included: 128 is refused.
+    for n in [120, 121, 122, 123, 124, 130] {
+        let json = format!(
+            "{{\"env\": [{{\"name\": \"A\", \"valueFrom\": {{\"fileKeyRef\": {{\"zz\": {}{}}}}}}}]}}",
+            "[".repeat(n),
+            "]".repeat(n)
+        );
+        let syntax = matches!(parse(json.as_bytes()), Err(e) if e[0].message.starts_with("manifest is not valid JSON"));
+        assert_eq!(syntax, serde_json::from_slice::<serde_json::Value>(json.as_bytes()).is_err(), "depth {n}");
+    }
+}
+
+/// A field given twice is checked by its last value only: what the first
+/// held, and the errors of the objects below it, do not count.
+#[test]
+fn only_the_last_of_a_repeated_field_is_checked() {
+    let ok = |json: &str| parse(json.as_bytes()).unwrap_or_else(|e| panic!("{json}: {e:?}"));
+    let m = ok(r#"{"env": 5, "env": [{"name": 5, "name": "A", "valueFrom": {"zz": 1},
+                                      "valueFrom": {"fieldRef": {}}}]}"#);
+    assert_eq!(m.env, vec![EnvVar { name: "A".into(), source: EnvSource::Platform }]);
+    let m = ok(r#"{"env": [{"name": "A", "value": "x", "valueFrom": {"fieldRef": {}}, "valueFrom": null}]}"#);
+    assert_eq!(m.env[0].source, EnvSource::Value("x".into()));
+    let m = ok(r#"{"envFrom": [{"fileRef": {"zz": 1}, "fileRef": {"volumeName": "v", "path": "p"},
+                                 "prefix": 1, "prefix": null}]}"#);
+    let file = FileRef { volume_name: "v".into(), path: "p".into(), optional: false };
+    assert_eq!(m.env_from, vec![EnvFrom::File { file, prefix: String::new() }]);
+    // A last null given for a source still counts as given.
+    let got = errors(r#"{"envFrom": [{"fileRef": {"volumeName": "v", "path": "p"}, "fileRef": null}]}"#);
+    assert_eq!(got, ["manifest: envFrom[0].fileRef: expected an object, found null"]);
+    let got = errors(r#"{"env": [{"name": "A", "valueFrom": {"fieldRef": {}, "secretKeyRef": null}}]}"#);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert!(got[0].starts_with("manifest: env[0].valueFrom: needs exactly one source"), "{got:?}");
+}
+
+/// Errors come in the schema's order whatever the input's: the top-level
+/// fields in order, and in each object its unknown fields (sorted), then its
+/// own fields, then the object below it.
+#[test]
+fn errors_come_in_the_schema_order() {
+    let got = errors(
+        r#"{"args": 1, "env": [{"valueFrom": {"fileKeyRef": {"zz": 1, "optional": 0}}, "zz": 1, "name": 5},
+            {"name": "B", "valueFrom": {"fieldRef": {}}, "value": "x", "aa": 1}],
+            "command": [null, "a\u0000"], "volumeMounts": 1, "envFrom": [{"prefix": 1, "fileRef": 2}, 3]}"#,
+    );
+    let want = [
+        "manifest: volumeMounts: expected an array, found a number",
+        "manifest: envFrom[0].prefix: expected a string, found a number",
+        "manifest: envFrom[0].fileRef: expected an object, found a number",
+        "manifest: envFrom[1]: expected an object, found a number",
+        "manifest: env[0].zz: unknown field",
+        "manifest: env[0].name: expected a string, found a number",
+        "manifest: env[0].valueFrom.fileKeyRef.zz: unknown field",
+        "manifest: env[0].valueFrom.fileKeyRef.volumeName: required field is missing",
+        "manifest: env[0].valueFrom.fileKeyRef.path: required field is missing",
+        "manifest: env[0].valueFrom.fileKeyRef.key: required field is missing",
+        "manifest: env[0].valueFrom.fileKeyRef.optional: expected a boolean, found a number",
+        "manifest: env[1].aa: unknown field",
+        "manifest: env[1]: has both value and valueFrom",
+        "manifest: command[0]: expected a string, found null",
+        "manifest: command[1]: contains a NUL byte",
+        "manifest: args: expected an array, found a number",
+    ];
+    assert_eq!(got, want);
+}
+
+/// The eight-bytes-at-a-time scan finds what a byte loop finds, for every
+/// byte at every position.
+#[test]
+fn a_strings_plain_run_ends_where_a_byte_loop_says() {
+    for b in 0..=255u8 {
+        for at in 0..20 {
+            for len in [at + 1, at + 3, 24] {
+                let mut s = vec![b'a'; len.max(at + 1)];
+                s[at] = b;
+                let want = s.iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20);
+                assert_eq!(plain_run(&s), want, "byte {b:#x} at {at} of {}", s.len());
+            }
+        }
+    }
+}
