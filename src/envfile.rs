@@ -70,6 +70,20 @@ struct Entry {
     name: Span,
     value: Span,
     line: u32,
+    /// The file's bytes from the name to the value are `NAME=VALUE`, and a NUL
+    /// was written over the byte after them (see [`EnvFile::raw`]).
+    in_place: bool,
+}
+
+/// One key of a file's final key set (see [`EnvFile::unique_keys`]).
+pub struct Key<'f> {
+    pub name: &'f [u8],
+    /// The [`crate::index::hash`] of the name.
+    pub hash: u32,
+    pub value: &'f [u8],
+    pub line: u32,
+    /// Where `NAME=VALUE` followed by a NUL is in [`EnvFile::raw`], when it is there.
+    pub in_place: Option<usize>,
 }
 
 /// A parsed env file.
@@ -211,13 +225,24 @@ impl EnvFile {
             if has_nul && memchr(0, bytes).is_some() {
                 return err(line, Problem::NulInValue);
             }
-            file.entries.push(Entry { name: name_span, value, line: line as u32 });
+            // `NAME=VALUE` as written, with a byte after it that no span holds (a
+            // blank, CR or LF ending an unquoted value): a NUL goes there
+            // after the parse, and `execve` can take the string in place.
+            let in_place = !value.in_arena
+                && name_span.end as usize == offset(data_ref, text) + eq
+                && value.start == name_span.end + 1
+                && (value.end as usize) < data_ref.len();
+            file.entries.push(Entry { name: name_span, value, line: line as u32, in_place });
             // An entry that ends on its first line consumed one line (or the
             // last one, without a newline: then the loop ends); only a quoted
             // value spanning lines needs counting. Counting every entry's
             // newlines was a quarter of the parse (docs/performance.md).
             line += if consumed_to == next { 1 } else { count_lines(&data_ref[pos..consumed_to]) };
             pos = consumed_to;
+        }
+        let mut data = data;
+        for e in file.entries.iter().filter(|e| e.in_place) {
+            data[e.value.end as usize] = 0;
         }
         file.data = data;
         Ok(file)
@@ -343,13 +368,23 @@ impl EnvFile {
         })
     }
 
-    /// [`EnvFile::unique`] with the [`crate::index::hash`] of each name.
-    pub fn unique_hashed(&self) -> impl Iterator<Item = (&[u8], u32, &[u8], u32)> + '_ {
+    /// [`EnvFile::unique`] with the [`crate::index::hash`] of each name and,
+    /// where the file holds it, the place of its `NAME=VALUE\0`.
+    pub fn unique_keys(&self) -> impl Iterator<Item = Key<'_>> + '_ {
         let keys = self.keys();
         keys.order.iter().zip(&keys.hashes).map(move |(&i, &hash)| {
             let e = &self.entries[i as usize];
-            (self.name_of(e), hash, self.value_of(e), e.line)
+            let in_place = e.in_place.then_some(e.name.start as usize);
+            Key { name: self.name_of(e), hash, value: self.value_of(e), line: e.line, in_place }
         })
+    }
+
+    /// The file's bytes, with a NUL written after each `NAME=VALUE` that
+    /// [`Key::in_place`] points at (over a blank or line ending no name or
+    /// value holds): the environment's `envp` points there instead of copying
+    /// the file (docs/performance.md).
+    pub fn raw(&self) -> &[u8] {
+        &self.data
     }
 
     /// How many distinct names the file has.
