@@ -4,7 +4,6 @@
 //! are spans of them, and values that do (escapes, CRLF inside quotes) go to
 //! one arena, so parsing allocates a handful of buffers, not one per entry.
 
-use std::cell::OnceCell;
 use std::fmt;
 
 use memchr::{memchr, memchr3, memchr_iter};
@@ -107,8 +106,8 @@ pub struct EnvFile {
     arena: Vec<u8>,
     entries: Vec<Entry>,
     /// The final key set (see [`EnvFile::unique`]) and name -> its place in
-    /// it; built on the first import or lookup.
-    keys: OnceCell<Keys>,
+    /// it; built as the file is parsed (one pass, each name hashed once).
+    keys: Keys,
 }
 
 /// An env file's distinct names: `order[k]` is the last entry of the `k`th
@@ -183,10 +182,11 @@ impl EnvFile {
             return err(1 + count_lines(&data[..e.valid_up_to()]), Problem::InvalidUtf8);
         }
 
+        let lines = count_lines(&data) + 1;
         let mut file = EnvFile {
             arena: Vec::new(),
-            entries: Vec::with_capacity(count_lines(&data) + 1),
-            keys: OnceCell::new(),
+            entries: Vec::with_capacity(lines),
+            keys: Keys { index: NameIndex::with_capacity(lines), order: Vec::with_capacity(lines), hashes: Vec::with_capacity(lines) },
             data: Vec::new(),
         };
         let data_ref = &data;
@@ -254,6 +254,20 @@ impl EnvFile {
                 name_len: name.len() as u8,
                 flags: if value.in_arena { IN_ARENA } else if in_place { IN_PLACE } else { 0 },
             });
+            // The key table: a name seen before now points at this entry.
+            let hash = crate::index::hash(name);
+            let (Keys { index, order, hashes }, entries) = (&mut file.keys, &file.entries);
+            let name_of = |k: u32| {
+                let e = &entries[order[k as usize] as usize];
+                &data_ref[e.name_start as usize..e.name_start as usize + e.name_len as usize]
+            };
+            match index.get_or_insert_hashed(name, hash, order.len() as u32, name_of) {
+                Ok(k) => order[k as usize] = entries.len() as u32 - 1,
+                Err(_) => {
+                    order.push(entries.len() as u32 - 1);
+                    hashes.push(hash);
+                }
+            }
             // An entry that ends on its first line consumed one line (or the
             // last one, without a newline: then the loop ends); only a quoted
             // value spanning lines needs counting. Counting every entry's
@@ -420,24 +434,7 @@ impl EnvFile {
     }
 
     fn keys(&self) -> &Keys {
-        self.keys.get_or_init(|| {
-            let n = self.entries.len();
-            let mut keys = Keys { index: NameIndex::with_capacity(n), order: Vec::with_capacity(n), hashes: Vec::with_capacity(n) };
-            for (i, e) in self.entries.iter().enumerate() {
-                let order = &keys.order;
-                let name_of = |k: u32| self.name_of(&self.entries[order[k as usize] as usize]);
-                let name = self.name_of(e);
-                let hash = crate::index::hash(name);
-                match keys.index.get_or_insert_hashed(name, hash, order.len() as u32, name_of) {
-                    Ok(k) => keys.order[k as usize] = i as u32,
-                    Err(_) => {
-                        keys.order.push(i as u32);
-                        keys.hashes.push(hash);
-                    }
-                }
-            }
-            keys
-        })
+        &self.keys
     }
 
     /// The bytes its names and values are read from: at least those of its final key set.
