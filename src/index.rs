@@ -53,11 +53,11 @@ thread_local! {
     };
 }
 
-/// `x` modulo [`P`], for any `x` < 2^123 (two folds, then at most one subtraction).
-fn reduce(x: u128) -> u64 {
+/// A value below 2^61 + 4 congruent to `x` modulo [`P`], for any `x` < 2^123
+/// (two folds; the hash subtracts P once at the end, not at every chunk).
+fn fold(x: u128) -> u64 {
     let r = (x as u64 & P) + (x >> 61) as u64;
-    let r = (r & P) + (r >> 61);
-    if r >= P { r - P } else { r }
+    (r & P) + (r >> 61)
 }
 
 /// The hash of `name` in every table of this thread. It replaced SipHash-1-3
@@ -85,7 +85,7 @@ pub fn hash(name: &[u8]) -> u32 {
     KEYS.with(|&(k, m)| {
         let n = name.len();
         let word = |at: usize| u64::from_le_bytes(name[at..at + 8].try_into().unwrap_or_default());
-        let step = |h: u64, chunk: u64| reduce(h as u128 * k as u128 + chunk as u128);
+        let step = |h: u64, chunk: u64| fold(h as u128 * k as u128 + chunk as u128);
         let mut h = n as u64;
         let mut i = 0;
         // Whole chunks while eight bytes can be read, then the last 1 to 7
@@ -102,6 +102,7 @@ pub fn hash(name: &[u8]) -> u32 {
             };
             h = step(h, last);
         }
+        let h = if h >= P { h - P } else { h };
         (h.wrapping_mul(m) >> 32) as u32
     })
 }
