@@ -119,6 +119,8 @@ struct Keys {
     order: Vec<u32>,
     /// The [`crate::index::hash`] of each distinct name, for the environment's table.
     hashes: Vec<u32>,
+    /// The bytes of the names and values of the final key set.
+    bytes: usize,
 }
 
 const BLANKS: [u8; 2] = [b' ', b'\t'];
@@ -186,7 +188,7 @@ impl EnvFile {
         let mut file = EnvFile {
             arena: Vec::new(),
             entries: Vec::with_capacity(lines),
-            keys: Keys { index: NameIndex::with_capacity(lines), order: Vec::with_capacity(lines), hashes: Vec::with_capacity(lines) },
+            keys: Keys { index: NameIndex::with_capacity(lines), order: Vec::with_capacity(lines), hashes: Vec::with_capacity(lines), bytes: 0 },
             data: Vec::new(),
         };
         let data_ref = &data;
@@ -239,6 +241,7 @@ impl EnvFile {
             if has_nul && memchr(0, bytes).is_some() {
                 return err(line, Problem::NulInValue);
             }
+            let value_len = bytes.len();
             // `NAME=VALUE` as written, with a byte after it that no span holds (a
             // blank, CR or LF ending an unquoted value): a NUL goes there
             // after the parse, and `execve` can take the string in place.
@@ -250,20 +253,24 @@ impl EnvFile {
                 name_start: name_span.start,
                 value_start: value.start,
                 line: line as u32,
-                value_len: bytes.len() as u16,
+                value_len: value_len as u16,
                 name_len: name.len() as u8,
                 flags: if value.in_arena { IN_ARENA } else if in_place { IN_PLACE } else { 0 },
             });
             // The key table: a name seen before now points at this entry.
             let hash = crate::index::hash(name);
-            let (Keys { index, order, hashes }, entries) = (&mut file.keys, &file.entries);
+            let (Keys { index, order, hashes, bytes: key_bytes }, entries) = (&mut file.keys, &file.entries);
             let name_of = |k: u32| {
                 let e = &entries[order[k as usize] as usize];
                 &data_ref[e.name_start as usize..e.name_start as usize + e.name_len as usize]
             };
             match index.get_or_insert_hashed(name, hash, order.len() as u32, name_of) {
-                Ok(k) => order[k as usize] = entries.len() as u32 - 1,
+                Ok(k) => {
+                    *key_bytes = *key_bytes + value_len - entries[order[k as usize] as usize].value_len as usize;
+                    order[k as usize] = entries.len() as u32 - 1;
+                }
                 Err(_) => {
+                    *key_bytes += name.len() + value_len;
                     order.push(entries.len() as u32 - 1);
                     hashes.push(hash);
                 }
@@ -421,6 +428,11 @@ impl EnvFile {
     /// the file (docs/performance.md).
     pub fn raw(&self) -> &[u8] {
         &self.data
+    }
+
+    /// The bytes of the names and values of [`EnvFile::unique`] (what an import charges).
+    pub fn unique_bytes(&self) -> usize {
+        self.keys.bytes
     }
 
     /// How many distinct names the file has.

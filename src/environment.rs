@@ -546,7 +546,7 @@ impl Imported {
     /// building, and returns false.
     fn charge(&mut self, b: &mut Built, file: &EnvFile, prefix_cost: usize, what: impl FnOnce() -> String, full: &mut bool) -> bool {
         let keys = file.unique_len();
-        let bytes: usize = file.unique().map(|(k, v, _)| k.len() + v.len()).sum();
+        let bytes = file.unique_bytes();
         self.entries += keys;
         self.bytes = self.bytes.saturating_add(bytes).saturating_add(keys.saturating_mul(prefix_cost));
         if self.entries <= MAX_IMPORTED_ENTRIES && self.bytes <= MAX_IMPORTED_BYTES {

@@ -152,3 +152,13 @@ fn name_value_strings_in_place() {
     let fresh = EnvFile::parse(text.as_bytes().to_vec()).unwrap();
     assert_eq!(again, fresh.iter().map(|(n, v, l)| (n.to_vec(), v.to_vec(), l)).collect::<Vec<_>>());
 }
+
+/// `unique_bytes` is the names and values of the final key set, the last value of a name counting.
+#[test]
+fn unique_bytes_counts_the_final_key_set() {
+    for text in ["", "A=1\n", "A=1\nA=22\nBB=\"x\\ny\"\nA=\n", "# c\nK=v\nK='long value'\nL=2\nK=3"] {
+        let f = EnvFile::parse(text.as_bytes().to_vec()).unwrap();
+        let sum: usize = f.unique().map(|(k, v, _)| k.len() + v.len()).sum();
+        assert_eq!(f.unique_bytes(), sum, "{text:?}");
+    }
+}
