@@ -480,7 +480,9 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
 fn expand_value(b: &mut Built, name: &[u8], input: &[u8], what: &dyn Fn() -> String, full: &mut bool) -> Vec<u8> {
     let per_string = MAX_EXEC_STRING_BYTES.saturating_sub(name.len() + 1);
     let budget = MAX_EXEC_TOTAL_BYTES.saturating_sub(b.env.exec_bytes());
-    let mut value = Vec::new();
+    // Room for the usual result at once: grown from empty, the buffer was
+    // reallocated four or five times a value (docs/performance.md).
+    let mut value = Vec::with_capacity((input.len() + 128).min(per_string.min(budget)));
     let len = expand_capped(input, |n| b.env.get(n), &mut value, per_string.min(budget));
     if len > per_string {
         b.errors.push(Error::new(
