@@ -160,6 +160,7 @@ fn count_lines(s: &[u8]) -> usize {
 
 /// End of the physical line starting at `pos`: (content end without the
 /// line ending, start of the next line).
+#[inline(always)]
 fn line_end(data: &[u8], pos: usize) -> (usize, usize) {
     let (mut end, next) = match memchr(b'\n', &data[pos..]) {
         Some(i) => (pos + i, pos + i + 1),
