@@ -60,6 +60,20 @@ fn fold(x: u128) -> u64 {
     (r & P) + (r >> 61)
 }
 
+/// A fixed bijection of 64-bit values (MurmurHash3's finalizer) that breaks
+/// up arithmetic progressions: names that differ in their last chunk only
+/// (`KEY_0001`, `KEY_0002`, …) give polynomial values in a progression, which
+/// multiply-shift alone maps to clustered home slots (long probes in some
+/// runs, docs/performance.md). Being a bijection, it keeps distinct values
+/// distinct, so the bounds below hold as they are.
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}
+
 /// The hash of `name` in every table of this thread. It replaced SipHash-1-3
 /// (8% of a start-up's instructions, docs/performance.md) with a universal
 /// hash that costs a multiplication per seven bytes:
@@ -71,9 +85,9 @@ fn fold(x: u128) -> u64 {
 ///   keys: for names chosen without knowing `k`, they collide with
 ///   probability at most L / (2^61 - 2), below 2^-56 for the 19 chunks of a
 ///   name from a file or the manifest ([`crate::limits::MAX_NAME_BYTES`]);
-/// - that value times the secret odd `m`, keeping the top 32 bits
-///   (Dietzfelbinger's multiply-shift): two distinct values agree in their top
-///   b bits with probability at most 2 / 2^b. The tables take a name's home
+/// - that value through the fixed bijection [`mix`], times the secret odd
+///   `m`, keeping the top 32 bits (Dietzfelbinger's multiply-shift): two
+///   distinct values agree in their top b bits with probability at most 2 / 2^b. The tables take a name's home
 ///   slot from the top bits ([`NameIndex`]), so this bounds both full 32-bit
 ///   collisions (2^-31) and two names sharing a home slot in a table of 2^b.
 ///
@@ -103,7 +117,7 @@ pub fn hash(name: &[u8]) -> u32 {
             h = step(h, last);
         }
         let h = if h >= P { h - P } else { h };
-        (h.wrapping_mul(m) >> 32) as u32
+        (mix(h).wrapping_mul(m) >> 32) as u32
     })
 }
 
@@ -236,7 +250,7 @@ mod tests {
                 word[..chunk.len()].copy_from_slice(chunk);
                 h = ((h as u128 * k as u128 + u64::from_le_bytes(word) as u128) % P as u128) as u64;
             }
-            (h.wrapping_mul(m) >> 32) as u32
+            (mix(h).wrapping_mul(m) >> 32) as u32
         })
     }
 
