@@ -275,6 +275,33 @@ mod tests {
         assert_ne!(hash(b"A"), hash(b"A\0"));
     }
 
+    /// The total distance of the names from their home slots, for 1,000
+    /// names that differ in their last characters only (as generated
+    /// configuration keys do), with this thread's keys.
+    fn total_distance() -> usize {
+        let names: Vec<Vec<u8>> = (0..1000).map(|i| format!("APP_CONFIG_KEY_{i:04}").into_bytes()).collect();
+        let name_of = |id: u32| names[id as usize].as_slice();
+        let mut index = NameIndex::with_capacity(names.len());
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(index.get_or_insert(n, i as u32, name_of), Err(i as u32));
+        }
+        let mask = index.slots.len() - 1;
+        (0..index.slots.len())
+            .filter(|&i| index.slots[i].1 != EMPTY)
+            .map(|i| i.wrapping_sub((index.slots[i].0 >> index.shift) as usize) & mask)
+            .sum()
+    }
+
+    #[test]
+    fn names_in_a_progression_do_not_cluster() {
+        // Each thread draws its keys: 200 draws. Random homes give about 500
+        // in all at this load (2,048 slots); without the mix, multiply-shift
+        // alone put several thousand in some draws.
+        let totals: Vec<usize> = (0..200).map(|_| std::thread::spawn(total_distance).join().unwrap()).collect();
+        let worst = totals.iter().max().unwrap();
+        assert!(*worst < 2_000, "worst {worst}, all {totals:?}");
+    }
+
     #[test]
     fn finds_what_was_inserted_across_growth() {
         let mut names: Vec<Vec<u8>> = (0..5000).map(|i| format!("APP_CONFIG_KEY_{i:04}").into_bytes()).collect();
