@@ -131,7 +131,7 @@ pub struct Environment {
     /// with 1,000+ names sharing a prefix (`APP_CONFIG_KEY_…`), the B-tree's
     /// comparisons (musl's byte-at-a-time memcmp) were 40% of a start-up's
     /// instructions; nor a `HashMap<Vec<u8>, usize>`, which copied every name
-    /// (docs/performance.md). Keyed SipHash keeps it flooding-resistant.
+    /// (docs/performance.md). The keyed hash of [`crate::index::hash`] keeps it flooding-resistant.
     index: NameIndex,
     /// What the variables take in an `execve` environment: `NAME=VALUE`, NUL, pointer.
     exec_bytes: usize,
