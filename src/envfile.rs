@@ -4,7 +4,6 @@
 //! are spans of them, and values that do (escapes, CRLF inside quotes) go to
 //! one arena, so parsing allocates a handful of buffers, not one per entry.
 
-use std::cell::OnceCell;
 use std::fmt;
 
 use memchr::{memchr, memchr3, memchr_iter};
@@ -65,11 +64,39 @@ struct Span {
     in_arena: bool,
 }
 
+/// One line's entry, in 16 bytes (a 64 KiB file has up to 32,768 of them:
+/// with two `Span`s it took 32 bytes, 8 pages for 1,000 keys).
 #[derive(Debug, Clone, Copy)]
 struct Entry {
-    name: Span,
-    value: Span,
+    /// The name, always in the file's bytes.
+    name_start: u32,
+    /// The value, in the file's bytes or ([`IN_ARENA`]) in the arena.
+    value_start: u32,
     line: u32,
+    value_len: u16,
+    name_len: u8,
+    /// [`IN_ARENA`] and [`IN_PLACE`].
+    flags: u8,
+}
+
+/// The value was rewritten into the arena (escapes, CRLF inside quotes).
+const IN_ARENA: u8 = 1;
+/// The file's bytes from the name to the value are `NAME=VALUE`, and a NUL
+/// was written over the byte after them (see [`EnvFile::raw`]).
+const IN_PLACE: u8 = 2;
+
+const _: () = assert!(std::mem::size_of::<Entry>() == 16);
+const _: () = assert!(MAX_NAME_BYTES <= u8::MAX as usize && MAX_VALUE_BYTES <= u16::MAX as usize);
+
+/// One key of a file's final key set (see [`EnvFile::unique_keys`]).
+pub struct Key<'f> {
+    pub name: &'f [u8],
+    /// The [`crate::index::hash`] of the name.
+    pub hash: u32,
+    pub value: &'f [u8],
+    pub line: u32,
+    /// Where `NAME=VALUE` followed by a NUL is in [`EnvFile::raw`], when it is there.
+    pub in_place: Option<usize>,
 }
 
 /// A parsed env file.
@@ -79,8 +106,8 @@ pub struct EnvFile {
     arena: Vec<u8>,
     entries: Vec<Entry>,
     /// The final key set (see [`EnvFile::unique`]) and name -> its place in
-    /// it; built on the first import or lookup.
-    keys: OnceCell<Keys>,
+    /// it; built as the file is parsed (one pass, each name hashed once).
+    keys: Keys,
 }
 
 /// An env file's distinct names: `order[k]` is the last entry of the `k`th
@@ -92,6 +119,8 @@ struct Keys {
     order: Vec<u32>,
     /// The [`crate::index::hash`] of each distinct name, for the environment's table.
     hashes: Vec<u32>,
+    /// The bytes of the names and values of the final key set.
+    bytes: usize,
 }
 
 const BLANKS: [u8; 2] = [b' ', b'\t'];
@@ -102,14 +131,22 @@ fn is_blank(b: u8) -> bool {
     b == BLANKS[0] || b == BLANKS[1]
 }
 
+// Inlined: called six times a line, mostly on text that starts and ends
+// with no blank, where the call cost more than the trimming (docs/performance.md).
+#[inline(always)]
 fn trim_start(s: &[u8]) -> &[u8] {
-    let n = s.iter().take_while(|&&b| is_blank(b)).count();
-    &s[n..]
+    match s.first() {
+        Some(&b) if is_blank(b) => &s[s.iter().take_while(|&&b| is_blank(b)).count()..],
+        _ => s,
+    }
 }
 
+#[inline(always)]
 fn trim_end(s: &[u8]) -> &[u8] {
-    let n = s.iter().rev().take_while(|&&b| is_blank(b)).count();
-    &s[..s.len() - n]
+    match s.last() {
+        Some(&b) if is_blank(b) => &s[..s.len() - s.iter().rev().take_while(|&&b| is_blank(b)).count()],
+        _ => s,
+    }
 }
 
 /// Offset of `sub` (a subslice of `whole`) inside `whole`.
@@ -123,6 +160,7 @@ fn count_lines(s: &[u8]) -> usize {
 
 /// End of the physical line starting at `pos`: (content end without the
 /// line ending, start of the next line).
+#[inline(always)]
 fn line_end(data: &[u8], pos: usize) -> (usize, usize) {
     let (mut end, next) = match memchr(b'\n', &data[pos..]) {
         Some(i) => (pos + i, pos + i + 1),
@@ -155,10 +193,11 @@ impl EnvFile {
             return err(1 + count_lines(&data[..e.valid_up_to()]), Problem::InvalidUtf8);
         }
 
+        let lines = count_lines(&data) + 1;
         let mut file = EnvFile {
             arena: Vec::new(),
-            entries: Vec::with_capacity(count_lines(&data) + 1),
-            keys: OnceCell::new(),
+            entries: Vec::with_capacity(lines),
+            keys: Keys { index: NameIndex::with_capacity(lines), order: Vec::with_capacity(lines), hashes: Vec::with_capacity(lines), bytes: 0 },
             data: Vec::new(),
         };
         let data_ref = &data;
@@ -211,13 +250,50 @@ impl EnvFile {
             if has_nul && memchr(0, bytes).is_some() {
                 return err(line, Problem::NulInValue);
             }
-            file.entries.push(Entry { name: name_span, value, line: line as u32 });
+            let value_len = bytes.len();
+            // `NAME=VALUE` as written, with a byte after it that no span holds (a
+            // blank, CR or LF ending an unquoted value): a NUL goes there
+            // after the parse, and `execve` can take the string in place.
+            let in_place = !value.in_arena
+                && name_span.end as usize == offset(data_ref, text) + eq
+                && value.start == name_span.end + 1
+                && (value.end as usize) < data_ref.len();
+            file.entries.push(Entry {
+                name_start: name_span.start,
+                value_start: value.start,
+                line: line as u32,
+                value_len: value_len as u16,
+                name_len: name.len() as u8,
+                flags: if value.in_arena { IN_ARENA } else if in_place { IN_PLACE } else { 0 },
+            });
+            // The key table: a name seen before now points at this entry.
+            let hash = crate::index::hash(name);
+            let (Keys { index, order, hashes, bytes: key_bytes }, entries) = (&mut file.keys, &file.entries);
+            let name_of = |k: u32| {
+                let e = &entries[order[k as usize] as usize];
+                &data_ref[e.name_start as usize..e.name_start as usize + e.name_len as usize]
+            };
+            match index.get_or_insert_hashed(name, hash, order.len() as u32, name_of) {
+                Ok(k) => {
+                    *key_bytes = *key_bytes + value_len - entries[order[k as usize] as usize].value_len as usize;
+                    order[k as usize] = entries.len() as u32 - 1;
+                }
+                Err(_) => {
+                    *key_bytes += name.len() + value_len;
+                    order.push(entries.len() as u32 - 1);
+                    hashes.push(hash);
+                }
+            }
             // An entry that ends on its first line consumed one line (or the
             // last one, without a newline: then the loop ends); only a quoted
             // value spanning lines needs counting. Counting every entry's
             // newlines was a quarter of the parse (docs/performance.md).
             line += if consumed_to == next { 1 } else { count_lines(&data_ref[pos..consumed_to]) };
             pos = consumed_to;
+        }
+        let mut data = data;
+        for e in file.entries.iter().filter(|e| e.flags & IN_PLACE != 0) {
+            data[e.value_start as usize + e.value_len as usize] = 0;
         }
         file.data = data;
         Ok(file)
@@ -319,11 +395,12 @@ impl EnvFile {
     }
 
     fn name_of(&self, e: &Entry) -> &[u8] {
-        self.span_bytes(&self.data, e.name)
+        &self.data[e.name_start as usize..e.name_start as usize + e.name_len as usize]
     }
 
     fn value_of(&self, e: &Entry) -> &[u8] {
-        self.span_bytes(&self.data, e.value)
+        let buf = if e.flags & IN_ARENA != 0 { &self.arena } else { &self.data };
+        &buf[e.value_start as usize..e.value_start as usize + e.value_len as usize]
     }
 
     /// Every entry in file order, duplicates included: (name, value, line).
@@ -343,13 +420,28 @@ impl EnvFile {
         })
     }
 
-    /// [`EnvFile::unique`] with the [`crate::index::hash`] of each name.
-    pub fn unique_hashed(&self) -> impl Iterator<Item = (&[u8], u32, &[u8], u32)> + '_ {
+    /// [`EnvFile::unique`] with the [`crate::index::hash`] of each name and,
+    /// where the file holds it, the place of its `NAME=VALUE\0`.
+    pub fn unique_keys(&self) -> impl Iterator<Item = Key<'_>> + '_ {
         let keys = self.keys();
         keys.order.iter().zip(&keys.hashes).map(move |(&i, &hash)| {
             let e = &self.entries[i as usize];
-            (self.name_of(e), hash, self.value_of(e), e.line)
+            let in_place = (e.flags & IN_PLACE != 0).then_some(e.name_start as usize);
+            Key { name: self.name_of(e), hash, value: self.value_of(e), line: e.line, in_place }
         })
+    }
+
+    /// The file's bytes, with a NUL written after each `NAME=VALUE` that
+    /// [`Key::in_place`] points at (over a blank or line ending no name or
+    /// value holds): the environment's `envp` points there instead of copying
+    /// the file (docs/performance.md).
+    pub fn raw(&self) -> &[u8] {
+        &self.data
+    }
+
+    /// The bytes of the names and values of [`EnvFile::unique`] (what an import charges).
+    pub fn unique_bytes(&self) -> usize {
+        self.keys.bytes
     }
 
     /// How many distinct names the file has.
@@ -363,24 +455,7 @@ impl EnvFile {
     }
 
     fn keys(&self) -> &Keys {
-        self.keys.get_or_init(|| {
-            let n = self.entries.len();
-            let mut keys = Keys { index: NameIndex::with_capacity(n), order: Vec::with_capacity(n), hashes: Vec::with_capacity(n) };
-            for (i, e) in self.entries.iter().enumerate() {
-                let order = &keys.order;
-                let name_of = |k: u32| self.name_of(&self.entries[order[k as usize] as usize]);
-                let name = self.name_of(e);
-                let hash = crate::index::hash(name);
-                match keys.index.get_or_insert_hashed(name, hash, order.len() as u32, name_of) {
-                    Ok(k) => keys.order[k as usize] = i as u32,
-                    Err(_) => {
-                        keys.order.push(i as u32);
-                        keys.hashes.push(hash);
-                    }
-                }
-            }
-            keys
-        })
+        &self.keys
     }
 
     /// The bytes its names and values are read from: at least those of its final key set.

@@ -8,7 +8,7 @@ use std::rc::Rc;
 
 use crate::error::{code, escape, Error};
 use crate::expand::expand_capped;
-use crate::envfile::EnvFile;
+use crate::envfile::{EnvFile, Key};
 use crate::index::NameIndex;
 use crate::limits::{
     MAX_EXEC_STRING_BYTES, MAX_EXEC_TOTAL_BYTES, MAX_IMPORTED_BYTES, MAX_IMPORTED_ENTRIES, MAX_NAME_BYTES,
@@ -70,14 +70,47 @@ impl Var<'_> {
     }
 }
 
-/// Where a variable's `NAME=VALUE` is in [`Environment::strings`].
+/// Where a variable's `NAME=VALUE` is: in [`Texts::strings`] or in a held file.
 #[derive(Debug)]
 struct Slot {
-    start: usize,
+    /// 0 for `strings`, else 1 + the index of the file in [`Texts::files`].
+    file: u32,
+    /// Offsets fit in 32 bits: the strings stay within twice the largest
+    /// environment `execve` takes (6 MiB) and 64 KiB, a file within 64 KiB.
+    start: u32,
     name: u32,
     /// `NAME=VALUE`, without its NUL.
     len: u32,
     source: Source,
+}
+
+/// The most env files whose strings an environment uses in place; the keys
+/// of any further file are copied (a lookup per import stays short).
+const MAX_HELD_FILES: usize = 64;
+
+/// A file whose `NAME=VALUE\0` strings the environment may use in place (see [`Environment::hold`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Held(u32);
+
+/// The buffers the variables' `NAME=VALUE\0` strings are in.
+#[derive(Debug, Default)]
+struct Texts {
+    /// Written by [`Environment::set`]: `NAME=VALUE\0`, appended; a replaced one
+    /// stays behind until the dead bytes outgrow the live ones (then the buffer is compacted).
+    strings: Vec<u8>,
+    /// Env files whose strings are used where they are ([`EnvFile::raw`]).
+    files: Vec<Rc<EnvFile>>,
+}
+
+impl Texts {
+    /// `NAME=VALUE` of `s` (a NUL follows it).
+    fn text(&self, s: &Slot) -> &[u8] {
+        let buf = match s.file {
+            0 => &self.strings[..],
+            f => self.files[f as usize - 1].raw(),
+        };
+        &buf[s.start as usize..s.start as usize + s.len as usize]
+    }
 }
 
 /// Variables in the order they were first defined; a later definition
@@ -86,20 +119,19 @@ struct Slot {
 /// Each variable is written once, as the `NAME=VALUE\0` string `execve`
 /// takes, into one buffer: `envp` points into it (docs/performance.md),
 /// where a name and a value `Vec` per variable and then a third copy for
-/// `execve` cost a page fault per 4 KiB of each.
+/// `execve` cost a page fault per 4 KiB of each. An env file's key written
+/// as `NAME=VALUE` is not even copied: `envp` points into the file.
 #[derive(Debug, Default)]
 pub struct Environment {
-    /// Every variable's `NAME=VALUE\0`, appended; a replaced one stays behind
-    /// until the dead bytes outgrow the live ones (then the buffer is compacted).
-    strings: Vec<u8>,
-    /// The bytes of `strings` no variable uses any more.
+    texts: Texts,
+    /// The bytes of `texts.strings` no variable uses any more.
     dead: usize,
     vars: Vec<Slot>,
-    /// Name -> position in `vars` (names stay in `strings`). Not a BTreeMap:
+    /// Name -> position in `vars` (names stay in `texts`). Not a BTreeMap:
     /// with 1,000+ names sharing a prefix (`APP_CONFIG_KEY_…`), the B-tree's
     /// comparisons (musl's byte-at-a-time memcmp) were 40% of a start-up's
     /// instructions; nor a `HashMap<Vec<u8>, usize>`, which copied every name
-    /// (docs/performance.md). Keyed SipHash keeps it flooding-resistant.
+    /// (docs/performance.md). The keyed hash of [`crate::index::hash`] keeps it flooding-resistant.
     index: NameIndex,
     /// What the variables take in an `execve` environment: `NAME=VALUE`, NUL, pointer.
     exec_bytes: usize,
@@ -110,16 +142,16 @@ pub struct Environment {
 }
 
 /// The name of `vars[i]`, for the index.
-fn name_of<'s>(strings: &'s [u8], vars: &[Slot], i: u32) -> &'s [u8] {
+fn name_of<'s>(texts: &'s Texts, vars: &[Slot], i: u32) -> &'s [u8] {
     let s = &vars[i as usize];
-    &strings[s.start..s.start + s.name as usize]
+    &texts.text(s)[..s.name as usize]
 }
 
 impl Environment {
     pub fn get(&self, name: &[u8]) -> Option<&[u8]> {
-        let (strings, vars) = (&self.strings, &self.vars);
-        let s = &vars[self.index.get(name, |i| name_of(strings, vars, i))? as usize];
-        Some(&strings[s.start + s.name as usize + 1..s.start + s.len as usize])
+        let (texts, vars) = (&self.texts, &self.vars);
+        let s = &vars[self.index.get(name, |i| name_of(texts, vars, i))? as usize];
+        Some(&texts.text(s)[s.name as usize + 1..])
     }
 
     pub fn set(&mut self, name: &[u8], value: impl AsRef<[u8]>, source: Source) {
@@ -132,25 +164,60 @@ impl Environment {
         // Names and values never hold NUL: files and the manifest reject it, and
         // the process environment cannot carry it.
         debug_assert!(!name.contains(&0) && !value.contains(&0));
-        let (strings, vars) = (&self.strings, &self.vars);
-        let found = self.index.get_or_insert_hashed(name, hash, vars.len() as u32, |i| name_of(strings, vars, i));
-        let start = self.strings.len();
-        self.strings.extend_from_slice(name);
-        self.strings.push(b'=');
-        self.strings.extend_from_slice(value);
-        self.strings.push(0);
+        let strings = &mut self.texts.strings;
+        let start = strings.len() as u32;
+        strings.extend_from_slice(name);
+        strings.push(b'=');
+        strings.extend_from_slice(value);
+        strings.push(0);
         let len = (name.len() + 1 + value.len()) as u32;
+        self.put(name, hash, Slot { file: 0, start, name: name.len() as u32, len, source });
+    }
+
+    /// Lets the strings of `file` be used in place by [`Environment::set_in_place`];
+    /// None past [`MAX_HELD_FILES`] files (their keys are then copied).
+    pub fn hold(&mut self, file: &Rc<EnvFile>) -> Option<Held> {
+        let files = &mut self.texts.files;
+        let i = match files.iter().rposition(|f| Rc::ptr_eq(f, file)) {
+            Some(i) => i,
+            None if files.len() < MAX_HELD_FILES => {
+                files.push(file.clone());
+                files.len() - 1
+            }
+            None => return None,
+        };
+        Some(Held(i as u32 + 1))
+    }
+
+    /// [`Environment::set_hashed`] for a key of a held file whose
+    /// `NAME=VALUE\0` is in the file ([`Key::in_place`]): `envp` will point
+    /// there, nothing is copied.
+    pub fn set_in_place(&mut self, file: Held, key: &Key, source: Source) {
+        let Some(at) = key.in_place else { return self.set_hashed(key.name, key.hash, key.value, source) };
+        let len = (key.name.len() + 1 + key.value.len()) as u32;
+        let slot = Slot { file: file.0, start: at as u32, name: key.name.len() as u32, len, source };
+        debug_assert!(self.texts.text(&slot) == [key.name, b"=", key.value].concat());
+        self.put(key.name, key.hash, slot);
+    }
+
+    /// Sets the variable `name` (hashed `hash`) to `slot`: a new variable goes
+    /// last, a known one keeps its place.
+    fn put(&mut self, name: &[u8], hash: u32, slot: Slot) {
+        let (texts, vars) = (&self.texts, &self.vars);
+        let found = self.index.get_or_insert_hashed(name, hash, vars.len() as u32, |i| name_of(texts, vars, i));
         match found {
             Ok(i) => {
-                let slot = &mut self.vars[i as usize];
-                self.exec_bytes = self.exec_bytes - slot.len as usize + len as usize;
-                self.dead += slot.len as usize + 1;
-                *slot = Slot { start, name: name.len() as u32, len, source };
+                let old = &mut self.vars[i as usize];
+                self.exec_bytes = self.exec_bytes - old.len as usize + slot.len as usize;
+                if old.file == 0 {
+                    self.dead += old.len as usize + 1;
+                }
+                *old = slot;
                 self.compact_when_mostly_dead();
             }
             Err(_) => {
-                self.exec_bytes += len as usize + 1 + std::mem::size_of::<usize>();
-                self.vars.push(Slot { start, name: name.len() as u32, len, source });
+                self.exec_bytes += slot.len as usize + 1 + std::mem::size_of::<usize>();
+                self.vars.push(slot);
             }
         }
     }
@@ -160,33 +227,36 @@ impl Environment {
     /// (the same file imported many times) keep the buffer within twice the
     /// environment's size.
     fn compact_when_mostly_dead(&mut self) {
-        let live = self.strings.len() - self.dead;
+        let old = &self.texts.strings;
+        let live = old.len() - self.dead;
         if self.dead <= live.max(64 << 10) {
             return;
         }
         let mut strings = Vec::with_capacity(live);
-        for s in &mut self.vars {
-            let start = strings.len();
-            strings.extend_from_slice(&self.strings[s.start..s.start + s.len as usize + 1]);
+        for s in self.vars.iter_mut().filter(|s| s.file == 0) {
+            let start = strings.len() as u32;
+            strings.extend_from_slice(&old[s.start as usize..s.start as usize + s.len as usize + 1]);
             s.start = start;
         }
-        self.strings = strings;
+        self.texts.strings = strings;
         self.dead = 0;
     }
 
     /// Removes `name`; the variables after it keep their order.
     pub fn remove(&mut self, name: &[u8]) {
-        let (strings, vars) = (&self.strings, &self.vars);
-        let Some(i) = self.index.get(name, |i| name_of(strings, vars, i)) else { return };
+        let (texts, vars) = (&self.texts, &self.vars);
+        let Some(i) = self.index.get(name, |i| name_of(texts, vars, i)) else { return };
         let slot = self.vars.remove(i as usize);
         self.exec_bytes -= slot.len as usize + 1 + std::mem::size_of::<usize>();
-        self.dead += slot.len as usize + 1;
+        if slot.file == 0 {
+            self.dead += slot.len as usize + 1;
+        }
         // The ids after `i` moved down by one: the index is filled again (rare:
         // `--file-env` only; the table keeps its size).
         self.index.clear();
-        let (strings, vars) = (&self.strings, &self.vars);
+        let (texts, vars) = (&self.texts, &self.vars);
         for id in 0..vars.len() as u32 {
-            self.index.put(name_of(strings, vars, id), id, |i| name_of(strings, vars, i));
+            self.index.put(name_of(texts, vars, id), id, |i| name_of(texts, vars, i));
         }
     }
 
@@ -198,7 +268,7 @@ impl Environment {
         self.index.reserve(self.vars.len() + n + self.later);
         // And 256 bytes for each variable to come: room that is never written
         // costs no page (docs/performance.md).
-        self.strings.reserve(bytes + self.later * 256);
+        self.texts.strings.reserve(bytes + self.later * 256);
     }
 
     /// The bytes the variables take in an `execve` environment (strings, NULs, pointers).
@@ -222,7 +292,7 @@ impl Environment {
     /// The variables, in order.
     pub fn vars(&self) -> impl ExactSizeIterator<Item = Var<'_>> + Clone + '_ {
         self.vars.iter().map(|s| {
-            let text = &self.strings[s.start..s.start + s.len as usize];
+            let text = self.texts.text(s);
             Var { name: &text[..s.name as usize], value: &text[s.name as usize + 1..], text, source: &s.source }
         })
     }
@@ -230,7 +300,7 @@ impl Environment {
     /// A pointer to each `NAME=VALUE` string (NUL-terminated, in `self`), then a null one.
     pub fn pointers(&self) -> Vec<*const libc::c_char> {
         let mut p: Vec<*const libc::c_char> = Vec::with_capacity(self.vars.len() + 1);
-        p.extend(self.vars.iter().map(|s| self.strings[s.start..].as_ptr().cast()));
+        p.extend(self.vars.iter().map(|s| self.texts.text(s).as_ptr().cast()));
         p.push(std::ptr::null());
         p
     }
@@ -410,7 +480,9 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
 fn expand_value(b: &mut Built, name: &[u8], input: &[u8], what: &dyn Fn() -> String, full: &mut bool) -> Vec<u8> {
     let per_string = MAX_EXEC_STRING_BYTES.saturating_sub(name.len() + 1);
     let budget = MAX_EXEC_TOTAL_BYTES.saturating_sub(b.env.exec_bytes());
-    let mut value = Vec::new();
+    // Room for the usual result at once: grown from empty, the buffer was
+    // reallocated four or five times a value (docs/performance.md).
+    let mut value = Vec::with_capacity((input.len() + 128).min(per_string.min(budget)));
     let len = expand_capped(input, |n| b.env.get(n), &mut value, per_string.min(budget));
     if len > per_string {
         b.errors.push(Error::new(
@@ -476,7 +548,7 @@ impl Imported {
     /// building, and returns false.
     fn charge(&mut self, b: &mut Built, file: &EnvFile, prefix_cost: usize, what: impl FnOnce() -> String, full: &mut bool) -> bool {
         let keys = file.unique_len();
-        let bytes: usize = file.unique().map(|(k, v, _)| k.len() + v.len()).sum();
+        let bytes = file.unique_bytes();
         self.entries += keys;
         self.bytes = self.bytes.saturating_add(bytes).saturating_add(keys.saturating_mul(prefix_cost));
         if self.entries <= MAX_IMPORTED_ENTRIES && self.bytes <= MAX_IMPORTED_BYTES {
@@ -514,7 +586,7 @@ fn names_cost(prefix: &[u8], rule: NameRule) -> usize {
 /// Every key of `file` (its final key set), prefixed; names that are not
 /// valid are skipped with one warning for the file, as the kubelet does
 /// (listing them prefixed, as it does; here the first few in order, then a count).
-fn import(b: &mut Built, file: &EnvFile, display: &Rc<str>, prefix: &[u8], rule: NameRule, full: &mut bool) {
+fn import(b: &mut Built, file: &Rc<EnvFile>, display: &Rc<str>, prefix: &[u8], rule: NameRule, full: &mut bool) {
     if prefix_spoils_every_name(prefix, rule) {
         let mut skipped: Vec<&[u8]> = file.unique().map(|(key, _, _)| key).collect();
         if !skipped.is_empty() {
@@ -529,7 +601,11 @@ fn import(b: &mut Built, file: &EnvFile, display: &Rc<str>, prefix: &[u8], rule:
     // The file's keys passed the relaxed rule when it was parsed, and a
     // relaxed name prefixed by a relaxed name is one: no byte to check again.
     let valid = rule == NameRule::Relaxed && (prefix.is_empty() || rule.accepts(prefix));
-    for (key, hash, value, line) in file.unique_hashed() {
+    // Without a prefix a key's name is the variable's: its `NAME=VALUE\0`
+    // is used where the file holds it.
+    let held = if prefix.is_empty() { b.env.hold(file) } else { None };
+    for k in file.unique_keys() {
+        let (key, line) = (k.name, k.line);
         let name = if prefix.is_empty() {
             key
         } else {
@@ -539,11 +615,11 @@ fn import(b: &mut Built, file: &EnvFile, display: &Rc<str>, prefix: &[u8], rule:
         };
         if valid || rule.accepts(name) {
             let source = Source::EnvFrom { file: display.clone(), line };
-            if prefix.is_empty() {
+            match held {
                 // Hashed already, for the file's own table.
-                b.env.set_hashed(name, hash, value, source);
-            } else {
-                b.env.set(name, value, source);
+                Some(held) => b.env.set_in_place(held, &k, source),
+                None if prefix.is_empty() => b.env.set_hashed(name, k.hash, k.value, source),
+                None => b.env.set(name, k.value, source),
             }
             if stop_when_full(b, full, || format!("{display} line {line}")) {
                 return;
@@ -669,6 +745,57 @@ mod tests {
     }
 
     #[test]
+    fn file_strings_used_in_place_survive_replacement_and_compaction() {
+        let file = Rc::new(EnvFile::parse(b"A=1\nB = 2\nC=3\nA=4\n".to_vec()).unwrap());
+        let mut env = Environment::default();
+        env.set(b"C", b"inherited", Source::Inherited);
+        let held = env.hold(&file).unwrap();
+        assert!(env.hold(&file).is_some_and(|h| h.0 == held.0));
+        for k in file.unique_keys() {
+            env.set_in_place(held, &k, Source::EnvFrom { file: "f".into(), line: k.line });
+        }
+        let raw = file.raw().as_ptr_range();
+        // A (its last value) and C point into the file; B (blanks around `=`) was copied.
+        let texts: Vec<(&[u8], bool)> = env.vars().map(|v| (v.text, raw.contains(&v.text.as_ptr()))).collect();
+        assert_eq!(texts, [(&b"C=3"[..], true), (&b"A=4"[..], true), (&b"B=2"[..], false)]);
+        // Replacing an in-place string leaves no dead bytes in the buffer; compaction keeps it.
+        let before = env.string_bytes();
+        for i in 0..20_000u32 {
+            env.set(b"N", i.to_string(), Source::CliEnv);
+        }
+        env.set(b"A", b"x", Source::CliEnv);
+        assert_eq!(env.get(b"C"), Some(&b"3"[..]));
+        assert_eq!(env.get(b"A"), Some(&b"x"[..]));
+        assert_eq!(env.string_bytes(), before - 4 + 4 + 8);
+        for (v, &p) in env.vars().zip(&env.pointers()) {
+            assert_eq!(p.cast::<u8>(), v.text.as_ptr());
+            // SAFETY: each pointer is at a live `NAME=VALUE` followed by a NUL.
+            assert_eq!(unsafe { *p.cast::<u8>().add(v.text.len()) }, 0);
+        }
+        env.remove(b"C");
+        assert_eq!(env.get(b"C"), None);
+        assert_eq!(env.vars().map(|v| v.name).collect::<Vec<_>>(), [&b"A"[..], b"B", b"N"]);
+    }
+
+    #[test]
+    fn at_most_max_held_files() {
+        let mut env = Environment::default();
+        let files: Vec<Rc<EnvFile>> =
+            (0..=MAX_HELD_FILES).map(|i| Rc::new(EnvFile::parse(format!("K{i}=v\n").into_bytes()).unwrap())).collect();
+        for (i, f) in files.iter().enumerate() {
+            let held = env.hold(f);
+            assert_eq!(held.is_some(), i < MAX_HELD_FILES);
+            let k = f.unique_keys().next().unwrap();
+            match held {
+                Some(h) => env.set_in_place(h, &k, Source::Inherited),
+                None => env.set_hashed(k.name, k.hash, k.value, Source::Inherited),
+            }
+        }
+        assert_eq!(env.len(), MAX_HELD_FILES + 1);
+        assert_eq!(env.get(format!("K{MAX_HELD_FILES}").as_bytes()), Some(&b"v"[..]));
+    }
+
+    #[test]
     fn replaced_values_are_compacted_away_and_envp_points_at_the_live_strings() {
         let mut env = Environment::default();
         env.set(b"KEEP", b"k", Source::Inherited);
@@ -678,7 +805,7 @@ mod tests {
             env.set(b"N", i.to_string(), Source::CliEnv);
         }
         // 10 MB were written; the buffer keeps at most the live bytes and 64 KiB more, twice.
-        assert!(env.strings.len() <= 2 * (env.string_bytes() + (64 << 10)), "{}", env.strings.len());
+        assert!(env.texts.strings.len() <= 2 * (env.string_bytes() + (64 << 10)), "{}", env.texts.strings.len());
         assert_eq!(env.get(b"N"), Some(&b"999"[..]));
         assert_eq!(env.get(b"BIG"), Some(&big[..]));
         assert_eq!(env.get(b"KEEP"), Some(&b"k"[..]));
@@ -688,8 +815,8 @@ mod tests {
         for (v, &ptr) in env.vars().zip(&p) {
             // Each pointer is at its variable's text, which a NUL ends.
             assert_eq!(ptr.cast::<u8>(), v.text.as_ptr());
-            let at = v.text.as_ptr() as usize - env.strings.as_ptr() as usize;
-            assert_eq!(env.strings[at + v.text.len()], 0);
+            let at = v.text.as_ptr() as usize - env.texts.strings.as_ptr() as usize;
+            assert_eq!(env.texts.strings[at + v.text.len()], 0);
         }
         assert_eq!(env.string_bytes(), env.vars().map(|v| v.text.len() + 1).sum::<usize>());
     }

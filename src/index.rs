@@ -5,8 +5,8 @@
 //! It replaced a `HashMap<Vec<u8>, usize>` (a second copy of every name and
 //! 32 bytes a bucket) and a sorted `Vec<u32>` (a sort by `memcmp`): both were
 //! large parts of a start-up's instructions and page faults
-//! (docs/performance.md). Names are hashed with std's `RandomState`
-//! (SipHash, keyed per process), so input cannot be crafted to collide. All
+//! (docs/performance.md). Names are hashed with a keyed hash (below) whose
+//! keys are drawn per process, so input cannot be crafted to collide. All
 //! the tables of a thread share its keys, so a name hashed for one table
 //! (an env file's) is not hashed again for another (the environment's).
 
@@ -17,8 +17,10 @@ use std::hash::{BuildHasher, Hasher};
 const EMPTY: u32 = u32::MAX;
 
 pub struct NameIndex {
-    /// (hash, id) pairs; the hash's low 32 bits, to skip most name comparisons.
+    /// (hash, id) pairs; the hash, to skip most name comparisons.
     slots: Vec<(u32, u32)>,
+    /// A hash's home slot is its top bits: `hash >> shift` (32 - log2 of the size).
+    shift: u32,
     len: usize,
 }
 
@@ -34,18 +36,88 @@ impl std::fmt::Debug for NameIndex {
     }
 }
 
+/// The Mersenne prime 2^61 - 1: the hash is a polynomial modulo it.
+const P: u64 = (1 << 61) - 1;
+
 thread_local! {
-    /// The SipHash keys of this thread's tables, drawn once.
-    static KEYS: RandomState = RandomState::new();
+    /// This thread's keys: `k` in [1, P) for the polynomial, `m` odd for the
+    /// final multiply-shift; drawn once from std's `RandomState` (keyed from
+    /// the kernel's random bytes) by hashing two constants.
+    static KEYS: (u64, u64) = {
+        let draw = |n: u64| {
+            let mut h = RandomState::new().build_hasher();
+            h.write_u64(n);
+            h.finish()
+        };
+        ((draw(0) % (P - 1)) + 1, draw(1) | 1)
+    };
 }
 
-/// The hash of `name` in every table of this thread (the low 32 bits of its
-/// SipHash: enough for tables up to 2^32 slots).
+/// A value below 2^61 + 4 congruent to `x` modulo [`P`], for any `x` < 2^123
+/// (two folds; the hash subtracts P once at the end, not at every chunk).
+fn fold(x: u128) -> u64 {
+    let r = (x as u64 & P) + (x >> 61) as u64;
+    (r & P) + (r >> 61)
+}
+
+/// A fixed bijection of 64-bit values (MurmurHash3's finalizer) that breaks
+/// up arithmetic progressions: names that differ in their last chunk only
+/// (`KEY_0001`, `KEY_0002`, …) give polynomial values in a progression, which
+/// multiply-shift alone maps to clustered home slots (long probes in some
+/// runs, docs/performance.md). Being a bijection, it keeps distinct values
+/// distinct, so the bounds below hold as they are.
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^ (x >> 33)
+}
+
+/// The hash of `name` in every table of this thread. It replaced SipHash-1-3
+/// (8% of a start-up's instructions, docs/performance.md) with a universal
+/// hash that costs a multiplication per seven bytes:
+///
+/// - the name's length and its 7-byte chunks (the last padded with zeros) are
+///   the coefficients of a polynomial evaluated at the secret `k` modulo the
+///   prime P = 2^61 - 1. Two distinct names of at most L chunks give distinct
+///   polynomials of degree at most L, which agree on at most L of the P - 1
+///   keys: for names chosen without knowing `k`, they collide with
+///   probability at most L / (2^61 - 2), below 2^-56 for the 19 chunks of a
+///   name from a file or the manifest ([`crate::limits::MAX_NAME_BYTES`]);
+/// - that value through the fixed bijection [`mix`], times the secret odd
+///   `m`, keeping the top 32 bits (Dietzfelbinger's multiply-shift): two
+///   distinct values agree in their top b bits with probability at most 2 / 2^b. The tables take a name's home
+///   slot from the top bits ([`NameIndex`]), so this bounds both full 32-bit
+///   collisions (2^-31) and two names sharing a home slot in a table of 2^b.
+///
+/// The keys never leave the process (no output depends on them: tables keep
+/// their own order), so input written before the start cannot aim at them;
+/// with 1,000,000 imported names at most, about 230 pairs share all 32 bits
+/// on average, each costing one name comparison more.
 pub fn hash(name: &[u8]) -> u32 {
-    KEYS.with(|keys| {
-        let mut h = keys.build_hasher();
-        h.write(name);
-        h.finish() as u32
+    KEYS.with(|&(k, m)| {
+        let n = name.len();
+        let word = |at: usize| u64::from_le_bytes(name[at..at + 8].try_into().unwrap_or_default());
+        let step = |h: u64, chunk: u64| fold(h as u128 * k as u128 + chunk as u128);
+        let mut h = n as u64;
+        let mut i = 0;
+        // Whole chunks while eight bytes can be read, then the last 1 to 7
+        // bytes: the end of the name's last eight, or byte by byte when shorter.
+        while i + 8 <= n {
+            h = step(h, word(i) & 0x00ff_ffff_ffff_ffff);
+            i += 7;
+        }
+        if i < n {
+            let last = if n >= 8 {
+                word(n - 8) >> (8 * (8 - (n - i)))
+            } else {
+                name.iter().rev().fold(0, |w, &b| w << 8 | b as u64)
+            };
+            h = step(h, last);
+        }
+        let h = if h >= P { h - P } else { h };
+        (mix(h).wrapping_mul(m) >> 32) as u32
     })
 }
 
@@ -68,7 +140,7 @@ pub fn same(a: &[u8], b: &[u8]) -> bool {
 impl NameIndex {
     /// Room for `n` names before the table grows.
     pub fn with_capacity(n: usize) -> Self {
-        let mut index = NameIndex { slots: Vec::new(), len: 0 };
+        let mut index = NameIndex { slots: Vec::new(), shift: 32, len: 0 };
         index.resize(n);
         index
     }
@@ -76,7 +148,7 @@ impl NameIndex {
     /// The slot holding `name`, or the empty slot where it would go.
     fn slot<'n>(&self, name: &[u8], hash: u32, name_of: impl Fn(u32) -> &'n [u8]) -> usize {
         let mask = self.slots.len() - 1;
-        let mut i = hash as usize & mask;
+        let mut i = (hash >> self.shift) as usize;
         loop {
             let (h, id) = self.slots[i];
             if id == EMPTY || (h == hash && same(name_of(id), name)) {
@@ -138,8 +210,9 @@ impl NameIndex {
         let size = (n.max(3) * 4 / 3 + 1).next_power_of_two();
         let old = std::mem::replace(&mut self.slots, vec![(0, EMPTY); size]);
         let mask = size - 1;
+        self.shift = 32 - size.trailing_zeros();
         for (h, id) in old.into_iter().filter(|&(_, id)| id != EMPTY) {
-            let mut i = h as usize & mask;
+            let mut i = (h >> self.shift) as usize;
             while self.slots[i].1 != EMPTY {
                 i = (i + 1) & mask;
             }
@@ -166,6 +239,67 @@ mod tests {
                 assert_eq!(same(a, b), a == b, "{a:?} {b:?}");
             }
         }
+    }
+
+    /// The hash as its documentation defines it: length, then 7-byte chunks.
+    fn by_chunks(name: &[u8]) -> u32 {
+        KEYS.with(|&(k, m)| {
+            let mut h = name.len() as u64;
+            for chunk in name.chunks(7) {
+                let mut word = [0u8; 8];
+                word[..chunk.len()].copy_from_slice(chunk);
+                h = ((h as u128 * k as u128 + u64::from_le_bytes(word) as u128) % P as u128) as u64;
+            }
+            (mix(h).wrapping_mul(m) >> 32) as u32
+        })
+    }
+
+    #[test]
+    fn hash_is_the_polynomial_of_the_chunks() {
+        let long: Vec<u8> = (0..300u32).map(|i| (33 + i * 7 % 94) as u8).collect();
+        for n in 0..long.len() {
+            assert_eq!(hash(&long[..n]), by_chunks(&long[..n]), "length {n}");
+        }
+        assert_eq!(hash(&[0xff; 64]), by_chunks(&[0xff; 64]));
+    }
+
+    #[test]
+    fn hashes_spread_over_home_slots() {
+        // 4,096 names sharing a long prefix into 4,096 home slots: no slot is
+        // home to more than a handful (a weak hash piles them up).
+        let mut homes = vec![0u32; 4096];
+        for i in 0..4096 {
+            homes[(hash(format!("APP_CONFIG_KEY_{i:05}").as_bytes()) >> 20) as usize] += 1;
+        }
+        assert!(homes.iter().all(|&c| c <= 12), "{:?}", homes.iter().max());
+        assert_ne!(hash(b"A"), hash(b"A\0"));
+    }
+
+    /// The total distance of the names from their home slots, for 1,000
+    /// names that differ in their last characters only (as generated
+    /// configuration keys do), with this thread's keys.
+    fn total_distance() -> usize {
+        let names: Vec<Vec<u8>> = (0..1000).map(|i| format!("APP_CONFIG_KEY_{i:04}").into_bytes()).collect();
+        let name_of = |id: u32| names[id as usize].as_slice();
+        let mut index = NameIndex::with_capacity(names.len());
+        for (i, n) in names.iter().enumerate() {
+            assert_eq!(index.get_or_insert(n, i as u32, name_of), Err(i as u32));
+        }
+        let mask = index.slots.len() - 1;
+        (0..index.slots.len())
+            .filter(|&i| index.slots[i].1 != EMPTY)
+            .map(|i| i.wrapping_sub((index.slots[i].0 >> index.shift) as usize) & mask)
+            .sum()
+    }
+
+    #[test]
+    fn names_in_a_progression_do_not_cluster() {
+        // Each thread draws its keys: 200 draws. Random homes give about 500
+        // in all at this load (2,048 slots); without the mix, multiply-shift
+        // alone put several thousand in some draws.
+        let totals: Vec<usize> = (0..200).map(|_| std::thread::spawn(total_distance).join().unwrap()).collect();
+        let worst = totals.iter().max().unwrap();
+        assert!(*worst < 2_000, "worst {worst}, all {totals:?}");
     }
 
     #[test]

@@ -258,6 +258,33 @@ fn duplicates_last_wins() {
     assert_eq!((env["D"].as_str(), env["X"].as_str()), ("3", "2"));
 }
 
+/// The program gets each key of an env file exactly as parsed, in order,
+/// whether its `NAME=VALUE` is handed to `execve` where the file holds it
+/// (written so, then a blank or line ending) or copied (blanks around `=`,
+/// quotes, the last line without a newline, a prefix), with and without
+/// `--init`, and past the 64 files whose strings are used in place.
+#[test]
+fn env_file_keys_reach_the_program_in_place_or_copied() {
+    let text = "A=1\nB = 2\r\nC=3 # c\nD=\"q q\"\nexport E=5\nF=\nG=x\tH=y  \nA=6\nI=last";
+    let mut files: Vec<(String, String)> = vec![("a.env".into(), text.into())];
+    files.extend((0..70).map(|i| (format!("k{i}.env"), format!("K{i}=v{i}\n"))));
+    let refs: Vec<(&str, &str)> = files.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();
+    let mut env_from = vec![file_ref("v", "a.env", false, None), file_ref("v", "a.env", false, Some("P_"))];
+    env_from.extend((0..70).map(|i| file_ref("v", &format!("k{i}.env"), false, None)));
+    let (_v, _d, m) = setup(&refs, json!({"envFrom": env_from, "env": [{"name": "C", "value": "$(C)$(A)"}]}));
+    let keys = [("A", "6"), ("B", "2"), ("C", "3"), ("D", "q q"), ("E", "5"), ("F", ""), ("G", "x\tH=y"), ("I", "last")];
+    let mut want: Vec<(String, String)> = vec![("L".into(), "inh".into())];
+    want.extend(keys.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+    want.extend(keys.iter().map(|(k, v)| (format!("P_{k}"), v.to_string())));
+    want.extend((0..70).map(|i| (format!("K{i}"), format!("v{i}"))));
+    want[3].1 = "36".into();
+    for init in [&[][..], &["--init"][..]] {
+        let out = envshim(["run"]).args(init).args(["--manifest", &m, "--"]).args(print_env()).env("L", "inh").run();
+        out.ok();
+        assert_eq!(out.env0(), want, "{init:?}");
+    }
+}
+
 #[test]
 fn one_file_referenced_many_times_is_consistent() {
     let (_v, _d, m) = setup(

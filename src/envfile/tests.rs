@@ -113,3 +113,52 @@ fn unique_is_each_name_once_at_its_first_place_with_its_last_value() {
     assert_eq!(f.unique_len(), 3);
     assert_eq!(f.len(), 6);
 }
+
+/// Keys written `NAME=VALUE` and followed by a blank or line ending are
+/// NUL-terminated in the file's bytes for `execve`; the others (blanks around
+/// `=`, quotes, `export`, the last line without a newline) are not, and no
+/// name or value changes either way.
+#[test]
+fn name_value_strings_in_place() {
+    let text = "A=1\nB = 2\nC=3 # c\r\nD=\"q\"\nexport E=5\nF=\nG=x\tH=y   \nI=last";
+    let f = EnvFile::parse(text.as_bytes().to_vec()).unwrap();
+    let got: Vec<(String, String, Option<String>)> = f
+        .unique_keys()
+        .map(|k| {
+            let place = k.in_place.map(|at| {
+                let n = k.name.len() + 1 + k.value.len();
+                assert_eq!(f.raw()[at + n], 0, "{:?}", k.name);
+                String::from_utf8(f.raw()[at..at + n].to_vec()).unwrap()
+            });
+            (String::from_utf8(k.name.to_vec()).unwrap(), String::from_utf8(k.value.to_vec()).unwrap(), place)
+        })
+        .collect();
+    let s = |v: &str| v.to_string();
+    assert_eq!(
+        got,
+        [
+            (s("A"), s("1"), Some(s("A=1"))),
+            (s("B"), s("2"), None),
+            (s("C"), s("3"), Some(s("C=3"))),
+            (s("D"), s("q"), None),
+            (s("E"), s("5"), Some(s("E=5"))),
+            (s("F"), s(""), Some(s("F="))),
+            (s("G"), s("x\tH=y"), Some(s("G=x\tH=y"))),
+            (s("I"), s("last"), None),
+        ]
+    );
+    // The parse of the same bytes sees the same entries: the NULs went over no name or value.
+    let again: Vec<_> = f.iter().map(|(n, v, l)| (n.to_vec(), v.to_vec(), l)).collect();
+    let fresh = EnvFile::parse(text.as_bytes().to_vec()).unwrap();
+    assert_eq!(again, fresh.iter().map(|(n, v, l)| (n.to_vec(), v.to_vec(), l)).collect::<Vec<_>>());
+}
+
+/// `unique_bytes` is the names and values of the final key set, the last value of a name counting.
+#[test]
+fn unique_bytes_counts_the_final_key_set() {
+    for text in ["", "A=1\n", "A=1\nA=22\nBB=\"x\\ny\"\nA=\n", "# c\nK=v\nK='long value'\nL=2\nK=3"] {
+        let f = EnvFile::parse(text.as_bytes().to_vec()).unwrap();
+        let sum: usize = f.unique().map(|(k, v, _)| k.len() + v.len()).sum();
+        assert_eq!(f.unique_bytes(), sum, "{text:?}");
+    }
+}
