@@ -82,6 +82,9 @@ struct Plan {
     env: Environment,
     line: Vec<Word>,
     errors: Vec<Error>,
+    /// Kept to the end, not dropped when the environment is built: `run`
+    /// execs and `check` forgets them, so neither frees them piece by piece.
+    _read: (Manifest, Sources),
 }
 
 /// What the binary does first, before it reads its command line. Until it
@@ -239,7 +242,7 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
         }
         if awaited.is_empty() {
             warnings.print();
-            return Ok(Plan { env, line, errors });
+            return Ok(Plan { env, line, errors, _read: (manifest, sources) });
         }
         if wait::until_present(&awaited, deadline.flatten()).map_err(|e| vec![e])? == wait::Waited::TimedOut {
             waited = opts.wait.map(|d| wait::show(d).into());
