@@ -317,7 +317,7 @@ impl Environment {
 
 /// Everything the environment is built from, besides the files.
 pub struct Inputs<'a> {
-    pub manifest: &'a Manifest,
+    pub manifest: &'a Manifest<'a>,
     pub env_files: &'a [OsString],
     /// `--env NAME=VALUE`, split.
     pub cli_env: &'a [(Vec<u8>, Vec<u8>)],
