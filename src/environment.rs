@@ -135,6 +135,9 @@ pub struct Environment {
     index: NameIndex,
     /// What the variables take in an `execve` environment: `NAME=VALUE`, NUL, pointer.
     exec_bytes: usize,
+    /// The longest `NAME=VALUE` ever set (replaced and removed ones too): a
+    /// bound on the live ones, so a check of each against a limit is needed only above it.
+    longest: u32,
     /// How many variables are still to come after the files' (the `env`
     /// entries): [`Environment::reserve`] makes room for them too, so that
     /// `vars` is not copied to a twice larger block for the last few.
@@ -203,6 +206,7 @@ impl Environment {
     /// Sets the variable `name` (hashed `hash`) to `slot`: a new variable goes
     /// last, a known one keeps its place.
     fn put(&mut self, name: &[u8], hash: u32, slot: Slot) {
+        self.longest = self.longest.max(slot.len);
         let (texts, vars) = (&self.texts, &self.vars);
         let found = self.index.get_or_insert_hashed(name, hash, vars.len() as u32, |i| name_of(texts, vars, i));
         match found {
@@ -276,6 +280,11 @@ impl Environment {
         self.exec_bytes
     }
 
+    /// At least the length of the longest `NAME=VALUE` (without its NUL).
+    pub fn longest_text(&self) -> usize {
+        self.longest as usize
+    }
+
     /// The bytes of the `NAME=VALUE` strings with their NULs.
     pub fn string_bytes(&self) -> usize {
         self.exec_bytes - self.vars.len() * std::mem::size_of::<usize>()
@@ -308,7 +317,7 @@ impl Environment {
 
 /// Everything the environment is built from, besides the files.
 pub struct Inputs<'a> {
-    pub manifest: &'a Manifest,
+    pub manifest: &'a Manifest<'a>,
     pub env_files: &'a [OsString],
     /// `--env NAME=VALUE`, split.
     pub cli_env: &'a [(Vec<u8>, Vec<u8>)],

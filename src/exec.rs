@@ -90,7 +90,9 @@ pub fn check_sizes(line: &[Word], argv: &[CString], env: &Environment, path_len:
             ));
         }
     }
-    for var in env.vars() {
+    // A walk over every variable only when one may be over the limit.
+    let vars = if env.longest_text() > MAX_EXEC_STRING_BYTES { env.len() } else { 0 };
+    for var in env.vars().take(vars) {
         let n = var.text.len();
         if n > MAX_EXEC_STRING_BYTES {
             errors.push(Error::new(
@@ -210,5 +212,29 @@ pub fn exec_error(e: &Exec, err: io::Error) -> Error {
         ),
         Some(libc::E2BIG) => Error::new(code::NOEXEC, format!("program {shown}: argument list too long for execve ({err})")),
         _ => Error::new(code::NOEXEC, format!("program {shown} cannot be executed: {err}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::environment::Source;
+
+    /// Each variable is checked against execve's per-string limit, also when
+    /// a long one was set before shorter ones (the walk is skipped only below
+    /// the longest ever set).
+    #[test]
+    fn a_variable_over_the_string_limit_is_reported() {
+        let mut env = Environment::default();
+        env.set(b"A", b"1", Source::Inherited);
+        assert!(check_sizes(&[], &[], &env, 0).is_empty());
+        env.set(b"LONG", vec![b's'; MAX_EXEC_STRING_BYTES - 4], Source::CliEnv);
+        env.set(b"B", b"2", Source::Inherited);
+        let errors = check_sizes(&[], &[], &env, 0);
+        assert_eq!(errors.len(), 1);
+        let want = format!("variable LONG is {} bytes as NAME=VALUE, over the execve limit", MAX_EXEC_STRING_BYTES + 1);
+        assert!(errors[0].message.starts_with(&want), "{}", errors[0].message);
+        env.set(b"LONG", b"short", Source::CliEnv);
+        assert!(check_sizes(&[], &[], &env, 0).is_empty());
     }
 }

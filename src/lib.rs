@@ -82,6 +82,9 @@ struct Plan {
     env: Environment,
     line: Vec<Word>,
     errors: Vec<Error>,
+    /// Kept to the end, not dropped when the environment is built: `run`
+    /// execs and `check` forgets them, so neither frees them piece by piece.
+    _read: (Manifest<'static>, Sources),
 }
 
 /// What the binary does first, before it reads its command line. Until it
@@ -208,7 +211,7 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
     };
 
     let mut mounts: Vec<(String, OsString)> =
-        manifest.volume_mounts.iter().map(|v| (v.name.clone(), OsString::from(&v.mount_path))).collect();
+        manifest.volume_mounts.iter().map(|v| (v.name.to_string(), OsString::from(&*v.mount_path))).collect();
     for (name, dir) in cli_volumes {
         let name = String::from_utf8(name).map_err(|_| vec![Error::usage("--volume: the NAME must be UTF-8")])?;
         mounts.push((name, OsString::from(std::ffi::OsStr::from_bytes(&dir))));
@@ -239,7 +242,7 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
         }
         if awaited.is_empty() {
             warnings.print();
-            return Ok(Plan { env, line, errors });
+            return Ok(Plan { env, line, errors, _read: (manifest, sources) });
         }
         if wait::until_present(&awaited, deadline.flatten()).map_err(|e| vec![e])? == wait::Waited::TimedOut {
             waited = opts.wait.map(|d| wait::show(d).into());
@@ -263,11 +266,13 @@ fn split_pairs(items: &[OsString], option: &str, form: &str, errors: &mut Vec<Er
 }
 
 /// The manifest: the named one (which must exist), else the default one if it exists.
-fn load_manifest(named: Option<&OsStr>) -> Result<Manifest, Vec<Error>> {
+/// Its bytes are never freed (the process execs or ends once the plan is
+/// used): the manifest's strings stay slices of them, not copies.
+fn load_manifest(named: Option<&OsStr>) -> Result<Manifest<'static>, Vec<Error>> {
     let path = named.unwrap_or(OsStr::new(DEFAULT_MANIFEST));
     let shown = escape(path.as_bytes());
     match files::read_path(path, limits::MAX_MANIFEST_BYTES) {
-        Ok(bytes) => manifest::parse(&bytes),
+        Ok(bytes) => manifest::parse(bytes.leak()),
         Err(ReadError::NotFound) if named.is_none() => Ok(Manifest::default()),
         Err(ReadError::NotFound) => Err(vec![Error::config(format!("manifest {shown} not found"))]),
         // Every manifest error is a configuration error, whatever the file's problem.

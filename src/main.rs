@@ -80,13 +80,20 @@ struct InstallArgs {
 /// error go through the whole command, so their text is clap's as before.
 fn parse(args: Vec<OsString>) -> Result<Cli, clap::Error> {
     use clap::{Command as C, FromArgMatches};
-    let quick = C::new("envshim")
+    let mut quick = C::new("envshim")
         .subcommand_required(true)
         .subcommand(C::new("run").defer(RunArgs::augment_args))
         .subcommand(C::new("check").defer(CheckArgs::augment_args))
         .subcommand(C::new("render").defer(RenderArgs::augment_args))
         .subcommand(C::new("install").defer(InstallArgs::augment_args));
-    match quick.try_get_matches_from(&args).and_then(|m| Cli::from_arg_matches(&m)) {
+    let parsed = quick.try_get_matches_from_mut(&args).and_then(|m| {
+        let cli = Cli::from_arg_matches(&m);
+        std::mem::forget(m);
+        cli
+    });
+    // Used once: not freed piece by piece (the process execs or ends soon).
+    std::mem::forget(quick);
+    match parsed {
         Ok(cli) => Ok(cli),
         Err(_) => Cli::try_parse_from(args),
     }

@@ -13,8 +13,8 @@
 //! checked); an object's errors come in the schema's order, unknown fields
 //! first and sorted, then its fields', then those of the object below it
 //! (`valueFrom`, `fileRef`), each buffered until its parent knows it is used.
-//! Strings are slices of the input (unless they hold an escape) until the
-//! `Manifest` keeps them, as `String`s.
+//! Strings are slices of the input (unless they hold an escape), and the
+//! `Manifest` keeps them so (`Cow`): 500 copies were 2% of a start-up.
 //! A tree (first serde_json's `Value`, then one of this reader's) and its
 //! walk were half, then a third, of a start-up's instructions
 //! (docs/performance.md).
@@ -26,53 +26,53 @@ use crate::error::{escape, Error};
 use crate::index::same;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VolumeMount {
-    pub name: String,
-    pub mount_path: String,
+pub struct VolumeMount<'a> {
+    pub name: Cow<'a, str>,
+    pub mount_path: Cow<'a, str>,
 }
 
 /// A file inside a volume: `fileKeyRef` and `fileRef` share these fields.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FileRef {
-    pub volume_name: String,
-    pub path: String,
+pub struct FileRef<'a> {
+    pub volume_name: Cow<'a, str>,
+    pub path: Cow<'a, str>,
     pub optional: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EnvFrom {
+pub enum EnvFrom<'a> {
     /// `fileRef`: every key of the file, prefixed.
-    File { file: FileRef, prefix: String },
+    File { file: FileRef<'a>, prefix: Cow<'a, str> },
     /// `configMapRef` / `secretRef`: resolved by the platform.
     Platform,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EnvSource {
+pub enum EnvSource<'a> {
     /// A literal, expanded; an entry with neither `value` nor `valueFrom` is `Value("")`.
-    Value(String),
+    Value(Cow<'a, str>),
     FileKey {
-        file: FileRef,
-        key: String,
+        file: FileRef<'a>,
+        key: Cow<'a, str>,
     },
     /// `configMapKeyRef`, `secretKeyRef`, `fieldRef`, `resourceFieldRef`.
     Platform,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EnvVar {
-    pub name: String,
-    pub source: EnvSource,
+pub struct EnvVar<'a> {
+    pub name: Cow<'a, str>,
+    pub source: EnvSource<'a>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Manifest {
-    pub volume_mounts: Vec<VolumeMount>,
-    pub env_from: Vec<EnvFrom>,
-    pub env: Vec<EnvVar>,
+pub struct Manifest<'a> {
+    pub volume_mounts: Vec<VolumeMount<'a>>,
+    pub env_from: Vec<EnvFrom<'a>>,
+    pub env: Vec<EnvVar<'a>>,
     /// Empty when absent: Kubernetes treats `command: []` as unset too.
-    pub command: Vec<String>,
-    pub args: Vec<String>,
+    pub command: Vec<Cow<'a, str>>,
+    pub args: Vec<Cow<'a, str>>,
 }
 
 /// The sources of an `envFrom` entry, and of a `valueFrom`: exactly one of each.
@@ -80,7 +80,7 @@ const ENV_FROM_SOURCES: [&str; 3] = ["fileRef", "configMapRef", "secretRef"];
 const VALUE_FROM_SOURCES: [&str; 5] = ["fileKeyRef", "configMapKeyRef", "secretKeyRef", "fieldRef", "resourceFieldRef"];
 
 /// Parses a manifest; every schema problem is reported, each naming its path.
-pub fn parse(bytes: &[u8]) -> Result<Manifest, Vec<Error>> {
+pub fn parse(bytes: &[u8]) -> Result<Manifest<'_>, Vec<Error>> {
     let mut errors = Vec::new();
     let manifest = read(bytes, |r| r.manifest(&mut errors))
         .map_err(|e| vec![Error::config(format!("manifest is not valid JSON: {e}"))])?;
@@ -453,7 +453,7 @@ impl<'a> Reader<'a> {
         Some((v, errors))
     }
 
-    fn manifest(&mut self, errors: &mut Vec<Error>) -> Option<Manifest> {
+    fn manifest(&mut self, errors: &mut Vec<Error>) -> Option<Manifest<'a>> {
         self.skip_ws();
         if self.peek() != Some(b'{') {
             let v = self.value(false)?;
@@ -501,14 +501,14 @@ impl<'a> Reader<'a> {
     }
 
     /// An item of `command` or `args`.
-    fn word(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<String>> {
+    fn word(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<Cow<'a, str>>> {
         let found = match self.got_string()? {
             // Raw control characters are refused in a string: a NUL comes from an escape.
             Got::Is(Cow::Owned(s)) if s.contains('\0') => {
                 fail(errors, path, "contains a NUL byte");
                 return Some(None);
             }
-            Got::Is(s) => return Some(Some(s.into_owned())),
+            Got::Is(s) => return Some(Some(s)),
             Got::Null => "null",
             Got::Not(k) => k,
         };
@@ -516,7 +516,7 @@ impl<'a> Reader<'a> {
         Some(None)
     }
 
-    fn volume_mount(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<VolumeMount>> {
+    fn volume_mount(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<VolumeMount<'a>>> {
         let (mut name, mut mount_path, mut sub) = (None, None, [false; 2]);
         let object = self.schema_object(path, errors, |r, key| {
             let known =
@@ -547,11 +547,11 @@ impl<'a> Reader<'a> {
         Some(name.zip(mount_path).map(|(name, mount_path)| VolumeMount { name, mount_path }))
     }
 
-    fn file_ref(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<FileRef>> {
+    fn file_ref(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<FileRef<'a>>> {
         Some(self.file_key_ref(path, false, errors)?.map(|(file, _)| file))
     }
 
-    fn file_key(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<(FileRef, Option<String>)>> {
+    fn file_key(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<(FileRef<'a>, Option<Cow<'a, str>>)>> {
         self.file_key_ref(path, true, errors)
     }
 
@@ -561,7 +561,7 @@ impl<'a> Reader<'a> {
         path: &Path,
         with_key: bool,
         errors: &mut Vec<Error>,
-    ) -> Option<Option<(FileRef, Option<String>)>> {
+    ) -> Option<Option<(FileRef<'a>, Option<Cow<'a, str>>)>> {
         let names = ["volumeName", "path", "key"];
         let names = &names[..2 + usize::from(with_key)];
         let (mut texts, mut optional): ([Text; 3], _) = ([None, None, None], None);
@@ -599,7 +599,7 @@ impl<'a> Reader<'a> {
         })
     }
 
-    fn env_from(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<EnvFrom>> {
+    fn env_from(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<EnvFrom<'a>>> {
         let (mut prefix, mut sources) = (None, Sources::default());
         let object = self.schema_object(path, errors, |r, key| {
             if same(key.as_bytes(), b"prefix") {
@@ -621,7 +621,7 @@ impl<'a> Reader<'a> {
         })
     }
 
-    fn env_var(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<EnvVar>> {
+    fn env_var(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<EnvVar<'a>>> {
         let (mut name, mut value, mut value_from) = (None, None, None);
         let object = self.schema_object(path, errors, |r, key| {
             match which(key, &["name", "value", "valueFrom"]) {
@@ -657,7 +657,7 @@ impl<'a> Reader<'a> {
         Some(name.map(|name| EnvVar { name, source }))
     }
 
-    fn value_from(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<EnvSource>> {
+    fn value_from(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<EnvSource<'a>>> {
         let mut sources = Sources::default();
         let object =
             self.schema_object(path, errors, |r, key| sources.read(r, key, &VALUE_FROM_SOURCES, path, Self::file_key))?;
@@ -793,7 +793,7 @@ fn fail(errors: &mut Vec<Error>, path: &Path, what: impl fmt::Display) {
 }
 
 /// A string field; null counts as absent.
-fn string(errors: &mut Vec<Error>, got: Text, path: &Path, key: &str, required: bool) -> Option<String> {
+fn string<'a>(errors: &mut Vec<Error>, got: Text<'a>, path: &Path, key: &str, required: bool) -> Option<Cow<'a, str>> {
     match got {
         None | Some(Got::Null) => {
             if required {
@@ -805,7 +805,7 @@ fn string(errors: &mut Vec<Error>, got: Text, path: &Path, key: &str, required: 
             fail(errors, &path.field(key), "contains a NUL byte");
             None
         }
-        Some(Got::Is(s)) => Some(s.into_owned()),
+        Some(Got::Is(s)) => Some(s),
         Some(Got::Not(k)) => {
             fail(errors, &path.field(key), format_args!("expected a string, found {k}"));
             None

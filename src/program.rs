@@ -22,8 +22,8 @@ pub struct Word {
 /// The program line: `command` + `args` if the manifest has a command; else
 /// the trailing PROGRAM followed by the manifest's `args` if it has some; else
 /// the trailing PROGRAM/ARGS. Empty when there is none.
-pub fn program_line(manifest: &Manifest, trailing: &[OsString], expand_trailing: bool) -> Vec<Word> {
-    let from_manifest = |list: &[String], name: &str| {
+pub fn program_line(manifest: &Manifest<'_>, trailing: &[OsString], expand_trailing: bool) -> Vec<Word> {
+    let from_manifest = |list: &[std::borrow::Cow<'_, str>], name: &str| {
         list.iter()
             .enumerate()
             .map(|(i, s)| Word { text: s.as_bytes().to_vec(), expand: true, origin: format!("{name}[{i}]") })
@@ -103,10 +103,10 @@ mod tests {
         line.iter().map(|w| String::from_utf8(w.text.clone()).unwrap()).collect()
     }
 
-    fn m(command: &[&str], args: &[&str]) -> Manifest {
+    fn m<'a>(command: &[&'a str], args: &[&'a str]) -> Manifest<'a> {
         Manifest {
-            command: command.iter().map(|s| s.to_string()).collect(),
-            args: args.iter().map(|s| s.to_string()).collect(),
+            command: command.iter().map(|&s| s.into()).collect(),
+            args: args.iter().map(|&s| s.into()).collect(),
             ..Manifest::default()
         }
     }

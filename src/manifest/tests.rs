@@ -34,7 +34,7 @@ fn full_example_from_the_spec() {
     )
     .unwrap();
     assert_eq!(m.volume_mounts, vec![VolumeMount { name: "config".into(), mount_path: "/data".into() }]);
-    let file = |p: &str, optional| FileRef { volume_name: "config".into(), path: p.into(), optional };
+    let file = |p: &'static str, optional| FileRef { volume_name: "config".into(), path: p.into(), optional };
     assert_eq!(
         m.env_from,
         vec![EnvFrom::File { file: file("all.env", true), prefix: "APP_".into() }, EnvFrom::Platform]
@@ -42,7 +42,7 @@ fn full_example_from_the_spec() {
     assert_eq!(m.env[0].source, EnvSource::FileKey { file: file("config.env", false), key: "CONFIG_VAR".into() });
     assert_eq!(m.env[1].source, EnvSource::Value("http://$(H):$(P)".into()));
     assert_eq!(m.env[2].source, EnvSource::Platform);
-    assert_eq!(m.env[3].source, EnvSource::Value(String::new()));
+    assert_eq!(m.env[3].source, EnvSource::Value("".into()));
     assert_eq!(m.command, vec!["/app/server"]);
     assert_eq!(m.args, vec!["--url=$(PUBLIC_URL)"]);
 }
@@ -267,7 +267,7 @@ fn the_typed_reader_agrees_with_serde_json_in_every_place() {
 /// held, and the errors of the objects below it, do not count.
 #[test]
 fn only_the_last_of_a_repeated_field_is_checked() {
-    let ok = |json: &str| parse(json.as_bytes()).unwrap_or_else(|e| panic!("{json}: {e:?}"));
+    let ok = |json: &'static str| parse(json.as_bytes()).unwrap_or_else(|e| panic!("{json}: {e:?}"));
     let m = ok(r#"{"env": 5, "env": [{"name": 5, "name": "A", "valueFrom": {"zz": 1},
                                       "valueFrom": {"fieldRef": {}}}]}"#);
     assert_eq!(m.env, vec![EnvVar { name: "A".into(), source: EnvSource::Platform }]);
@@ -276,7 +276,7 @@ fn only_the_last_of_a_repeated_field_is_checked() {
     let m = ok(r#"{"envFrom": [{"fileRef": {"zz": 1}, "fileRef": {"volumeName": "v", "path": "p"},
                                  "prefix": 1, "prefix": null}]}"#);
     let file = FileRef { volume_name: "v".into(), path: "p".into(), optional: false };
-    assert_eq!(m.env_from, vec![EnvFrom::File { file, prefix: String::new() }]);
+    assert_eq!(m.env_from, vec![EnvFrom::File { file, prefix: "".into() }]);
     // A last null given for a source still counts as given.
     let got = errors(r#"{"envFrom": [{"fileRef": {"volumeName": "v", "path": "p"}, "fileRef": null}]}"#);
     assert_eq!(got, ["manifest: envFrom[0].fileRef: expected an object, found null"]);
