@@ -297,9 +297,13 @@ pub fn wait_signal(set: &SigSet, timeout: Option<std::time::Duration>) -> io::Re
 /// This process is suspended until then; returns the child's pid.
 ///
 /// `child` must end with `execve` or [`exit_now`], must not allocate, and
-/// runs on a 32 KiB stack of its own; it has its own copy of the signal
-/// dispositions (no `CLONE_SIGHAND`), and the caller blocks every signal it
-/// could catch first, so no handler runs on the shared memory.
+/// runs on a 32 KiB stack of its own, taken from the heap uninitialised: a
+/// stack array here would sit in the caller's frame, which the compiler
+/// probes page by page on entry (8 page faults in every run, `--init` or not,
+/// once inlined into `main`); on the heap only the pages the child uses are
+/// faulted in. It has its own copy of the signal dispositions (no
+/// `CLONE_SIGHAND`), and the caller blocks every signal it could catch
+/// first, so no handler runs on the shared memory.
 pub fn spawn_shared<F: FnMut() -> libc::c_int>(child: &mut F) -> io::Result<libc::pid_t> {
     extern "C" fn start<F: FnMut() -> libc::c_int>(arg: *mut libc::c_void) -> libc::c_int {
         // SAFETY: `arg` is the `&mut F` given to clone below, alive (the
@@ -308,10 +312,10 @@ pub fn spawn_shared<F: FnMut() -> libc::c_int>(child: &mut F) -> io::Result<libc
         exit_now(child())
     }
     #[repr(C, align(16))]
-    struct Stack([std::mem::MaybeUninit<u8>; 32 * 1024]);
-    let mut stack = Stack([std::mem::MaybeUninit::uninit(); 32 * 1024]);
+    struct Stack([u8; 32 * 1024]);
+    let mut stack = Box::<Stack>::new_uninit();
     // The stack grows down: the child starts at its (16-byte aligned) end.
-    let top = stack.0.as_mut_ptr_range().end as *mut libc::c_void;
+    let top = stack.as_mut_ptr().wrapping_add(1) as *mut libc::c_void;
     // SAFETY: `start` only runs `child` on `stack`, both alive for the whole
     // life of the child's use of them (CLONE_VFORK), then execs or _exits.
     let pid = unsafe {
