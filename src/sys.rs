@@ -73,12 +73,18 @@ pub fn readlink_fd(fd: BorrowedFd) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// `read(2)` into `buf`, retried on EINTR.
-pub fn read(fd: BorrowedFd, buf: &mut [u8]) -> io::Result<usize> {
+/// `read(2)` into the spare capacity of `buf`, which is not initialised
+/// first (zeroing it would only touch pages the kernel is about to fill);
+/// `buf` grows by the bytes read. Retried on EINTR.
+pub fn read_spare(fd: BorrowedFd, buf: &mut Vec<u8>) -> io::Result<usize> {
+    let spare = buf.spare_capacity_mut();
+    let (ptr, room) = (spare.as_mut_ptr(), spare.len());
     loop {
-        // SAFETY: `buf` is writable for its length.
-        let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        // SAFETY: `ptr` is writable for `room` bytes (the vector's spare capacity).
+        let n = unsafe { libc::read(fd.as_raw_fd(), ptr.cast(), room) };
         if n >= 0 {
+            // SAFETY: the kernel initialised the first `n` (at most `room`) spare bytes.
+            unsafe { buf.set_len(buf.len() + n as usize) };
             return Ok(n as usize);
         }
         let e = io::Error::last_os_error();
