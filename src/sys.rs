@@ -430,6 +430,7 @@ pub struct Arena;
 
 /// Free lists: class `k` holds freed blocks of at least `2^k` bytes; a block
 /// holds the next block's address and its own size in its first 16 bytes.
+/// Slot 0 ([`NONEMPTY`]) holds the set of non-empty classes instead.
 struct FreeLists(std::cell::UnsafeCell<[usize; usize::BITS as usize]>);
 // SAFETY: only touched with `FREE_LOCK` held.
 unsafe impl Sync for FreeLists {}
@@ -448,37 +449,66 @@ fn with_free_lists<T>(f: impl FnOnce(&mut [usize; usize::BITS as usize]) -> T) -
     r
 }
 
-/// A freed block of the region that fits `l`, taken off its free list.
+/// A freed block of the region that fits `l`, taken off its free list: the
+/// first aligned one at the head of the smallest class that fits, or of any
+/// larger class. What the request leaves of the block (16 bytes or more) is
+/// listed again, so pages already faulted in serve small requests too.
 fn take_free(l: std::alloc::Layout) -> Option<*mut u8> {
     if l.size() < 16 {
         return None;
     }
-    // Every block of class ceil(log2(size)) is large enough.
+    // Every block of class ceil(log2(size)) or above is large enough.
     let class = (usize::BITS - (l.size() - 1).leading_zeros()) as usize;
+    let used = (l.size() + 15) & !15;
     with_free_lists(|lists| {
-        let head = lists[class];
-        if head == 0 || head % l.align() != 0 {
-            return None;
-        }
+        // The non-empty classes at or above `class` (bit k of `lists[NONEMPTY]`: class k).
+        let mut classes = lists[NONEMPTY] >> class << class;
+        let c = loop {
+            let c = classes.trailing_zeros() as usize;
+            if c == usize::BITS as usize {
+                return None;
+            }
+            if lists[c] % l.align() == 0 {
+                break c;
+            }
+            classes &= classes - 1;
+        };
+        let head = lists[c];
         // SAFETY: `head` is a freed block of the region, at least 16 bytes,
-        // whose first word the dealloc that listed it wrote.
-        lists[class] = unsafe { (head as *const usize).read_unaligned() };
+        // whose first two words the dealloc that listed it wrote.
+        let size = unsafe {
+            lists[c] = (head as *const usize).read_unaligned();
+            (head as *const usize).add(1).read_unaligned()
+        };
+        if lists[c] == 0 {
+            lists[NONEMPTY] &= !(1 << c);
+        }
+        if size >= used + 16 {
+            push_free(lists, (head + used) as *mut u8, size - used);
+        }
         Some(head as *mut u8)
     })
 }
 
 /// Lists the freed block `p` of `size` bytes (at least 16) under class floor(log2(size)).
 fn put_free(p: *mut u8, size: usize) {
-    let class = (usize::BITS - 1 - size.leading_zeros()) as usize;
-    with_free_lists(|lists| {
-        // SAFETY: `p` is a block of the region, no longer used, of `size` >= 16 bytes.
-        unsafe {
-            (p as *mut usize).write_unaligned(lists[class]);
-            (p as *mut usize).add(1).write_unaligned(size);
-        }
-        lists[class] = p as usize;
-    })
+    with_free_lists(|lists| push_free(lists, p, size))
 }
+
+fn push_free(lists: &mut [usize; usize::BITS as usize], p: *mut u8, size: usize) {
+    let class = (usize::BITS - 1 - size.leading_zeros()) as usize;
+    // SAFETY: `p` is a block of the region, no longer used, of `size` >= 16 bytes.
+    unsafe {
+        (p as *mut usize).write_unaligned(lists[class]);
+        (p as *mut usize).add(1).write_unaligned(size);
+    }
+    lists[class] = p as usize;
+    lists[NONEMPTY] |= 1 << class;
+}
+
+/// The slot of the free lists that holds the set of non-empty classes, not a
+/// list (class 0 would hold blocks of 1 byte; blocks are 16 bytes or more).
+const NONEMPTY: usize = 0;
 
 const ARENA_BYTES: usize = 4 << 20;
 
@@ -606,6 +636,20 @@ mod tests {
             assert!((0..16).all(|i| *y.add(i) == 9), "the neighbour is untouched");
             a.dealloc(z, l(32));
             a.dealloc(y, l(16));
+            // A request takes a block of a larger class when its own is empty,
+            // and what it leaves (16-byte steps) is listed for the next ones.
+            let b = a.alloc(l(1000));
+            let g = a.alloc(l(16));
+            a.dealloc(b, l(1000));
+            let s1 = a.alloc(l(100));
+            assert_eq!(s1, b, "class 9 (1000 bytes) serves 100 when classes 7 and 8 are empty");
+            let s2 = a.alloc(l(200));
+            assert_eq!(s2, b.add(112), "the rest of the block serves the next request");
+            s1.write_bytes(1, 100);
+            s2.write_bytes(2, 200);
+            assert!((0..100).all(|i| *s1.add(i) == 1), "the pieces do not overlap");
+            let s3 = a.alloc(l(700));
+            assert!(s3 as usize >= g as usize + 16, "680 bytes left cannot hold 700: fresh memory");
             // Alignment is honoured.
             let big = Layout::from_size_align(10, 4096).unwrap();
             let s = a.alloc(big);
