@@ -450,8 +450,8 @@ fn with_free_lists<T>(f: impl FnOnce(&mut [usize; usize::BITS as usize]) -> T) -
 }
 
 /// A freed block of the region that fits `l`, taken off its free list: the
-/// first aligned one at the head of the smallest class that fits, or of any
-/// larger class. What the request leaves of the block (16 bytes or more) is
+/// first one at the head of the smallest class that fits, or of any larger
+/// class, that holds the request at its alignment. What the request leaves of the block (16 bytes or more) is
 /// listed again, so pages already faulted in serve small requests too.
 fn take_free(l: std::alloc::Layout) -> Option<*mut u8> {
     if l.size() < 16 {
@@ -463,30 +463,33 @@ fn take_free(l: std::alloc::Layout) -> Option<*mut u8> {
     with_free_lists(|lists| {
         // The non-empty classes at or above `class` (bit k of `lists[NONEMPTY]`: class k).
         let mut classes = lists[NONEMPTY] >> class << class;
-        let c = loop {
+        loop {
             let c = classes.trailing_zeros() as usize;
             if c == usize::BITS as usize {
                 return None;
             }
-            if lists[c] % l.align() == 0 {
-                break c;
+            let head = lists[c];
+            // The bytes that bring the request to its alignment (a `Vec<u8>`'s
+            // block may start anywhere): they stay free, listed when 16 or more.
+            let pad = head.wrapping_neg() & (l.align() - 1);
+            // SAFETY: `head` is a freed block of the region, at least 16 bytes,
+            // whose first two words the dealloc that listed it wrote.
+            let (next, size) = unsafe { ((head as *const usize).read_unaligned(), (head as *const usize).add(1).read_unaligned()) };
+            if size >= pad + l.size() {
+                lists[c] = next;
+                if next == 0 {
+                    lists[NONEMPTY] &= !(1 << c);
+                }
+                if pad >= 16 {
+                    push_free(lists, head as *mut u8, pad);
+                }
+                if size >= pad + used + 16 {
+                    push_free(lists, (head + pad + used) as *mut u8, size - pad - used);
+                }
+                return Some((head + pad) as *mut u8);
             }
             classes &= classes - 1;
-        };
-        let head = lists[c];
-        // SAFETY: `head` is a freed block of the region, at least 16 bytes,
-        // whose first two words the dealloc that listed it wrote.
-        let size = unsafe {
-            lists[c] = (head as *const usize).read_unaligned();
-            (head as *const usize).add(1).read_unaligned()
-        };
-        if lists[c] == 0 {
-            lists[NONEMPTY] &= !(1 << c);
         }
-        if size >= used + 16 {
-            push_free(lists, (head + used) as *mut u8, size - used);
-        }
-        Some(head as *mut u8)
     })
 }
 
@@ -650,6 +653,16 @@ mod tests {
             assert!((0..100).all(|i| *s1.add(i) == 1), "the pieces do not overlap");
             let s3 = a.alloc(l(700));
             assert!(s3 as usize >= g as usize + 16, "680 bytes left cannot hold 700: fresh memory");
+            // A block that starts off the request's alignment (a `Vec<u8>`'s)
+            // serves it from its first aligned byte.
+            let one = Layout::from_size_align(1, 1).unwrap();
+            while a.alloc(one) as usize % 8 != 0 {}
+            let bytes = Layout::from_size_align(5000, 1).unwrap();
+            let odd = a.alloc(bytes);
+            assert_eq!(odd as usize % 8, 1);
+            a.alloc(one);
+            a.dealloc(odd, bytes);
+            assert_eq!(a.alloc(l(4000)), odd.add(7), "5000 bytes hold 7 of padding and 4000");
             // Alignment is honoured.
             let big = Layout::from_size_align(10, 4096).unwrap();
             let s = a.alloc(big);
