@@ -185,34 +185,32 @@ pub fn read_bounded(fd: BorrowedFd, limit: usize) -> Result<Vec<u8>, ReadError> 
     if size > limit {
         return Err(ReadError::TooLarge(limit));
     }
-    // One byte more than the limit tells a file that grew from one at the limit.
-    let mut buf = vec![0u8; size.min(limit) + 1];
-    let mut len = 0;
+    // One byte more than the limit tells a file that grew from one at the
+    // limit. Read into capacity that is not zeroed first: the kernel's copy
+    // is the first touch of each page the file fills.
+    let mut buf = Vec::with_capacity(size.min(limit) + 1);
     loop {
-        if len == buf.len() {
-            if len > limit {
+        if buf.len() == buf.capacity() {
+            if buf.len() > limit {
                 return Err(ReadError::TooLarge(limit));
             }
-            buf.resize((len * 2).max(4096).min(limit + 1), 0);
+            buf.reserve_exact((buf.len() * 2).max(4096).min(limit + 1) - buf.len());
         }
-        let n = sys::read(fd, &mut buf[len..])?;
-        if n == 0 {
+        if sys::read_spare(fd, &mut buf)? == 0 {
             break;
         }
-        len += n;
         // Exactly the size fstat reported, with room left in the buffer: the
         // end of the file, without the read that would return 0 (one system
         // call per file at start-up). A file that grew fills the extra byte
         // and is read on; procfs-style files report size 0 and are read to
         // their end.
-        if size > 0 && len == size && len < buf.len() {
+        if size > 0 && buf.len() == size && buf.len() < buf.capacity() {
             break;
         }
     }
-    if len > limit {
+    if buf.len() > limit {
         return Err(ReadError::TooLarge(limit));
     }
-    buf.truncate(len);
     Ok(buf)
 }
 

@@ -73,12 +73,18 @@ pub fn readlink_fd(fd: BorrowedFd) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// `read(2)` into `buf`, retried on EINTR.
-pub fn read(fd: BorrowedFd, buf: &mut [u8]) -> io::Result<usize> {
+/// `read(2)` into the spare capacity of `buf`, which is not initialised
+/// first (zeroing it would only touch pages the kernel is about to fill);
+/// `buf` grows by the bytes read. Retried on EINTR.
+pub fn read_spare(fd: BorrowedFd, buf: &mut Vec<u8>) -> io::Result<usize> {
+    let spare = buf.spare_capacity_mut();
+    let (ptr, room) = (spare.as_mut_ptr(), spare.len());
     loop {
-        // SAFETY: `buf` is writable for its length.
-        let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        // SAFETY: `ptr` is writable for `room` bytes (the vector's spare capacity).
+        let n = unsafe { libc::read(fd.as_raw_fd(), ptr.cast(), room) };
         if n >= 0 {
+            // SAFETY: the kernel initialised the first `n` (at most `room`) spare bytes.
+            unsafe { buf.set_len(buf.len() + n as usize) };
             return Ok(n as usize);
         }
         let e = io::Error::last_os_error();
@@ -297,9 +303,13 @@ pub fn wait_signal(set: &SigSet, timeout: Option<std::time::Duration>) -> io::Re
 /// This process is suspended until then; returns the child's pid.
 ///
 /// `child` must end with `execve` or [`exit_now`], must not allocate, and
-/// runs on a 32 KiB stack of its own; it has its own copy of the signal
-/// dispositions (no `CLONE_SIGHAND`), and the caller blocks every signal it
-/// could catch first, so no handler runs on the shared memory.
+/// runs on a 32 KiB stack of its own, taken from the heap uninitialised: a
+/// stack array here would sit in the caller's frame, which the compiler
+/// probes page by page on entry (8 page faults in every run, `--init` or not,
+/// once inlined into `main`); on the heap only the pages the child uses are
+/// faulted in. It has its own copy of the signal dispositions (no
+/// `CLONE_SIGHAND`), and the caller blocks every signal it could catch
+/// first, so no handler runs on the shared memory.
 pub fn spawn_shared<F: FnMut() -> libc::c_int>(child: &mut F) -> io::Result<libc::pid_t> {
     extern "C" fn start<F: FnMut() -> libc::c_int>(arg: *mut libc::c_void) -> libc::c_int {
         // SAFETY: `arg` is the `&mut F` given to clone below, alive (the
@@ -308,10 +318,10 @@ pub fn spawn_shared<F: FnMut() -> libc::c_int>(child: &mut F) -> io::Result<libc
         exit_now(child())
     }
     #[repr(C, align(16))]
-    struct Stack([std::mem::MaybeUninit<u8>; 32 * 1024]);
-    let mut stack = Stack([std::mem::MaybeUninit::uninit(); 32 * 1024]);
+    struct Stack([u8; 32 * 1024]);
+    let mut stack = Box::<Stack>::new_uninit();
     // The stack grows down: the child starts at its (16-byte aligned) end.
-    let top = stack.0.as_mut_ptr_range().end as *mut libc::c_void;
+    let top = stack.as_mut_ptr().wrapping_add(1) as *mut libc::c_void;
     // SAFETY: `start` only runs `child` on `stack`, both alive for the whole
     // life of the child's use of them (CLONE_VFORK), then execs or _exits.
     let pid = unsafe {
@@ -420,6 +430,7 @@ pub struct Arena;
 
 /// Free lists: class `k` holds freed blocks of at least `2^k` bytes; a block
 /// holds the next block's address and its own size in its first 16 bytes.
+/// Slot 0 ([`NONEMPTY`]) holds the set of non-empty classes instead.
 struct FreeLists(std::cell::UnsafeCell<[usize; usize::BITS as usize]>);
 // SAFETY: only touched with `FREE_LOCK` held.
 unsafe impl Sync for FreeLists {}
@@ -438,37 +449,69 @@ fn with_free_lists<T>(f: impl FnOnce(&mut [usize; usize::BITS as usize]) -> T) -
     r
 }
 
-/// A freed block of the region that fits `l`, taken off its free list.
+/// A freed block of the region that fits `l`, taken off its free list: the
+/// first one at the head of the smallest class that fits, or of any larger
+/// class, that holds the request at its alignment. What the request leaves of the block (16 bytes or more) is
+/// listed again, so pages already faulted in serve small requests too.
 fn take_free(l: std::alloc::Layout) -> Option<*mut u8> {
     if l.size() < 16 {
         return None;
     }
-    // Every block of class ceil(log2(size)) is large enough.
+    // Every block of class ceil(log2(size)) or above is large enough.
     let class = (usize::BITS - (l.size() - 1).leading_zeros()) as usize;
+    let used = (l.size() + 15) & !15;
     with_free_lists(|lists| {
-        let head = lists[class];
-        if head == 0 || head % l.align() != 0 {
-            return None;
+        // The non-empty classes at or above `class` (bit k of `lists[NONEMPTY]`: class k).
+        let mut classes = lists[NONEMPTY] >> class << class;
+        loop {
+            let c = classes.trailing_zeros() as usize;
+            if c == usize::BITS as usize {
+                return None;
+            }
+            let head = lists[c];
+            // The bytes that bring the request to its alignment (a `Vec<u8>`'s
+            // block may start anywhere): they stay free, listed when 16 or more.
+            let pad = head.wrapping_neg() & (l.align() - 1);
+            // SAFETY: `head` is a freed block of the region, at least 16 bytes,
+            // whose first two words the dealloc that listed it wrote.
+            let (next, size) = unsafe { ((head as *const usize).read_unaligned(), (head as *const usize).add(1).read_unaligned()) };
+            if size >= pad + l.size() {
+                lists[c] = next;
+                if next == 0 {
+                    lists[NONEMPTY] &= !(1 << c);
+                }
+                if pad >= 16 {
+                    push_free(lists, head as *mut u8, pad);
+                }
+                if size >= pad + used + 16 {
+                    push_free(lists, (head + pad + used) as *mut u8, size - pad - used);
+                }
+                return Some((head + pad) as *mut u8);
+            }
+            classes &= classes - 1;
         }
-        // SAFETY: `head` is a freed block of the region, at least 16 bytes,
-        // whose first word the dealloc that listed it wrote.
-        lists[class] = unsafe { (head as *const usize).read_unaligned() };
-        Some(head as *mut u8)
     })
 }
 
 /// Lists the freed block `p` of `size` bytes (at least 16) under class floor(log2(size)).
 fn put_free(p: *mut u8, size: usize) {
-    let class = (usize::BITS - 1 - size.leading_zeros()) as usize;
-    with_free_lists(|lists| {
-        // SAFETY: `p` is a block of the region, no longer used, of `size` >= 16 bytes.
-        unsafe {
-            (p as *mut usize).write_unaligned(lists[class]);
-            (p as *mut usize).add(1).write_unaligned(size);
-        }
-        lists[class] = p as usize;
-    })
+    with_free_lists(|lists| push_free(lists, p, size))
 }
+
+fn push_free(lists: &mut [usize; usize::BITS as usize], p: *mut u8, size: usize) {
+    let class = (usize::BITS - 1 - size.leading_zeros()) as usize;
+    // SAFETY: `p` is a block of the region, no longer used, of `size` >= 16 bytes.
+    unsafe {
+        (p as *mut usize).write_unaligned(lists[class]);
+        (p as *mut usize).add(1).write_unaligned(size);
+    }
+    lists[class] = p as usize;
+    lists[NONEMPTY] |= 1 << class;
+}
+
+/// The slot of the free lists that holds the set of non-empty classes, not a
+/// list (class 0 would hold blocks of 1 byte; blocks are 16 bytes or more).
+const NONEMPTY: usize = 0;
 
 const ARENA_BYTES: usize = 4 << 20;
 
@@ -596,6 +639,30 @@ mod tests {
             assert!((0..16).all(|i| *y.add(i) == 9), "the neighbour is untouched");
             a.dealloc(z, l(32));
             a.dealloc(y, l(16));
+            // A request takes a block of a larger class when its own is empty,
+            // and what it leaves (16-byte steps) is listed for the next ones.
+            let b = a.alloc(l(1000));
+            let g = a.alloc(l(16));
+            a.dealloc(b, l(1000));
+            let s1 = a.alloc(l(100));
+            assert_eq!(s1, b, "class 9 (1000 bytes) serves 100 when classes 7 and 8 are empty");
+            let s2 = a.alloc(l(200));
+            assert_eq!(s2, b.add(112), "the rest of the block serves the next request");
+            s1.write_bytes(1, 100);
+            s2.write_bytes(2, 200);
+            assert!((0..100).all(|i| *s1.add(i) == 1), "the pieces do not overlap");
+            let s3 = a.alloc(l(700));
+            assert!(s3 as usize >= g as usize + 16, "680 bytes left cannot hold 700: fresh memory");
+            // A block that starts off the request's alignment (a `Vec<u8>`'s)
+            // serves it from its first aligned byte.
+            let one = Layout::from_size_align(1, 1).unwrap();
+            while a.alloc(one) as usize % 8 != 0 {}
+            let bytes = Layout::from_size_align(5000, 1).unwrap();
+            let odd = a.alloc(bytes);
+            assert_eq!(odd as usize % 8, 1);
+            a.alloc(one);
+            a.dealloc(odd, bytes);
+            assert_eq!(a.alloc(l(4000)), odd.add(7), "5000 bytes hold 7 of padding and 4000");
             // Alignment is honoured.
             let big = Layout::from_size_align(10, 4096).unwrap();
             let s = a.alloc(big);

@@ -103,3 +103,16 @@ fn proc_files_that_lie_about_their_size_are_still_bounded() {
         other => panic!("{:?}", other.map(|b| b.len())),
     }
 }
+
+#[test]
+fn reads_the_bytes_into_unzeroed_capacity() {
+    // Several pages, with the exact-size stop; and a size-0 procfs file read
+    // to its end through the growth path (the block the kernel set at exec).
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("f");
+    let data: Vec<u8> = (0..70_001u32).map(|i| (i % 251) as u8 + 1).collect();
+    fs::write(&f, &data).unwrap();
+    assert_eq!(read_path(f.as_os_str(), 70_001).unwrap(), data);
+    let environ = OsStr::new("/proc/self/environ");
+    assert_eq!(read_path(environ, 1 << 20).unwrap(), fs::read(environ).unwrap());
+}
