@@ -25,6 +25,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 static ALLOC: envshim::sys::Arena = envshim::sys::Arena;
 
 #[derive(Parser)]
+#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
 #[command(name = "envshim", version, about = "A container entrypoint: kubelet-exact env files, fileKeyRef and $(VAR) expansion, then exec.")]
 struct Cli {
     #[command(subcommand)]
@@ -32,6 +33,7 @@ struct Cli {
 }
 
 #[derive(Subcommand)]
+#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
 enum Command {
     /// Build the environment, then execve PROGRAM (or supervise it with --init)
     Run(RunArgs),
@@ -44,6 +46,7 @@ enum Command {
 }
 
 #[derive(Args)]
+#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
 struct RunArgs {
     #[command(flatten)]
     common: Common,
@@ -53,12 +56,14 @@ struct RunArgs {
 }
 
 #[derive(Args)]
+#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
 struct CheckArgs {
     #[command(flatten)]
     common: Common,
 }
 
 #[derive(Args)]
+#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
 struct RenderArgs {
     #[command(flatten)]
     common: Common,
@@ -70,6 +75,7 @@ struct RenderArgs {
 }
 
 #[derive(Args)]
+#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
 struct InstallArgs {
     dest: PathBuf,
 }
@@ -80,6 +86,12 @@ struct InstallArgs {
 /// error go through the whole command, so their text is clap's as before.
 fn parse(args: Vec<OsString>) -> Result<Cli, clap::Error> {
     use clap::{Command as C, FromArgMatches};
+    if let Some(cli) = common_line(&args) {
+        // Every command line a debug build (the tests') reads here is read by clap too, and must agree.
+        #[cfg(debug_assertions)]
+        assert_eq!(Cli::try_parse_from(&args).ok().as_ref(), Some(&cli), "common_line disagrees with clap");
+        return Ok(cli);
+    }
     let mut quick = C::new("envshim")
         .subcommand_required(true)
         .subcommand(C::new("run").defer(RunArgs::augment_args))
@@ -99,7 +111,74 @@ fn parse(args: Vec<OsString>) -> Result<Cli, clap::Error> {
     }
 }
 
-#[derive(Args)]
+/// The command lines a container start uses, read without clap: `run` or
+/// `check`, then long options each in one word (`--manifest=PATH`) or two
+/// (`--manifest PATH`), then for `run` the program (after `--` or as the first
+/// word that is not an option). Clap was a tenth of a start-up's page faults
+/// (its `Command`, and stack frames of 16 KiB) and 70 K instructions
+/// (docs/performance.md). None for anything else (help, `--version`,
+/// `--wait`, `render`, a repeated single option, an empty value or one
+/// starting with `-`, an unknown word, no program), which clap then reads
+/// exactly as before, its messages included.
+fn common_line(args: &[OsString]) -> Option<Cli> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut words = args.iter().skip(1);
+    let run = match words.next()?.as_bytes() {
+        b"run" => true,
+        b"check" => false,
+        _ => return None,
+    };
+    let (mut c, mut program, mut seen) = (Common::default(), Vec::new(), 0u32);
+    while let Some(word) = words.next() {
+        let w = word.as_bytes();
+        if w == b"--" || !w.starts_with(b"-") {
+            if !run {
+                return None;
+            }
+            program.extend(w.ne(b"--").then(|| word.clone()));
+            program.extend(words.cloned());
+            break;
+        }
+        let (name, inline) = match w.iter().position(|&b| b == b'=') {
+            Some(eq) => (&w[..eq], Some(OsString::from(std::ffi::OsStr::from_bytes(&w[eq + 1..])))),
+            None => (w, None),
+        };
+        const FLAGS: [&[u8]; 5] = [b"--strict-names", b"--no-service-url", b"--no-expand-args", b"--init", b"--init-group"];
+        if let Some(i) = FLAGS.iter().position(|f| *f == name) {
+            // A flag given twice, or with a value, is clap's error.
+            if inline.is_some() || seen & 1 << i != 0 {
+                return None;
+            }
+            seen |= 1 << i;
+            *[&mut c.strict_names, &mut c.no_service_url, &mut c.no_expand_args, &mut c.init, &mut c.init_group][i] = true;
+            continue;
+        }
+        let value = match inline {
+            Some(v) => v,
+            None => words.next()?.clone(),
+        };
+        if value.is_empty() || value.as_bytes()[0] == b'-' {
+            return None;
+        }
+        let once = |slot: &mut Option<OsString>| slot.replace(value.clone()).is_none().then_some(());
+        match name {
+            b"--manifest" => once(&mut c.manifest)?,
+            b"--termination-log" => once(&mut c.termination_log)?,
+            b"--env-file" => c.env_files.push(value),
+            b"--env" => c.envs.push(value),
+            b"--volume" => c.volumes.push(value),
+            b"--file-env" => c.file_env.push(value),
+            _ => return None,
+        }
+    }
+    if run && program.is_empty() {
+        return None;
+    }
+    Some(Cli { command: if run { Command::Run(RunArgs { common: c, program }) } else { Command::Check(CheckArgs { common: c }) } })
+}
+
+#[derive(Args, Default)]
+#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
 struct Common {
     /// The JSON manifest [env: ENVSHIM_MANIFEST] [default: /etc/envshim/manifest.json if it exists]
     #[arg(long, value_name = "PATH")]
@@ -143,6 +222,7 @@ struct Common {
 }
 
 #[derive(Clone, Copy, ValueEnum)]
+#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
 enum Format {
     Env,
     Json,

@@ -534,3 +534,56 @@ fn the_options_table_applies_to_check_and_render_too() {
         envshim([cmd, "--init-group"]).run().fails_with(2, &["--init"]);
     }
 }
+
+/// `run` and `check` command lines of the common shapes are read without clap
+/// (src/main.rs `common_line`, for start-up time); every other shape goes to
+/// clap. A debug build (this one) reads each common line with clap as well and
+/// aborts if the two differ, so each shape below checks they agree, and the
+/// outcomes check that every option read that way takes effect.
+#[test]
+fn common_command_lines_are_read_as_clap_reads_them() {
+    let v = Volume::new();
+    let secret = v.file_str("secret", "from-file\n");
+    // M is expanded before the --env variables exist (manifest env first, then --env).
+    let m = v.manifest(&serde_json::json!({"env": [{"name": "M", "value": "$(A)-m"}]}));
+    let log = v.join("log");
+    let log = log.to_str().unwrap();
+    let options = |program: Vec<&str>| {
+        envshim(["run", &format!("--manifest={m}"), "--env", "A=1", "--env=B=$(A)", "--strict-names", "--no-service-url"])
+            .args(["--file-env", "S", "--termination-log", log, "--no-expand-args", "--"])
+            .args(program)
+            .env("S_FILE", &secret)
+            .run()
+    };
+    let out = options(print_args("zero", &["$(A)", "--env", "x"]));
+    out.ok();
+    assert_eq!(out.args0(), ["zero", "$(A)", "--env", "x"]);
+    let out = options(print_env());
+    out.ok();
+    let mut env = out.env0();
+    env.sort();
+    assert_eq!(env, [("A", "1"), ("B", "1"), ("M", "$(A)-m"), ("S", "from-file")].map(|(k, v)| (k.to_string(), v.to_string())));
+    // The program as the first word that is not an option; options after it are its own.
+    let out = envshim(["run", "--manifest", &m, "--init", "--init-group", "/bin/sh", "-c", "echo $M", "--init"]).run();
+    out.ok();
+    assert_eq!(out.stdout_str(), "$(A)-m\n");
+    envshim(["check", "--manifest", &m, "--env-file", &secret, "--volume", &v.volume_arg("cfg")]).run().fails(65);
+    // Shapes left to clap, its messages unchanged.
+    for (args, code, message) in [
+        (vec!["run", "--manifest", &m, "--manifest", &m, "/bin/true"], 2, "cannot be used multiple times"),
+        (vec!["run", "--init", "--init", "/bin/true"], 2, "cannot be used multiple times"),
+        (vec!["run", "--init=yes", "/bin/true"], 2, "unexpected value"),
+        (vec!["run", "--manifest", "--", "/bin/true"], 2, "a value is required"),
+        (vec!["run", "--manifest=", "/bin/true"], 78, "not found"),
+        (vec!["run", "--manifest", &m, "--"], 2, "PROGRAM"),
+        (vec!["check", "--manifest", &m, "/bin/true"], 2, "unexpected argument"),
+        (vec!["run", "-x", "/bin/true"], 2, "unexpected argument '-x'"),
+        (vec!["run", "--manifests", &m, "/bin/true"], 2, "unexpected argument '--manifests'"),
+    ] {
+        let out = envshim(&args).run();
+        out.fails_with(code, &[message]);
+        assert!(!out.stderr_str().contains("disagrees"), "{args:?}: {}", out.stderr_str());
+    }
+    envshim(["run", "--wait", "1s", "--manifest", &m, "/bin/true"]).run().ok();
+    envshim(["run", "--manifest", &m, "--", "--", "/bin/true"]).run().fails_with(127, &["\"--\" not found"]);
+}
