@@ -50,27 +50,29 @@ impl fmt::Display for Source {
 }
 
 /// A variable of the environment, as [`Environment::vars`] shows it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Var<'e> {
     pub name: &'e [u8],
     pub value: &'e [u8],
     /// `NAME=VALUE`, as `execve` gets it (followed by a NUL in the environment's buffer).
     pub text: &'e [u8],
-    pub source: &'e Source,
+    pub source: Source,
 }
 
 impl Var<'_> {
     /// How messages name this variable: by name, except when the name was read
     /// from a file (then by file and line: names from files are not shown).
     pub fn describe(&self) -> String {
-        match self.source {
+        match &self.source {
             Source::EnvFrom { file, line } => format!("the variable from {file} line {line}"),
             _ => format!("variable {}", escape(self.name)),
         }
     }
 }
 
-/// Where a variable's `NAME=VALUE` is: in [`Texts::strings`] or in a held file.
+/// Where a variable's `NAME=VALUE` is, in [`Texts::strings`] or in a held
+/// file, and its [`Source`] in 8 bytes (24 bytes a variable, not 48 with the
+/// `Source` itself: 5 of a start-up's page faults, docs/performance.md).
 #[derive(Debug)]
 struct Slot {
     /// 0 for `strings`, else 1 + the index of the file in [`Texts::files`].
@@ -81,8 +83,19 @@ struct Slot {
     name: u32,
     /// `NAME=VALUE`, without its NUL.
     len: u32,
-    source: Source,
+    origin: Origin,
 }
+
+/// A [`Source`] in 8 bytes ([`Environment::origin`]).
+#[derive(Debug, Clone, Copy)]
+struct Origin {
+    /// The kind (the low 3 bits) and the position of the file's name in [`Environment::origins`].
+    kind: u32,
+    /// The line, or the `env` index.
+    line: u32,
+}
+
+static_assertions::assert_eq_size!(Slot, [u32; 6]);
 
 /// The most env files whose strings an environment uses in place; the keys
 /// of any further file are copied (a lookup per import stays short).
@@ -142,6 +155,9 @@ pub struct Environment {
     /// entries): [`Environment::reserve`] makes room for them too, so that
     /// `vars` is not copied to a twice larger block for the last few.
     later: usize,
+    /// The file names of the slots' sources; a name set again right after
+    /// itself (a file's keys) is not listed again.
+    origins: Vec<Rc<str>>,
 }
 
 /// The name of `vars[i]`, for the index.
@@ -164,6 +180,11 @@ impl Environment {
     /// [`Environment::set`] for a name whose [`crate::index::hash`] is known
     /// (an env file's key: hashed once for the file's table and this one).
     pub fn set_hashed(&mut self, name: &[u8], hash: u32, value: &[u8], source: Source) {
+        let origin = self.origin(source);
+        self.set_at(name, hash, value, origin)
+    }
+
+    fn set_at(&mut self, name: &[u8], hash: u32, value: &[u8], origin: Origin) {
         // Names and values never hold NUL: files and the manifest reject it, and
         // the process environment cannot carry it.
         debug_assert!(!name.contains(&0) && !value.contains(&0));
@@ -174,7 +195,7 @@ impl Environment {
         strings.extend_from_slice(value);
         strings.push(0);
         let len = (name.len() + 1 + value.len()) as u32;
-        self.put(name, hash, Slot { file: 0, start, name: name.len() as u32, len, source });
+        self.put(name, hash, Slot { file: 0, start, name: name.len() as u32, len, origin });
     }
 
     /// Lets the strings of `file` be used in place by [`Environment::set_in_place`];
@@ -195,12 +216,45 @@ impl Environment {
     /// [`Environment::set_hashed`] for a key of a held file whose
     /// `NAME=VALUE\0` is in the file ([`Key::in_place`]): `envp` will point
     /// there, nothing is copied.
-    pub fn set_in_place(&mut self, file: Held, key: &Key, source: Source) {
-        let Some(at) = key.in_place else { return self.set_hashed(key.name, key.hash, key.value, source) };
+    fn set_in_place(&mut self, file: Held, key: &Key, origin: Origin) {
+        let Some(at) = key.in_place else { return self.set_at(key.name, key.hash, key.value, origin) };
         let len = (key.name.len() + 1 + key.value.len()) as u32;
-        let slot = Slot { file: file.0, start: at as u32, name: key.name.len() as u32, len, source };
+        let slot = Slot { file: file.0, start: at as u32, name: key.name.len() as u32, len, origin };
         debug_assert!(self.texts.text(&slot) == [key.name, b"=", key.value].concat());
         self.put(key.name, key.hash, slot);
+    }
+
+    /// `source` in 8 bytes.
+    fn origin(&mut self, source: Source) -> Origin {
+        let mut file = |file: Rc<str>| {
+            if !self.origins.last().is_some_and(|last| Rc::ptr_eq(last, &file)) {
+                self.origins.push(file);
+            }
+            (self.origins.len() as u32 - 1) << 3
+        };
+        let (kind, line) = match source {
+            Source::Inherited => (0, 0),
+            Source::EnvFrom { file: f, line } => (1 | file(f), line),
+            Source::FileKey { file: f, line } => (2 | file(f), line),
+            Source::FileEnv(f) => (3 | file(f), 0),
+            Source::ManifestEnv(i) => (4, i as u32),
+            Source::CliEnv => (5, 0),
+        };
+        Origin { kind, line }
+    }
+
+    /// The [`Source`] of `s`.
+    fn source(&self, s: &Slot) -> Source {
+        let Origin { kind, line } = s.origin;
+        let file = || self.origins[(kind >> 3) as usize].clone();
+        match kind & 7 {
+            0 => Source::Inherited,
+            1 => Source::EnvFrom { file: file(), line },
+            2 => Source::FileKey { file: file(), line },
+            3 => Source::FileEnv(file()),
+            4 => Source::ManifestEnv(line as usize),
+            _ => Source::CliEnv,
+        }
     }
 
     /// Sets the variable `name` (hashed `hash`) to `slot`: a new variable goes
@@ -302,7 +356,7 @@ impl Environment {
     pub fn vars(&self) -> impl ExactSizeIterator<Item = Var<'_>> + Clone + '_ {
         self.vars.iter().map(|s| {
             let text = self.texts.text(s);
-            Var { name: &text[..s.name as usize], value: &text[s.name as usize + 1..], text, source: &s.source }
+            Var { name: &text[..s.name as usize], value: &text[s.name as usize + 1..], text, source: self.source(s) }
         })
     }
 
@@ -613,6 +667,8 @@ fn import(b: &mut Built, file: &Rc<EnvFile>, display: &Rc<str>, prefix: &[u8], r
     // Without a prefix a key's name is the variable's: its `NAME=VALUE\0`
     // is used where the file holds it.
     let held = if prefix.is_empty() { b.env.hold(file) } else { None };
+    // The file's name is listed once for all its keys.
+    let origin = b.env.origin(Source::EnvFrom { file: display.clone(), line: 0 });
     for k in file.unique_keys() {
         let (key, line) = (k.name, k.line);
         let name = if prefix.is_empty() {
@@ -623,12 +679,12 @@ fn import(b: &mut Built, file: &Rc<EnvFile>, display: &Rc<str>, prefix: &[u8], r
             &prefixed
         };
         if valid || rule.accepts(name) {
-            let source = Source::EnvFrom { file: display.clone(), line };
+            let origin = Origin { line, ..origin };
             match held {
                 // Hashed already, for the file's own table.
-                Some(held) => b.env.set_in_place(held, &k, source),
-                None if prefix.is_empty() => b.env.set_hashed(name, k.hash, k.value, source),
-                None => b.env.set(name, k.value, source),
+                Some(held) => b.env.set_in_place(held, &k, origin),
+                None if prefix.is_empty() => b.env.set_at(name, k.hash, k.value, origin),
+                None => b.env.set_at(name, crate::index::hash(name), k.value, origin),
             }
             if stop_when_full(b, full, || format!("{display} line {line}")) {
                 return;
@@ -761,7 +817,8 @@ mod tests {
         let held = env.hold(&file).unwrap();
         assert!(env.hold(&file).is_some_and(|h| h.0 == held.0));
         for k in file.unique_keys() {
-            env.set_in_place(held, &k, Source::EnvFrom { file: "f".into(), line: k.line });
+            let origin = env.origin(Source::EnvFrom { file: "f".into(), line: k.line });
+            env.set_in_place(held, &k, origin);
         }
         let raw = file.raw().as_ptr_range();
         // A (its last value) and C point into the file; B (blanks around `=`) was copied.
@@ -796,7 +853,10 @@ mod tests {
             assert_eq!(held.is_some(), i < MAX_HELD_FILES);
             let k = f.unique_keys().next().unwrap();
             match held {
-                Some(h) => env.set_in_place(h, &k, Source::Inherited),
+                Some(h) => {
+                    let origin = env.origin(Source::Inherited);
+                    env.set_in_place(h, &k, origin)
+                }
                 None => env.set_hashed(k.name, k.hash, k.value, Source::Inherited),
             }
         }
