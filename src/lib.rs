@@ -152,6 +152,9 @@ pub fn check(opts: &Options) -> i32 {
 }
 
 /// `envshim render`: prints the final environment, values masked unless `show_values`.
+// Not inlined into `main` (nor `install`): their frames (`std::io::copy`'s
+// 8 KiB buffer among them) would be probed page by page at every start.
+#[inline(never)]
 pub fn render(opts: &Options, format: Format, show_values: bool) -> i32 {
     let plan = match prepare(opts, Mode::Render) {
         Ok(p) if p.errors.is_empty() => p,
@@ -168,6 +171,7 @@ pub fn render(opts: &Options, format: Format, show_values: bool) -> i32 {
 }
 
 /// `envshim install DEST`.
+#[inline(never)]
 pub fn install(dest: &Path) -> i32 {
     match install::install(Path::new(install::SELF_EXE), dest) {
         Ok(_) => code::OK,

@@ -85,13 +85,21 @@ struct InstallArgs {
 /// and 0.1 M instructions (docs/performance.md). Help, `--version` and every
 /// error go through the whole command, so their text is clap's as before.
 fn parse(args: Vec<OsString>) -> Result<Cli, clap::Error> {
-    use clap::{Command as C, FromArgMatches};
     if let Some(cli) = common_line(&args) {
         // Every command line a debug build (the tests') reads here is read by clap too, and must agree.
         #[cfg(debug_assertions)]
         assert_eq!(Cli::try_parse_from(&args).ok().as_ref(), Some(&cli), "common_line disagrees with clap");
         return Ok(cli);
     }
+    parse_with_clap(args)
+}
+
+/// Not inlined: clap's frames (11 KiB in `main`) would be probed page by page
+/// at every start, clap used or not.
+#[inline(never)]
+#[cold]
+fn parse_with_clap(args: Vec<OsString>) -> Result<Cli, clap::Error> {
+    use clap::{Command as C, FromArgMatches};
     let mut quick = C::new("envshim")
         .subcommand_required(true)
         .subcommand(C::new("run").defer(RunArgs::augment_args))
