@@ -170,17 +170,34 @@ type Below<T> = (Option<T>, Vec<Error>);
 type ItemReader<'a, T> = fn(&mut Reader<'a>, &Path, &mut Vec<Error>) -> Option<Option<T>>;
 
 impl<'a> Reader<'a> {
+    #[inline(always)]
     fn peek(&self) -> Option<u8> {
         self.b.get(self.i).copied()
     }
 
+    /// Skips whitespace: inline only the test for none (the next byte is
+    /// above a space), the common case between tokens.
+    #[inline(always)]
     fn skip_ws(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
-            self.i += 1;
+        if !matches!(self.peek(), Some(c) if c > b' ') {
+            self.blanks();
+        }
+    }
+
+    /// Whitespace, its usual shape (a line end, then an indentation of
+    /// spaces) eight bytes at a time.
+    fn blanks(&mut self) {
+        loop {
+            match self.peek() {
+                Some(b' ' | b'\t' | b'\r') => self.i += 1,
+                Some(b'\n') => self.i += 1 + spaces(&self.b[self.i + 1..]),
+                _ => return,
+            }
         }
     }
 
     /// Consumes `c` after optional whitespace.
+    #[inline(always)]
     fn eat(&mut self, c: u8) -> bool {
         self.skip_ws();
         let hit = self.peek() == Some(c);
@@ -189,6 +206,7 @@ impl<'a> Reader<'a> {
     }
 
     /// After an item or a field: a comma (true) or `close` (false).
+    #[inline(always)]
     fn more(&mut self, close: u8) -> Option<bool> {
         self.skip_ws();
         let c = self.peek()?;
@@ -327,10 +345,24 @@ impl<'a> Reader<'a> {
     /// A string, at its opening quote; borrowed from the input unless it has
     /// an escape. Control characters, unknown escapes, lone surrogates and
     /// invalid UTF-8 are refused, as by serde_json.
+    #[inline(always)]
     fn string(&mut self) -> Option<Cow<'a, str>> {
-        self.i += 1;
-        let mut owned: Option<String> = None;
-        let mut run = self.i;
+        let start = self.i + 1;
+        let end = start + plain_run(self.b.get(start..)?)?;
+        if self.b[end] != b'"' {
+            return self.escaped(start, end);
+        }
+        self.i = end + 1;
+        // `start` and `end` are at ASCII bytes: character boundaries.
+        self.s.get(start..end).map(Cow::Borrowed)
+    }
+
+    /// The rest of a string from `run`, its plain run ending at `i`, at a
+    /// byte that is not its closing quote.
+    #[inline(never)]
+    fn escaped(&mut self, mut run: usize, i: usize) -> Option<Cow<'a, str>> {
+        self.i = i;
+        let mut owned = String::new();
         loop {
             self.i += plain_run(&self.b[self.i..])?;
             let c = self.b[self.i];
@@ -338,22 +370,14 @@ impl<'a> Reader<'a> {
                 return None;
             }
             // `run` and `i` are at ASCII bytes: character boundaries.
-            let piece = &self.s[run..self.i];
+            owned.push_str(self.s.get(run..self.i)?);
             self.i += 1;
             if c == b'"' {
-                return Some(match owned {
-                    None => Cow::Borrowed(piece),
-                    Some(mut s) => {
-                        s.push_str(piece);
-                        Cow::Owned(s)
-                    }
-                });
+                return Some(Cow::Owned(owned));
             }
-            let s = owned.get_or_insert_with(String::new);
-            s.push_str(piece);
             let e = self.peek()?;
             self.i += 1;
-            s.push(match e {
+            owned.push(match e {
                 b'"' => '"',
                 b'\\' => '\\',
                 b'/' => '/',
@@ -728,21 +752,37 @@ impl<T> Sources<T> {
 /// position of the first `"`, `\\` or control character, eight bytes at a
 /// time (a byte loop was the reader's largest cost; strings are too short
 /// for memchr's set-up to pay).
+#[inline(always)]
 fn plain_run(b: &[u8]) -> Option<usize> {
-    const LOW: u64 = 0x7f7f_7f7f_7f7f_7f7f;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
     const ONES: u64 = 0x0101_0101_0101_0101;
-    // 0x80 in each byte of `v` that is zero, and only there (no carries across bytes).
-    let zero = |v: u64| !(((v & LOW) + LOW) | v | LOW);
+    // The bytes of `v` below `n` (at most 0x80) get 0x80: exact up to the
+    // first one, the borrow may mark some above it (only the first counts).
+    let below = |v: u64, n: u64| v.wrapping_sub(ONES * n) & !v;
     let mut at = 0;
     while let Some(word) = b.get(at..at + 8) {
         let w = u64::from_le_bytes(word.try_into().unwrap_or_default());
-        let hits = zero(w ^ (ONES * u64::from(b'"'))) | zero(w ^ (ONES * u64::from(b'\\'))) | zero(w & (ONES * 0xe0));
+        let hits = (below(w ^ (ONES * u64::from(b'"')), 1) | below(w ^ (ONES * u64::from(b'\\')), 1) | below(w, 0x20)) & HIGH;
         if hits != 0 {
             return Some(at + hits.trailing_zeros() as usize / 8);
         }
         at += 8;
     }
     b[at..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).map(|n| at + n)
+}
+
+/// The number of spaces at the start of `b`, eight bytes at a time.
+fn spaces(b: &[u8]) -> usize {
+    const SPACES: u64 = 0x2020_2020_2020_2020;
+    let mut at = 0;
+    while let Some(word) = b.get(at..at + 8) {
+        let other = u64::from_le_bytes(word.try_into().unwrap_or_default()) ^ SPACES;
+        if other != 0 {
+            return at + other.trailing_zeros() as usize / 8;
+        }
+        at += 8;
+    }
+    at + b[at..].iter().take_while(|&&c| c == b' ').count()
 }
 
 /// The position of `key` in `names`.
