@@ -23,7 +23,6 @@ use std::borrow::Cow;
 use std::fmt;
 
 use crate::error::{escape, Error};
-use crate::index::same;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VolumeMount<'a> {
@@ -74,10 +73,6 @@ pub struct Manifest<'a> {
     pub command: Vec<Cow<'a, str>>,
     pub args: Vec<Cow<'a, str>>,
 }
-
-/// The sources of an `envFrom` entry, and of a `valueFrom`: exactly one of each.
-const ENV_FROM_SOURCES: [&str; 3] = ["fileRef", "configMapRef", "secretRef"];
-const VALUE_FROM_SOURCES: [&str; 5] = ["fileKeyRef", "configMapKeyRef", "secretKeyRef", "fieldRef", "resourceFieldRef"];
 
 /// Parses a manifest; every schema problem is reported, each naming its path.
 pub fn parse(bytes: &[u8]) -> Result<Manifest<'_>, Vec<Error>> {
@@ -447,7 +442,7 @@ impl<'a> Reader<'a> {
         &mut self,
         path: &Path,
         errors: &mut Vec<Error>,
-        mut f: impl FnMut(&mut Self, &str) -> Option<bool>,
+        mut f: impl FnMut(&mut Self, &[u8]) -> Option<bool>,
     ) -> Option<bool> {
         if self.peek() != Some(b'{') {
             let v = self.value(false)?;
@@ -456,7 +451,7 @@ impl<'a> Reader<'a> {
         }
         let mut unknown = Vec::new();
         self.fields(|r, key| {
-            if !f(r, &key)? {
+            if !f(r, key.as_bytes())? {
                 r.skip()?;
                 unknown.push(key);
             }
@@ -489,12 +484,12 @@ impl<'a> Reader<'a> {
         }
         let (mut mounts, mut env_from, mut env, mut command, mut args) = (None, None, None, None, None);
         self.fields(|r, key| {
-            match which(&key, &["volumeMounts", "envFrom", "env", "command", "args"]) {
-                Some(0) => mounts = Some(r.list("volumeMounts", Self::volume_mount)?),
-                Some(1) => env_from = Some(r.list("envFrom", Self::env_from)?),
-                Some(2) => env = Some(r.list("env", Self::env_var)?),
-                Some(3) => command = Some(r.list("command", Self::word)?),
-                Some(4) => args = Some(r.list("args", Self::word)?),
+            match key.as_bytes() {
+                b"volumeMounts" => mounts = Some(r.list("volumeMounts", Self::volume_mount)?),
+                b"envFrom" => env_from = Some(r.list("envFrom", Self::env_from)?),
+                b"env" => env = Some(r.list("env", Self::env_var)?),
+                b"command" => command = Some(r.list("command", Self::word)?),
+                b"args" => args = Some(r.list("args", Self::word)?),
                 _ => r.skip()?,
             }
             Some(())
@@ -543,18 +538,15 @@ impl<'a> Reader<'a> {
     fn volume_mount(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<VolumeMount<'a>>> {
         let (mut name, mut mount_path, mut sub) = (None, None, [false; 2]);
         let object = self.schema_object(path, errors, |r, key| {
-            let known =
-                ["name", "mountPath", "subPath", "subPathExpr", "readOnly", "mountPropagation", "recursiveReadOnly"];
-            match which(key, &known) {
-                Some(0) => name = Some(r.got_string()?),
-                Some(1) => mount_path = Some(r.got_string()?),
-                Some(i) => {
-                    if i < 4 {
-                        sub[i - 2] = true;
-                    }
+            match key {
+                b"name" => name = Some(r.got_string()?),
+                b"mountPath" => mount_path = Some(r.got_string()?),
+                b"subPath" | b"subPathExpr" | b"readOnly" | b"mountPropagation" | b"recursiveReadOnly" => {
+                    sub[0] |= key == b"subPath";
+                    sub[1] |= key == b"subPathExpr";
                     r.skip()?
                 }
-                None => return Some(false),
+                _ => return Some(false),
             }
             Some(true)
         })?;
@@ -586,17 +578,19 @@ impl<'a> Reader<'a> {
         with_key: bool,
         errors: &mut Vec<Error>,
     ) -> Option<Option<(FileRef<'a>, Option<Cow<'a, str>>)>> {
-        let names = ["volumeName", "path", "key"];
-        let names = &names[..2 + usize::from(with_key)];
         let (mut texts, mut optional): ([Text; 3], _) = ([None, None, None], None);
         let object = self.schema_object(path, errors, |r, key| {
-            if same(key.as_bytes(), b"optional") {
-                optional = Some(r.got_bool()?);
-            } else if let Some(i) = which(key, names) {
-                texts[i] = Some(r.got_string()?);
-            } else {
-                return Some(false);
-            }
+            let i = match key {
+                b"optional" => {
+                    optional = Some(r.got_bool()?);
+                    return Some(true);
+                }
+                b"volumeName" => 0,
+                b"path" => 1,
+                b"key" if with_key => 2,
+                _ => return Some(false),
+            };
+            texts[i] = Some(r.got_string()?);
             Some(true)
         })?;
         if !object {
@@ -626,11 +620,17 @@ impl<'a> Reader<'a> {
     fn env_from(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<EnvFrom<'a>>> {
         let (mut prefix, mut sources) = (None, Sources::default());
         let object = self.schema_object(path, errors, |r, key| {
-            if same(key.as_bytes(), b"prefix") {
-                prefix = Some(r.got_string()?);
-                return Some(true);
-            }
-            sources.read(r, key, &ENV_FROM_SOURCES, path, Self::file_ref)
+            let source = match key {
+                b"prefix" => {
+                    prefix = Some(r.got_string()?);
+                    return Some(true);
+                }
+                b"fileRef" => 0,
+                b"configMapRef" => 1,
+                b"secretRef" => 2,
+                _ => return Some(false),
+            };
+            sources.read(r, source, "fileRef", path, Self::file_ref)
         })?;
         if !object {
             return Some(None);
@@ -648,16 +648,16 @@ impl<'a> Reader<'a> {
     fn env_var(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<EnvVar<'a>>> {
         let (mut name, mut value, mut value_from) = (None, None, None);
         let object = self.schema_object(path, errors, |r, key| {
-            match which(key, &["name", "value", "valueFrom"]) {
-                Some(0) => name = Some(r.got_string()?),
-                Some(1) => value = Some(r.got_string()?),
+            match key {
+                b"name" => name = Some(r.got_string()?),
+                b"value" => value = Some(r.got_string()?),
                 // A null counts as absent.
-                Some(_) if r.peek() == Some(b'n') => {
+                b"valueFrom" if r.peek() == Some(b'n') => {
                     value_from = None;
                     r.skip()?
                 }
-                Some(_) => value_from = Some(r.below(&path.field("valueFrom"), Self::value_from)?),
-                None => return Some(false),
+                b"valueFrom" => value_from = Some(r.below(&path.field("valueFrom"), Self::value_from)?),
+                _ => return Some(false),
             }
             Some(true)
         })?;
@@ -683,8 +683,17 @@ impl<'a> Reader<'a> {
 
     fn value_from(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<EnvSource<'a>>> {
         let mut sources = Sources::default();
-        let object =
-            self.schema_object(path, errors, |r, key| sources.read(r, key, &VALUE_FROM_SOURCES, path, Self::file_key))?;
+        let object = self.schema_object(path, errors, |r, key| {
+            let source = match key {
+                b"fileKeyRef" => 0,
+                b"configMapKeyRef" => 1,
+                b"secretKeyRef" => 2,
+                b"fieldRef" => 3,
+                b"resourceFieldRef" => 4,
+                _ => return Some(false),
+            };
+            sources.read(r, source, "fileKeyRef", path, Self::file_key)
+        })?;
         if !object {
             return Some(None);
         }
@@ -698,9 +707,9 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// The sources of an `envFrom` entry or a `valueFrom` (the first of the
-/// names is the file, read below; the others are the platform's and not
-/// looked into): which were given, and the file's last value.
+/// The sources of an `envFrom` entry or a `valueFrom` (source 0 is the
+/// file, read below; the others are the platform's and not looked into):
+/// which were given, and the file's last value.
 struct Sources<T> {
     given: [bool; 5],
     file: Option<Below<T>>,
@@ -713,22 +722,13 @@ impl<T> Default for Sources<T> {
 }
 
 impl<T> Sources<T> {
-    /// Reads the field's value if `key` is one of `names`: false if it is not (the value left).
-    fn read<'a>(
-        &mut self,
-        r: &mut Reader<'a>,
-        key: &str,
-        names: &[&str],
-        path: &Path,
-        file: ItemReader<'a, T>,
-    ) -> Option<bool> {
-        match which(key, names) {
-            Some(0) => self.file = Some(r.below(&path.field(names[0]), file)?),
-            Some(i) => {
-                r.skip()?;
-                self.given[i] = true;
-            }
-            None => return Some(false),
+    /// Reads the value of source `i` (0 is the file, named `key`).
+    fn read<'a>(&mut self, r: &mut Reader<'a>, i: usize, key: &str, path: &Path, file: ItemReader<'a, T>) -> Option<bool> {
+        if i == 0 {
+            self.file = Some(r.below(&path.field(key), file)?);
+        } else {
+            r.skip()?;
+            self.given[i] = true;
         }
         Some(true)
     }
@@ -783,11 +783,6 @@ fn spaces(b: &[u8]) -> usize {
         at += 8;
     }
     at + b[at..].iter().take_while(|&&c| c == b' ').count()
-}
-
-/// The position of `key` in `names`.
-fn which(key: &str, names: &[&str]) -> Option<usize> {
-    names.iter().position(|n| same(n.as_bytes(), key.as_bytes()))
 }
 
 /// Where a value is in the manifest, rendered only for a message.
