@@ -471,10 +471,12 @@ impl<'a> Reader<'a> {
             }
             Some(())
         })?;
-        unknown.sort_unstable();
-        unknown.dedup();
-        for key in unknown {
-            fail(errors, &path.field(&key), "unknown field");
+        if !unknown.is_empty() {
+            unknown.sort_unstable();
+            unknown.dedup();
+            for key in unknown {
+                fail(errors, &path.field(&key), "unknown field");
+            }
         }
         Some(true)
     }
