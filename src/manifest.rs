@@ -75,6 +75,7 @@ pub struct Manifest<'a> {
 }
 
 /// Parses a manifest; every schema problem is reported, each naming its path.
+#[inline(never)] // called once; a frame of its own for profiles
 pub fn parse(bytes: &[u8]) -> Result<Manifest<'_>, Vec<Error>> {
     let mut errors = Vec::new();
     let manifest = read(bytes, |r| r.manifest(&mut errors))
@@ -279,15 +280,21 @@ impl<'a> Reader<'a> {
     /// An object, at its `{`: `f` reads each field's value (at its first
     /// byte), given the key.
     fn fields(&mut self, mut f: impl FnMut(&mut Self, Cow<'a, str>) -> Option<()>) -> Option<()> {
+        self.object(|r| {
+            let key = r.string()?;
+            r.colon()?;
+            f(r, key)
+        })
+    }
+
+    /// An object, at its `{`: `f` reads each field, from its key's opening quote.
+    fn object(&mut self, mut f: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
         self.enter()?;
         if !self.eat(b'}') {
             loop {
                 self.skip_ws();
                 (self.peek() == Some(b'"')).then_some(())?;
-                let key = self.string()?;
-                self.eat(b':').then_some(())?;
-                self.skip_ws();
-                f(self, key)?;
+                f(self)?;
                 if !self.more(b'}')? {
                     break;
                 }
@@ -295,6 +302,62 @@ impl<'a> Reader<'a> {
         }
         self.depth -= 1;
         Some(())
+    }
+
+    /// After a key: the colon, and the whitespace before the value.
+    #[inline(always)]
+    fn colon(&mut self) -> Option<()> {
+        self.eat(b':').then_some(())?;
+        self.skip_ws();
+        Some(())
+    }
+
+    /// One field of an object of the schema, at its key: `f` reads the
+    /// value of a field it knows (true), testing the names it knows with
+    /// [`Reader::named`], or leaves it (false). `f` is first given no key,
+    /// and tests its names on the input; if none is there as written, the
+    /// key is read (it may hold an escape) and given to `f`. Some(the key)
+    /// of a field `f` leaves, its value skipped.
+    #[inline(always)]
+    fn field(&mut self, mut f: impl FnMut(&mut Self, Option<&[u8]>) -> Option<bool>) -> Option<Option<Cow<'a, str>>> {
+        if f(self, None)? {
+            return Some(None);
+        }
+        let key = self.read_key()?;
+        if f(self, Some(key.as_bytes()))? {
+            return Some(None);
+        }
+        self.skip()?;
+        Some(Some(key))
+    }
+
+    /// A key that is not one of the names tried (or has an escape), and its colon.
+    #[inline(never)]
+    fn read_key(&mut self) -> Option<Cow<'a, str>> {
+        let key = self.string()?;
+        self.colon()?;
+        Some(key)
+    }
+
+    /// Whether the field's key is `quoted`, a name of the schema and its
+    /// closing quote. With no `key`, tested on the input at the key's
+    /// opening quote, and if so the key and its colon are consumed: the
+    /// name holds no quote, backslash or control character, so the bytes
+    /// `name"` there are that key and no other. A key's scan and a match
+    /// on its bytes cost ~100 instructions; this test, a few per name.
+    #[inline(always)]
+    fn named(&mut self, key: Option<&[u8]>, quoted: &'static [u8]) -> Option<bool> {
+        let name = &quoted[..quoted.len() - 1];
+        let Some(_) = key else {
+            let at = self.i + 1;
+            if !self.b.get(at..at + quoted.len()).is_some_and(|b| same_const(b, quoted)) {
+                return Some(false);
+            }
+            self.i = at + quoted.len();
+            self.colon()?;
+            return Some(true);
+        };
+        Some(key == Some(name))
     }
 
     /// An array, at its `[`: `f` reads each item (at its first byte), given its index.
@@ -456,7 +519,7 @@ impl<'a> Reader<'a> {
         &mut self,
         path: &Path,
         errors: &mut Vec<Error>,
-        mut f: impl FnMut(&mut Self, &[u8]) -> Option<bool>,
+        mut f: impl FnMut(&mut Self, Option<&[u8]>) -> Option<bool>,
     ) -> Option<bool> {
         if self.peek() != Some(b'{') {
             let v = self.value(false)?;
@@ -464,9 +527,8 @@ impl<'a> Reader<'a> {
             return Some(false);
         }
         let mut unknown = Vec::new();
-        self.fields(|r, key| {
-            if !f(r, key.as_bytes())? {
-                r.skip()?;
+        self.object(|r| {
+            if let Some(key) = r.field(&mut f)? {
                 unknown.push(key);
             }
             Some(())
@@ -499,16 +561,24 @@ impl<'a> Reader<'a> {
             return Some(Manifest::default());
         }
         let (mut mounts, mut env_from, mut env, mut command, mut args) = (None, None, None, None, None);
-        self.fields(|r, key| {
-            match key.as_bytes() {
-                b"volumeMounts" => mounts = Some(r.list("volumeMounts", Self::volume_mount)?),
-                b"envFrom" => env_from = Some(r.list("envFrom", Self::env_from)?),
-                b"env" => env = Some(r.list("env", Self::env_var)?),
-                b"command" => command = Some(r.list("command", Self::word)?),
-                b"args" => args = Some(r.list("args", Self::word)?),
-                _ => r.skip()?,
-            }
-            Some(())
+        self.object(|r| {
+            r.field(|r, key| {
+                if r.named(key, b"volumeMounts\"")? {
+                    mounts = Some(r.list("volumeMounts", Self::volume_mount)?);
+                } else if r.named(key, b"envFrom\"")? {
+                    env_from = Some(r.list("envFrom", Self::env_from)?);
+                } else if r.named(key, b"env\"")? {
+                    env = Some(r.list("env", Self::env_var)?);
+                } else if r.named(key, b"command\"")? {
+                    command = Some(r.list("command", Self::word)?);
+                } else if r.named(key, b"args\"")? {
+                    args = Some(r.list("args", Self::word)?);
+                } else {
+                    return Some(false);
+                }
+                Some(true)
+            })
+            .map(drop)
         })?;
         Some(Manifest {
             volume_mounts: list(errors, mounts, "volumeMounts"),
@@ -554,15 +624,23 @@ impl<'a> Reader<'a> {
     fn volume_mount(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<VolumeMount<'a>>> {
         let (mut name, mut mount_path, mut sub) = (None, None, [false; 2]);
         let object = self.schema_object(path, errors, |r, key| {
-            match key {
-                b"name" => name = Some(r.got_string()?),
-                b"mountPath" => mount_path = Some(r.got_string()?),
-                b"subPath" | b"subPathExpr" | b"readOnly" | b"mountPropagation" | b"recursiveReadOnly" => {
-                    sub[0] |= key == b"subPath";
-                    sub[1] |= key == b"subPathExpr";
-                    r.skip()?
-                }
-                _ => return Some(false),
+            if r.named(key, b"name\"")? {
+                name = Some(r.got_string()?);
+            } else if r.named(key, b"mountPath\"")? {
+                mount_path = Some(r.got_string()?);
+            } else if r.named(key, b"readOnly\"")?
+                || r.named(key, b"mountPropagation\"")?
+                || r.named(key, b"recursiveReadOnly\"")?
+            {
+                r.skip()?;
+            } else if r.named(key, b"subPath\"")? {
+                sub[0] = true;
+                r.skip()?;
+            } else if r.named(key, b"subPathExpr\"")? {
+                sub[1] = true;
+                r.skip()?;
+            } else {
+                return Some(false);
             }
             Some(true)
         })?;
@@ -596,15 +674,17 @@ impl<'a> Reader<'a> {
     ) -> Option<Option<(FileRef<'a>, Option<Cow<'a, str>>)>> {
         let (mut texts, mut optional): ([Text; 3], _) = ([None, None, None], None);
         let object = self.schema_object(path, errors, |r, key| {
-            let i = match key {
-                b"optional" => {
-                    optional = Some(r.got_bool()?);
-                    return Some(true);
-                }
-                b"volumeName" => 0,
-                b"path" => 1,
-                b"key" if with_key => 2,
-                _ => return Some(false),
+            let i = if r.named(key, b"volumeName\"")? {
+                0
+            } else if r.named(key, b"path\"")? {
+                1
+            } else if with_key && r.named(key, b"key\"")? {
+                2
+            } else if r.named(key, b"optional\"")? {
+                optional = Some(r.got_bool()?);
+                return Some(true);
+            } else {
+                return Some(false);
             };
             texts[i] = Some(r.got_string()?);
             Some(true)
@@ -636,15 +716,17 @@ impl<'a> Reader<'a> {
     fn env_from(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<EnvFrom<'a>>> {
         let (mut prefix, mut sources) = (None, Sources::default());
         let object = self.schema_object(path, errors, |r, key| {
-            let source = match key {
-                b"prefix" => {
-                    prefix = Some(r.got_string()?);
-                    return Some(true);
-                }
-                b"fileRef" => 0,
-                b"configMapRef" => 1,
-                b"secretRef" => 2,
-                _ => return Some(false),
+            let source = if r.named(key, b"fileRef\"")? {
+                0
+            } else if r.named(key, b"prefix\"")? {
+                prefix = Some(r.got_string()?);
+                return Some(true);
+            } else if r.named(key, b"configMapRef\"")? {
+                1
+            } else if r.named(key, b"secretRef\"")? {
+                2
+            } else {
+                return Some(false);
             };
             sources.read(r, source, "fileRef", path, Self::file_ref)
         })?;
@@ -664,16 +746,20 @@ impl<'a> Reader<'a> {
     fn env_var(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<EnvVar<'a>>> {
         let (mut name, mut value, mut value_from) = (None, None, None);
         let object = self.schema_object(path, errors, |r, key| {
-            match key {
-                b"name" => name = Some(r.got_string()?),
-                b"value" => value = Some(r.got_string()?),
+            if r.named(key, b"name\"")? {
+                name = Some(r.got_string()?);
+            } else if r.named(key, b"valueFrom\"")? {
                 // A null counts as absent.
-                b"valueFrom" if r.peek() == Some(b'n') => {
+                if r.peek() == Some(b'n') {
                     value_from = None;
                     r.skip()?
+                } else {
+                    value_from = Some(r.below(&path.field("valueFrom"), Self::value_from)?);
                 }
-                b"valueFrom" => value_from = Some(r.below(&path.field("valueFrom"), Self::value_from)?),
-                _ => return Some(false),
+            } else if r.named(key, b"value\"")? {
+                value = Some(r.got_string()?);
+            } else {
+                return Some(false);
             }
             Some(true)
         })?;
@@ -700,13 +786,18 @@ impl<'a> Reader<'a> {
     fn value_from(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<EnvSource<'a>>> {
         let mut sources = Sources::default();
         let object = self.schema_object(path, errors, |r, key| {
-            let source = match key {
-                b"fileKeyRef" => 0,
-                b"configMapKeyRef" => 1,
-                b"secretKeyRef" => 2,
-                b"fieldRef" => 3,
-                b"resourceFieldRef" => 4,
-                _ => return Some(false),
+            let source = if r.named(key, b"fileKeyRef\"")? {
+                0
+            } else if r.named(key, b"configMapKeyRef\"")? {
+                1
+            } else if r.named(key, b"secretKeyRef\"")? {
+                2
+            } else if r.named(key, b"fieldRef\"")? {
+                3
+            } else if r.named(key, b"resourceFieldRef\"")? {
+                4
+            } else {
+                return Some(false);
             };
             sources.read(r, source, "fileKeyRef", path, Self::file_key)
         })?;
@@ -783,6 +874,24 @@ fn plain_run(b: &[u8]) -> Option<usize> {
         at += 8;
     }
     b[at..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).map(|n| at + n)
+}
+
+/// `a == b` for slices of one length, `b` a constant once inlined: a few
+/// words compared, not a call to musl's byte loop (`bcmp`).
+#[inline(always)]
+fn same_const(a: &[u8], b: &[u8]) -> bool {
+    let n = b.len();
+    if a.len() != n {
+        return false;
+    }
+    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or_default());
+    let half = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().unwrap_or_default());
+    match n {
+        // The first and last words (overlapping), and the middle one.
+        8..=24 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8) && (n <= 16 || word(a, 8) == word(b, 8)),
+        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
+        _ => a == b,
+    }
 }
 
 const ONES: u64 = 0x0101_0101_0101_0101;
