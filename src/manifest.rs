@@ -187,22 +187,28 @@ impl<'a> Reader<'a> {
     /// carriage return one at a time. A byte loop cost ~55 instructions a
     /// run, a third of the reader's.
     fn blanks(&mut self) {
-        while let Some(word) = self.b.get(self.i..self.i + 8) {
+        const LOW: u64 = ONES * 0x7f;
+        // 0x80 in each byte of `x` that is not zero, exactly (no carries across bytes).
+        let nonzero = |x: u64| ((x & LOW) + LOW) | x;
+        let mut i = self.i;
+        while let Some(word) = self.b.get(i..i + 8) {
             let w = u64::from_le_bytes(word.try_into().unwrap_or_default());
-            let other = !(zeros(w ^ (ONES * u64::from(b' '))) | zeros(w ^ (ONES * u64::from(b'\n')))) & HIGH;
+            let other = nonzero(w ^ (ONES * u64::from(b' '))) & nonzero(w ^ (ONES * u64::from(b'\n'))) & HIGH;
             if other == 0 {
-                self.i += 8;
+                i += 8;
                 continue;
             }
-            self.i += other.trailing_zeros() as usize / 8;
-            match self.b[self.i] {
-                b'\t' | b'\r' => self.i += 1,
-                _ => return,
+            i += other.trailing_zeros() as usize / 8;
+            if !matches!(self.b.get(i), Some(b'\t' | b'\r')) {
+                self.i = i;
+                return;
             }
+            i += 1;
         }
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.peek() {
-            self.i += 1;
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(i) {
+            i += 1;
         }
+        self.i = i;
     }
 
     /// Consumes `c` after optional whitespace.
@@ -896,13 +902,6 @@ fn same_const(a: &[u8], b: &[u8]) -> bool {
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = ONES * 0x80;
-
-/// 0x80 in each byte of `v` that is zero, and only there (no carries across bytes).
-#[inline(always)]
-fn zeros(v: u64) -> u64 {
-    const LOW: u64 = ONES * 0x7f;
-    !(((v & LOW) + LOW) | v | LOW)
-}
 
 /// Where a value is in the manifest, rendered only for a message.
 #[derive(Clone, Copy)]
