@@ -191,6 +191,16 @@ impl<'a> Reader<'a> {
         // 0x80 in each byte of `x` that is not zero, exactly (no carries across bytes).
         let nonzero = |x: u64| ((x & LOW) + LOW) | x;
         let mut i = self.i;
+        // The usual run first: a line end and an indentation of fewer than
+        // eight spaces (~15 instructions, where the loop takes ~35).
+        if let (Some(b'\n'), Some(word)) = (self.b.get(i), self.b.get(i + 1..i + 9)) {
+            let other = u64::from_le_bytes(word.try_into().unwrap_or_default()) ^ (ONES * u64::from(b' '));
+            let after = i + 1 + other.trailing_zeros() as usize / 8;
+            if other != 0 && self.b.get(after).is_some_and(|&c| c > b' ') {
+                self.i = after;
+                return;
+            }
+        }
         while let Some(word) = self.b.get(i..i + 8) {
             let w = u64::from_le_bytes(word.try_into().unwrap_or_default());
             let other = nonzero(w ^ (ONES * u64::from(b' '))) & nonzero(w ^ (ONES * u64::from(b'\n'))) & HIGH;

@@ -371,3 +371,34 @@ fn same_const_is_slice_equality() {
         }
     }
 }
+
+/// Whitespace skipped word by word ends where a byte loop ends, for runs
+/// of every shape (line ends, indentation, tabs, carriage returns) and
+/// length, followed by a token, a control character, or the end.
+#[test]
+fn blanks_end_where_a_byte_loop_says() {
+    let mut runs: Vec<Vec<u8>> = vec![vec![]];
+    for _ in 0..4 {
+        let longer: Vec<Vec<u8>> = runs
+            .iter()
+            .filter(|r| r.len() + 1 == runs.last().map_or(0, |l| l.len()) + 1)
+            .flat_map(|r| b" \n\t\r".iter().map(move |&c| [r.as_slice(), &[c]].concat()))
+            .collect();
+        runs.extend(longer);
+    }
+    for n in 0..20 {
+        runs.push([b"\n".as_slice(), &vec![b' '; n]].concat());
+        runs.push([b"\r\n".as_slice(), &vec![b' '; n], b"\t"].concat());
+        runs.push([vec![b' '; n].as_slice(), b"\n\n"].concat());
+    }
+    for run in &runs {
+        for tail in [&b"\"x\": 1}"[..], b"}", b"\x01", b"\x0b ", b""] {
+            let doc = [run.as_slice(), tail].concat();
+            let s = std::str::from_utf8(&doc).unwrap();
+            let mut r = Reader { s, b: &doc, i: 0, depth: 0, items: Vec::new(), fields: Vec::new() };
+            r.skip_ws();
+            let want = doc.iter().position(|c| !b" \n\t\r".contains(c)).unwrap_or(doc.len());
+            assert_eq!(r.i, want, "{doc:?}");
+        }
+    }
+}
