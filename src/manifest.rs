@@ -115,7 +115,7 @@ fn read<'a, T>(bytes: &'a [u8], f: impl FnOnce(&mut Reader<'a>) -> Option<T>) ->
     // Invalid UTF-8 is an error wherever it is (outside a string, any byte
     // over 0x7f is): checked once here, every string is then a slice of `s`.
     let doc = std::str::from_utf8(bytes).ok().and_then(|s| {
-        let mut r = Reader { s, b: bytes, i: 0, depth: 0, items: Vec::new(), fields: Vec::new() };
+        let mut r = Reader { s, i: 0, depth: 0, items: Vec::new(), fields: Vec::new() };
         let v = f(&mut r)?;
         r.skip_ws();
         (r.i == bytes.len()).then_some(v)
@@ -134,8 +134,6 @@ fn read<'a, T>(bytes: &'a [u8], f: impl FnOnce(&mut Reader<'a>) -> Option<T>) ->
 /// from serde_json.
 struct Reader<'a> {
     s: &'a str,
-    /// `s` as bytes.
-    b: &'a [u8],
     i: usize,
     depth: usize,
     /// The items and fields of the arrays and objects being read into a
@@ -166,9 +164,17 @@ type Below<T> = (Option<T>, Vec<Error>);
 type ItemReader<'a, T> = fn(&mut Reader<'a>, &Path, &mut Vec<Error>) -> Option<Option<T>>;
 
 impl<'a> Reader<'a> {
+    /// The input as bytes: derived from `s`, so that the compiler knows
+    /// them the same (a slice of `s` between two quotes found in them needs
+    /// fewer checks).
+    #[inline(always)]
+    fn b(&self) -> &'a [u8] {
+        self.s.as_bytes()
+    }
+
     #[inline(always)]
     fn peek(&self) -> Option<u8> {
-        self.b.get(self.i).copied()
+        self.b().get(self.i).copied()
     }
 
     /// Skips whitespace: inline only a single space (`"key": value`) and
@@ -193,15 +199,15 @@ impl<'a> Reader<'a> {
         let mut i = self.i;
         // The usual run first: a line end and an indentation of fewer than
         // eight spaces (~15 instructions, where the loop takes ~35).
-        if let (Some(b'\n'), Some(word)) = (self.b.get(i), self.b.get(i + 1..i + 9)) {
+        if let (Some(b'\n'), Some(word)) = (self.b().get(i), self.b().get(i + 1..i + 9)) {
             let other = u64::from_le_bytes(word.try_into().unwrap_or_default()) ^ (ONES * u64::from(b' '));
             let after = i + 1 + other.trailing_zeros() as usize / 8;
-            if other != 0 && self.b.get(after).is_some_and(|&c| c > b' ') {
+            if other != 0 && self.b().get(after).is_some_and(|&c| c > b' ') {
                 self.i = after;
                 return;
             }
         }
-        while let Some(word) = self.b.get(i..i + 8) {
+        while let Some(word) = self.b().get(i..i + 8) {
             let w = u64::from_le_bytes(word.try_into().unwrap_or_default());
             let other = nonzero(w ^ (ONES * u64::from(b' '))) & nonzero(w ^ (ONES * u64::from(b'\n'))) & HIGH;
             if other == 0 {
@@ -209,13 +215,13 @@ impl<'a> Reader<'a> {
                 continue;
             }
             i += other.trailing_zeros() as usize / 8;
-            if !matches!(self.b.get(i), Some(b'\t' | b'\r')) {
+            if !matches!(self.b().get(i), Some(b'\t' | b'\r')) {
                 self.i = i;
                 return;
             }
             i += 1;
         }
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b.get(i) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.b().get(i) {
             i += 1;
         }
         self.i = i;
@@ -241,7 +247,7 @@ impl<'a> Reader<'a> {
 
     #[inline(always)]
     fn literal<T>(&mut self, word: &[u8], v: T) -> Option<T> {
-        let hit = self.b[self.i..].starts_with(word);
+        let hit = self.b()[self.i..].starts_with(word);
         self.i += word.len();
         hit.then_some(v)
     }
@@ -366,7 +372,7 @@ impl<'a> Reader<'a> {
         let name = &quoted[..quoted.len() - 1];
         let Some(_) = key else {
             let at = self.i + 1;
-            if !self.b.get(at..at + quoted.len()).is_some_and(|b| same_const(b, quoted)) {
+            if !self.b().get(at..at + quoted.len()).is_some_and(|b| same_const(b, quoted)) {
                 return Some(false);
             }
             self.i = at + quoted.len();
@@ -402,7 +408,7 @@ impl<'a> Reader<'a> {
         let int = self.i;
         match self.digits() {
             0 => return None,
-            n if n > 1 && self.b[int] == b'0' => return None,
+            n if n > 1 && self.b()[int] == b'0' => return None,
             _ => {}
         }
         let mut plain = self.i - int <= 18;
@@ -419,7 +425,7 @@ impl<'a> Reader<'a> {
             (self.digits() > 0).then_some(())?;
             plain = false;
         }
-        (plain || serde_json::from_slice::<f64>(&self.b[start..self.i]).is_ok()).then_some(Json::Number)
+        (plain || serde_json::from_slice::<f64>(&self.b()[start..self.i]).is_ok()).then_some(Json::Number)
     }
 
     fn digits(&mut self) -> usize {
@@ -436,8 +442,8 @@ impl<'a> Reader<'a> {
     #[inline(always)]
     fn string(&mut self) -> Option<Cow<'a, str>> {
         let start = self.i + 1;
-        let end = start + plain_run(self.b.get(start..)?)?;
-        if self.b[end] != b'"' {
+        let end = start + plain_run(self.b().get(start..)?)?;
+        if self.b()[end] != b'"' {
             return self.escaped(start, end);
         }
         self.i = end + 1;
@@ -452,8 +458,8 @@ impl<'a> Reader<'a> {
         self.i = i;
         let mut owned = String::new();
         loop {
-            self.i += plain_run(&self.b[self.i..])?;
-            let c = self.b[self.i];
+            self.i += plain_run(&self.b()[self.i..])?;
+            let c = self.b()[self.i];
             if c < 0x20 {
                 return None;
             }
@@ -486,7 +492,7 @@ impl<'a> Reader<'a> {
         let hi = self.hex4()?;
         let code = match hi {
             0xD800..=0xDBFF => {
-                self.b[self.i..].starts_with(b"\\u").then_some(())?;
+                self.b()[self.i..].starts_with(b"\\u").then_some(())?;
                 self.i += 2;
                 let lo = self.hex4()?;
                 (0xDC00..=0xDFFF).contains(&lo).then_some(())?;
@@ -499,7 +505,7 @@ impl<'a> Reader<'a> {
     }
 
     fn hex4(&mut self) -> Option<u32> {
-        let digits = self.b.get(self.i..self.i + 4)?;
+        let digits = self.b().get(self.i..self.i + 4)?;
         self.i += 4;
         digits.iter().try_fold(0, |n, &d| Some(n * 16 + char::from(d).to_digit(16)?))
     }

@@ -395,7 +395,7 @@ fn blanks_end_where_a_byte_loop_says() {
         for tail in [&b"\"x\": 1}"[..], b"}", b"\x01", b"\x0b ", b""] {
             let doc = [run.as_slice(), tail].concat();
             let s = std::str::from_utf8(&doc).unwrap();
-            let mut r = Reader { s, b: &doc, i: 0, depth: 0, items: Vec::new(), fields: Vec::new() };
+            let mut r = Reader { s, i: 0, depth: 0, items: Vec::new(), fields: Vec::new() };
             r.skip_ws();
             let want = doc.iter().position(|c| !b" \n\t\r".contains(c)).unwrap_or(doc.len());
             assert_eq!(r.i, want, "{doc:?}");
