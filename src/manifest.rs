@@ -342,15 +342,19 @@ impl<'a> Reader<'a> {
     /// of a field `f` leaves, its value skipped.
     #[inline(always)]
     fn field(&mut self, mut f: impl FnMut(&mut Self, Option<&[u8]>) -> Option<bool>) -> Option<Option<Cow<'a, str>>> {
-        if f(self, None)? {
-            return Some(None);
-        }
-        let key = self.read_key()?;
-        if f(self, Some(key.as_bytes()))? {
-            return Some(None);
+        // One call of `f` in the code (a loop, not two calls), so that it is inlined.
+        let mut key = None;
+        loop {
+            if f(self, key.as_ref().map(|k: &Cow<str>| k.as_bytes()))? {
+                return Some(None);
+            }
+            if key.is_some() {
+                break;
+            }
+            key = Some(self.read_key()?);
         }
         self.skip()?;
-        Some(Some(key))
+        Some(key)
     }
 
     /// A key that is not one of the names tried (or has an escape), and its colon.
