@@ -801,7 +801,7 @@ impl<'a> Reader<'a> {
             }
             (value, None) => EnvSource::Value(value.unwrap_or_default()),
             (None, Some((source, below))) => {
-                errors.extend(below);
+                report(errors, below);
                 let Some(source) = source else { return Some(None) };
                 source
             }
@@ -844,13 +844,14 @@ impl<'a> Reader<'a> {
 /// file, read below; the others are the platform's and not looked into):
 /// which were given, and the file's last value.
 struct Sources<T> {
-    given: [bool; 5],
+    /// Bit `i` for source `i` given (not the file's).
+    given: u8,
     file: Option<Below<T>>,
 }
 
 impl<T> Default for Sources<T> {
     fn default() -> Self {
-        Sources { given: [false; 5], file: None }
+        Sources { given: 0, file: None }
     }
 }
 
@@ -861,7 +862,7 @@ impl<T> Sources<T> {
             self.file = Some(r.below(&path.field(key), file)?);
         } else {
             r.skip()?;
-            self.given[i] = true;
+            self.given |= 1 << i;
         }
         Some(true)
     }
@@ -869,13 +870,12 @@ impl<T> Sources<T> {
     /// Exactly one source, or the error `what`: Some(None) for the
     /// platform's, Some(Some(the file's value)) for the file, its errors reported.
     fn one(self, errors: &mut Vec<Error>, path: &Path, what: &str) -> Option<Option<Option<T>>> {
-        let n = self.given.iter().filter(|&&g| g).count() + usize::from(self.file.is_some());
-        if n != 1 {
+        if self.given.count_ones() + u32::from(self.file.is_some()) != 1 {
             fail(errors, path, what);
             return None;
         }
         Some(self.file.map(|(v, below)| {
-            errors.extend(below);
+            report(errors, below);
             v
         }))
     }
@@ -961,6 +961,14 @@ fn kind(v: &Json) -> &'static str {
     }
 }
 
+/// The errors of an object below, now that its parent uses it (usually none: no call).
+#[inline(always)]
+fn report(errors: &mut Vec<Error>, below: Vec<Error>) {
+    if !below.is_empty() {
+        errors.extend(below);
+    }
+}
+
 fn fail(errors: &mut Vec<Error>, path: &Path, what: impl fmt::Display) {
     errors.push(Error::config(format!("manifest: {path}: {what}")));
 }
@@ -1000,7 +1008,7 @@ fn list<T>(errors: &mut Vec<Error>, got: Option<Got<Below<Vec<T>>>>, key: &str) 
     match got {
         None | Some(Got::Null) => Vec::new(),
         Some(Got::Is((items, below))) => {
-            errors.extend(below);
+            report(errors, below);
             items.unwrap_or_default()
         }
         Some(Got::Not(k)) => {
