@@ -564,14 +564,15 @@ impl<'a> Reader<'a> {
             fail(errors, path, format_args!("expected an object, found {}", kind(&v)));
             return Some(false);
         }
-        let mut unknown = Vec::new();
+        // None until there is one: an empty Vec still cost a call to drop it.
+        let mut unknown: Option<Vec<_>> = None;
         self.object(|r| {
             if let Some(key) = r.field(&mut f)? {
-                unknown.push(key);
+                unknown.get_or_insert_with(Vec::new).push(key);
             }
             Some(())
         })?;
-        if !unknown.is_empty() {
+        if let Some(mut unknown) = unknown {
             unknown.sort_unstable();
             unknown.dedup();
             for key in unknown {
@@ -991,6 +992,7 @@ fn fail(errors: &mut Vec<Error>, path: &Path, what: impl fmt::Display) {
 fn string<'a>(errors: &mut Vec<Error>, got: Text<'a>, path: &Path, key: &str, required: bool) -> Option<Cow<'a, str>> {
     match got {
         Some(Got::Is(Cow::Borrowed(s))) => Some(Cow::Borrowed(s)),
+        None if !required => None,
         got => checked(errors, got, path, key, required),
     }
 }
