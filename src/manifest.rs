@@ -16,7 +16,7 @@
 //! Strings are slices of the input (unless they hold an escape), and the
 //! `Manifest` keeps them so (`Cow`): 500 copies were 2% of a start-up. A
 //! key is first tested against the schema's names on the input, without a
-//! scan ([`Reader::named`]); whitespace, strings and keys are read eight
+//! scan (`Reader::named`); whitespace, strings and keys are read eight
 //! bytes at a time (the reader went from ~570 K to ~280 K instructions on
 //! the 24 KiB workload manifest).
 //! A tree (first serde_json's `Value`, then one of this reader's) and its
