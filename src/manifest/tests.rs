@@ -331,3 +331,74 @@ fn a_strings_plain_run_ends_where_a_byte_loop_says() {
         }
     }
 }
+
+/// A key is found by its name on the input when written plainly, and by its
+/// decoded text when it holds an escape: both are the same field.
+#[test]
+fn an_escaped_key_is_the_field_it_spells() {
+    let m = parse(
+        br#"{"\u0065nv": [{"n\u0061me": "A", "valueFrom": {"fileKeyRe\u0066": {"volumeName": "v", "p\u0061th": "p",
+            "key": "k", "optiona\u006c": true}}}, {"name": "B", "valu\u0065": "x"}],
+            "volumeMounts": [{"name": "v", "mountPat\u0068": "/d", "readOnl\u0079": true}],
+            "envFrom": [{"fileRef": {"volumeName": "v", "path": "p"}, "prefi\u0078": "P_"}]}"#,
+    )
+    .unwrap();
+    let file = |p: &'static str, optional| FileRef { volume_name: "v".into(), path: p.into(), optional };
+    assert_eq!(m.env[0], EnvVar { name: "A".into(), source: EnvSource::FileKey { file: file("p", true), key: "k".into() } });
+    assert_eq!(m.env[1], EnvVar { name: "B".into(), source: EnvSource::Value("x".into()) });
+    assert_eq!(m.volume_mounts, vec![VolumeMount { name: "v".into(), mount_path: "/d".into() }]);
+    assert_eq!(m.env_from, vec![EnvFrom::File { file: file("p", false), prefix: "P_".into() }]);
+    // A name that is only a prefix of the key, or the key a prefix of a name, is another field.
+    let got = errors(r#"{"env": [{"name": "A", "names": 1, "nam": 2, "valueFro": 3, "n\u0061mes": 4}]}"#);
+    assert_eq!(got, ["manifest: env[0].nam: unknown field", "manifest: env[0].names: unknown field", "manifest: env[0].valueFro: unknown field"]);
+    let got = errors(r#"{"volumeMounts": [{"name": "v", "mountPath": "/d", "subPat\u0068": "x", "subPathEx": 1}]}"#);
+    assert_eq!(got, ["manifest: volumeMounts[0].subPathEx: unknown field", "manifest: volumeMounts[0].subPath: is not supported (the volume root would be ambiguous)"]);
+}
+
+/// The word-at-a-time comparison agrees with `==` for every length and
+/// every differing position.
+#[test]
+fn same_const_is_slice_equality() {
+    let base: Vec<u8> = (0..30).map(|i| b'a' + i).collect();
+    for n in 0..=24 {
+        let b = &base[..n];
+        assert!(same_const(b, b));
+        assert!(!same_const(&base[..n + 1], b));
+        for at in 0..n {
+            let mut a = b.to_vec();
+            a[at] ^= 0x20;
+            assert!(!same_const(&a, b), "length {n}, byte {at}");
+        }
+    }
+}
+
+/// Whitespace skipped word by word ends where a byte loop ends, for runs
+/// of every shape (line ends, indentation, tabs, carriage returns) and
+/// length, followed by a token, a control character, or the end.
+#[test]
+fn blanks_end_where_a_byte_loop_says() {
+    let mut runs: Vec<Vec<u8>> = vec![vec![]];
+    for _ in 0..4 {
+        let longer: Vec<Vec<u8>> = runs
+            .iter()
+            .filter(|r| r.len() + 1 == runs.last().map_or(0, |l| l.len()) + 1)
+            .flat_map(|r| b" \n\t\r".iter().map(move |&c| [r.as_slice(), &[c]].concat()))
+            .collect();
+        runs.extend(longer);
+    }
+    for n in 0..20 {
+        runs.push([b"\n".as_slice(), &vec![b' '; n]].concat());
+        runs.push([b"\r\n".as_slice(), &vec![b' '; n], b"\t"].concat());
+        runs.push([vec![b' '; n].as_slice(), b"\n\n"].concat());
+    }
+    for run in &runs {
+        for tail in [&b"\"x\": 1}"[..], b"}", b"\x01", b"\x0b ", b""] {
+            let doc = [run.as_slice(), tail].concat();
+            let s = std::str::from_utf8(&doc).unwrap();
+            let mut r = Reader { s, i: 0, depth: 0, items: Vec::new(), fields: Vec::new() };
+            r.skip_ws();
+            let want = doc.iter().position(|c| !b" \n\t\r".contains(c)).unwrap_or(doc.len());
+            assert_eq!(r.i, want, "{doc:?}");
+        }
+    }
+}
