@@ -173,6 +173,58 @@ fn line_end(data: &[u8], pos: usize) -> (usize, usize) {
     (end, next)
 }
 
+/// One entry as a line's parse found it, before it is checked and stored.
+struct Line {
+    /// The name's bytes in the file.
+    name: std::ops::Range<usize>,
+    value: Span,
+    /// The value is known to be within the limit and without NUL.
+    checked: bool,
+    /// Written `NAME=VALUE` and followed by a byte no span holds (see [`IN_PLACE`]).
+    in_place: bool,
+    /// Where the next line starts.
+    next: usize,
+    /// The physical lines the entry took.
+    lines: usize,
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `w` (eight bytes, the first in the low
+/// byte) that is a control byte or a blank (at most 0x20: NUL, TAB, LF, CR,
+/// space). A byte's borrow can only mark bytes after a marked one, so the
+/// lowest marked byte is exact.
+#[inline(always)]
+fn control_or_blank(w: u64) -> u64 {
+    w.wrapping_sub(ONES * 0x21) & !w & HIGH
+}
+
+/// [`control_or_blank`], `=`, and the bytes from 0x7f: what cannot be in a
+/// name written without blanks (what is left is the relaxed rule's set).
+#[inline(always)]
+fn not_in_plain_name(w: u64) -> u64 {
+    let eq = w ^ (ONES * u64::from(b'='));
+    control_or_blank(w) | ((w.wrapping_add(ONES) | w) & HIGH) | (eq.wrapping_sub(ONES) & !eq & HIGH)
+}
+
+/// The first byte from `i` that `marks` marks, or `data.len()`: eight bytes
+/// at a time, then the last ones one by one (each as the low byte of a word).
+#[inline(always)]
+fn scan(data: &[u8], mut i: usize, marks: impl Fn(u64) -> u64) -> usize {
+    while let Some(w) = data.get(i..i + 8) {
+        let m = marks(u64::from_le_bytes(w.try_into().unwrap_or_default()));
+        if m != 0 {
+            return i + (m.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < data.len() && marks(u64::from(data[i])) & 0x80 == 0 {
+        i += 1;
+    }
+    i
+}
+
 /// After a closing quote only blanks or a comment may follow.
 fn only_comment(rest: &[u8]) -> bool {
     let rest = trim_start(rest);
@@ -200,66 +252,90 @@ impl EnvFile {
             keys: Keys { index: NameIndex::with_capacity(lines), order: Vec::with_capacity(lines), hashes: Vec::with_capacity(lines), bytes: 0 },
             data: Vec::new(),
         };
-        let data_ref = &data;
-        // Values are searched for NUL only when the file has one somewhere.
-        let has_nul = memchr(0, data_ref).is_some();
+        let mut data = data;
+        let len = data.len();
         let mut pos = 0;
         let mut line = 1;
-        while pos < data_ref.len() {
-            let (end, next) = line_end(data_ref, pos);
-            let text = trim_start(&data_ref[pos..end]);
-            if text.is_empty() || text[0] == b'#' {
-                pos = next;
-                line += 1;
-                continue;
-            }
-            let text = strip_export(text);
-            let Some(eq) = memchr(b'=', text) else { return err(line, Problem::NoEquals) };
-            let name = trim_end(trim_start(&text[..eq]));
-            if name.is_empty() {
-                return err(line, Problem::EmptyName);
-            }
-            if name.len() > MAX_NAME_BYTES {
-                return err(line, Problem::NameTooLong);
-            }
-            if !is_relaxed(name) {
-                return err(line, Problem::InvalidName);
-            }
-            let name_span = Span {
-                start: offset(data_ref, name) as u32,
-                end: (offset(data_ref, name) + name.len()) as u32,
-                in_arena: false,
-            };
-
-            let after_eq = &text[eq + 1..];
-            let value_text = trim_start(after_eq);
-            let value_start = offset(data_ref, value_text);
-            let (value, consumed_to) = match value_text.first() {
-                Some(b'\'') => file.single_quoted(data_ref, value_start + 1, line)?,
-                Some(b'"') => file.double_quoted(data_ref, value_start + 1, line)?,
-                _ => {
-                    let v = unquoted(after_eq);
-                    let start = offset(data_ref, v);
-                    (Span { start: start as u32, end: (start + v.len()) as u32, in_arena: false }, next)
+        'lines: while pos < len {
+            let first = data[pos];
+            // The common line, `NAME=VALUE` with a name of printable bytes and
+            // no blanks, read in one pass over the name and one over the value
+            // (eight bytes at a time, no other search): was a `memchr` for the
+            // line end, one for `=`, one for `#`, trimming, `export` and the
+            // name rule on every line (docs/performance.md). Anything else on
+            // the line (blanks, `export`, a comment, a control byte, a long
+            // name or value) goes to `general`, which reads it from the start.
+            let parsed = 'fast: {
+                if !(b'!'..=b'~').contains(&first) || first == b'#' || first == b'=' {
+                    match first {
+                        b'\n' => {
+                            pos += 1;
+                            line += 1;
+                            continue 'lines;
+                        }
+                        b'#' => {
+                            pos = memchr(b'\n', &data[pos..]).map_or(len, |i| pos + i + 1);
+                            line += 1;
+                            continue 'lines;
+                        }
+                        _ => break 'fast None,
+                    }
                 }
+                // Every byte before `eq` is printable ASCII and not `=` or a
+                // blank: the name passes the relaxed rule as it is.
+                let eq = scan(&data, pos + 1, not_in_plain_name);
+                if eq == len || data[eq] != b'=' || eq - pos > MAX_NAME_BYTES {
+                    break 'fast None;
+                }
+                let v = eq + 1;
+                let quoted = match data.get(v) {
+                    Some(b'\'') => file.single_quoted(&data, v + 1, line)?,
+                    Some(b'"') => file.double_quoted(&data, v + 1, line)?,
+                    _ => {
+                        // Up to the first control byte or blank: a value that
+                        // ends there at the line's end is the whole value (no
+                        // `#` can start a comment without a blank before it).
+                        let end = scan(&data, v, control_or_blank);
+                        let next = match data.get(end) {
+                            None => len,
+                            Some(b'\n') => end + 1,
+                            Some(b'\r') if data.get(end + 1) == Some(&b'\n') => end + 2,
+                            Some(_) => break 'fast None,
+                        };
+                        if end - v > MAX_VALUE_BYTES {
+                            break 'fast None;
+                        }
+                        let value = Span { start: v as u32, end: end as u32, in_arena: false };
+                        break 'fast Some(Line { name: pos..eq, value, checked: true, in_place: end < len, next, lines: 1 });
+                    }
+                };
+                let (value, next) = quoted;
+                let lines = count_lines(&data[pos..next]);
+                Some(Line { name: pos..eq, value, checked: false, in_place: false, next, lines })
             };
-            let bytes = file.span_bytes(data_ref, value);
-            if bytes.len() > MAX_VALUE_BYTES {
-                return err(line, Problem::ValueTooLong);
+            let parsed = match parsed {
+                Some(parsed) => parsed,
+                None => match file.general(&data, pos, line)? {
+                    Ok(parsed) => parsed,
+                    Err(next) => {
+                        pos = next;
+                        line += 1;
+                        continue;
+                    }
+                },
+            };
+            let Line { name, value, checked, in_place, next, lines } = parsed;
+            let value_len = value.end as usize - value.start as usize;
+            if !checked {
+                if value_len > MAX_VALUE_BYTES {
+                    return err(line, Problem::ValueTooLong);
+                }
+                if memchr(0, file.span_bytes(&data, value)).is_some() {
+                    return err(line, Problem::NulInValue);
+                }
             }
-            if has_nul && memchr(0, bytes).is_some() {
-                return err(line, Problem::NulInValue);
-            }
-            let value_len = bytes.len();
-            // `NAME=VALUE` as written, with a byte after it that no span holds (a
-            // blank, CR or LF ending an unquoted value): a NUL goes there
-            // after the parse, and `execve` can take the string in place.
-            let in_place = !value.in_arena
-                && name_span.end as usize == offset(data_ref, text) + eq
-                && value.start == name_span.end + 1
-                && (value.end as usize) < data_ref.len();
             file.entries.push(Entry {
-                name_start: name_span.start,
+                name_start: name.start as u32,
                 value_start: value.start,
                 line: line as u32,
                 value_len: value_len as u16,
@@ -267,11 +343,12 @@ impl EnvFile {
                 flags: if value.in_arena { IN_ARENA } else if in_place { IN_PLACE } else { 0 },
             });
             // The key table: a name seen before now points at this entry.
+            let name = &data[name];
             let hash = crate::index::hash(name);
             let (Keys { index, order, hashes, bytes: key_bytes }, entries) = (&mut file.keys, &file.entries);
             let name_of = |k: u32| {
                 let e = &entries[order[k as usize] as usize];
-                &data_ref[e.name_start as usize..e.name_start as usize + e.name_len as usize]
+                &data[e.name_start as usize..e.name_start as usize + e.name_len as usize]
             };
             match index.get_or_insert_hashed(name, hash, order.len() as u32, name_of) {
                 Ok(k) => {
@@ -284,19 +361,67 @@ impl EnvFile {
                     hashes.push(hash);
                 }
             }
-            // An entry that ends on its first line consumed one line (or the
-            // last one, without a newline: then the loop ends); only a quoted
-            // value spanning lines needs counting. Counting every entry's
-            // newlines was a quarter of the parse (docs/performance.md).
-            line += if consumed_to == next { 1 } else { count_lines(&data_ref[pos..consumed_to]) };
-            pos = consumed_to;
-        }
-        let mut data = data;
-        for e in file.entries.iter().filter(|e| e.flags & IN_PLACE != 0) {
-            data[e.value_start as usize + e.value_len as usize] = 0;
+            // `NAME=VALUE` as written, with a byte after it that no span holds
+            // (a blank, CR or LF ending an unquoted value): a NUL goes there,
+            // and `execve` can take the string in place. The parse reads
+            // nothing before `next` again.
+            if in_place {
+                data[value.end as usize] = 0;
+            }
+            line += lines;
+            pos = next;
         }
         file.data = data;
         Ok(file)
+    }
+
+    /// Any line that does not start `NAME=` with a plain name (see
+    /// [`EnvFile::parse`]), from `pos`, its start; for a blank line or a
+    /// comment, Err(where the next line starts).
+    fn general(&mut self, data: &[u8], pos: usize, line: usize) -> Result<Result<Line, usize>, ParseError> {
+        let err = |problem| Err(ParseError { line, problem });
+        let (end, next) = line_end(data, pos);
+        let text = trim_start(&data[pos..end]);
+        if text.is_empty() || text[0] == b'#' {
+            return Ok(Err(next));
+        }
+        let text = strip_export(text);
+        let Some(eq) = memchr(b'=', text) else { return err(Problem::NoEquals) };
+        let name = trim_end(trim_start(&text[..eq]));
+        if name.is_empty() {
+            return err(Problem::EmptyName);
+        }
+        if name.len() > MAX_NAME_BYTES {
+            return err(Problem::NameTooLong);
+        }
+        if !is_relaxed(name) {
+            return err(Problem::InvalidName);
+        }
+        let name_start = offset(data, name);
+        let name = name_start..name_start + name.len();
+
+        let after_eq = &text[eq + 1..];
+        let value_text = trim_start(after_eq);
+        let value_start = offset(data, value_text);
+        let (value, consumed_to) = match value_text.first() {
+            Some(b'\'') => self.single_quoted(data, value_start + 1, line)?,
+            Some(b'"') => self.double_quoted(data, value_start + 1, line)?,
+            _ => {
+                let v = unquoted(after_eq);
+                let start = offset(data, v);
+                (Span { start: start as u32, end: (start + v.len()) as u32, in_arena: false }, next)
+            }
+        };
+        let in_place = !value.in_arena
+            && name.end == offset(data, text) + eq
+            && value.start as usize == name.end + 1
+            && (value.end as usize) < data.len();
+        // An entry that ends on its first line consumed one line (or the
+        // last one, without a newline: then the loop ends); only a quoted
+        // value spanning lines needs counting. Counting every entry's
+        // newlines was a quarter of the parse (docs/performance.md).
+        let lines = if consumed_to == next { 1 } else { count_lines(&data[pos..consumed_to]) };
+        Ok(Ok(Line { name, value, checked: false, in_place, next: consumed_to, lines }))
     }
 
     /// `'…'`: literal, may span lines; the CR of a CRLF inside is dropped.
