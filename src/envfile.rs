@@ -106,7 +106,7 @@ pub struct EnvFile {
     arena: Vec<u8>,
     entries: Vec<Entry>,
     /// The final key set (see [`EnvFile::unique`]) and name -> its place in
-    /// it; built as the file is parsed (one pass, each name hashed once).
+    /// it; built once the entries are known (each name hashed once).
     keys: Keys,
 }
 
@@ -122,6 +122,42 @@ struct Keys {
     /// The bytes of the names and values of the final key set.
     bytes: usize,
 }
+
+impl Keys {
+    /// The final key set of `entries`, a table sized once for all of them
+    /// (built while parsing, it had to be sized before: from a count of the
+    /// file's lines, a pass over the file).
+    fn new(data: &[u8], entries: &[Entry]) -> Keys {
+        let n = entries.len();
+        let mut keys = Keys { index: NameIndex::with_capacity(n), order: Vec::with_capacity(n), hashes: Vec::with_capacity(n), bytes: 0 };
+        let Keys { index, order, hashes, bytes } = &mut keys;
+        let name_of = |e: &Entry| &data[e.name_start as usize..e.name_start as usize + e.name_len as usize];
+        for (i, e) in entries.iter().enumerate() {
+            // A name seen before now points at this entry.
+            let name = name_of(e);
+            let hash = crate::index::hash(name);
+            match index.get_or_insert_hashed(name, hash, order.len() as u32, |k| name_of(&entries[order[k as usize] as usize])) {
+                Ok(k) => {
+                    *bytes = *bytes + e.value_len as usize - entries[order[k as usize] as usize].value_len as usize;
+                    order[k as usize] = i as u32;
+                }
+                Err(_) => {
+                    *bytes += name.len() + e.value_len as usize;
+                    order.push(i as u32);
+                    hashes.push(hash);
+                }
+            }
+        }
+        keys
+    }
+}
+
+/// The average bytes of a line that [`EnvFile::parse`] makes room for (its
+/// entries' vector grows past that): generated files of long keys and values
+/// (the benchmark's lines are 65 bytes) fit, and a file of shorter lines costs
+/// a copy or two of its entries. Measured on the benchmark (`run`, without
+/// ASLR): 138 page faults, as with the exact count; 32 bytes gave 139.
+const BYTES_PER_ENTRY: usize = 64;
 
 const BLANKS: [u8; 2] = [b' ', b'\t'];
 
@@ -245,11 +281,13 @@ impl EnvFile {
             return err(1 + count_lines(&data[..e.valid_up_to()]), Problem::InvalidUtf8);
         }
 
-        let lines = count_lines(&data) + 1;
+        // Room for the entries of a file of lines of BYTES_PER_ENTRY bytes
+        // on average (it grows past that): no pass over the file to count its
+        // lines first (a tenth of the parse, docs/performance.md).
         let mut file = EnvFile {
             arena: Vec::new(),
-            entries: Vec::with_capacity(lines),
-            keys: Keys { index: NameIndex::with_capacity(lines), order: Vec::with_capacity(lines), hashes: Vec::with_capacity(lines), bytes: 0 },
+            entries: Vec::with_capacity(data.len() / BYTES_PER_ENTRY + 16),
+            keys: Keys { index: NameIndex::default(), order: Vec::new(), hashes: Vec::new(), bytes: 0 },
             data: Vec::new(),
         };
         let mut data = data;
@@ -342,25 +380,6 @@ impl EnvFile {
                 name_len: name.len() as u8,
                 flags: if value.in_arena { IN_ARENA } else if in_place { IN_PLACE } else { 0 },
             });
-            // The key table: a name seen before now points at this entry.
-            let name = &data[name];
-            let hash = crate::index::hash(name);
-            let (Keys { index, order, hashes, bytes: key_bytes }, entries) = (&mut file.keys, &file.entries);
-            let name_of = |k: u32| {
-                let e = &entries[order[k as usize] as usize];
-                &data[e.name_start as usize..e.name_start as usize + e.name_len as usize]
-            };
-            match index.get_or_insert_hashed(name, hash, order.len() as u32, name_of) {
-                Ok(k) => {
-                    *key_bytes = *key_bytes + value_len - entries[order[k as usize] as usize].value_len as usize;
-                    order[k as usize] = entries.len() as u32 - 1;
-                }
-                Err(_) => {
-                    *key_bytes += name.len() + value_len;
-                    order.push(entries.len() as u32 - 1);
-                    hashes.push(hash);
-                }
-            }
             // `NAME=VALUE` as written, with a byte after it that no span holds
             // (a blank, CR or LF ending an unquoted value): a NUL goes there,
             // and `execve` can take the string in place. The parse reads
@@ -371,6 +390,7 @@ impl EnvFile {
             line += lines;
             pos = next;
         }
+        file.keys = Keys::new(&data, &file.entries);
         file.data = data;
         Ok(file)
     }
