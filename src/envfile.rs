@@ -231,6 +231,7 @@ const HIGH: u64 = 0x8080_8080_8080_8080;
 /// byte) that is a control byte or a blank (at most 0x20: NUL, TAB, LF, CR,
 /// space). A byte's borrow can only mark bytes after a marked one, so the
 /// lowest marked byte is exact.
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
 #[inline(always)]
 fn control_or_blank(w: u64) -> u64 {
     w.wrapping_sub(ONES * 0x21) & !w & HIGH
@@ -238,14 +239,37 @@ fn control_or_blank(w: u64) -> u64 {
 
 /// [`control_or_blank`], `=`, and the bytes from 0x7f: what cannot be in a
 /// name written without blanks (what is left is the relaxed rule's set).
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
 #[inline(always)]
 fn not_in_plain_name(w: u64) -> u64 {
     let eq = w ^ (ONES * u64::from(b'='));
     control_or_blank(w) | ((w.wrapping_add(ONES) | w) & HIGH) | (eq.wrapping_sub(ONES) & !eq & HIGH)
 }
 
+/// The end of a plain name from `i` (the first byte [`not_in_plain_name`]
+/// marks), or `data.len()`.
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+use crate::sys::sse2::not_in_plain_name as plain_name_end;
+/// The end of a plain value from `i` (the first byte [`control_or_blank`]
+/// marks), or `data.len()`: sixteen bytes at a time with SSE2 on x86_64
+/// (checked against [`scan`] by the tests). On the benchmark: 75 K
+/// instructions fewer than [`scan`] (docs/performance.md).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+use crate::sys::sse2::control_or_blank as plain_value_end;
+
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+fn plain_name_end(data: &[u8], i: usize) -> usize {
+    scan(data, i, not_in_plain_name)
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+fn plain_value_end(data: &[u8], i: usize) -> usize {
+    scan(data, i, control_or_blank)
+}
+
 /// The first byte from `i` that `marks` marks, or `data.len()`: eight bytes
 /// at a time, then the last ones one by one (each as the low byte of a word).
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
 #[inline(always)]
 fn scan(data: &[u8], mut i: usize, marks: impl Fn(u64) -> u64) -> usize {
     while let Some(w) = data.get(i..i + 8) {
@@ -321,7 +345,7 @@ impl EnvFile {
                 }
                 // Every byte before `eq` is printable ASCII and not `=` or a
                 // blank: the name passes the relaxed rule as it is.
-                let eq = scan(&data, pos + 1, not_in_plain_name);
+                let eq = plain_name_end(&data, pos + 1);
                 if eq == len || data[eq] != b'=' || eq - pos > MAX_NAME_BYTES {
                     break 'fast None;
                 }
@@ -333,7 +357,7 @@ impl EnvFile {
                         // Up to the first control byte or blank: a value that
                         // ends there at the line's end is the whole value (no
                         // `#` can start a comment without a blank before it).
-                        let end = scan(&data, v, control_or_blank);
+                        let end = plain_value_end(&data, v);
                         let next = match data.get(end) {
                             None => len,
                             Some(b'\n') => end + 1,

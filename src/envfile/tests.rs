@@ -380,3 +380,39 @@ fn parse_is_the_literal_reading_of_the_spec() {
         }
     }
 }
+
+/// The scans of the parse's fast path (SSE2 on x86_64, words elsewhere) stop
+/// where a byte-by-byte reading of their sets does, from every start in data
+/// of every length up to 40, around every byte value.
+#[test]
+fn scans_stop_at_the_first_byte_of_their_set() {
+    let value_stop = |b: u8| b <= b' ';
+    let name_stop = |b: u8| b <= b' ' || b == b'=' || b >= 0x7f;
+    let first = |data: &[u8], i: usize, stop: &dyn Fn(u8) -> bool| (i..data.len()).find(|&k| stop(data[k])).unwrap_or(data.len());
+    for len in 0..=40 {
+        for at in 0..len {
+            for b in 0u8..=255 {
+                let mut data = vec![b'a'; len];
+                data[at] = b;
+                for i in 0..=len {
+                    assert_eq!(plain_value_end(&data, i), first(&data, i, &value_stop), "value: {b} at {at} of {len} from {i}");
+                    assert_eq!(scan(&data, i, control_or_blank), first(&data, i, &value_stop), "{b} at {at} of {len} from {i}");
+                    assert_eq!(plain_name_end(&data, i), first(&data, i, &name_stop), "name: {b} at {at} of {len} from {i}");
+                    assert_eq!(scan(&data, i, not_in_plain_name), first(&data, i, &name_stop), "{b} at {at} of {len} from {i}");
+                }
+            }
+        }
+    }
+    // Several marked bytes (a borrow or carry from one must not hide an earlier one).
+    let mut rng = Rng(0x7363_616e_7332);
+    let alphabet = [0u8, 1, b'\t', b'\n', b'\r', b' ', b'!', b'=', b'<', b'>', b'a', b'~', 0x7f, 0x80, 0xa0, 0xa1, 0xc3, 0xfe, 0xff];
+    for _ in 0..20_000 {
+        let data: Vec<u8> = (0..rng.below(48)).map(|_| alphabet[rng.below(alphabet.len())]).collect();
+        for i in 0..=data.len() {
+            assert_eq!(plain_value_end(&data, i), first(&data, i, &value_stop), "{data:?} from {i}");
+            assert_eq!(scan(&data, i, control_or_blank), first(&data, i, &value_stop), "{data:?} from {i}");
+            assert_eq!(plain_name_end(&data, i), first(&data, i, &name_stop), "{data:?} from {i}");
+            assert_eq!(scan(&data, i, not_in_plain_name), first(&data, i, &name_stop), "{data:?} from {i}");
+        }
+    }
+}
