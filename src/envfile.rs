@@ -8,7 +8,7 @@ use std::fmt;
 
 use memchr::{memchr, memchr3, memchr_iter};
 
-use crate::index::NameIndex;
+use crate::index::{SmallIndex, SMALL_MAX};
 use crate::limits::{MAX_ENV_FILE_BYTES, MAX_NAME_BYTES, MAX_VALUE_BYTES};
 use crate::names::is_relaxed;
 
@@ -87,6 +87,8 @@ const IN_PLACE: u8 = 2;
 
 const _: () = assert!(std::mem::size_of::<Entry>() == 16);
 const _: () = assert!(MAX_NAME_BYTES <= u8::MAX as usize && MAX_VALUE_BYTES <= u16::MAX as usize);
+// A file's entries (each `A=` and a line ending, the last without) fit its key table.
+const _: () = assert!(MAX_ENV_FILE_BYTES / 3 + 1 <= SMALL_MAX);
 
 /// One key of a file's final key set (see [`EnvFile::unique_keys`]).
 pub struct Key<'f> {
@@ -115,7 +117,7 @@ pub struct EnvFile {
 /// One table serves the imports and the `fileKeyRef` lookups.
 #[derive(Debug)]
 struct Keys {
-    index: NameIndex,
+    index: SmallIndex,
     order: Vec<u32>,
     /// The [`crate::index::hash`] of each distinct name, for the environment's table.
     hashes: Vec<u32>,
@@ -129,18 +131,20 @@ impl Keys {
     /// file's lines, a pass over the file).
     fn new(data: &[u8], entries: &[Entry]) -> Keys {
         let n = entries.len();
-        let mut keys = Keys { index: NameIndex::with_capacity(n), order: Vec::with_capacity(n), hashes: Vec::with_capacity(n), bytes: 0 };
+        let mut keys = Keys { index: SmallIndex::with_capacity(n), order: Vec::with_capacity(n), hashes: Vec::with_capacity(n), bytes: 0 };
         let Keys { index, order, hashes, bytes } = &mut keys;
         let name_of = |e: &Entry| &data[e.name_start as usize..e.name_start as usize + e.name_len as usize];
         for (i, e) in entries.iter().enumerate() {
             // A name seen before now points at this entry.
             let name = name_of(e);
             let hash = crate::index::hash(name);
-            match index.get_or_insert_hashed(name, hash, order.len() as u32, |k| name_of(&entries[order[k as usize] as usize])) {
+            let (hash_of, key_name) = (|k: u32| hashes[k as usize], |k: u32| name_of(&entries[order[k as usize] as usize]));
+            match index.get_or_insert_hashed(name, hash, order.len() as u32, hash_of, key_name) {
                 Ok(k) => {
                     *bytes = *bytes + e.value_len as usize - entries[order[k as usize] as usize].value_len as usize;
                     order[k as usize] = i as u32;
                 }
+                // (Err(u32::MAX), a full table, cannot happen: it has room for every entry.)
                 Err(_) => {
                     *bytes += name.len() + e.value_len as usize;
                     order.push(i as u32);
@@ -311,7 +315,7 @@ impl EnvFile {
         let mut file = EnvFile {
             arena: Vec::new(),
             entries: Vec::with_capacity(data.len() / BYTES_PER_ENTRY + 16),
-            keys: Keys { index: NameIndex::default(), order: Vec::new(), hashes: Vec::new(), bytes: 0 },
+            keys: Keys { index: SmallIndex::default(), order: Vec::new(), hashes: Vec::new(), bytes: 0 },
             data: Vec::new(),
         };
         let mut data = data;
@@ -642,8 +646,8 @@ impl EnvFile {
 
     /// The value of `key` and its line; the last occurrence wins.
     pub fn get(&self, key: &[u8]) -> Option<(&[u8], u32)> {
-        let Keys { index, order, .. } = self.keys();
-        let k = index.get(key, |k| self.name_of(&self.entries[order[k as usize] as usize]))?;
+        let Keys { index, order, hashes, .. } = self.keys();
+        let k = index.get(key, |k| hashes[k as usize], |k| self.name_of(&self.entries[order[k as usize] as usize]))?;
         let e = &self.entries[order[k as usize] as usize];
         Some((self.value_of(e), e.line))
     }
