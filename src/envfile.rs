@@ -134,10 +134,11 @@ impl Keys {
         let mut keys = Keys { index: SmallIndex::with_capacity(n), order: Vec::with_capacity(n), hashes: Vec::with_capacity(n), bytes: 0 };
         let Keys { index, order, hashes, bytes } = &mut keys;
         let name_of = |e: &Entry| &data[e.name_start as usize..e.name_start as usize + e.name_len as usize];
+        let hash_keys = crate::index::keys();
         for (i, e) in entries.iter().enumerate() {
             // A name seen before now points at this entry.
             let name = name_of(e);
-            let hash = crate::index::hash(name);
+            let hash = hash_keys.hash(name);
             let (hash_of, key_name) = (|k: u32| hashes[k as usize], |k: u32| name_of(&entries[order[k as usize] as usize]));
             match index.get_or_insert_hashed(name, hash, order.len() as u32, hash_of, key_name) {
                 Ok(k) => {
