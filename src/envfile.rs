@@ -262,6 +262,14 @@ use crate::sys::sse2::not_in_plain_name as plain_name_end;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 use crate::sys::sse2::control_or_blank as plain_value_end;
 
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+use crate::sys::sse2::is_ascii;
+
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+fn is_ascii(data: &[u8]) -> bool {
+    data.is_ascii()
+}
+
 #[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
 fn plain_name_end(data: &[u8], i: usize) -> usize {
     scan(data, i, not_in_plain_name)
@@ -306,8 +314,13 @@ impl EnvFile {
         if data.starts_with(b"\xEF\xBB\xBF") {
             return err(1, Problem::ByteOrderMark);
         }
-        if let Err(e) = std::str::from_utf8(&data) {
-            return err(1 + count_lines(&data[..e.valid_up_to()]), Problem::InvalidUtf8);
+        // ASCII first (most env files): a quicker loop than the UTF-8 check's
+        // (on the benchmark: 29 K instructions with `from_utf8`, 16 K with
+        // `is_ascii`, 9 K with SSE2).
+        if !is_ascii(&data) {
+            if let Err(e) = std::str::from_utf8(&data) {
+                return err(1 + count_lines(&data[..e.valid_up_to()]), Problem::InvalidUtf8);
+            }
         }
 
         // Room for the entries of a file of lines of BYTES_PER_ENTRY bytes

@@ -416,3 +416,18 @@ fn scans_stop_at_the_first_byte_of_their_set() {
         }
     }
 }
+
+#[test]
+fn is_ascii_is_slice_is_ascii() {
+    for len in 0..200 {
+        let mut data = vec![b'a'; len];
+        assert!(is_ascii(&data));
+        for at in 0..len {
+            for b in [0x7f, 0x80, 0xc3, 0xff] {
+                data[at] = b;
+                assert_eq!(is_ascii(&data), data.is_ascii(), "{b} at {at} of {len}");
+                data[at] = b'a';
+            }
+        }
+    }
+}
