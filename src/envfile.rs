@@ -118,7 +118,8 @@ pub struct EnvFile {
 #[derive(Debug)]
 struct Keys {
     index: SmallIndex,
-    order: Vec<u32>,
+    /// (Entry numbers fit 16 bits: see the assertion on `SMALL_MAX`; 2 KiB for 1,000 keys, not 4.)
+    order: Vec<u16>,
     /// The [`crate::index::hash`] of each distinct name, for the environment's table.
     hashes: Vec<u32>,
     /// The bytes of the names and values of the final key set.
@@ -143,12 +144,12 @@ impl Keys {
             match index.get_or_insert_hashed(name, hash, order.len() as u32, hash_of, key_name) {
                 Ok(k) => {
                     *bytes = *bytes + e.value_len as usize - entries[order[k as usize] as usize].value_len as usize;
-                    order[k as usize] = i as u32;
+                    order[k as usize] = i as u16;
                 }
                 // (Err(u32::MAX), a full table, cannot happen: it has room for every entry.)
                 Err(_) => {
                     *bytes += name.len() + e.value_len as usize;
-                    order.push(i as u32);
+                    order.push(i as u16);
                     hashes.push(hash);
                 }
             }
@@ -637,7 +638,7 @@ impl EnvFile {
     }
 
     /// For each distinct name, in order of first occurrence, the index of its last entry.
-    fn unique_order(&self) -> &[u32] {
+    fn unique_order(&self) -> &[u16] {
         &self.keys().order
     }
 
