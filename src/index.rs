@@ -1,6 +1,7 @@
-//! A name -> number index for the environment and the env files: an
-//! open-addressing table of `u32` ids whose names live elsewhere (the caller
-//! passes a function from id to name), so no name is copied into it.
+//! Name -> number indexes for the environment ([`NameIndex`]) and the env
+//! files ([`SmallIndex`]): open-addressing tables of ids whose names live
+//! elsewhere (the caller passes a function from id to name), so no name is
+//! copied into them.
 //!
 //! It replaced a `HashMap<Vec<u8>, usize>` (a second copy of every name and
 //! 32 bytes a bucket) and a sorted `Vec<u32>` (a sort by `memcmp`): both were
