@@ -431,3 +431,20 @@ fn is_ascii_is_slice_is_ascii() {
         }
     }
 }
+
+/// Files of short lines outgrow the entries' first room (sized for 64-byte
+/// lines): every entry is kept, up to the most a file at its limit holds.
+#[test]
+fn entries_grow_past_their_first_room() {
+    for n in [1, 15, 16, 17, 100, 1_000, 5_000] {
+        let text: String = (0..n).map(|i| format!("K{i}={i}\n")).collect();
+        let f = EnvFile::parse(text.into_bytes()).unwrap();
+        assert_eq!((f.len(), f.unique_len()), (n, n));
+        assert_eq!(f.get(format!("K{}", n - 1).as_bytes()), Some((format!("{}", n - 1).as_bytes(), n as u32)));
+    }
+    // `A=` and a newline, 21,845 times: the most entries 64 KiB holds.
+    let most = b"A=\n".repeat(MAX_ENV_FILE_BYTES / 3);
+    let f = EnvFile::parse(most).unwrap();
+    assert_eq!((f.len(), f.unique_len()), (MAX_ENV_FILE_BYTES / 3, 1));
+    assert_eq!(f.get(b"A"), Some((&b""[..], (MAX_ENV_FILE_BYTES / 3) as u32)));
+}
