@@ -1,6 +1,7 @@
-//! A name -> number index for the environment and the env files: an
-//! open-addressing table of `u32` ids whose names live elsewhere (the caller
-//! passes a function from id to name), so no name is copied into it.
+//! Name -> number indexes for the environment ([`NameIndex`]) and the env
+//! files ([`SmallIndex`]): open-addressing tables of ids whose names live
+//! elsewhere (the caller passes a function from id to name), so no name is
+//! copied into them.
 //!
 //! It replaced a `HashMap<Vec<u8>, usize>` (a second copy of every name and
 //! 32 bytes a bucket) and a sorted `Vec<u32>` (a sort by `memcmp`): both were
@@ -13,20 +14,24 @@
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher, Hasher};
 
-/// An empty slot.
-const EMPTY: u32 = u32::MAX;
+/// An empty slot's id field.
+const EMPTY: u32 = 0;
 
 pub struct NameIndex {
-    /// (hash, id) pairs; the hash, to skip most name comparisons.
+    /// (hash, id + 1) pairs, or [`EMPTY`]; the hash, to skip most name
+    /// comparisons. Ids are stored plus one so that a table of empty slots
+    /// is zeroed memory: a `memset`, not a loop storing each slot (21 K
+    /// instructions on the benchmark's tables, docs/performance.md).
     slots: Vec<(u32, u32)>,
     /// A hash's home slot is its top bits: `hash >> shift` (32 - log2 of the size).
     shift: u32,
     len: usize,
 }
 
+/// An empty index without a table (it is allocated with the first name).
 impl Default for NameIndex {
     fn default() -> Self {
-        NameIndex::with_capacity(0)
+        NameIndex { slots: Vec::new(), shift: 32, len: 0 }
     }
 }
 
@@ -96,7 +101,28 @@ fn mix(mut x: u64) -> u64 {
 /// with 1,000,000 imported names at most, about 230 pairs share all 32 bits
 /// on average, each costing one name comparison more.
 pub fn hash(name: &[u8]) -> u32 {
-    KEYS.with(|&(k, m)| {
+    keys().hash(name)
+}
+
+/// This thread's keys of [`hash`], read once for many names: its
+/// [`HashKeys::hash`] is inlined where it is called, without the thread-local
+/// access and the call of each [`hash`] (an env file's keys: 1,000 names,
+/// 15 K instructions fewer on the benchmark, docs/performance.md).
+#[derive(Clone, Copy)]
+pub struct HashKeys {
+    k: u64,
+    m: u64,
+}
+
+pub fn keys() -> HashKeys {
+    KEYS.with(|&(k, m)| HashKeys { k, m })
+}
+
+impl HashKeys {
+    /// [`hash`] with these keys.
+    #[inline(always)]
+    pub fn hash(self, name: &[u8]) -> u32 {
+        let HashKeys { k, m } = self;
         let n = name.len();
         let word = |at: usize| u64::from_le_bytes(name[at..at + 8].try_into().unwrap_or_default());
         let step = |h: u64, chunk: u64| fold(h as u128 * k as u128 + chunk as u128);
@@ -118,7 +144,7 @@ pub fn hash(name: &[u8]) -> u32 {
         }
         let h = if h >= P { h - P } else { h };
         (mix(h).wrapping_mul(m) >> 32) as u32
-    })
+    }
 }
 
 /// `a == b` for names, eight bytes at a time: `==` on slices calls musl's
@@ -131,6 +157,12 @@ pub fn same(a: &[u8], b: &[u8]) -> bool {
     }
     let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or_default());
     if n < 8 {
+        // 4 to 7 bytes (most of the manifest's field names): the first four
+        // and the last four (overlapping), not a byte loop.
+        let half = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().unwrap_or_default());
+        if n >= 4 {
+            return half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4);
+        }
         return a.iter().zip(b).all(|(x, y)| x == y);
     }
     // Whole words, then the last eight bytes (overlapping the previous word).
@@ -140,7 +172,7 @@ pub fn same(a: &[u8], b: &[u8]) -> bool {
 impl NameIndex {
     /// Room for `n` names before the table grows.
     pub fn with_capacity(n: usize) -> Self {
-        let mut index = NameIndex { slots: Vec::new(), shift: 32, len: 0 };
+        let mut index = NameIndex::default();
         index.resize(n);
         index
     }
@@ -151,7 +183,7 @@ impl NameIndex {
         let mut i = (hash >> self.shift) as usize;
         loop {
             let (h, id) = self.slots[i];
-            if id == EMPTY || (h == hash && same(name_of(id), name)) {
+            if id == EMPTY || (h == hash && same(name_of(id - 1), name)) {
                 return i;
             }
             i = (i + 1) & mask;
@@ -164,7 +196,7 @@ impl NameIndex {
             return None;
         }
         let id = self.slots[self.slot(name, hash(name), name_of)].1;
-        (id != EMPTY).then_some(id)
+        id.checked_sub(1)
     }
 
     /// The id of `name`; when absent, `name` is added with id `new` and Err(new) returned.
@@ -174,27 +206,27 @@ impl NameIndex {
 
     /// [`NameIndex::get_or_insert`] for a name whose [`hash`] is known.
     pub fn get_or_insert_hashed<'n>(&mut self, name: &[u8], hash: u32, new: u32, name_of: impl Fn(u32) -> &'n [u8]) -> Result<u32, u32> {
-        debug_assert!(new != EMPTY && hash == self::hash(name));
+        debug_assert!(new != u32::MAX && hash == self::hash(name));
         self.reserve(self.len + 1);
         let i = self.slot(name, hash, name_of);
         match self.slots[i].1 {
             EMPTY => {
-                self.slots[i] = (hash, new);
+                self.slots[i] = (hash, new + 1);
                 self.len += 1;
                 Err(new)
             }
-            id => Ok(id),
+            id => Ok(id - 1),
         }
     }
 
     /// Maps `name` to `id` (whose name is `name` too), replacing the id it had.
     pub fn put<'n>(&mut self, name: &[u8], id: u32, name_of: impl Fn(u32) -> &'n [u8]) {
-        debug_assert!(id != EMPTY);
+        debug_assert!(id != u32::MAX);
         self.reserve(self.len + 1);
         let hash = hash(name);
         let i = self.slot(name, hash, name_of);
         self.len += usize::from(self.slots[i].1 == EMPTY);
-        self.slots[i] = (hash, id);
+        self.slots[i] = (hash, id + 1);
     }
 
     /// Room for `n` names in all (at most three quarters of the slots used,
@@ -222,8 +254,95 @@ impl NameIndex {
 
     /// Forgets every name (the table keeps its size).
     pub fn clear(&mut self) {
-        self.slots.iter_mut().for_each(|s| *s = (0, EMPTY));
+        self.slots.fill((0, EMPTY));
         self.len = 0;
+    }
+}
+
+/// An index of at most [`SMALL_MAX`] names, sized once for all of them,
+/// whose hashes the caller keeps (`hash_of(id)`): a slot is an id plus one in
+/// two bytes (0: empty), a quarter of [`NameIndex`]'s eight. An env file's
+/// key table: 4 KiB for 1,000 keys where [`NameIndex`] took 16 KiB (three
+/// pages fewer to fault in, docs/performance.md).
+pub struct SmallIndex {
+    slots: Vec<u16>,
+    /// A hash's home slot is its top bits: `hash >> shift`.
+    shift: u32,
+    /// The most names it takes (at most three quarters of the slots: probes end).
+    room: usize,
+    len: usize,
+}
+
+/// The most names a [`SmallIndex`] holds.
+pub const SMALL_MAX: usize = u16::MAX as usize - 1;
+
+/// An empty index without a table, that takes no names.
+impl Default for SmallIndex {
+    fn default() -> Self {
+        SmallIndex { slots: Vec::new(), shift: 32, room: 0, len: 0 }
+    }
+}
+
+impl std::fmt::Debug for SmallIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SmallIndex({} names)", self.len)
+    }
+}
+
+impl SmallIndex {
+    /// Room for `n` names, at most [`SMALL_MAX`] (fewer are taken).
+    pub fn with_capacity(n: usize) -> Self {
+        let room = n.min(SMALL_MAX);
+        let size = (room.max(3) * 4 / 3 + 1).next_power_of_two();
+        SmallIndex { slots: vec![0; size], shift: 32 - size.trailing_zeros(), room, len: 0 }
+    }
+
+    /// The slot holding `name`, or the empty slot where it would go.
+    fn slot<'n>(&self, name: &[u8], hash: u32, hash_of: impl Fn(u32) -> u32, name_of: impl Fn(u32) -> &'n [u8]) -> usize {
+        let mask = self.slots.len() - 1;
+        let mut i = (hash >> self.shift) as usize;
+        loop {
+            let id = self.slots[i];
+            if id == 0 || (hash_of(id as u32 - 1) == hash && same(name_of(id as u32 - 1), name)) {
+                return i;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// The id of `name`, if it is in the index.
+    pub fn get<'n>(&self, name: &[u8], hash_of: impl Fn(u32) -> u32, name_of: impl Fn(u32) -> &'n [u8]) -> Option<u32> {
+        if self.len == 0 {
+            return None;
+        }
+        (self.slots[self.slot(name, hash(name), hash_of, name_of)] as u32).checked_sub(1)
+    }
+
+    /// The id of `name` (whose [`hash`] is `hash`); when absent, `name` is
+    /// added with id `new` and Err(new) returned, or Err(u32::MAX) without
+    /// adding it once the index holds the names it was made for.
+    pub fn get_or_insert_hashed<'n>(
+        &mut self,
+        name: &[u8],
+        hash: u32,
+        new: u32,
+        hash_of: impl Fn(u32) -> u32,
+        name_of: impl Fn(u32) -> &'n [u8],
+    ) -> Result<u32, u32> {
+        debug_assert!(hash == self::hash(name));
+        if self.room == 0 {
+            return Err(u32::MAX);
+        }
+        let i = self.slot(name, hash, hash_of, name_of);
+        match self.slots[i] {
+            0 if self.len < self.room && new < SMALL_MAX as u32 => {
+                self.slots[i] = new as u16 + 1;
+                self.len += 1;
+                Err(new)
+            }
+            0 => Err(u32::MAX),
+            id => Ok(id as u32 - 1),
+        }
     }
 }
 
@@ -233,7 +352,7 @@ mod tests {
 
     #[test]
     fn same_is_slice_equality() {
-        let names: Vec<&[u8]> = vec![b"", b"A", b"B", b"AB", b"ABCDEFG", b"ABCDEFH", b"ABCDEFGH", b"ABCDEFGX", b"XBCDEFGH", b"ABCDEFGHIJKLMNOPQ", b"ABCDEFGHIJKLMNOPX", b"ABCDEFGHXJKLMNOPQ"];
+        let names: Vec<&[u8]> = vec![b"", b"A", b"B", b"AB", b"ABC", b"ABD", b"ABCD", b"XBCD", b"ABCX", b"ABCDE", b"ABXDE", b"ABCDEFG", b"ABCDEFH", b"XBCDEFG", b"ABCXEFG", b"ABCDEFGH", b"ABCDEFGX", b"XBCDEFGH", b"ABCDEFGHIJKLMNOPQ", b"ABCDEFGHIJKLMNOPX", b"ABCDEFGHXJKLMNOPQ"];
         for a in &names {
             for b in &names {
                 assert_eq!(same(a, b), a == b, "{a:?} {b:?}");
@@ -321,5 +440,28 @@ mod tests {
         assert_eq!(index.get(&names[7], name_of), Some(5000));
         index.clear();
         assert_eq!(index.get(&names[0], name_of), None);
+    }
+
+    #[test]
+    fn small_index_finds_what_was_inserted_and_stops_at_its_room() {
+        let names: Vec<Vec<u8>> = (0..3000).map(|i| format!("APP_CONFIG_KEY_{i:04}").into_bytes()).collect();
+        let hashes: Vec<u32> = names.iter().map(|n| hash(n)).collect();
+        let (name_of, hash_of) = (|id: u32| names[id as usize].as_slice(), |id: u32| hashes[id as usize]);
+        let mut index = SmallIndex::default();
+        assert_eq!(index.get(&names[0], hash_of, name_of), None);
+        assert_eq!(index.get_or_insert_hashed(&names[0], hashes[0], 0, hash_of, name_of), Err(u32::MAX));
+        let mut index = SmallIndex::with_capacity(2000);
+        assert_eq!(index.get(&names[0], hash_of, name_of), None);
+        for (i, n) in names[..2000].iter().enumerate() {
+            assert_eq!(index.get_or_insert_hashed(n, hashes[i], i as u32, hash_of, name_of), Err(i as u32));
+        }
+        for (i, n) in names[..2000].iter().enumerate() {
+            assert_eq!(index.get(n, hash_of, name_of), Some(i as u32));
+            assert_eq!(index.get_or_insert_hashed(n, hashes[i], 9, hash_of, name_of), Ok(i as u32));
+        }
+        assert_eq!(index.get(&names[2000], hash_of, name_of), None);
+        assert_eq!(index.get_or_insert_hashed(&names[2000], hashes[2000], 2000, hash_of, name_of), Err(u32::MAX));
+        assert_eq!(index.get(&names[2000], hash_of, name_of), None);
+        assert_eq!(index.slots.len(), 4096);
     }
 }

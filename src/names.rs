@@ -33,6 +33,12 @@ pub fn is_relaxed(name: &[u8]) -> bool {
     };
     let n = name.len();
     if n < 8 {
+        // 4 to 7 bytes (the manifest's short names): the first four and the
+        // last four (overlapping) as one word, not a byte loop.
+        if n >= 4 {
+            let half = |at: usize| u64::from(u32::from_le_bytes(name[at..at + 4].try_into().unwrap_or_default()));
+            return !bad_word(half(0) | half(n - 4) << 32);
+        }
         return n > 0 && name.iter().all(|&b| (0x20..=0x7e).contains(&b) && b != b'=');
     }
     // Whole words, then the last eight bytes (overlapping the previous word)

@@ -162,3 +162,289 @@ fn unique_bytes_counts_the_final_key_set() {
         assert_eq!(f.unique_bytes(), sum, "{text:?}");
     }
 }
+
+// ---------------------------------------------------------------------------
+// The parse against SPEC §4 read literally (the fuzz target's reference,
+// fuzz/fuzz_targets/envfile.rs), on generated files that mix the shapes the
+// parse's fast path takes and every one it leaves to the general path.
+
+mod reference {
+    use super::super::Problem;
+    use crate::limits::MAX_NAME_BYTES;
+    use crate::limits::MAX_VALUE_BYTES;
+    use crate::names::is_relaxed;
+
+    const BLANK: &[u8] = b" \t";
+
+    fn trim_start(s: &[u8]) -> &[u8] {
+        let n = s.iter().take_while(|b| BLANK.contains(b)).count();
+        &s[n..]
+    }
+
+    fn trim(s: &[u8]) -> &[u8] {
+        let s = trim_start(s);
+        let n = s.iter().rev().take_while(|b| BLANK.contains(b)).count();
+        &s[..s.len() - n]
+    }
+
+    pub type Entries = Vec<(Vec<u8>, Vec<u8>, usize)>;
+
+    /// SPEC §4 read literally, one physical line at a time, for UTF-8 input within
+    /// the size limit (the checks before that are compared separately). Returns
+    /// the entries or the (line, problem) of the first error.
+    pub fn reference(data: &[u8]) -> Result<Entries, (usize, Problem)> {
+        // Physical lines: content without its LF, and without a CR right before the LF or the end.
+        let mut lines: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
+        if data.ends_with(b"\n") {
+            lines.pop();
+        }
+        let lines: Vec<&[u8]> = lines.into_iter().map(|l| l.strip_suffix(b"\r").unwrap_or(l)).collect();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < lines.len() {
+            let line_no = i + 1;
+            let mut text = trim_start(lines[i]);
+            if text.is_empty() || text[0] == b'#' {
+                i += 1;
+                continue;
+            }
+            if let Some(rest) = text.strip_prefix(b"export") {
+                let name = trim_start(rest);
+                if rest.first().is_some_and(|b| BLANK.contains(b)) && !name.is_empty() && name[0] != b'=' {
+                    text = name;
+                }
+            }
+            let eq = text.iter().position(|&b| b == b'=').ok_or((line_no, Problem::NoEquals))?;
+            let name = trim(&text[..eq]);
+            if name.is_empty() {
+                return Err((line_no, Problem::EmptyName));
+            }
+            if name.len() > MAX_NAME_BYTES {
+                return Err((line_no, Problem::NameTooLong));
+            }
+            if !is_relaxed(name) {
+                return Err((line_no, Problem::InvalidName));
+            }
+            let after = &text[eq + 1..];
+            let v = trim_start(after);
+            let value: Vec<u8> = match v.first() {
+                Some(&q @ (b'\'' | b'"')) => {
+                    // The quoted text runs over the following lines, joined with LF;
+                    // a CR that ended a line (CRLF) is not part of it.
+                    let mut value = Vec::new();
+                    let mut cur = &v[1..];
+                    let mut at = i;
+                    let unclosed = if q == b'\'' { Problem::UnclosedSingleQuote } else { Problem::UnclosedDoubleQuote };
+                    let rest_of_line = loop {
+                        let mut k = 0;
+                        let mut closed = None;
+                        while k < cur.len() {
+                            match cur[k] {
+                                c if c == q => {
+                                    closed = Some(k);
+                                    break;
+                                }
+                                b'\\' if q == b'"' => match cur.get(k + 1) {
+                                    Some(b'\\') => { value.push(b'\\'); k += 2; }
+                                    Some(b'"') => { value.push(b'"'); k += 2; }
+                                    Some(b'n') => { value.push(b'\n'); k += 2; }
+                                    Some(b't') => { value.push(b'\t'); k += 2; }
+                                    Some(b'r') => { value.push(b'\r'); k += 2; }
+                                    Some(b'$') => { value.push(b'$'); k += 2; }
+                                    _ => { value.push(b'\\'); k += 1; }
+                                },
+                                c => { value.push(c); k += 1; }
+                            }
+                        }
+                        if let Some(k) = closed {
+                            break &cur[k + 1..];
+                        }
+                        // A backslash at the very end of a line escapes nothing; the line break follows.
+                        at += 1;
+                        if at >= lines.len() {
+                            return Err((line_no, unclosed));
+                        }
+                        value.push(b'\n');
+                        cur = lines[at];
+                    };
+                    let r = trim_start(rest_of_line);
+                    if !(r.is_empty() || r[0] == b'#') {
+                        return Err((at + 1, Problem::TextAfterQuote));
+                    }
+                    i = at;
+                    value
+                }
+                _ => {
+                    let mut end = after.len();
+                    for k in 0..after.len() {
+                        if after[k] == b'#' && k > 0 && BLANK.contains(&after[k - 1]) {
+                            end = k;
+                            break;
+                        }
+                    }
+                    trim(&after[..end]).to_vec()
+                }
+            };
+            if value.len() > MAX_VALUE_BYTES {
+                return Err((line_no, Problem::ValueTooLong));
+            }
+            if value.contains(&0) {
+                return Err((line_no, Problem::NulInValue));
+            }
+            out.push((name.to_vec(), value, line_no));
+            i += 1;
+        }
+        Ok(out)
+    }
+}
+
+/// A small deterministic generator (xorshift), so the test needs no crate.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+/// Pieces of lines: plain names and values of lengths around the word size,
+/// and every byte the parse treats specially.
+const PIECES: &[&[u8]] = &[
+    b"A", b"NAME", b"APP_CONFIG_KEY_0001", b"x", b"value", b"v1234567", b"=", b"==", b" ", b"\t", b"\n", b"\r\n",
+    b"\r", b"#", b" #", b"'", b"\"", b"\\", b"\\n", b"export ", b"export", b"\0", b"\x01", b"\x7f", b"\xc3\xa9", b"~!@",
+    b"$(X)", b"a.b-c:d",
+];
+
+#[test]
+fn parse_is_the_literal_reading_of_the_spec() {
+    let mut rng = Rng(0x656e_7673_6869_6d32);
+    let long_name = vec![b'N'; MAX_NAME_BYTES];
+    let long_value = vec![b'v'; MAX_VALUE_BYTES];
+    for case in 0..60_000 {
+        let mut data = Vec::new();
+        for _ in 0..rng.below(6) {
+            // Mostly `NAME=VALUE` lines, some of them with pieces inserted anywhere.
+            let mut line = Vec::new();
+            if rng.below(4) != 0 {
+                for _ in 0..1 + rng.below(3) {
+                    line.extend_from_slice(PIECES[rng.below(3)]);
+                }
+                line.push(b'=');
+                for _ in 0..rng.below(4) {
+                    line.extend_from_slice(PIECES[3 + rng.below(3)]);
+                }
+            }
+            for _ in 0..rng.below(3) {
+                let at = rng.below(line.len() + 1);
+                let piece = PIECES[rng.below(PIECES.len())];
+                line.splice(at..at, piece.iter().copied());
+            }
+            match rng.below(40) {
+                0 => line.splice(0..0, long_name.iter().copied().chain(*b"=")).for_each(drop),
+                1 => line.splice(0..0, long_name.iter().copied().chain(*b"X=")).for_each(drop),
+                2 => line.extend_from_slice(&long_value),
+                3 => line.extend_from_slice(&long_value[1..]),
+                _ => {}
+            }
+            data.extend_from_slice(&line);
+            if rng.below(8) != 0 {
+                data.extend_from_slice(if rng.below(6) == 0 { b"\r\n" } else { b"\n" });
+            }
+        }
+        if std::str::from_utf8(&data).is_err() || data.len() > MAX_ENV_FILE_BYTES {
+            continue;
+        }
+        let parsed = EnvFile::parse(data.clone());
+        let got = parsed
+            .as_ref()
+            .map(|f| f.iter().map(|(n, v, l)| (n.to_vec(), v.to_vec(), l as usize)).collect::<reference::Entries>())
+            .map_err(|e| (e.line, e.problem));
+        assert_eq!(got, reference::reference(&data), "case {case}: {:?}", String::from_utf8_lossy(&data));
+        if let Ok(f) = parsed {
+            // Each in-place string is `NAME=VALUE` and a NUL, and the final key set's bytes add up.
+            for k in f.unique_keys() {
+                if let Some(at) = k.in_place {
+                    let n = k.name.len() + 1 + k.value.len();
+                    assert_eq!(&f.raw()[at..at + n], [k.name, b"=", k.value].concat(), "case {case}");
+                    assert_eq!(f.raw()[at + n], 0, "case {case}");
+                }
+                assert_eq!(f.get(k.name), Some((k.value, k.line)));
+            }
+            assert_eq!(f.unique_bytes(), f.unique().map(|(n, v, _)| n.len() + v.len()).sum::<usize>());
+        }
+    }
+}
+
+/// The scans of the parse's fast path (SSE2 on x86_64, words elsewhere) stop
+/// where a byte-by-byte reading of their sets does, from every start in data
+/// of every length up to 40, around every byte value.
+#[test]
+fn scans_stop_at_the_first_byte_of_their_set() {
+    let value_stop = |b: u8| b <= b' ';
+    let name_stop = |b: u8| b <= b' ' || b == b'=' || b >= 0x7f;
+    let first = |data: &[u8], i: usize, stop: &dyn Fn(u8) -> bool| (i..data.len()).find(|&k| stop(data[k])).unwrap_or(data.len());
+    for len in 0..=40 {
+        for at in 0..len {
+            for b in 0u8..=255 {
+                let mut data = vec![b'a'; len];
+                data[at] = b;
+                for i in 0..=len {
+                    assert_eq!(plain_value_end(&data, i), first(&data, i, &value_stop), "value: {b} at {at} of {len} from {i}");
+                    assert_eq!(scan(&data, i, control_or_blank), first(&data, i, &value_stop), "{b} at {at} of {len} from {i}");
+                    assert_eq!(plain_name_end(&data, i), first(&data, i, &name_stop), "name: {b} at {at} of {len} from {i}");
+                    assert_eq!(scan(&data, i, not_in_plain_name), first(&data, i, &name_stop), "{b} at {at} of {len} from {i}");
+                }
+            }
+        }
+    }
+    // Several marked bytes (a borrow or carry from one must not hide an earlier one).
+    let mut rng = Rng(0x7363_616e_7332);
+    let alphabet = [0u8, 1, b'\t', b'\n', b'\r', b' ', b'!', b'=', b'<', b'>', b'a', b'~', 0x7f, 0x80, 0xa0, 0xa1, 0xc3, 0xfe, 0xff];
+    for _ in 0..20_000 {
+        let data: Vec<u8> = (0..rng.below(48)).map(|_| alphabet[rng.below(alphabet.len())]).collect();
+        for i in 0..=data.len() {
+            assert_eq!(plain_value_end(&data, i), first(&data, i, &value_stop), "{data:?} from {i}");
+            assert_eq!(scan(&data, i, control_or_blank), first(&data, i, &value_stop), "{data:?} from {i}");
+            assert_eq!(plain_name_end(&data, i), first(&data, i, &name_stop), "{data:?} from {i}");
+            assert_eq!(scan(&data, i, not_in_plain_name), first(&data, i, &name_stop), "{data:?} from {i}");
+        }
+    }
+}
+
+#[test]
+fn is_ascii_is_slice_is_ascii() {
+    for len in 0..200 {
+        let mut data = vec![b'a'; len];
+        assert!(is_ascii(&data));
+        for at in 0..len {
+            for b in [0x7f, 0x80, 0xc3, 0xff] {
+                data[at] = b;
+                assert_eq!(is_ascii(&data), data.is_ascii(), "{b} at {at} of {len}");
+                data[at] = b'a';
+            }
+        }
+    }
+}
+
+/// Files of short lines outgrow the entries' first room (sized for 64-byte
+/// lines): every entry is kept, up to the most a file at its limit holds.
+#[test]
+fn entries_grow_past_their_first_room() {
+    for n in [1, 15, 16, 17, 100, 1_000, 5_000] {
+        let text: String = (0..n).map(|i| format!("K{i}={i}\n")).collect();
+        let f = EnvFile::parse(text.into_bytes()).unwrap();
+        assert_eq!((f.len(), f.unique_len()), (n, n));
+        assert_eq!(f.get(format!("K{}", n - 1).as_bytes()), Some((format!("{}", n - 1).as_bytes(), n as u32)));
+    }
+    // `A=` and a newline, 21,845 times: the most entries 64 KiB holds.
+    let most = b"A=\n".repeat(MAX_ENV_FILE_BYTES / 3);
+    let f = EnvFile::parse(most).unwrap();
+    assert_eq!((f.len(), f.unique_len()), (MAX_ENV_FILE_BYTES / 3, 1));
+    assert_eq!(f.get(b"A"), Some((&b""[..], (MAX_ENV_FILE_BYTES / 3) as u32)));
+}
