@@ -643,7 +643,7 @@ pub mod sse2 {
         }
         let mut blocks = chunks.remainder().chunks_exact(16);
         // SAFETY: as above.
-        (&mut blocks).all(|b| unsafe { _mm_movemask_epi8(load(b)) } == 0) && blocks.remainder().is_ascii()
+        blocks.all(|b| unsafe { _mm_movemask_epi8(load(b)) } == 0) && blocks.remainder().is_ascii()
     }
 
     /// The first byte from `i` whose bit `marks` sets (bit k: byte k of the 16 it is given).

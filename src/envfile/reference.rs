@@ -1,0 +1,128 @@
+// SPEC §4 read literally, one physical line at a time: the reference the
+// env-file parse is compared with by the unit tests (src/envfile/tests.rs)
+// and the fuzz target (fuzz/fuzz_targets/envfile.rs), which both include
+// this file. The includer brings `Problem`, `is_relaxed`, `MAX_NAME_BYTES`
+// and `MAX_VALUE_BYTES` into scope.
+
+const BLANK: &[u8] = b" \t";
+
+fn trim_start(s: &[u8]) -> &[u8] {
+    let n = s.iter().take_while(|b| BLANK.contains(b)).count();
+    &s[n..]
+}
+
+fn trim(s: &[u8]) -> &[u8] {
+    let s = trim_start(s);
+    let n = s.iter().rev().take_while(|b| BLANK.contains(b)).count();
+    &s[..s.len() - n]
+}
+
+pub type Entries = Vec<(Vec<u8>, Vec<u8>, usize)>;
+
+/// SPEC §4 read literally, one physical line at a time, for UTF-8 input within
+/// the size limit (the checks before that are compared separately). Returns
+/// the entries or the (line, problem) of the first error.
+pub fn reference(data: &[u8]) -> Result<Entries, (usize, Problem)> {
+    // Physical lines: content without its LF, and without a CR right before the LF or the end.
+    let mut lines: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
+    if data.ends_with(b"\n") {
+        lines.pop();
+    }
+    let lines: Vec<&[u8]> = lines.into_iter().map(|l| l.strip_suffix(b"\r").unwrap_or(l)).collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let line_no = i + 1;
+        let mut text = trim_start(lines[i]);
+        if text.is_empty() || text[0] == b'#' {
+            i += 1;
+            continue;
+        }
+        if let Some(rest) = text.strip_prefix(b"export") {
+            let name = trim_start(rest);
+            if rest.first().is_some_and(|b| BLANK.contains(b)) && !name.is_empty() && name[0] != b'=' {
+                text = name;
+            }
+        }
+        let eq = text.iter().position(|&b| b == b'=').ok_or((line_no, Problem::NoEquals))?;
+        let name = trim(&text[..eq]);
+        if name.is_empty() {
+            return Err((line_no, Problem::EmptyName));
+        }
+        if name.len() > MAX_NAME_BYTES {
+            return Err((line_no, Problem::NameTooLong));
+        }
+        if !is_relaxed(name) {
+            return Err((line_no, Problem::InvalidName));
+        }
+        let after = &text[eq + 1..];
+        let v = trim_start(after);
+        let value: Vec<u8> = match v.first() {
+            Some(&q @ (b'\'' | b'"')) => {
+                // The quoted text runs over the following lines, joined with LF;
+                // a CR that ended a line (CRLF) is not part of it.
+                let mut value = Vec::new();
+                let mut cur = &v[1..];
+                let mut at = i;
+                let unclosed = if q == b'\'' { Problem::UnclosedSingleQuote } else { Problem::UnclosedDoubleQuote };
+                let rest_of_line = loop {
+                    let mut k = 0;
+                    let mut closed = None;
+                    while k < cur.len() {
+                        match cur[k] {
+                            c if c == q => {
+                                closed = Some(k);
+                                break;
+                            }
+                            b'\\' if q == b'"' => match cur.get(k + 1) {
+                                Some(b'\\') => { value.push(b'\\'); k += 2; }
+                                Some(b'"') => { value.push(b'"'); k += 2; }
+                                Some(b'n') => { value.push(b'\n'); k += 2; }
+                                Some(b't') => { value.push(b'\t'); k += 2; }
+                                Some(b'r') => { value.push(b'\r'); k += 2; }
+                                Some(b'$') => { value.push(b'$'); k += 2; }
+                                _ => { value.push(b'\\'); k += 1; }
+                            },
+                            c => { value.push(c); k += 1; }
+                        }
+                    }
+                    if let Some(k) = closed {
+                        break &cur[k + 1..];
+                    }
+                    // A backslash at the very end of a line escapes nothing; the line break follows.
+                    at += 1;
+                    if at >= lines.len() {
+                        return Err((line_no, unclosed));
+                    }
+                    value.push(b'\n');
+                    cur = lines[at];
+                };
+                let r = trim_start(rest_of_line);
+                if !(r.is_empty() || r[0] == b'#') {
+                    return Err((at + 1, Problem::TextAfterQuote));
+                }
+                i = at;
+                value
+            }
+            _ => {
+                let mut end = after.len();
+                for k in 0..after.len() {
+                    if after[k] == b'#' && k > 0 && BLANK.contains(&after[k - 1]) {
+                        end = k;
+                        break;
+                    }
+                }
+                trim(&after[..end]).to_vec()
+            }
+        };
+        if value.len() > MAX_VALUE_BYTES {
+            return Err((line_no, Problem::ValueTooLong));
+        }
+        if value.contains(&0) {
+            return Err((line_no, Problem::NulInValue));
+        }
+        out.push((name.to_vec(), value, line_no));
+        i += 1;
+    }
+    Ok(out)
+}
