@@ -66,6 +66,9 @@ def inputs():
     for i in range(n_files):
         write(f"{VOL}/many/{i}", many)
         write(f"{VOL}/tiny/{i}", "B=1\n")
+    for i in range(37):
+        write(f"{VOL}/wide/{i}", fill(lambda j: f"W{i}_{j}=\n"))
+    wide = [ref(f"wide/{i}") for i in range(37)]
     mounts = [{"name": "v", "mountPath": VOL}]
     long_bad = "=" + "x" * 10000
     e3 = {"name": "A", "value": "$(B)$(B)$(B)"}
@@ -82,6 +85,7 @@ def inputs():
         ("104 envFrom, 10 KB valid prefix", [], {"volumeMounts": mounts, "envFrom": [ref("keys.env", "P" * 10000)] * 104}),
         ("envFrom x N, distinct prefixes", [], {"volumeMounts": mounts, "envFrom": [ref("keys.env", f"P{i}_") for i in range(fits(ref("keys.env", "P99999_")))]}),
         ("env x N: $(B) x 3 of a 32 KB B", [], {"volumeMounts": mounts, "envFrom": [ref("big.env")], "env": [e3] * fits(e3)}),
+        ("37 files of short keys, then env x N: $(B) x 3", [], {"volumeMounts": mounts, "envFrom": [ref("big.env")] + wide, "env": [e3] * (fits(e3) - 100)}),
         ("env x N: $(B) x 4 (over 131,071 bytes)", [], {"volumeMounts": mounts, "envFrom": [ref("big.env")], "env": [e4] * fits(e4)}),
         ("fileKeyRef x N of one 32 KB value", [], {"volumeMounts": mounts, "env": [key_ref("big.env")] * fits(key_ref("big.env"))}),
         ("fileKeyRef x N, distinct 64 KiB files", [], {"volumeMounts": mounts, "env": [key_ref(f"many/{i}") for i in range(n_files)]}),

@@ -281,16 +281,19 @@ impl Environment {
     }
 
     /// Moves the live strings to the front of the buffer once the replaced
-    /// ones take more than the live ones (and 64 KiB): values replaced again
-    /// and again (the same file imported many times) keep the buffer within
-    /// twice the environment's size. In place, in the order the strings are
-    /// in the buffer: a new buffer each time was, past the arena, a block
-    /// that musl's allocator mapped and unmapped (12,000 values of 32 KB: 0.5 s
-    /// of `mmap`/`munmap`, docs/security.md).
+    /// ones take more than the live ones, than the whole environment (its
+    /// `execve` bytes: a compaction walks every variable, those held in env
+    /// files too, so it waits until it frees at least as many bytes as
+    /// there are variables) and than 64 KiB: values replaced again and again
+    /// (the same file imported many times) keep the buffer within twice the
+    /// environment's size. In place, in the order the strings are in the
+    /// buffer: a new buffer each time was, past the arena, a block that
+    /// musl's allocator mapped and unmapped (12,000 values of 32 KB: 0.5 s of
+    /// `mmap`/`munmap`, docs/security.md).
     fn compact_when_mostly_dead(&mut self) {
         let strings = &mut self.texts.strings;
         let live = strings.len() - self.dead;
-        if self.dead <= live.max(64 << 10) {
+        if self.dead <= live.max(self.exec_bytes).max(64 << 10) {
             return;
         }
         let vars = &mut self.vars;
