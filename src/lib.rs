@@ -248,7 +248,12 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
             warnings.print();
             return Ok(Plan { env, line, errors, _read: (manifest, sources) });
         }
-        if wait::until_present(&awaited, deadline.flatten()).map_err(|e| vec![e])? == wait::Waited::TimedOut {
+        let present = wait::until_present(&awaited, deadline.flatten()).map_err(|e| vec![e])? == wait::Waited::Present;
+        // Past the deadline the next build is the last, even when the files
+        // were there when looked for: one that comes and goes (seen by the
+        // look, gone for the build) would otherwise be waited for again and
+        // again, past the deadline.
+        if !present || deadline.flatten().is_some_and(|d| std::time::Instant::now() >= d) {
             waited = opts.wait.map(|d| wait::show(d).into());
         }
         drop(awaited);
