@@ -10,7 +10,7 @@ use memchr::{memchr, memchr3, memchr_iter};
 
 use crate::index::{SmallIndex, SMALL_MAX};
 use crate::limits::{MAX_ENV_FILE_BYTES, MAX_NAME_BYTES, MAX_VALUE_BYTES};
-use crate::names::is_relaxed;
+use crate::names::{is_relaxed, HIGH, ONES};
 
 /// Why a file does not parse. No variant carries file content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,9 +229,6 @@ struct Line {
     /// The physical lines the entry took.
     lines: usize,
 }
-
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGH: u64 = 0x8080_8080_8080_8080;
 
 /// The high bit of each byte of `w` (eight bytes, the first in the low
 /// byte) that is a control byte or a blank (at most 0x20: NUL, TAB, LF, CR,

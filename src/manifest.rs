@@ -27,6 +27,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use crate::error::{escape, Error};
+use crate::names::{HIGH, ONES};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VolumeMount<'a> {
@@ -392,7 +393,7 @@ impl<'a> Reader<'a> {
         let name = &quoted[..quoted.len() - 1];
         let Some(_) = key else {
             let at = self.i + 1;
-            if !self.b().get(at..at + quoted.len()).is_some_and(|b| same_const(b, quoted)) {
+            if !self.b().get(at..at + quoted.len()).is_some_and(|b| crate::index::same(b, quoted)) {
                 return Some(false);
             }
             self.i = at + quoted.len();
@@ -918,27 +919,6 @@ fn plain_run(b: &[u8]) -> Option<usize> {
     }
     b[at..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).map(|n| at + n)
 }
-
-/// `a == b` for slices of one length, `b` a constant once inlined: a few
-/// words compared, not a call to musl's byte loop (`bcmp`).
-#[inline(always)]
-fn same_const(a: &[u8], b: &[u8]) -> bool {
-    let n = b.len();
-    if a.len() != n {
-        return false;
-    }
-    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or_default());
-    let half = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().unwrap_or_default());
-    match n {
-        // The first and last words (overlapping), and the middle one.
-        8..=24 => word(a, 0) == word(b, 0) && word(a, n - 8) == word(b, n - 8) && (n <= 16 || word(a, 8) == word(b, 8)),
-        4..=7 => half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4),
-        _ => a == b,
-    }
-}
-
-const ONES: u64 = 0x0101_0101_0101_0101;
-const HIGH: u64 = ONES * 0x80;
 
 /// Where a value is in the manifest, rendered only for a message.
 #[derive(Clone, Copy)]

@@ -69,7 +69,8 @@ pub struct Sources {
     /// Each file by its key (a manifest may name thousands of volumes and
     /// files: a search through the list for each entry was quadratic).
     file_keys: NameIndex,
-    /// The key being looked up, built here to allocate once.
+    /// The key being looked up (a found file allocates nothing); a new
+    /// file takes it.
     probe: Vec<u8>,
     /// The file the last entry named: most entries name the same file as the
     /// one before (a file's keys one after another), so it is tried before
@@ -191,7 +192,7 @@ impl Sources {
             Some(_) if self.read > MAX_READ_BYTES => Outcome::Failed,
             Some(root) => outcome(files::read_in_root(root.as_fd(), key, MAX_ENV_FILE_BYTES), &display, &mut self.read, errors),
         };
-        self.add(Cached { volume: Some(vi), key: self.probe.clone(), display, outcome, required: false })
+        self.add(Some(vi), display, outcome)
     }
 
     /// Loads a `--env-file` path, as given (relative to the working directory).
@@ -207,7 +208,7 @@ impl Sources {
         } else {
             outcome(files::read_path(path, MAX_ENV_FILE_BYTES), &display, &mut self.read, errors)
         };
-        self.add(Cached { volume: None, key: self.probe.clone(), display, outcome, required: false })
+        self.add(None, display, outcome)
     }
 
     /// The file `path` in `volume` (none: a `--env-file` path), if it was
@@ -218,9 +219,10 @@ impl Sources {
         self.file_keys.get(&self.probe, |i| &files[i as usize].key).map(|i| i as usize)
     }
 
-    fn add(&mut self, file: Cached) -> Loaded {
+    /// Lists the file [`Sources::find`] did not find (its key in `probe`).
+    fn add(&mut self, volume: Option<usize>, display: Rc<str>, outcome: Outcome) -> Loaded {
         let id = self.files.len() as u32;
-        self.files.push(file);
+        self.files.push(Cached { volume, key: std::mem::take(&mut self.probe), display, outcome, required: false });
         let files = &self.files;
         self.file_keys.put(&files[id as usize].key, id, |i| &files[i as usize].key);
         self.last = Some(id as usize);
@@ -364,7 +366,7 @@ mod tests {
         let cwd = a.path().join("x.env");
         let mut s = Sources::new(vec![("a".into(), a.path().into()), ("b".into(), b.path().into())]);
         let mut errors = Vec::new();
-        let mut value = |loaded: Loaded| match loaded {
+        let value = |loaded: Loaded| match loaded {
             Loaded::File(f, display) => (f.get(b"X").unwrap().0.to_vec(), display.to_string()),
             _ => panic!("not loaded"),
         };
