@@ -61,21 +61,25 @@ pub fn read_in_root(root: BorrowedFd, path: &[u8], limit: usize) -> Result<Vec<u
 }
 
 /// A file that was missing, to look for again (`--wait`): `path` inside the
-/// volume root `root` (resolved as the read resolves it), or as given when
-/// `root` is None.
+/// volume mounted at `root` (resolved as the read resolves it), or as given
+/// when `root` is None.
 pub struct Awaited<'a> {
-    pub root: Option<BorrowedFd<'a>>,
+    /// The volume's mountPath, opened afresh at every look: a writer may
+    /// re-point it while envshim waits (a symlink flipped to a new directory,
+    /// a directory renamed over the one that was there).
+    pub root: Option<&'a OsStr>,
     pub path: Vec<u8>,
     /// How messages name it.
     pub display: Rc<str>,
 }
 
 impl Awaited<'_> {
-    /// False while opening it still fails as missing; any other outcome
-    /// (it is there, or fails otherwise) ends the wait for it.
+    /// False while opening it still fails as missing (the file, or the
+    /// mountPath itself while it is being re-pointed); any other outcome (it
+    /// is there, or fails otherwise) ends the wait for it.
     pub fn exists(&self) -> bool {
         let opened = match self.root {
-            Some(root) => open_in_root(root, &self.path),
+            Some(mount_path) => open_dir(mount_path).and_then(|root| open_in_root(root.as_fd(), &self.path)),
             None => match CString::new(self.path.as_slice()) {
                 // O_PATH: looks the path up without opening what it names (a FIFO, a device).
                 Ok(c) => sys::openat(None, &c, libc::O_PATH),

@@ -107,20 +107,21 @@ impl Sources {
 
     /// The missing files that entries need, to be looked for again.
     pub fn awaited(&self) -> Vec<Awaited<'_>> {
-        let awaited = |f: &Cached| {
-            // A file in a volume is only ever missing once the volume's root is open.
-            let root = match f.volume {
-                Some(vi) => Some(self.volumes[vi].root.get()?.as_ref()?.as_fd()),
-                None => None,
-            };
-            Some(Awaited { root, path: f.key[KEY_PATH..].to_vec(), display: f.display.clone() })
+        let awaited = |f: &Cached| Awaited {
+            root: f.volume.map(|vi| self.volumes[vi].mount_path.as_os_str()),
+            path: f.key[KEY_PATH..].to_vec(),
+            display: f.display.clone(),
         };
-        self.files.iter().filter(|f| f.required).filter_map(awaited).collect()
+        self.files.iter().filter(|f| f.required).map(awaited).collect()
     }
 
-    /// Forgets every file read, to read them all again after a wait; `waited`
-    /// is set when the wait ran out.
+    /// Forgets every file read and every volume root opened, to read them
+    /// all again after a wait (a mountPath may have been re-pointed
+    /// meanwhile); `waited` is set when the wait ran out.
     pub fn reset(&mut self, waited: Option<Rc<str>>) {
+        for v in &mut self.volumes {
+            v.root = OnceCell::new();
+        }
         self.files.clear();
         self.file_keys.clear();
         self.last = None;

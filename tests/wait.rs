@@ -106,6 +106,83 @@ fn a_file_behind_a_symlink_inside_the_volume() {
     assert_eq!(out.env_map()["K"], SENTINEL);
 }
 
+/// The mountPath is a symlink that a writer flips atomically to a new
+/// directory holding the file (git-sync and other "write a new directory,
+/// then swap" writers): each look and the final read resolve it afresh.
+#[test]
+fn a_mount_path_symlink_flipped_to_a_new_directory() {
+    let d = Volume::new();
+    d.subdir("empty");
+    d.symlink("current", "empty");
+    let current = d.join("current");
+    let m = d.manifest(&json!({
+        "volumeMounts": [{"name": "v", "mountPath": current}],
+        "env": [file_key_ref("K", "v", "app.env", "K", false)],
+    }));
+    let (new, link) = (d.join("rev-2"), d.join("current.tmp"));
+    let script = format!(
+        "{} ln -s rev-2 '{}'; mv -T '{}' '{}'",
+        atomic(&new.join("app.env"), &format!("K={SENTINEL}\n")),
+        link.display(),
+        link.display(),
+        current.display()
+    );
+    let _w = Writer::after(LATE, &script);
+    let out = envshim(["run", "--manifest", &m, "--wait", "15s", "--"]).args(print_env()).run();
+    out.ok();
+    assert_eq!(out.env_map()["K"], SENTINEL);
+    assert!(out.elapsed >= LATE, "{:?}", out.elapsed);
+}
+
+/// A filled directory renamed over the empty one that was the mountPath at
+/// the start (`--volume`, and an `--env-file` beside it to show both paths).
+#[test]
+fn a_filled_directory_renamed_over_the_mount_path() {
+    let d = Volume::new();
+    let mount_path = d.subdir("vol");
+    let m = d.manifest(&json!({
+        "volumeMounts": [{"name": "v", "mountPath": mount_path}],
+        "envFrom": [file_ref("v", "all.env", false, Some("ALL_"))],
+    }));
+    let staged = d.join("vol.new");
+    let script = format!(
+        "mkdir '{s}'; printf 'X={SENTINEL}\\n' > '{s}/all.env'; mv -T '{s}' '{mp}'",
+        s = staged.display(),
+        mp = mount_path.display()
+    );
+    let _w = Writer::after(LATE, &script);
+    let out = envshim(["run", "--manifest", &m, "--wait", "15s", "--"]).args(print_env()).run();
+    out.ok();
+    assert_eq!(out.env_map()["ALL_X"], SENTINEL);
+}
+
+/// The Kubernetes atomic writer: `..data` swapped inside a mount that stays
+/// where it is, keys as links through it.
+#[test]
+fn a_kubernetes_data_swap_inside_a_fixed_mount() {
+    let vol = Volume::new();
+    vol.subdir("..2026_01_01_00_00_00.1");
+    vol.symlink("..data", "..2026_01_01_00_00_00.1");
+    vol.symlink("app.env", "..data/app.env");
+    let d = Volume::new();
+    let m = d.manifest(&json!({
+        "volumeMounts": [mount("v", &vol)],
+        "env": [file_key_ref("K", "v", "app.env", "K", false)],
+    }));
+    let (ts, tmp) = (vol.join("..2026_01_01_00_00_01.2"), vol.join("..data_tmp"));
+    let script = format!(
+        "{} ln -s ..2026_01_01_00_00_01.2 '{}'; mv -T '{}' '{}'",
+        atomic(&ts.join("app.env"), &format!("K={SENTINEL}\n")),
+        tmp.display(),
+        tmp.display(),
+        vol.join("..data").display()
+    );
+    let _w = Writer::after(LATE, &script);
+    let out = envshim(["run", "--manifest", &m, "--wait", "15s", "--"]).args(print_env()).run();
+    out.ok();
+    assert_eq!(out.env_map()["K"], SENTINEL);
+}
+
 /// A file that appears may name another missing one (an env file setting
 /// NAME_FILE): that one is waited for too, within the same deadline.
 #[test]
