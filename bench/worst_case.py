@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The worst-case table of docs/security.md: inputs within the limits (a
 manifest of at most 1 MiB, env files of at most 64 KiB) built to make envshim
-work, print or hold as much as it can. Each runs `envshim check` three times
+work, print or hold as much as it can (and an environment and a command line
+of the most variables and `--file-env` names that `execve` passes). Each runs `envshim check` three times
 under /usr/bin/time; the table shows the exit code, the best wall time, user
 and system CPU, the peak RSS and the size of stderr.
 
@@ -56,6 +57,19 @@ def key_ref(path, key="B"):
     return {"name": "A", "valueFrom": {"fileKeyRef": {"volumeName": "v", "path": path, "key": key}}}
 
 
+def platform(i):
+    return {"name": f"I{8 * i}", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}
+
+
+def inherited():
+    return {f"I{i}": "v" for i in range(120000)}
+
+
+def secrets():
+    write(f"{WORK}/secret", "s3cret\n")
+    return {f"S{i}_FILE": f"{WORK}/secret" for i in range(40000)}
+
+
 def inputs():
     write(f"{VOL}/keys.env", fill(lambda i: f"K{i}=\n"))
     write(f"{VOL}/dup.env", ("A=\n" * 21845)[:65536])
@@ -94,16 +108,18 @@ def inputs():
         ("args x N of $(B)", [], {"volumeMounts": mounts, "envFrom": [ref("big.env")], "command": ["/bin/true"], "args": ["$(B)"] * ((MIB - 300) // 7)}),
         ("empty env entries", [], {"env": [{}] * (MIB // 3 - 100)}),
         ("invalid env names", [], {"env": [{"name": "="}] * (MIB // 13 - 100)}),
+        ("platform valueFrom x N, 120,000 inherited variables", [], {"env": [platform(i) for i in range(fits(platform(99999)))]}, inherited),
+        ("--file-env of 40,000 names", ["--file-env", ",".join(f"S{i}" for i in range(40000))], {}, secrets),
     ]
 
 
-def measure(args):
+def measure(args, env):
     best = None
     for _ in range(3):
         t = os.path.join(WORK, "time")
         err = os.path.join(WORK, "stderr")
         with open(err, "wb") as e:
-            code = subprocess.call(["/usr/bin/time", "-f", "%e %U %S %M", "-o", t, BIN, "check", *args], stdout=subprocess.DEVNULL, stderr=e)
+            code = subprocess.call(["/usr/bin/time", "-f", "%e %U %S %M", "-o", t, BIN, "check", *args], stdout=subprocess.DEVNULL, stderr=e, env=env)
         wall, user, sys_, rss = open(t).read().split()[-4:]
         run = (float(wall), float(user), float(sys_), int(rss), code, os.path.getsize(err), open(err, "rb").read().count(b"\n"))
         best = run if best is None or run[0] < best[0] else best
@@ -113,12 +129,13 @@ def measure(args):
 def main():
     print("| input | exit | wall (best of 3) | user + sys | peak RSS | stderr |")
     print("|---|---|---|---|---|---|")
-    for i, (name, extra, manifest) in enumerate(inputs()):
+    for i, (name, extra, manifest, *environment) in enumerate(inputs()):
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **(environment[0]() if environment else {})}
         path = os.path.join(WORK, f"m{i}.json")
         text = compact(manifest)
         assert len(text) <= MIB, (name, len(text))
         write(path, text)
-        wall, user, sys_, rss, code, err_bytes, err_lines = measure([*extra, "--manifest", path])
+        wall, user, sys_, rss, code, err_bytes, err_lines = measure([*extra, "--manifest", path], env)
         print(f"| {name} | {code} | {wall:.2f} s | {user:.2f} + {sys_:.2f} s | {rss / 1024:.1f} MiB | {err_bytes} B, {err_lines} lines |")
 
 

@@ -154,6 +154,45 @@ fn names_apply_in_the_order_given() {
     assert_eq!(env.get("B_FILE").map(String::as_str), Some(second.as_str()));
 }
 
+/// A NAME_FILE removed by one name and set again by a later one is a new
+/// variable: it comes last, once, like every variable set for the first time.
+#[test]
+fn a_removed_name_file_set_again_comes_last_once() {
+    let v = Volume::new();
+    let (b, b_file) = (v.file_str("b", "value-of-b\n"), v.file_str("b_file", "value-of-b-file\n"));
+    let out = envshim(["run", "--file-env", "B,B_FILE", "--"])
+        .envs([("A", "1"), ("B_FILE", b.as_str()), ("B_FILE_FILE", b_file.as_str()), ("C", "3")])
+        .args(print_env())
+        .run();
+    out.ok();
+    let env = out.env0();
+    let names: Vec<&str> = env.iter().map(|(n, _)| n.as_str()).collect();
+    let at = |n: &str| names.iter().position(|&x| x == n).unwrap_or_else(|| panic!("{n} not in {names:?}"));
+    assert!(at("A") < at("C") && at("C") < at("B") && at("B") < at("B_FILE"), "{names:?}");
+    assert_eq!(names.iter().filter(|&&n| n == "B_FILE").count(), 1, "{names:?}");
+    assert!(!names.contains(&"B_FILE_FILE"), "{names:?}");
+    let map = out.env_map();
+    assert_eq!((map["B"].as_str(), map["B_FILE"].as_str()), ("value-of-b", "value-of-b-file"));
+}
+
+/// Thousands of names (each removal is constant time; bench/scaling.py
+/// measures the growth): every one set, every NAME_FILE gone.
+#[test]
+fn thousands_of_names() {
+    let v = Volume::new();
+    let n = 3000;
+    let paths: Vec<String> = (0..n).map(|i| v.file_str(&format!("s{i}"), format!("{i}\n"))).collect();
+    let vars: Vec<(String, String)> = (0..n).map(|i| (format!("S{i}_FILE"), paths[i].clone())).collect();
+    let names: Vec<String> = (0..n).map(|i| format!("S{i}")).collect();
+    let out = envshim(["run", "--file-env", &names.join(","), "--"]).envs(vars.iter().map(|(k, v)| (k.as_str(), v.as_str()))).args(print_env()).run();
+    out.ok();
+    let env = out.env_map();
+    for i in 0..n {
+        assert_eq!(env.get(&format!("S{i}")).map(String::as_str), Some(i.to_string().as_str()));
+        assert!(!env.contains_key(&format!("S{i}_FILE")));
+    }
+}
+
 #[test]
 fn lists_are_comma_separated_repeatable_and_come_from_envshim_file_env() {
     let v = Volume::new();

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""How envshim's start-up grows with its input: each dimension (env entries,
+envFrom entries, inherited variables, platform-resolved valueFrom entries,
+--file-env names, distinct files, keys per file, value sizes) at N and at 4N,
+everything else held small. Each input runs `envshim check` five times; the
+table shows the best wall time at N and 4N, less that of `true` started with
+the same environment, and their ratio. Linear work gives
+about 4x (less while the fixed cost of a start, ~1 ms, dominates); quadratic
+work gives 16x. The 4N column is also the largest input of its kind within
+the documented limits (a manifest of 1 MiB, env files of 64 KiB, values of
+32 KiB, an environment that `execve` takes), or close to it.
+
+    cargo build --release && python3 bench/scaling.py [BINARY] [WORKDIR]
+
+Exits 1 when a dimension grows more than 5x, or a 4N input takes more than
+half a second.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = sys.argv[1] if len(sys.argv) > 1 else "target/release/envshim"
+WORK = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp(prefix="envshim-scaling-")
+VOL = os.path.join(WORK, "vol")
+RUNS = 5
+MOUNTS = [{"name": "v", "mountPath": VOL}]
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def manifest(name, obj):
+    path = os.path.join(WORK, f"{name}.json")
+    text = json.dumps(obj, separators=(",", ":"))
+    assert len(text) <= 1 << 20, (name, len(text))
+    write(path, text)
+    return ["--manifest", path]
+
+
+def key_ref(name, path, key):
+    return {"name": name, "valueFrom": {"fileKeyRef": {"volumeName": "v", "path": path, "key": key}}}
+
+
+# Each dimension: (name, N, make(n) -> (args, extra environment)).
+
+def env_entries(n):
+    # A chain: each value expands the one before it.
+    env = [{"name": "E0", "value": "x"}] + [{"name": f"E{i}", "value": f"$(E{i - 1})"} for i in range(1, n)]
+    return manifest(f"env-{n}", {"env": env}), {}
+
+
+def envfrom_entries(n):
+    write(f"{VOL}/keys.env", "".join(f"K{i}=v\n" for i in range(100)))
+    env_from = [{"fileRef": {"volumeName": "v", "path": "keys.env"}, "prefix": f"P{i}_"} for i in range(n)]
+    return manifest(f"envfrom-{n}", {"volumeMounts": MOUNTS, "envFrom": env_from}), {}
+
+
+def inherited(n):
+    # With 3,000 platform entries naming the first inherited variables.
+    env = [{"name": f"I{i}", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}} for i in range(3000)]
+    return manifest(f"inherited-{n}", {"env": env}), {f"I{i}": "v" for i in range(n)}
+
+
+def platform_entries(n):
+    # With 30,000 inherited variables.
+    env = [{"name": f"I{i}", "valueFrom": {"configMapKeyRef": {"name": "c", "key": "k"}}} for i in range(n)]
+    return manifest(f"platform-{n}", {"env": env}), {f"I{i}": "v" for i in range(30000)}
+
+
+def platform_and_inherited(n):
+    # n platform entries and 8n inherited variables: the two grow together.
+    env = [{"name": f"I{8 * i}", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}} for i in range(n)]
+    return manifest(f"both-{n}", {"env": env}), {f"I{i}": "v" for i in range(8 * n)}
+
+
+def file_env_names(n):
+    write(f"{WORK}/secret", "s3cret\n")
+    names = [f"S{i}" for i in range(n)]
+    return ["--file-env", ",".join(names)], {f"{s}_FILE": f"{WORK}/secret" for s in names}
+
+
+def files(n):
+    for i in range(n):
+        if not os.path.exists(f"{VOL}/f/{i}"):
+            write(f"{VOL}/f/{i}", f"A=1\nB={i}\n")
+    return manifest(f"files-{n}", {"volumeMounts": MOUNTS, "env": [key_ref(f"F{i}", f"f/{i}", "B") for i in range(n)]}), {}
+
+
+def keys_per_file(n):
+    # 30 files of n keys each, each imported twice (with two prefixes).
+    for f in range(30):
+        write(f"{VOL}/k{n}/{f}", "".join(f"KEY_{i:05}=v\n" for i in range(n)))
+    env_from = [{"fileRef": {"volumeName": "v", "path": f"k{n}/{f}"}, "prefix": p} for f in range(30) for p in ("A_", "B_")]
+    return manifest(f"keys-{n}", {"volumeMounts": MOUNTS, "envFrom": env_from}), {}
+
+
+def value_sizes(n):
+    # A value of n bytes, taken by 25 fileKeyRefs and expanded by 25 env
+    # values (at 32 KiB, 1.6 MB: close to what execve takes).
+    write(f"{VOL}/value-{n}.env", "B=" + "b" * n + "\n")
+    env = [key_ref(f"R{i}", f"value-{n}.env", "B") for i in range(25)]
+    env += [{"name": f"X{i}", "value": "$(R0)"} for i in range(25)]
+    return manifest(f"value-{n}", {"volumeMounts": MOUNTS, "env": env}), {}
+
+
+DIMENSIONS = [
+    ("env entries (a chain of $(VAR))", 4000, env_entries),
+    ("envFrom entries (100 keys each)", 250, envfrom_entries),
+    ("inherited variables (3,000 platform entries)", 25000, inherited),
+    ("platform-resolved valueFrom entries (30,000 inherited)", 3500, platform_entries),
+    ("platform entries and 8x as many inherited variables", 3000, platform_and_inherited),
+    ("--file-env names", 5000, file_env_names),
+    ("distinct files (one fileKeyRef each)", 2000, files),
+    ("keys per file (30 files, each imported twice)", 1000, keys_per_file),
+    ("value size in bytes (25 fileKeyRefs, 25 expansions)", 8192, value_sizes),
+]
+
+
+def best_time(command, env):
+    full = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **env}
+    best = None
+    for _ in range(RUNS):
+        start = time.perf_counter()
+        p = subprocess.run(command, env=full, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        took = time.perf_counter() - start
+        if p.returncode != 0:
+            sys.exit(f"scaling: {command[0]} exited {p.returncode}: {p.stderr.decode(errors='replace').strip()[:300]}")
+        best = took if best is None else min(best, took)
+    return best
+
+
+def envshim_time(args, env):
+    """envshim's own time: `envshim check` less `true` started with the same
+    environment (passing 100,000 variables to a process costs ~0.1 s by itself)."""
+    return max(best_time([BIN, "check", *args], env) - best_time(["true"], env), 0.0)
+
+
+def main():
+    print("| dimension | N | time at N | 4N | time at 4N | ratio |")
+    print("|---|---:|---:|---:|---:|---:|")
+    bad = []
+    base = envshim_time([], {})
+    for name, n, make in DIMENSIONS:
+        t1 = envshim_time(*make(n))
+        t4 = envshim_time(*make(4 * n))
+        # Below 0.5 ms a time is mostly the noise of starting a process.
+        ratio = max(t4, 0.0005) / max(t1, 0.0005)
+        print(f"| {name} | {n:,} | {t1 * 1000:.1f} ms | {4 * n:,} | {t4 * 1000:.1f} ms | {ratio:.1f}x |", flush=True)
+        if ratio > 5 or t4 > 0.5:
+            bad.append(name)
+    print(f"\nTimes are envshim's own: the best of {RUNS} `envshim check` less the best of {RUNS} `true` with the same")
+    print(f"environment. `envshim check` with no input: {base * 1000:.2f} ms over `true`.")
+    if bad:
+        sys.exit(f"scaling: worse than linear, or over 0.5 s: {', '.join(bad)}")
+
+
+if __name__ == "__main__":
+    main()
