@@ -43,7 +43,7 @@ remap="--remap-path-prefix=$PWD=/envshim --remap-path-prefix=${CARGO_HOME:-$HOME
 
 # A static executable at a fixed address, not a static PIE: nothing for the
 # start-up code to relocate, and no relocated page to copy (measured on the
-# issue-5 workload: 13 K instructions and 3 page faults fewer, 13 KB smaller;
+# workload of docs/performance.md: 13 K instructions and 3 page faults fewer, 13 KB smaller;
 # docs/performance.md). The kernel's ASLR still places the stack, heap and mmaps.
 nopie=" -C relocation-model=static"
 
