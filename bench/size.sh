@@ -2,7 +2,7 @@
 # Where envshim's bytes go, and what build choices cost in size and start-up time.
 #
 #   bench/size.sh                # all variants (a few minutes: one release build each)
-#   VARIANTS="shipped z" bench/size.sh
+#   VARIANTS="shipped optz" bench/size.sh
 #
 # Each variant is built from a copy of the work tree (Cargo.toml edited in the
 # copy only, never in the repo) with its own target directory, for
@@ -14,6 +14,7 @@
 #
 # Environment: OUT (default target/size-bench), RUNS (default 300), ROUNDS (default 2),
 # VARIANTS (default: all below), NO_BLOAT=1 to skip cargo bloat.
+# Exits 1 when a variant fails to build (after measuring the others).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -71,6 +72,8 @@ variant_env() {  # prints: opt-level|rustflags|clap line|experiments (arena, no-
     esac
 }
 
+for v in $VARIANTS; do variant_env "$v" >/dev/null || exit 2; done
+
 # Experiments (bench/experiments/): applied to the copy only.
 apply_experiments() {  # DIR EXPERIMENTS...
     local dir=$1; shift
@@ -99,6 +102,7 @@ EOF
 }
 
 declare -A BIN
+failed=()  # variants that did not build: measured without them, then exit 1
 for v in $VARIANTS; do
     IFS='|' read -r opt flags clap exps <<<"$(variant_env "$v")"
     rm -rf "$SRC/src" && cp -r "$ROOT/src" "$SRC/src"
@@ -124,7 +128,7 @@ EOF
             echo "   build failed (see $OUT/build-$v.log)" >&2
             exit 1
         fi
-    ) || continue
+    ) || { failed+=("$v"); continue; }
     cp "$OUT/target-$v/$TARGET/release/envshim" "$OUT/envshim-$v"
     strip "$OUT/envshim-$v"
     BIN[$v]=$OUT/envshim-$v
@@ -194,4 +198,9 @@ if [ "${NO_BLOAT:-0}" != 1 ]; then
     echo
     echo "sections of the shipped binary (size -A):"
     size -A "${BIN[shipped]:-$OUT/target-bloat/$TARGET/release/envshim}" | awk 'NR > 2 && $2 > 1000'
+fi
+
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "bench/size.sh: FAILED: ${#failed[@]} variant(s) did not build: ${failed[*]} (logs: $OUT/build-VARIANT.log)" >&2
+    exit 1
 fi
