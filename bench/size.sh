@@ -22,7 +22,7 @@ OUT=${OUT:-$ROOT/target/size-bench}
 RUNS=${RUNS:-300}
 ROUNDS=${ROUNDS:-2}
 TARGET=x86_64-unknown-linux-musl
-ALL="shipped opt3 optz opts-nopie opts-nounwind clap-minimal clap-default arena no-clap no-clap-arena no-clap-arena-optz-nopie"
+ALL="shipped opt3 optz opts-nopie opts-nounwind clap-minimal clap-default no-clap no-clap-arena no-clap-arena-optz-nopie"
 VARIANTS=${VARIANTS:-$ALL}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -64,7 +64,6 @@ variant_env() {  # prints: opt-level|rustflags|clap line|experiments (arena, no-
         opts-nounwind) echo "|-C force-unwind-tables=no||" ;;
         clap-minimal) echo '||clap = { version = "4.5", default-features = false, features = ["std", "derive"] }|' ;;
         clap-default) echo '||clap = { version = "4.5", features = ["derive"] }|' ;;
-        arena) echo "|||arena" ;;
         no-clap) echo "|||no-clap" ;;
         no-clap-arena) echo "|||no-clap arena" ;;
         no-clap-arena-optz-nopie) echo "z|-C relocation-model=static||no-clap arena" ;;
@@ -80,17 +79,17 @@ apply_experiments() {  # DIR EXPERIMENTS...
     for e in "$@"; do
         case $e in
             arena)
-                cp "$ROOT/bench/experiments/arena.rs" "$dir/src/arena.rs"
+                # The shipped main.rs has the arena (src/sys.rs) already; the
+                # experiment gives it to main_without_clap.rs (no-clap-arena).
                 python3 - "$dir" <<'EOF'
 import re, sys
 d = sys.argv[1]
-lib = open(f"{d}/src/lib.rs").read()
-open(f"{d}/src/lib.rs", "w").write(lib.replace("\npub mod ", "\npub mod arena;\npub mod ", 1))
 main = open(f"{d}/src/main.rs").read()
-# Before the first `use`: after the inner attributes and doc comments.
-i = re.search(r"^use ", main, re.M).start()
-main = main[:i] + "#[global_allocator]\nstatic ALLOC: envshim::arena::Arena = envshim::arena::Arena;\n\n" + main[i:]
-open(f"{d}/src/main.rs", "w").write(main)
+if "#[global_allocator]" not in main:
+    # Before the first `use`: after the inner attributes and doc comments.
+    i = re.search(r"^use ", main, re.M).start()
+    main = main[:i] + "#[global_allocator]\nstatic ALLOC: envshim::sys::Arena = envshim::sys::Arena;\n\n" + main[i:]
+    open(f"{d}/src/main.rs", "w").write(main)
 EOF
                 ;;
             no-clap)

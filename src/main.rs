@@ -13,7 +13,6 @@
 #![cfg_attr(not(test), no_main)]
 #![cfg_attr(test, allow(dead_code, unused_imports))]
 
-
 /// A bump arena instead of musl's allocator: envshim's start-up made ~170
 /// system calls in mallocng alone (src/sys.rs, docs/performance.md).
 #[global_allocator]
@@ -22,7 +21,6 @@ static ALLOC: envshim::sys::Arena = envshim::sys::Arena;
 // The clap definition: a file of its own so that the generator of the shell
 // completions and the man page (tools/cli-docs.rs) reads the same one.
 include!("cli.rs");
-
 
 /// Parses the command line building only the subcommand in use: the whole
 /// command (every subcommand's arguments) was 18 of a start-up's page faults
@@ -128,8 +126,6 @@ fn common_line(args: &[OsString]) -> Option<Cli> {
     }
     Some(Cli { command: if run { Command::Run(RunArgs { common: c, program }) } else { Command::Check(CheckArgs { common: c }) } })
 }
-
-
 
 /// `--file-env` lists (or `ENVSHIM_FILE_ENV` when none is given), split at commas.
 fn file_env_names(lists: Vec<OsString>) -> Vec<Vec<u8>> {
