@@ -3,8 +3,12 @@
 #   dist/envshim-linux-amd64   (x86_64-unknown-linux-musl)
 #   dist/envshim-linux-arm64   (aarch64-unknown-linux-musl, linked with rust-lld)
 #   dist/SHA256SUMS
+#   dist/completions/{envshim.bash,_envshim,envshim.fish}, dist/man/envshim*.1
+#     (generated from the command line's definition, src/cli.rs, by
+#     `cargo run --example cli-docs`: not in the binaries; CLI_DOCS=0 skips them)
 # Usage: ./musl-build.sh [amd64] [arm64]     (default: both; Docker TARGETARCH names)
-# Env:   DIST=dir (default dist), CARGO (default cargo)
+# Env:   DIST=dir (default dist), CARGO (default cargo), CLI_DOCS=0,
+#        ENVSHIM_BUILD_COMMIT (what --version names when there is no git checkout)
 # Needs: rustup + cargo, readelf (binutils), sha256sum; `file` is used when present.
 # Fails loudly if a binary has an ELF interpreter or needs a shared library.
 # If `rustup target add` fails for amd64, falls back to a static glibc build
@@ -39,7 +43,7 @@ remap="--remap-path-prefix=$PWD=/envshim --remap-path-prefix=${CARGO_HOME:-$HOME
 
 # A static executable at a fixed address, not a static PIE: nothing for the
 # start-up code to relocate, and no relocated page to copy (measured on the
-# issue-5 workload: 13 K instructions and 3 page faults fewer, 13 KB smaller;
+# workload of docs/performance.md: 13 K instructions and 3 page faults fewer, 13 KB smaller;
 # docs/performance.md). The kernel's ASLR still places the stack, heap and mmaps.
 nopie=" -C relocation-model=static"
 
@@ -113,6 +117,13 @@ for arch in "${archs[@]}"; do
   check_static "$out.tmp"
   mv "$out.tmp" "$out"
 done
+
+# Completions and man pages: built for this host with the toolchain the crate's
+# tests use (a dev-only example, so the shim's dependencies and bytes are unchanged).
+if [ "${CLI_DOCS:-1}" != 0 ]; then
+  echo "musl-build: cargo run --example cli-docs -- $DIST"
+  "$CARGO" run --quiet --locked --example cli-docs -- "$DIST"
+fi
 
 (cd "$DIST" && sha256sum envshim-linux-* >SHA256SUMS)
 echo "musl-build: sizes:"

@@ -3,7 +3,7 @@
 
     bench/gen_inputs.py DIR
 
-DIR/vol/app.env      the env file: 1,000 keys, exactly 65,536 bytes (the SPEC §4 limit)
+DIR/vol/app.env      the env file: 1,000 keys, exactly 65,536 bytes (the env-file limit, docs/reference.md §4)
 DIR/manifest.json    volumeMounts: cfg -> DIR/vol
                      envFrom: the whole app.env
                      env: 100 fileKeyRefs into app.env, then 50 literal values

@@ -2,7 +2,7 @@
 # Where envshim's bytes go, and what build choices cost in size and start-up time.
 #
 #   bench/size.sh                # all variants (a few minutes: one release build each)
-#   VARIANTS="shipped z" bench/size.sh
+#   VARIANTS="shipped optz" bench/size.sh
 #
 # Each variant is built from a copy of the work tree (Cargo.toml edited in the
 # copy only, never in the repo) with its own target directory, for
@@ -14,6 +14,7 @@
 #
 # Environment: OUT (default target/size-bench), RUNS (default 300), ROUNDS (default 2),
 # VARIANTS (default: all below), NO_BLOAT=1 to skip cargo bloat.
+# Exits 1 when a variant fails to build (after measuring the others).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,7 +22,7 @@ OUT=${OUT:-$ROOT/target/size-bench}
 RUNS=${RUNS:-300}
 ROUNDS=${ROUNDS:-2}
 TARGET=x86_64-unknown-linux-musl
-ALL="shipped opt3 optz opts-nopie opts-nounwind clap-minimal clap-default arena no-clap no-clap-arena no-clap-arena-optz-nopie"
+ALL="shipped opt3 optz opts-nopie opts-nounwind clap-minimal clap-default no-clap no-clap-arena no-clap-arena-optz-nopie"
 VARIANTS=${VARIANTS:-$ALL}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -63,7 +64,6 @@ variant_env() {  # prints: opt-level|rustflags|clap line|experiments (arena, no-
         opts-nounwind) echo "|-C force-unwind-tables=no||" ;;
         clap-minimal) echo '||clap = { version = "4.5", default-features = false, features = ["std", "derive"] }|' ;;
         clap-default) echo '||clap = { version = "4.5", features = ["derive"] }|' ;;
-        arena) echo "|||arena" ;;
         no-clap) echo "|||no-clap" ;;
         no-clap-arena) echo "|||no-clap arena" ;;
         no-clap-arena-optz-nopie) echo "z|-C relocation-model=static||no-clap arena" ;;
@@ -71,23 +71,25 @@ variant_env() {  # prints: opt-level|rustflags|clap line|experiments (arena, no-
     esac
 }
 
+for v in $VARIANTS; do variant_env "$v" >/dev/null || exit 2; done
+
 # Experiments (bench/experiments/): applied to the copy only.
 apply_experiments() {  # DIR EXPERIMENTS...
     local dir=$1; shift
     for e in "$@"; do
         case $e in
             arena)
-                cp "$ROOT/bench/experiments/arena.rs" "$dir/src/arena.rs"
+                # The shipped main.rs has the arena (src/sys.rs) already; the
+                # experiment gives it to main_without_clap.rs (no-clap-arena).
                 python3 - "$dir" <<'EOF'
 import re, sys
 d = sys.argv[1]
-lib = open(f"{d}/src/lib.rs").read()
-open(f"{d}/src/lib.rs", "w").write(lib.replace("\npub mod ", "\npub mod arena;\npub mod ", 1))
 main = open(f"{d}/src/main.rs").read()
-# Before the first `use`: after the inner attributes and doc comments.
-i = re.search(r"^use ", main, re.M).start()
-main = main[:i] + "#[global_allocator]\nstatic ALLOC: envshim::arena::Arena = envshim::arena::Arena;\n\n" + main[i:]
-open(f"{d}/src/main.rs", "w").write(main)
+if "#[global_allocator]" not in main:
+    # Before the first `use`: after the inner attributes and doc comments.
+    i = re.search(r"^use ", main, re.M).start()
+    main = main[:i] + "#[global_allocator]\nstatic ALLOC: envshim::sys::Arena = envshim::sys::Arena;\n\n" + main[i:]
+    open(f"{d}/src/main.rs", "w").write(main)
 EOF
                 ;;
             no-clap)
@@ -99,6 +101,7 @@ EOF
 }
 
 declare -A BIN
+failed=()  # variants that did not build: measured without them, then exit 1
 for v in $VARIANTS; do
     IFS='|' read -r opt flags clap exps <<<"$(variant_env "$v")"
     rm -rf "$SRC/src" && cp -r "$ROOT/src" "$SRC/src"
@@ -124,7 +127,7 @@ EOF
             echo "   build failed (see $OUT/build-$v.log)" >&2
             exit 1
         fi
-    ) || continue
+    ) || { failed+=("$v"); continue; }
     cp "$OUT/target-$v/$TARGET/release/envshim" "$OUT/envshim-$v"
     strip "$OUT/envshim-$v"
     BIN[$v]=$OUT/envshim-$v
@@ -194,4 +197,9 @@ if [ "${NO_BLOAT:-0}" != 1 ]; then
     echo
     echo "sections of the shipped binary (size -A):"
     size -A "${BIN[shipped]:-$OUT/target-bloat/$TARGET/release/envshim}" | awk 'NR > 2 && $2 > 1000'
+fi
+
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "bench/size.sh: FAILED: ${#failed[@]} variant(s) did not build: ${failed[*]} (logs: $OUT/build-VARIANT.log)" >&2
+    exit 1
 fi

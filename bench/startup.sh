@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Start-up benchmark (issue 5): what envshim adds between the runtime's exec
+# Start-up benchmark: what envshim adds between the runtime's exec
 # and the program's exec, against the floor (a static no-op exec'd directly)
 # and against the peers doing their own job around the same no-op.
 #
@@ -185,7 +185,7 @@ for c in order:
 EOF
 say ""
 
-# --- 5b. the targets of issue 11 --------------------------------------------------------------
+# --- 5b. the start-up targets -----------------------------------------------------------------
 log "instructions and page faults"
 instr=$(valgrind --tool=callgrind --callgrind-out-file=/dev/null "$ENVSHIM" check --manifest "$M" 2>&1 | sed -n 's/.*refs: *//p' | tr -d ,)
 # One /usr/bin/time figure (FORMAT) of COMMAND over 20 runs: the fewest
@@ -224,7 +224,7 @@ run = med["envshim run --manifest M -- noop"]
 init = med.get("envshim run --init --manifest M -- noop")
 bare, tini = med["envshim run -- noop (no manifest)"], med["tini-static -s -- noop"]
 print()
-print("### The targets of issue 11")
+print("### The start-up targets")
 print()
 print("| figure | measured | target | holds? |")
 print("|---|---:|---:|---|")

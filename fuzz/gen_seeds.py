@@ -4,7 +4,7 @@
 envfile:  every input of tests/data/envfile-grammar.json
 expand:   every row of tests/data/expansion-seed-table.json, encoded as
           INPUT \\xff NAME=VALUE \\xff ... (the layout fuzz_targets/expand.rs reads)
-manifest: the manifest example of SPEC §3 and a few variations
+manifest: the manifest example of docs/reference.md §3 and a few variations
 Run from anywhere; rewrites the seed directories.
 """
 import hashlib

@@ -13,72 +13,14 @@
 #![cfg_attr(not(test), no_main)]
 #![cfg_attr(test, allow(dead_code, unused_imports))]
 
-use std::ffi::OsString;
-use std::path::PathBuf;
-use std::time::Duration;
-
-use clap::{Args, Parser, Subcommand, ValueEnum};
-
 /// A bump arena instead of musl's allocator: envshim's start-up made ~170
 /// system calls in mallocng alone (src/sys.rs, docs/performance.md).
 #[global_allocator]
 static ALLOC: envshim::sys::Arena = envshim::sys::Arena;
 
-#[derive(Parser)]
-#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
-#[command(name = "envshim", version, about = "A container entrypoint: kubelet-exact env files, fileKeyRef and $(VAR) expansion, then exec.")]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
-enum Command {
-    /// Build the environment, then execve PROGRAM (or supervise it with --init)
-    Run(RunArgs),
-    /// Validate everything run would; exec nothing
-    Check(CheckArgs),
-    /// Print the final environment and where each variable came from
-    Render(RenderArgs),
-    /// Copy this binary to DEST atomically (no shell needed)
-    Install(InstallArgs),
-}
-
-#[derive(Args)]
-#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
-struct RunArgs {
-    #[command(flatten)]
-    common: Common,
-    /// The program line: PROGRAM [ARGS...] (after -- or the first non-option word)
-    #[arg(trailing_var_arg = true, value_name = "PROGRAM")]
-    program: Vec<OsString>,
-}
-
-#[derive(Args)]
-#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
-struct CheckArgs {
-    #[command(flatten)]
-    common: Common,
-}
-
-#[derive(Args)]
-#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
-struct RenderArgs {
-    #[command(flatten)]
-    common: Common,
-    #[arg(long, value_enum, default_value = "env")]
-    format: Format,
-    /// Print values (they are masked by default)
-    #[arg(long)]
-    show_values: bool,
-}
-
-#[derive(Args)]
-#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
-struct InstallArgs {
-    dest: PathBuf,
-}
+// The clap definition: a file of its own so that the generator of the shell
+// completions and the man page (tools/cli-docs.rs) reads the same one.
+include!("cli.rs");
 
 /// Parses the command line building only the subcommand in use: the whole
 /// command (every subcommand's arguments) was 18 of a start-up's page faults
@@ -183,72 +125,6 @@ fn common_line(args: &[OsString]) -> Option<Cli> {
         return None;
     }
     Some(Cli { command: if run { Command::Run(RunArgs { common: c, program }) } else { Command::Check(CheckArgs { common: c }) } })
-}
-
-#[derive(Args, Default)]
-#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
-struct Common {
-    /// The JSON manifest [env: ENVSHIM_MANIFEST] [default: /etc/envshim/manifest.json if it exists]
-    #[arg(long, value_name = "PATH")]
-    manifest: Option<OsString>,
-    /// Load every key of an env file (repeatable)
-    #[arg(long = "env-file", value_name = "PATH")]
-    env_files: Vec<OsString>,
-    /// Set a variable, expanded like a manifest env value (repeatable)
-    #[arg(long = "env", value_name = "NAME=VALUE")]
-    envs: Vec<OsString>,
-    /// Mount a volume name on a directory, as in volumeMounts (repeatable)
-    #[arg(long = "volume", value_name = "NAME=DIR")]
-    volumes: Vec<OsString>,
-    /// Validate names with the strict legacy rule [env: ENVSHIM_STRICT_NAMES]
-    #[arg(long)]
-    strict_names: bool,
-    /// Do not add KUBERNETES_SERVICE_URL
-    #[arg(long)]
-    no_service_url: bool,
-    /// Also write failures here [default: /dev/termination-log if it exists and is writable]
-    #[arg(long, value_name = "PATH")]
-    termination_log: Option<OsString>,
-    /// Do not expand $(VAR) in the trailing PROGRAM/ARGS
-    #[arg(long)]
-    no_expand_args: bool,
-    /// Stay as PID 1: fork, exec the program, forward signals, reap zombies [env: ENVSHIM_INIT]
-    #[arg(long)]
-    init: bool,
-    /// With --init, forward signals to the child's whole process group
-    #[arg(long)]
-    init_group: bool,
-    /// With --init, hold the first SIGTERM this long before forwarding it (500ms, 5s, 1m; a bare number is seconds)
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
-    term_delay: Option<Duration>,
-    /// When NAME_FILE is set, set NAME from the file it names and remove NAME_FILE (repeatable, comma-separated) [env: ENVSHIM_FILE_ENV]
-    #[arg(long = "file-env", value_name = "NAME[,NAME...]")]
-    file_env: Vec<OsString>,
-    /// Wait up to DURATION for missing files that are not optional (500ms, 30s, 2m; a bare number is seconds) [env: ENVSHIM_WAIT]
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
-    wait: Option<Duration>,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
-enum Format {
-    Env,
-    Json,
-}
-
-/// `--term-delay`: a whole number and a unit, ms, s, m or h; a bare number is seconds.
-fn duration(text: &str) -> Result<Duration, String> {
-    let bad = || format!("expected a whole number and a unit (500ms, 5s, 1m, 1h), got {text:?}");
-    let (number, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
-    let n: u32 = number.parse().map_err(|_| bad())?;
-    let millis: u64 = match unit {
-        "ms" => 1,
-        "" | "s" => 1_000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        _ => return Err(bad()),
-    };
-    Ok(Duration::from_millis(u64::from(n) * millis))
 }
 
 /// `--file-env` lists (or `ENVSHIM_FILE_ENV` when none is given), split at commas.

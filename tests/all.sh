@@ -4,7 +4,8 @@
 # the privilege-dropping ones again from a private (mode 0700) copy of the checkout,
 # the end-to-end tests in real runtimes (runc, bwrap, qemu), the same deployment
 # modes in real container engines (a private dockerd and podman, stopped at the end),
-# and a short fuzz smoke run.
+# a short fuzz smoke run, and every command block of the docs (tests/docs.py; after
+# the fuzz smoke run, whose build the documented fuzz command reuses).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,3 +15,4 @@ bash tests/private-checkout.sh
 bash tests/e2e/run.sh
 bash tests/e2e/engines/run.sh
 bash fuzz/smoke.sh
+DOCS_STRICT=1 python3 tests/docs.py

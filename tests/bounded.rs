@@ -1,4 +1,4 @@
-//! Bounded output and bounded work (issue 10, items 1 and 2): inputs within
+//! Bounded output and bounded work: inputs within
 //! the limits (a manifest of 1 MiB, env files of 64 KiB) that repeat a
 //! source thousands of times, or make every key invalid, can neither make
 //! envshim print without bound nor work without bound. Each test is the

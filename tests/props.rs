@@ -1,4 +1,4 @@
-//! Property tests (proptest) for the invariants of hostile input (issue 4):
+//! Property tests (proptest) for the invariants of hostile input:
 //!
 //! - expansion of input without `$` is the identity;
 //! - escaping every `$` as `$$` and expanding gives the input back;

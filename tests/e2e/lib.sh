@@ -128,9 +128,9 @@ bwrap_run() {
 # the images of images/build.sh, and the static test program $WORK/bin/showenv-ARCH
 # for each ARCH in ARCHS (default amd64 arm64).
 prepare_dist() {
-  if [ ! -x "$DIST/envshim-linux-amd64" ] || [ ! -x "$DIST/envshim-linux-arm64" ] ||
-     [ -n "$(find "$ROOT/src" "$ROOT/Cargo.toml" "$ROOT/Cargo.lock" -newer "$DIST/envshim-linux-amd64" -print -quit)" ] ||
-     [ -n "$(find "$ROOT/src" "$ROOT/Cargo.toml" "$ROOT/Cargo.lock" -newer "$DIST/envshim-linux-arm64" -print -quit)" ]; then
+  if [ ! -x "$DIST/envshim-linux-amd64" ] || [ ! -x "$DIST/envshim-linux-arm64" ] || [ ! -s "$DIST/man/envshim.1" ] ||
+     [ -n "$(find "$ROOT/src" "$ROOT/build.rs" "$ROOT/tools" "$ROOT/Cargo.toml" "$ROOT/Cargo.lock" -newer "$DIST/envshim-linux-amd64" -print -quit)" ] ||
+     [ -n "$(find "$ROOT/src" "$ROOT/build.rs" "$ROOT/tools" "$ROOT/Cargo.toml" "$ROOT/Cargo.lock" -newer "$DIST/envshim-linux-arm64" -print -quit)" ]; then
     DIST=$DIST "$ROOT/musl-build.sh"
   fi
   DIST=$DIST "$ROOT/images/build.sh"

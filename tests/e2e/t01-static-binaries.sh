@@ -13,6 +13,16 @@ done
 readelf -hW "$DIST/envshim-linux-amd64" | grep -q 'Advanced Micro Devices X86-64' || fail "amd64 binary is not x86-64"
 readelf -hW "$DIST/envshim-linux-arm64" | grep -q 'AArch64' || fail "arm64 binary is not AArch64"
 ok "machine types"
-[ "$("$DIST/envshim-linux-amd64" --version)" = "envshim $VERSION" ] || fail "amd64 --version"
-[ "$(qemu-aarch64-static "$DIST/envshim-linux-arm64" --version)" = "envshim $VERSION" ] || fail "arm64 --version"
-ok "--version is 'envshim $VERSION' on both"
+v_amd64=$("$DIST/envshim-linux-amd64" --version)
+v_arm64=$(qemu-aarch64-static "$DIST/envshim-linux-arm64" --version)
+[ "$(head -1 <<<"$v_amd64")" = "envshim $VERSION" ] || fail "amd64 --version: $v_amd64"
+[ "$(head -1 <<<"$v_arm64")" = "envshim $VERSION" ] || fail "arm64 --version: $v_arm64"
+grep -qx 'target: x86_64-unknown-linux-[a-z]*' <<<"$v_amd64" || fail "amd64 --version target: $v_amd64"
+grep -qx 'target: aarch64-unknown-linux-musl' <<<"$v_arm64" || fail "arm64 --version target: $v_arm64"
+[ "$("$DIST/envshim-linux-amd64" -V)" = "envshim $VERSION" ] || fail "amd64 -V"
+ok "--version is 'envshim $VERSION' then commit, target and rustc on both"
+# The completions and man pages generated beside them (not in the binaries).
+for f in completions/envshim.bash completions/_envshim completions/envshim.fish man/envshim.1 man/envshim-run.1; do
+  [ -s "$DIST/$f" ] || fail "$DIST/$f is missing"
+done
+ok "completions and man pages in $DIST"

@@ -1,0 +1,160 @@
+// The command line's definition (SPEC §1), included by src/main.rs and by
+// tools/cli-docs.rs, which generates the shell completions and the man page
+// from it at build time (musl-build.sh): they are not in the binary.
+// `include!`d, not a module: the items are main.rs's own.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// `--version`: the crate's version, then what build.rs found (a build without
+/// git, from a source tarball, says `unknown` unless ENVSHIM_BUILD_COMMIT is set).
+const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "\ncommit: ", env!("ENVSHIM_BUILD_COMMIT"),
+    "\ntarget: ", env!("ENVSHIM_BUILD_TARGET"),
+    "\nrustc: ", env!("ENVSHIM_BUILD_RUSTC"),
+);
+
+/// The end of `--help` (and of `run`, `check` and `render --help`).
+const EXIT_CODES: &str = "\
+Exit codes:
+  0      success (run: the program's own code, as envshim becomes the program)
+  2      usage error: a bad option or configuration variable, no program line
+  65     an env file does not parse, has an invalid name or exceeds a limit
+  66     a file or key is missing and not optional (with --wait: after waiting)
+  71     with --init: a system call envshim needs failed
+  73     install cannot create DEST
+  74     render cannot write its output
+  77     permission denied reading a file
+  78     configuration: the manifest, a volume, a path, an env name
+  126    the program cannot be executed, or argv/env too large for execve
+  127    the program was not found
+  128+N  signal N: the program's, with --init; or envshim's own during start-up";
+
+#[derive(Parser)]
+#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
+#[command(name = "envshim", version, long_version = LONG_VERSION, after_help = EXIT_CODES, about = "A container entrypoint: kubelet-exact env files, fileKeyRef and $(VAR) expansion, then exec.")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
+enum Command {
+    /// Build the environment, then execve PROGRAM (or supervise it with --init)
+    #[command(after_help = EXIT_CODES)]
+    Run(RunArgs),
+    /// Validate everything run would; exec nothing
+    #[command(after_help = EXIT_CODES)]
+    Check(CheckArgs),
+    /// Print the final environment and where each variable came from
+    #[command(after_help = EXIT_CODES)]
+    Render(RenderArgs),
+    /// Copy this binary to DEST atomically (no shell needed)
+    Install(InstallArgs),
+}
+
+#[derive(Args)]
+#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
+struct RunArgs {
+    #[command(flatten)]
+    common: Common,
+    /// The program line: PROGRAM [ARGS...] (after -- or the first non-option word)
+    #[arg(trailing_var_arg = true, value_name = "PROGRAM")]
+    program: Vec<OsString>,
+}
+
+#[derive(Args)]
+#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
+struct CheckArgs {
+    #[command(flatten)]
+    common: Common,
+}
+
+#[derive(Args)]
+#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
+struct RenderArgs {
+    #[command(flatten)]
+    common: Common,
+    #[arg(long, value_enum, default_value = "env")]
+    format: Format,
+    /// Print values (they are masked by default)
+    #[arg(long)]
+    show_values: bool,
+}
+
+#[derive(Args)]
+#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
+struct InstallArgs {
+    dest: PathBuf,
+}
+
+#[derive(Args, Default)]
+#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
+struct Common {
+    /// The JSON manifest [env: ENVSHIM_MANIFEST] [default: /etc/envshim/manifest.json if it exists]
+    #[arg(long, value_name = "PATH")]
+    manifest: Option<OsString>,
+    /// Load every key of an env file (repeatable)
+    #[arg(long = "env-file", value_name = "PATH")]
+    env_files: Vec<OsString>,
+    /// Set a variable, expanded like a manifest env value (repeatable)
+    #[arg(long = "env", value_name = "NAME=VALUE")]
+    envs: Vec<OsString>,
+    /// Mount a volume name on a directory, as in volumeMounts (repeatable)
+    #[arg(long = "volume", value_name = "NAME=DIR")]
+    volumes: Vec<OsString>,
+    /// Validate names with the strict legacy rule [env: ENVSHIM_STRICT_NAMES]
+    #[arg(long)]
+    strict_names: bool,
+    /// Do not add KUBERNETES_SERVICE_URL
+    #[arg(long)]
+    no_service_url: bool,
+    /// Also write failures here [default: /dev/termination-log if it exists and is writable]
+    #[arg(long, value_name = "PATH")]
+    termination_log: Option<OsString>,
+    /// Do not expand $(VAR) in the trailing PROGRAM/ARGS
+    #[arg(long)]
+    no_expand_args: bool,
+    /// Stay as PID 1: fork, exec the program, forward signals, reap zombies [env: ENVSHIM_INIT]
+    #[arg(long)]
+    init: bool,
+    /// With --init, forward signals to the child's whole process group
+    #[arg(long)]
+    init_group: bool,
+    /// With --init, hold the first SIGTERM this long before forwarding it (500ms, 5s, 1m; a bare number is seconds)
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    term_delay: Option<Duration>,
+    /// When NAME_FILE is set, set NAME from the file it names and remove NAME_FILE (repeatable, comma-separated) [env: ENVSHIM_FILE_ENV]
+    #[arg(long = "file-env", value_name = "NAME[,NAME...]")]
+    file_env: Vec<OsString>,
+    /// Wait up to DURATION for missing files that are not optional (500ms, 30s, 2m; a bare number is seconds) [env: ENVSHIM_WAIT]
+    #[arg(long, value_name = "DURATION", value_parser = duration)]
+    wait: Option<Duration>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
+enum Format {
+    Env,
+    Json,
+}
+
+/// `--term-delay`: a whole number and a unit, ms, s, m or h; a bare number is seconds.
+fn duration(text: &str) -> Result<Duration, String> {
+    let bad = || format!("expected a whole number and a unit (500ms, 5s, 1m, 1h), got {text:?}");
+    let (number, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
+    let n: u32 = number.parse().map_err(|_| bad())?;
+    let millis: u64 = match unit {
+        "ms" => 1,
+        "" | "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        _ => return Err(bad()),
+    };
+    Ok(Duration::from_millis(u64::from(n) * millis))
+}

@@ -1,0 +1,117 @@
+//! `--version`, `--help`'s exit codes, and the shell completions and man pages
+//! generated from the command line's definition (tools/cli-docs.rs, which
+//! musl-build.sh runs into dist/): the bash completion is run in bash, and what
+//! it offers is checked against the built binary.
+
+mod common;
+
+#[path = "../tools/cli-docs.rs"]
+#[allow(unused)]
+mod cli_docs;
+
+use common::*;
+
+/// Generates everything into a temp dir, as musl-build.sh does into dist/.
+fn generated() -> Volume {
+    let d = Volume::new();
+    cli_docs::write(d.path()).expect("cli-docs");
+    d
+}
+
+/// What the bash completion offers for the words `line` (the last one is being
+/// completed), as bash's programmable completion calls it.
+fn complete(script: &std::path::Path, line: &[&str]) -> Vec<String> {
+    let words: Vec<String> = line.iter().map(|w| format!("'{w}'")).collect();
+    let cword = line.len() - 1;
+    let prev = if cword > 0 { line[cword - 1] } else { "" };
+    let program = format!(
+        "source '{}' || exit 9\ncomplete -p envshim >/dev/null || exit 8\nCOMP_WORDS=({})\nCOMP_CWORD={cword}\nCOMP_LINE='{}'\nCOMP_POINT=${{#COMP_LINE}}\n_envshim envshim '{}' '{}'\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        script.display(), words.join(" "), line.join(" "), line[cword], prev
+    );
+    let out = std::process::Command::new("bash").args(["--norc", "--noprofile", "-c", &program]).output().expect("bash");
+    assert!(out.status.success(), "bash failed: {:?}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect()
+}
+
+#[test]
+fn bash_completes_options_and_subcommands_the_binary_accepts() {
+    let d = generated();
+    let bash = d.join("completions/envshim.bash");
+    // `envshim run --man<TAB>`
+    let offered = complete(&bash, &["envshim", "run", "--man"]);
+    assert!(offered.iter().any(|w| w == "--manifest"), "{offered:?}");
+    assert!(offered.iter().all(|w| w.starts_with("--man")), "{offered:?}");
+    // `envshim <TAB>`: every subcommand, and each one the binary knows.
+    let offered = complete(&bash, &["envshim", ""]);
+    for sub in ["run", "check", "render", "install"] {
+        assert!(offered.iter().any(|w| w == sub), "{sub} not offered: {offered:?}");
+    }
+    for sub in offered.iter().filter(|w| !w.starts_with('-')) {
+        // `help` is clap's: `envshim help` prints the help.
+        let args = if sub == "help" { vec![sub.as_str()] } else { vec![sub.as_str(), "--help"] };
+        envshim(args).run().ok();
+    }
+    // `envshim render --format <TAB>`: the values the binary takes.
+    let offered = complete(&bash, &["envshim", "render", "--format", ""]);
+    assert_eq!(offered, ["env", "json"]);
+    // Every option offered after `run` is one `run --help` documents.
+    let help = envshim(["run", "--help"]).run();
+    help.ok();
+    let offered = complete(&bash, &["envshim", "run", "--"]);
+    assert!(offered.len() > 10, "{offered:?}");
+    for option in offered.iter().filter(|w| w.starts_with("--")) {
+        assert!(help.stdout_str().contains(option.as_str()), "{option} is not in run --help");
+    }
+}
+
+#[test]
+fn zsh_fish_completions_and_man_pages_are_generated() {
+    let d = generated();
+    for (file, needle) in [("completions/_envshim", "#compdef envshim"), ("completions/envshim.fish", "complete -c envshim")] {
+        let text = std::fs::read_to_string(d.join(file)).unwrap();
+        assert!(text.contains(needle) && text.contains("manifest"), "{file}:\n{text}");
+    }
+    let page = std::fs::read_to_string(d.join("man/envshim.1")).unwrap();
+    assert!(page.starts_with(".ie \\n(.g") || page.contains(".TH envshim 1"), "{page}");
+    assert!(page.contains("Exit codes") && page.contains("127"), "{page}");
+    for sub in ["run", "check", "render", "install"] {
+        let page = std::fs::read_to_string(d.join(&format!("man/envshim-{sub}.1"))).unwrap();
+        assert!(page.contains(&format!(".TH envshim-{sub} 1")), "{page}");
+    }
+    let run = std::fs::read_to_string(d.join("man/envshim-run.1")).unwrap();
+    assert!(run.contains("manifest") && run.contains("Exit codes"), "{run}");
+}
+
+#[test]
+fn version_names_the_commit_target_and_compiler() {
+    let out = envshim(["--version"]).run();
+    out.ok();
+    let text = out.stdout_str();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], format!("envshim {}", env!("CARGO_PKG_VERSION")), "{text}");
+    assert_eq!(lines.len(), 4, "{text}");
+    let commit = lines[1].strip_prefix("commit: ").expect(&text);
+    assert!(commit == "unknown" || (commit.len() == 12 && commit.bytes().all(|b| b.is_ascii_hexdigit())), "{text}");
+    // This test and the binary are built for the same target by the same rustc.
+    assert!(lines[2].starts_with("target: ") && lines[2].len() > "target: x-y".len(), "{text}");
+    assert!(std::env::consts::ARCH.split('_').next().is_some_and(|a| lines[2].contains(a)), "{text}");
+    assert!(lines[3].starts_with("rustc: 1."), "{text}");
+    // -V stays one line, the version alone.
+    let out = envshim(["-V"]).run();
+    out.ok();
+    assert_eq!(out.stdout_str(), format!("envshim {}\n", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn help_ends_with_the_exit_codes() {
+    for args in [&["--help"][..], &["run", "--help"], &["check", "--help"], &["render", "--help"]] {
+        let out = envshim(args.iter().copied()).run();
+        out.ok();
+        let text = out.stdout_str();
+        let table = &text[text.find("Exit codes:").unwrap_or_else(|| panic!("{args:?}: no exit codes\n{text}"))..];
+        for code in ["0 ", "2 ", "65 ", "66 ", "73 ", "77 ", "78 ", "126 ", "127 ", "128+N "] {
+            assert!(table.lines().any(|l| l.trim_start().starts_with(code)), "{args:?}: no {code}\n{table}");
+        }
+        assert_eq!(table.trim_end().lines().last().map(str::trim_start).map(|l| l.starts_with("128+N")), Some(true), "{args:?}: the table is not the end\n{text}");
+    }
+}

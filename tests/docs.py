@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""Docs that run: every fenced code block of README.md, docs/*.md and
+examples/**/*.md is either run here or marked, so a documented command cannot
+rot unnoticed.
+
+How a block is treated, by its language tag and an optional marker, an HTML
+comment on the nearest non-blank line before the fence (invisible on GitHub):
+
+  ```sh / bash / shell   run with `bash -euo pipefail` from the repository root
+                         (or the marker's `cwd DIR`); it must exit 0
+  ```console             a transcript: each `$ COMMAND` is run, and the output
+                         lines shown under it must appear in that order in what
+                         it printed (`...` in a line matches any text)
+  ```dotenv              an env file: `envshim check --env-file` must accept it
+  ```json                must parse as JSON
+  ```text, yaml, dockerfile, ...   data or output, not run
+  ```                    (no tag) an error: tag it or mark it
+
+  <!-- docs-test: sketch: WHY -->        not meant to run as written (placeholders)
+  <!-- docs-test: covered FILE...: WHY --> run by another test (needs root, an
+                                          engine, a cluster); each FILE must exist
+  <!-- docs-test: slow: WHY -->          run only with DOCS_SLOW=1 (benchmarks)
+  <!-- docs-test: needs TOOL -->         skipped when TOOL is missing, unless
+                                         DOCS_STRICT=1 (CI: tests/all.sh)
+  <!-- docs-test: lines N-M -->          run only these lines of the block
+  <!-- docs-test: cwd DIR -->            run from DIR (relative to the root)
+  Directives combine with `;`. Every file is also checked for links to missing
+  files and for pointers out of the repository or to issue numbers. A block that is not run is still checked: `bash -n`
+  for shell, and every `bench/`, `fuzz/`, `tests/` or `examples/` script it names exists.
+
+`envshim` on PATH is the release build of this checkout (`cargo build
+--release`, as the quickstart does). Usage: python3 tests/docs.py [FILE...]
+"""
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHELL = {"sh", "bash", "shell"}
+DATA = {"text", "yaml", "yml", "dockerfile", "toml", "ini", "roff"}
+TIMEOUT = int(os.environ.get("DOCS_TIMEOUT", "600"))
+STRICT = os.environ.get("DOCS_STRICT") == "1"
+SLOW = os.environ.get("DOCS_SLOW") == "1"
+
+
+def blocks(path):
+    """(line number, language, marker directives, body lines) of each fenced block."""
+    lines = open(path, encoding="utf-8").read().split("\n")
+    i = 0
+    while i < len(lines):
+        m = re.match(r"^(\s*)```(\S*)\s*$", lines[i])
+        if not m:
+            i += 1
+            continue
+        indent, lang = m.group(1), m.group(2).lower()
+        start = i
+        body = []
+        i += 1
+        while i < len(lines) and not re.match(r"^\s*```\s*$", lines[i]):
+            body.append(lines[i][len(indent):] if lines[i].startswith(indent) else lines[i].lstrip())
+            i += 1
+        j = start - 1
+        while j >= 0 and not lines[j].strip():
+            j -= 1
+        marker = re.match(r"^\s*<!--\s*docs-test:\s*(.*?)\s*-->\s*$", lines[j]) if j >= 0 else None
+        directives = {}
+        if marker:
+            for d in marker.group(1).split(";"):
+                word, _, rest = d.strip().partition(" ")
+                word = word.rstrip(":")
+                directives[word] = rest.split(":")[0].strip()
+        yield start + 1, lang, directives, body
+        i += 1
+
+
+def pointers(path):
+    """Links to files that do not exist, and pointers out of the repository or
+    to issue numbers (a user has neither)."""
+    text = open(path, encoding="utf-8").read()
+    for n, line in enumerate(text.split("\n"), 1):
+        for bad in re.findall(r"SPEC\.md|\.\./shared|/work/|\bissues? #?\d+|(?<![\w&(])#\d+\b(?![-.])", line, re.I):
+            yield f"line {n}: points outside the repository or to an issue: {bad!r}"
+        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", line):
+            if re.match(r"^[a-z]+:", target):
+                continue
+            if not os.path.exists(os.path.normpath(os.path.join(os.path.dirname(path), target))):
+                yield f"line {n}: link to {target}, which does not exist"
+
+
+def named_scripts(text):
+    return sorted(set(re.findall(r"(?<![\w/.-])((?:bench|fuzz|tests|examples|images)/[\w./-]+\.(?:sh|py))", text)))
+
+
+def run(cmd, cwd, env):
+    return subprocess.run(["bash", "-euo", "pipefail", "-c", cmd], cwd=cwd, env=env, capture_output=True, timeout=TIMEOUT)
+
+
+def transcript(body):
+    """[(command, [expected output lines])] of a console block."""
+    steps = []
+    for line in body:
+        if line.startswith("$ "):
+            steps.append((line[2:], []))
+        elif steps:
+            steps[-1][1].append(line)
+    return steps
+
+
+def matches(expected, actual):
+    pattern = "^" + ".*".join(re.escape(p) for p in expected.split("...")) + "$"
+    return re.match(pattern, actual) is not None
+
+
+def main(files):
+    problems, ran, marked, skipped = [], 0, 0, []
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--locked", "--bin", "envshim"], cwd=ROOT, check=True)
+    bindir = tempfile.mkdtemp(prefix="envshim-docs-")
+    os.symlink(os.path.join(ROOT, "target/release/envshim"), os.path.join(bindir, "envshim"))
+    env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""))
+    env = {k: v for k, v in env.items() if not k.startswith("ENVSHIM_")}
+    try:
+        for path in files:
+            rel = os.path.relpath(path, ROOT)
+            problems.extend(f"{rel}: {p}" for p in pointers(path))
+            for line, lang, d, body in blocks(path):
+                where = f"{rel}:{line}"
+                text = "\n".join(body)
+                if "lines" in d:
+                    a, _, b = d["lines"].partition("-")
+                    body = body[int(a) - 1:int(b or a)]
+                    text = "\n".join(body)
+                cwd = os.path.join(ROOT, d.get("cwd", ""))
+                for script in named_scripts(text):
+                    if not os.path.exists(os.path.join(ROOT, script)):
+                        problems.append(f"{where}: names {script}, which does not exist")
+                if lang in SHELL and "sketch" not in d:
+                    syntax = subprocess.run(["bash", "-n", "-c", text], capture_output=True)
+                    if syntax.returncode != 0:
+                        problems.append(f"{where}: not valid shell: {syntax.stderr.decode().strip()}")
+                if "covered" in d:
+                    for f in d["covered"].split():
+                        if not os.path.exists(os.path.join(ROOT, f)):
+                            problems.append(f"{where}: covered by {f}, which does not exist")
+                    marked += 1
+                    continue
+                if "sketch" in d:
+                    marked += 1
+                    continue
+                if "slow" in d and not SLOW:
+                    skipped.append(f"{where} (slow: DOCS_SLOW=1 runs it)")
+                    continue
+                tool = d.get("needs")
+                if tool and shutil.which(tool) is None and subprocess.run(["bash", "-c", f"{tool} --version"], capture_output=True, env=env).returncode != 0:
+                    (problems if STRICT else skipped).append(f"{where}: needs {tool}, which is missing")
+                    continue
+                if lang == "":
+                    problems.append(f"{where}: a block without a language tag: tag it (text, console, sh, ...) or mark it (<!-- docs-test: sketch: why -->)")
+                elif lang in DATA:
+                    continue
+                elif lang == "json":
+                    try:
+                        json.loads(text)
+                    except ValueError as e:
+                        problems.append(f"{where}: not valid JSON: {e}")
+                elif lang == "dotenv":
+                    with tempfile.NamedTemporaryFile("w", suffix=".env", delete=False) as f:
+                        f.write(text + "\n")
+                    r = subprocess.run(["envshim", "check", "--env-file", f.name], env=env, capture_output=True, cwd=bindir)
+                    os.unlink(f.name)
+                    ran += 1
+                    if r.returncode != 0:
+                        problems.append(f"{where}: envshim check rejects this env file: {r.stderr.decode().strip()}")
+                elif lang in SHELL:
+                    r = run(text, cwd, env)
+                    ran += 1
+                    if r.returncode != 0:
+                        problems.append(f"{where}: exit {r.returncode}\n    {text}\n" + r.stderr.decode(errors="replace")[-2000:])
+                elif lang == "console":
+                    for cmd, expected in transcript(body):
+                        r = run(cmd, cwd, env)
+                        ran += 1
+                        out = (r.stdout + r.stderr).decode(errors="replace").split("\n")
+                        if r.returncode != 0:
+                            problems.append(f"{where}: `{cmd}` exit {r.returncode}\n" + r.stderr.decode(errors="replace")[-2000:])
+                            continue
+                        k = 0
+                        for want in (e for e in expected if e.strip() and e.strip() != "..."):
+                            while k < len(out) and not matches(want, out[k]):
+                                k += 1
+                            if k == len(out):
+                                problems.append(f"{where}: `{cmd}` did not print {want!r} (in order); it printed:\n" + "\n".join(out)[-2000:])
+                                break
+                            k += 1
+                else:
+                    problems.append(f"{where}: unknown language tag {lang!r}: add it to tests/docs.py or mark the block")
+    finally:
+        shutil.rmtree(bindir, ignore_errors=True)
+    for s in skipped:
+        print(f"docs: not run: {s}")
+    for p in problems:
+        print(f"docs: FAIL {p}", file=sys.stderr)
+    print(f"docs: {ran} commands run, {marked} blocks marked as run elsewhere or sketches, {len(skipped)} not run, {len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    files = sys.argv[1:] or [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs/*.md"))) + sorted(glob.glob(os.path.join(ROOT, "examples/**/*.md"), recursive=True))
+    sys.exit(main([os.path.abspath(f) for f in files]))
