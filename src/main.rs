@@ -191,6 +191,9 @@ struct Common {
     /// The JSON manifest [env: ENVSHIM_MANIFEST] [default: /etc/envshim/manifest.json if it exists]
     #[arg(long, value_name = "PATH")]
     manifest: Option<OsString>,
+    /// The manifest's JSON text itself, instead of a file [env: ENVSHIM_MANIFEST_JSON]
+    #[arg(long = "manifest-json", value_name = "TEXT")]
+    manifest_json: Option<OsString>,
     /// Load every key of an env file (repeatable)
     #[arg(long = "env-file", value_name = "PATH")]
     env_files: Vec<OsString>,
@@ -287,6 +290,10 @@ fn options(common: Common) -> Result<envshim::Options, String> {
     }
     Ok(envshim::Options {
         manifest: common.manifest.or_else(|| std::env::var_os("ENVSHIM_MANIFEST")),
+        manifest_json: match common.manifest_json {
+            Some(text) => Some(("--manifest-json", text)),
+            None => std::env::var_os("ENVSHIM_MANIFEST_JSON").map(|text| ("ENVSHIM_MANIFEST_JSON", text)),
+        },
         env_files: common.env_files,
         envs: common.envs,
         volumes: common.volumes,
