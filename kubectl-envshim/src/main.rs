@@ -84,6 +84,9 @@ fn main() -> ExitCode {
 }
 
 fn first_line(e: &clap::Error) -> String {
+    if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        return "a subcommand is required: convert (see kubectl envshim --help)".into();
+    }
     let text = e.render().to_string();
     let first: Vec<&str> = text.lines().map(str::trim).skip_while(|l| l.is_empty()).take_while(|l| !l.is_empty()).collect();
     let first = first.join(" ");
