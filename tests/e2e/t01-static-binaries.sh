@@ -3,16 +3,21 @@
 source "$(dirname "$0")/lib.sh"
 (cd "$DIST" && sha256sum --quiet -c SHA256SUMS) || fail "SHA256SUMS does not match"
 ok "SHA256SUMS matches"
-for arch in amd64 arm64; do
-  f=$DIST/envshim-linux-$arch
+for f in "$DIST"/{envshim,kubectl-envshim}-linux-{amd64,arm64}; do
+  grep -q " ${f##*/}\$" "$DIST/SHA256SUMS" || fail "$f is not in SHA256SUMS"
   ! readelf -lW "$f" | grep -q INTERP || fail "$f has an ELF interpreter"
   ! readelf -dW "$f" | grep -q NEEDED || fail "$f needs shared libraries"
   ! readelf -SW "$f" | grep -q ' \.symtab ' || fail "$f is not stripped"
   ok "$f: static, stripped, $(stat -c %s "$f") bytes"
 done
-readelf -hW "$DIST/envshim-linux-amd64" | grep -q 'Advanced Micro Devices X86-64' || fail "amd64 binary is not x86-64"
-readelf -hW "$DIST/envshim-linux-arm64" | grep -q 'AArch64' || fail "arm64 binary is not AArch64"
+for bin in envshim kubectl-envshim; do
+  readelf -hW "$DIST/$bin-linux-amd64" | grep -q 'Advanced Micro Devices X86-64' || fail "amd64 $bin is not x86-64"
+  readelf -hW "$DIST/$bin-linux-arm64" | grep -q 'AArch64' || fail "arm64 $bin is not AArch64"
+done
 ok "machine types"
 [ "$("$DIST/envshim-linux-amd64" --version)" = "envshim $VERSION" ] || fail "amd64 --version"
 [ "$(qemu-aarch64-static "$DIST/envshim-linux-arm64" --version)" = "envshim $VERSION" ] || fail "arm64 --version"
 ok "--version is 'envshim $VERSION' on both"
+[ "$("$DIST/kubectl-envshim-linux-amd64" --version)" = "kubectl-envshim $VERSION" ] || fail "kubectl-envshim amd64 --version"
+[ "$(qemu-aarch64-static "$DIST/kubectl-envshim-linux-arm64" --version)" = "kubectl-envshim $VERSION" ] || fail "kubectl-envshim arm64 --version"
+ok "--version is 'kubectl-envshim $VERSION' on both"
