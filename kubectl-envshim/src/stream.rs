@@ -106,7 +106,7 @@ fn yaml(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(u8, String
             continue;
         }
         n += 1;
-        let mut doc: Value = match serde_norway::from_str(chunk) {
+        let mut doc: Value = match serde_norway::from_str(&octal_modes(chunk)) {
             Ok(doc) => doc,
             Err(e) => {
                 let at = e.location().map(|l| format!(" (line {})", line + l.line() - 1)).unwrap_or_default();
@@ -146,6 +146,49 @@ fn yaml(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(u8, String
     } else {
         Err(errors)
     }
+}
+
+/// The file modes of volumes (`defaultMode: 0400`, `mode: 0644`) in decimal.
+/// kubectl reads YAML 1.1, where a plain number with a leading 0 is octal; the
+/// parser reads YAML 1.2, where it is a string, which would be written back
+/// quoted, and refused by the API server. Only these two keys hold modes.
+fn octal_modes(chunk: &str) -> std::borrow::Cow<'_, str> {
+    if !chunk.contains("ode:") {
+        return chunk.into();
+    }
+    let mut out = String::with_capacity(chunk.len());
+    for line in chunk.split_inclusive('\n') {
+        let mut line = line.to_string();
+        while let Some(fixed) = octal_mode(&line) {
+            line = fixed;
+        }
+        out.push_str(&line);
+    }
+    out.into()
+}
+
+fn octal_mode(line: &str) -> Option<String> {
+    for key in ["defaultMode:", "mode:"] {
+        let mut from = 0;
+        while let Some(i) = line[from..].find(key).map(|i| i + from) {
+            from = i + key.len();
+            let before = line[..i].chars().next_back();
+            if !before.is_none_or(|c| c.is_whitespace() || c == '{' || c == ',' || c == '-') {
+                continue;
+            }
+            let rest = &line[from..];
+            let digits_at = from + (rest.len() - rest.trim_start_matches([' ', '\t']).len());
+            let digits: &str = &line[digits_at..];
+            let end = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
+            let (number, after) = digits.split_at(end);
+            let ends = after.is_empty() || after.starts_with([' ', '\t', '\r', '\n', ',', '}']);
+            if digits_at > from && number.len() > 1 && number.starts_with('0') && number.bytes().all(|b| (b'0'..=b'7').contains(&b)) && ends {
+                let value = u32::from_str_radix(number, 8).ok()?;
+                return Some(format!("{}{value}{after}", &line[..digits_at]));
+            }
+        }
+    }
+    None
 }
 
 /// The parser's message without its ` at line L column C` (the caller gives the line in the stream).

@@ -441,6 +441,23 @@ fn errors_name_the_document_the_object_the_container_and_the_path() {
 }
 
 #[test]
+fn a_converted_document_reads_the_same_for_kubectl() {
+    // kubectl reads YAML 1.1: a plain 0400 is octal (a file mode), `yes` is true.
+    let (pod, _) = workload("Pod");
+    let input = pod.replace(
+        "  volumes:\n    - name: config\n      emptyDir: {}\n",
+        "  volumes:\n    - name: config\n      emptyDir: {}\n    - name: s\n      secret: {secretName: s, defaultMode: 0400, items: [{key: k, path: k, mode: 0644}]}\n",
+    );
+    let input = input.replace("      image: app:1\n", "      image: app:1\n      tty: yes\n      workingDir: \"0400\"\n");
+    assert!(input.contains("defaultMode: 0400") && input.contains("tty: yes"), "{input}");
+    let out = convert(&input);
+    let text = out.ok();
+    assert!(text.contains("defaultMode: 256") && text.contains("mode: 420"), "{text}");
+    assert!(text.contains("tty: yes\n"), "{text}");
+    assert!(text.contains("workingDir: '0400'\n"), "{text}");
+}
+
+#[test]
 fn usage_errors_exit_2() {
     let (pod, _) = workload("Pod");
     for (args, part) in [
@@ -560,10 +577,13 @@ fn arb_env_entry() -> impl Strategy<Value = serde_json::Value> {
     ]
 }
 
+/// A generated container: env, command, args, whether it mounts the volume v1.
+type GenContainer = (Vec<serde_json::Value>, Option<Vec<String>>, Option<Vec<String>>, bool);
+
 fn arb_pod() -> impl Strategy<Value = serde_json::Value> {
     let container = || (proptest::collection::vec(arb_env_entry(), 0..5), proptest::option::of(proptest::collection::vec(arb_text(), 1..3)), proptest::option::of(proptest::collection::vec(arb_text(), 0..3)), any::<bool>());
     (proptest::collection::vec(container(), 1..3), proptest::collection::vec(container(), 0..2), any::<bool>()).prop_map(|(cs, ics, json)| {
-        let make = |prefix: &str, list: Vec<(Vec<serde_json::Value>, Option<Vec<String>>, Option<Vec<String>>, bool)>| {
+        let make = |prefix: &str, list: Vec<GenContainer>| {
             list.into_iter()
                 .enumerate()
                 .map(|(i, (env, command, args, mounts))| {
