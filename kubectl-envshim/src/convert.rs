@@ -171,6 +171,11 @@ fn container(c: &mut Mapping, at: &str, volumes: &[String], s: &Settings) -> Vec
     let name = c.get("name").and_then(Value::as_str).unwrap_or("").to_string();
     let env: Sequence = c.get("env").and_then(Value::as_sequence).cloned().unwrap_or_default();
     let mut problems = Vec::new();
+    if let Some(i) = env.iter().position(|e| e.get("name").and_then(Value::as_str) == Some(MANIFEST_VAR)) {
+        // Converted already, and given a fileKeyRef since: its own command is gone.
+        problems.push((join(at, &format!("env[{i}].name")), format!("{MANIFEST_VAR} is set: the container was converted already; convert the original instead")));
+        return problems;
+    }
     let command = match c.get("command") {
         Some(command) => command.clone(),
         None => match s.entrypoints.iter().find(|(n, _)| *n == name) {

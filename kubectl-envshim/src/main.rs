@@ -93,8 +93,13 @@ fn first_line(e: &clap::Error) -> String {
     format!("{} (see kubectl envshim convert --help)", first.strip_prefix("error: ").unwrap_or(&first))
 }
 
+/// One `kubectl-envshim: ` line on stderr (a closed stderr is not a reason to panic).
+fn say(message: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "kubectl-envshim: {message}");
+}
+
 fn usage(message: &str) -> u8 {
-    eprintln!("kubectl-envshim: {message}");
+    say(message);
     code::USAGE
 }
 
@@ -168,7 +173,7 @@ fn convert_command(args: ConvertArgs) -> u8 {
     }
     if !errors.is_empty() {
         for (_, e) in &errors {
-            eprintln!("kubectl-envshim: {e}");
+            say(e);
         }
         return errors[0].0;
     }
@@ -195,7 +200,7 @@ fn convert_command(args: ConvertArgs) -> u8 {
         Ok(()) => code::OK,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => code::OK,
         Err(e) => {
-            eprintln!("kubectl-envshim: cannot write to stdout ({e})");
+            say(&format!("cannot write to stdout ({e})"));
             74
         }
     }

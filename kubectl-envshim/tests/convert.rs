@@ -420,6 +420,11 @@ fn errors_name_the_document_the_object_the_container_and_the_path() {
     // A typo in a fileKeyRef: envshim's own manifest check, with its path in the document (78).
     let d = deployment.replace("key: TOKEN}", "key: TOKEN, optionl: true}");
     convert(&d).fails(78, &["spec.template.spec.containers[0].env[1].valueFrom.fileKeyRef.optionl: container app: unknown field"]);
+    // A fileKeyRef added to a container converted already (78): its own command is gone.
+    let converted = convert(&deployment).stdout;
+    let again = converted.replacen("        env:\n", "        env:\n        - name: NEW\n          valueFrom: {fileKeyRef: {volumeName: config, path: app.env, key: NEW}}\n", 1);
+    assert_ne!(again, converted);
+    convert(&again).fails(78, &["spec.template.spec.containers[0].env[4].name: container app: ENVSHIM_MANIFEST_JSON is set: the container was converted already"]);
     // Every failing document is reported; nothing is written, even for the good ones.
     let two = format!("{}---\n{}", deployment.replace("volumeName: config", "volumeName: a"), pod.replace("volumeName: config", "volumeName: b"));
     let err = convert(&format!("{}---\n{two}", workload("Job").0)).fails(78, &["document 2 (Deployment/w-deployment)", "document 3 (Pod/w-pod)"]).to_string();

@@ -17,6 +17,9 @@
 #   and the converter counts on it for ENVSHIM_MANIFEST_JSON (every $ doubled). Each
 #   pod is played as the kubelet would run it: every literal env value replaced by
 #   its expansion (the Kubernetes algorithm, below, given the ConfigMap's values);
+# - it removes a finished initContainer racily (its "once" type, a known flake:
+#   "failed to remove once init container ... as it is running"): the played copies
+#   keep them (annotation io.podman.annotations.init.container.type: always);
 # - it rejects fieldRef metadata.namespace: the Deployment's POD_NAMESPACE is the
 #   value the kubelet would give, `default` (as e20);
 # - it runs initContainers to completion, so a native sidecar (restartPolicy:
@@ -61,6 +64,10 @@ cm = yaml.safe_load(open(sys.argv[2]))['data']
 docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
 n = 0
 for d in docs:
+    # podman's "once" init containers (its default) are removed racily after they
+    # exit ("cannot remove container ... as it is running", a known podman 4.3 flake)
+    for m in [d['metadata']] + ([] if d['kind'] == 'Pod' else [d['spec']['template']['metadata']]):
+        m.setdefault('annotations', {})['io.podman.annotations.init.container.type'] = 'always'
     spec = d['spec'] if d['kind'] == 'Pod' else d['spec']['template']['spec']
     for c in spec.get('initContainers', []) + spec['containers']:
         env = {}
@@ -243,7 +250,7 @@ assert n == 1, n
 yaml.safe_dump_all(docs, sys.stdout, sort_keys=False)' <"$ROOT/examples/convert/deployment.yaml" >deployment.yaml
 "$KC" convert -f deployment.yaml >deployment.converted.yaml || fail "convert the example"
 kubelet deployment.converted.yaml deployment.kubelet.yaml
-pod=envshim-convert-demo-pod
+pod=envshim-convert-demo-pod-0
 play deployment.kubelet.yaml $pod
 logs $pod-app
 expect_line out "pid=1"
