@@ -81,11 +81,18 @@ yaml.safe_dump_all(docs, sys.stdout, sort_keys=False)
 PY
 }
 
-# play FILE POD: podman kube play, then wait until every container exited.
+# play FILE POD [CONTAINER]: podman kube play, then wait until every container
+# exited, or (a Deployment's pod, restartPolicy Always) until CONTAINER has run
+# once, and stop the pod.
 play() {
   podman kube play --network none --configmap cm.yaml "$1" >play.out 2>play.err || { cat play.out play.err >&2; fail "podman kube play $1"; }
   for _ in $(seq 150); do
-    [ "$(podman pod inspect "$2" --format '{{.State}}')" = Exited ] && return 0
+    if [ -n "${3:-}" ]; then
+      [ "$(podman inspect "$3" --format '{{.State.FinishedAt.Unix}}' 2>/dev/null)" -gt 0 ] 2>/dev/null \
+        && podman pod stop -t 0 "$2" >/dev/null && return 0
+    else
+      [ "$(podman pod inspect "$2" --format '{{.State}}')" = Exited ] && return 0
+    fi
     sleep 0.2
   done
   fail "pod $2 did not exit"
@@ -251,7 +258,7 @@ yaml.safe_dump_all(docs, sys.stdout, sort_keys=False)' <"$ROOT/examples/convert/
 "$KC" convert -f deployment.yaml >deployment.converted.yaml || fail "convert the example"
 kubelet deployment.converted.yaml deployment.kubelet.yaml
 pod=envshim-convert-demo-pod-0
-play deployment.kubelet.yaml $pod
+play deployment.kubelet.yaml $pod $pod-app
 logs $pod-app
 expect_line out "pid=1"
 expect_line out "argv[0]=/app"
