@@ -80,19 +80,6 @@ pub fn show(d: Duration) -> String {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn durations_show_in_seconds_when_whole() {
-        assert_eq!(show(Duration::from_millis(500)), "500ms");
-        assert_eq!(show(Duration::from_millis(1500)), "1500ms");
-        assert_eq!(show(Duration::from_secs(120)), "120s");
-        assert_eq!(show(Duration::ZERO), "0s");
-    }
-}
-
 /// A duration as `--wait` and `--term-delay` take it (and `kubectl envshim
 /// convert --wait` checks it): a whole number and a unit, ms, s, m or h; a
 /// bare number is seconds.
@@ -108,4 +95,17 @@ pub fn duration(text: &str) -> Result<Duration, String> {
         _ => return Err(bad()),
     };
     Ok(Duration::from_millis(u64::from(n) * millis))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_show_in_seconds_when_whole() {
+        assert_eq!(show(Duration::from_millis(500)), "500ms");
+        assert_eq!(show(Duration::from_millis(1500)), "1500ms");
+        assert_eq!(show(Duration::from_secs(120)), "120s");
+        assert_eq!(show(Duration::ZERO), "0s");
+    }
 }
