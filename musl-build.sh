@@ -1,11 +1,16 @@
 #!/usr/bin/env bash
-# Build fully static, stripped release binaries of envshim:
-#   dist/envshim-linux-amd64   (x86_64-unknown-linux-musl)
-#   dist/envshim-linux-arm64   (aarch64-unknown-linux-musl, linked with rust-lld)
+# Build fully static, stripped release binaries of envshim and of its kubectl plugin:
+#   dist/envshim-linux-amd64           (x86_64-unknown-linux-musl)
+#   dist/envshim-linux-arm64           (aarch64-unknown-linux-musl, linked with rust-lld)
+#   dist/kubectl-envshim-linux-amd64   (the converter, `kubectl envshim convert`)
+#   dist/kubectl-envshim-linux-arm64
 #   dist/SHA256SUMS
 #   dist/completions/{envshim.bash,_envshim,envshim.fish}, dist/man/envshim*.1
 #     (generated from the command line's definition, src/cli.rs, by
 #     `cargo run --example cli-docs`: not in the binaries; CLI_DOCS=0 skips them)
+# Each binary is built by its own `cargo build -p CRATE`: a workspace build
+# unifies the features of shared dependencies across the crates it selects,
+# and the shim must not take any from the converter's.
 # Usage: ./musl-build.sh [amd64] [arm64]     (default: both; Docker TARGETARCH names)
 # Env:   DIST=dir (default dist), CARGO (default cargo), CLI_DOCS=0,
 #        ENVSHIM_BUILD_COMMIT (what --version names when there is no git checkout)
@@ -110,12 +115,14 @@ for arch in "${archs[@]}"; do
   # Its own target directory: std built from source must not mix with stable's artifacts.
   tdir=${CARGO_TARGET_DIR:-target}${toolchain:+/nightly}
   echo "musl-build: cargo ${toolchain[*]} build --release --locked --target $triple ${zflags[*]}${panic:+ (RUSTFLAGS +$panic)}"
-  CARGO_TARGET_DIR=$tdir "$CARGO" "${toolchain[@]}" build --release --locked --target "$triple" "${zflags[@]}" --bin envshim
-  out="$DIST/envshim-linux-$arch"
-  cp "$tdir/$triple/release/envshim" "$out.tmp"
-  chmod 0755 "$out.tmp"
-  check_static "$out.tmp"
-  mv "$out.tmp" "$out"
+  for bin in envshim kubectl-envshim; do
+    CARGO_TARGET_DIR=$tdir "$CARGO" "${toolchain[@]}" build --release --locked --target "$triple" "${zflags[@]}" -p "$bin" --bin "$bin"
+    out="$DIST/$bin-linux-$arch"
+    cp "$tdir/$triple/release/$bin" "$out.tmp"
+    chmod 0755 "$out.tmp"
+    check_static "$out.tmp"
+    mv "$out.tmp" "$out"
+  done
 done
 
 # Completions and man pages: built for this host with the toolchain the crate's
@@ -125,9 +132,9 @@ if [ "${CLI_DOCS:-1}" != 0 ]; then
   "$CARGO" run --quiet --locked --example cli-docs -- "$DIST"
 fi
 
-(cd "$DIST" && sha256sum envshim-linux-* >SHA256SUMS)
+(cd "$DIST" && sha256sum envshim-linux-* kubectl-envshim-linux-* >SHA256SUMS)
 echo "musl-build: sizes:"
-for f in "$DIST"/envshim-linux-*; do
+for f in "$DIST"/envshim-linux-* "$DIST"/kubectl-envshim-linux-*; do
   printf '  %-28s %8d bytes (%s KiB)\n' "$f" "$(stat -c %s "$f")" "$(( $(stat -c %s "$f") / 1024 ))"
 done
 echo "musl-build: $DIST/SHA256SUMS:"; sed 's/^/  /' "$DIST/SHA256SUMS"

@@ -123,7 +123,7 @@ EOF
         export CARGO_TARGET_DIR="$OUT/target-$v"
         [ -n "$opt" ] && export CARGO_PROFILE_RELEASE_OPT_LEVEL="$opt"
         [ -n "$flags" ] && export CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS="$flags"
-        if ! nice cargo build --release --target "$TARGET" --bin envshim >"$OUT/build-$v.log" 2>&1; then
+        if ! nice cargo build --release --target "$TARGET" -p envshim --bin envshim >"$OUT/build-$v.log" 2>&1; then
             echo "   build failed (see $OUT/build-$v.log)" >&2
             exit 1
         fi

@@ -99,6 +99,9 @@ struct Common {
     /// The JSON manifest [env: ENVSHIM_MANIFEST] [default: /etc/envshim/manifest.json if it exists]
     #[arg(long, value_name = "PATH")]
     manifest: Option<OsString>,
+    /// The manifest's JSON text itself, instead of a file [env: ENVSHIM_MANIFEST_JSON]
+    #[arg(long = "manifest-json", value_name = "TEXT")]
+    manifest_json: Option<OsString>,
     /// Load every key of an env file (repeatable)
     #[arg(long = "env-file", value_name = "PATH")]
     env_files: Vec<OsString>,
@@ -144,17 +147,7 @@ enum Format {
     Json,
 }
 
-/// `--term-delay`: a whole number and a unit, ms, s, m or h; a bare number is seconds.
+/// `--term-delay` and `--wait`: a whole number and a unit, ms, s, m or h; a bare number is seconds.
 fn duration(text: &str) -> Result<Duration, String> {
-    let bad = || format!("expected a whole number and a unit (500ms, 5s, 1m, 1h), got {text:?}");
-    let (number, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
-    let n: u32 = number.parse().map_err(|_| bad())?;
-    let millis: u64 = match unit {
-        "ms" => 1,
-        "" | "s" => 1_000,
-        "m" => 60_000,
-        "h" => 3_600_000,
-        _ => return Err(bad()),
-    };
-    Ok(Duration::from_millis(u64::from(n) * millis))
+    envshim::wait::duration(text)
 }

@@ -48,6 +48,9 @@ pub const DEFAULT_MANIFEST: &str = "/etc/envshim/manifest.json";
 pub struct Options {
     /// `--manifest` / `ENVSHIM_MANIFEST`; None: the default path if it exists.
     pub manifest: Option<OsString>,
+    /// `--manifest-json` / `ENVSHIM_MANIFEST_JSON`: the manifest's text, and
+    /// the name messages show for it (the option's or the variable's).
+    pub manifest_json: Option<(&'static str, OsString)>,
     pub env_files: Vec<OsString>,
     /// `--env NAME=VALUE`, as given.
     pub envs: Vec<OsString>,
@@ -191,7 +194,11 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
     let mut errors = Vec::new();
     let cli_env = split_pairs(&opts.envs, "--env", "NAME=VALUE", &mut errors);
     let cli_volumes = split_pairs(&opts.volumes, "--volume", "NAME=DIR", &mut errors);
-    let manifest = load_manifest(opts.manifest.as_deref()).unwrap_or_else(|e| {
+    let loaded = match &opts.manifest_json {
+        None => load_manifest(opts.manifest.as_deref()),
+        Some((shown, text)) => manifest_text(shown, text, opts.manifest.is_some()),
+    };
+    let manifest = loaded.unwrap_or_else(|e| {
         errors.extend(e);
         Manifest::default()
     });
@@ -272,6 +279,30 @@ fn split_pairs(items: &[OsString], option: &str, form: &str, errors: &mut Vec<Er
         }
     }
     pairs
+}
+
+/// `--manifest-json` / `ENVSHIM_MANIFEST_JSON`: the manifest's text itself,
+/// with a file's limit and errors; exclusive with a manifest file (78).
+#[cold]
+fn manifest_text(shown: &str, text: &OsStr, file_too: bool) -> Result<Manifest<'static>, Vec<Error>> {
+    if file_too {
+        return Err(vec![Error::config(format!("{shown} and a manifest file (--manifest or ENVSHIM_MANIFEST) are exclusive: give one"))]);
+    }
+    if text.len() > limits::MAX_MANIFEST_BYTES {
+        return Err(vec![Error::config(format!("{shown} is larger than {} bytes", limits::MAX_MANIFEST_BYTES))]);
+    }
+    // The parser's messages say `manifest`: they name the option or variable instead.
+    manifest::parse(text.as_bytes().to_vec().leak()).map_err(|errors| {
+        errors
+            .into_iter()
+            .map(|mut e| {
+                if let Some(rest) = e.message.strip_prefix("manifest") {
+                    e.message = format!("{shown}{rest}");
+                }
+                e
+            })
+            .collect()
+    })
 }
 
 /// The manifest: the named one (which must exist), else the default one if it exists.

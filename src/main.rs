@@ -161,8 +161,14 @@ fn options(common: Common) -> Result<envshim::Options, String> {
     if !init && (common.init_group || common.term_delay.is_some()) {
         return Err("--init-group and --term-delay need --init (or ENVSHIM_INIT)".into());
     }
+    // Both in one pass over the environment: the second costs a start nothing.
+    let [manifest_file, manifest_json] = envshim::sys::envshim_vars(["ENVSHIM_MANIFEST", "ENVSHIM_MANIFEST_JSON"]);
     Ok(envshim::Options {
-        manifest: common.manifest.or_else(|| std::env::var_os("ENVSHIM_MANIFEST")),
+        manifest: common.manifest.or(manifest_file),
+        manifest_json: match common.manifest_json {
+            Some(text) => Some(("--manifest-json", text)),
+            None => manifest_json.map(|text| ("ENVSHIM_MANIFEST_JSON", text)),
+        },
         env_files: common.env_files,
         envs: common.envs,
         volumes: common.volumes,

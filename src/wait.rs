@@ -80,6 +80,23 @@ pub fn show(d: Duration) -> String {
     }
 }
 
+/// A duration as `--wait` and `--term-delay` take it (and `kubectl envshim
+/// convert --wait` checks it): a whole number and a unit, ms, s, m or h; a
+/// bare number is seconds.
+pub fn duration(text: &str) -> Result<Duration, String> {
+    let bad = || format!("expected a whole number and a unit (500ms, 5s, 1m, 1h), got {text:?}");
+    let (number, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
+    let n: u32 = number.parse().map_err(|_| bad())?;
+    let millis: u64 = match unit {
+        "ms" => 1,
+        "" | "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        _ => return Err(bad()),
+    };
+    Ok(Duration::from_millis(u64::from(n) * millis))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

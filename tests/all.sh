@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every test envshim has: installs what they need (apt packages - Docker and Podman
+# Every test envshim has (and its kubectl plugin): installs what they need (apt packages - Docker and Podman
 # included -, rustup targets, cargo-fuzz), then runs the unit and integration tests,
 # the privilege-dropping ones again from a private (mode 0700) copy of the checkout,
 # the end-to-end tests in real runtimes (runc, bwrap, qemu), the same deployment
@@ -10,7 +10,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash tests/e2e/deps.sh
-cargo test --all-targets
+cargo test --all-targets                      # envshim, built with exactly its own features
+cargo test -p kubectl-envshim --all-targets   # the converter (a second crate of the workspace)
 bash tests/private-checkout.sh
 bash tests/e2e/run.sh
 bash tests/e2e/engines/run.sh

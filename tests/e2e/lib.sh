@@ -128,9 +128,15 @@ bwrap_run() {
 # the images of images/build.sh, and the static test program $WORK/bin/showenv-ARCH
 # for each ARCH in ARCHS (default amd64 arm64).
 prepare_dist() {
-  if [ ! -x "$DIST/envshim-linux-amd64" ] || [ ! -x "$DIST/envshim-linux-arm64" ] || [ ! -s "$DIST/man/envshim.1" ] ||
-     [ -n "$(find "$ROOT/src" "$ROOT/build.rs" "$ROOT/tools" "$ROOT/Cargo.toml" "$ROOT/Cargo.lock" -newer "$DIST/envshim-linux-amd64" -print -quit)" ] ||
-     [ -n "$(find "$ROOT/src" "$ROOT/build.rs" "$ROOT/tools" "$ROOT/Cargo.toml" "$ROOT/Cargo.lock" -newer "$DIST/envshim-linux-arm64" -print -quit)" ]; then
+  local b stale=
+  for b in {envshim,kubectl-envshim}-linux-{amd64,arm64}; do
+    if [ ! -x "$DIST/$b" ] ||
+       [ -n "$(find "$ROOT/src" "$ROOT/build.rs" "$ROOT/tools" "$ROOT/kubectl-envshim" "$ROOT/Cargo.toml" "$ROOT/Cargo.lock" -newer "$DIST/$b" -print -quit)" ]; then
+      stale=1
+    fi
+  done
+  [ -s "$DIST/man/envshim.1" ] || stale=1
+  if [ -n "$stale" ]; then
     DIST=$DIST "$ROOT/musl-build.sh"
   fi
   DIST=$DIST "$ROOT/images/build.sh"

@@ -3,15 +3,17 @@
 source "$(dirname "$0")/lib.sh"
 (cd "$DIST" && sha256sum --quiet -c SHA256SUMS) || fail "SHA256SUMS does not match"
 ok "SHA256SUMS matches"
-for arch in amd64 arm64; do
-  f=$DIST/envshim-linux-$arch
+for f in "$DIST"/{envshim,kubectl-envshim}-linux-{amd64,arm64}; do
+  grep -q " ${f##*/}\$" "$DIST/SHA256SUMS" || fail "$f is not in SHA256SUMS"
   ! readelf -lW "$f" | grep -q INTERP || fail "$f has an ELF interpreter"
   ! readelf -dW "$f" | grep -q NEEDED || fail "$f needs shared libraries"
   ! readelf -SW "$f" | grep -q ' \.symtab ' || fail "$f is not stripped"
   ok "$f: static, stripped, $(stat -c %s "$f") bytes"
 done
-readelf -hW "$DIST/envshim-linux-amd64" | grep -q 'Advanced Micro Devices X86-64' || fail "amd64 binary is not x86-64"
-readelf -hW "$DIST/envshim-linux-arm64" | grep -q 'AArch64' || fail "arm64 binary is not AArch64"
+for bin in envshim kubectl-envshim; do
+  readelf -hW "$DIST/$bin-linux-amd64" | grep -q 'Advanced Micro Devices X86-64' || fail "amd64 $bin is not x86-64"
+  readelf -hW "$DIST/$bin-linux-arm64" | grep -q 'AArch64' || fail "arm64 $bin is not AArch64"
+done
 ok "machine types"
 v_amd64=$("$DIST/envshim-linux-amd64" --version)
 v_arm64=$(qemu-aarch64-static "$DIST/envshim-linux-arm64" --version)
@@ -26,3 +28,6 @@ for f in completions/envshim.bash completions/_envshim completions/envshim.fish 
   [ -s "$DIST/$f" ] || fail "$DIST/$f is missing"
 done
 ok "completions and man pages in $DIST"
+[ "$("$DIST/kubectl-envshim-linux-amd64" --version)" = "kubectl-envshim $VERSION" ] || fail "kubectl-envshim amd64 --version"
+[ "$(qemu-aarch64-static "$DIST/kubectl-envshim-linux-arm64" --version)" = "kubectl-envshim $VERSION" ] || fail "kubectl-envshim arm64 --version"
+ok "--version is 'kubectl-envshim $VERSION' on both"
