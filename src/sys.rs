@@ -626,6 +626,18 @@ pub mod sse2 {
         })
     }
 
+    /// The first byte from `i` that is `quote`, `also`, or a control byte
+    /// (below 0x20: NUL, TAB, LF, CR), or `data.len()`.
+    #[inline(always)]
+    pub fn quote_or_control(data: &[u8], i: usize, quote: u8, also: u8) -> usize {
+        // SAFETY: SSE2 is enabled (the module's `cfg`).
+        scan(data, i, |x| unsafe {
+            let control = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1f)), x);
+            let q = _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(quote as i8)), _mm_cmpeq_epi8(x, _mm_set1_epi8(also as i8)));
+            _mm_movemask_epi8(_mm_or_si128(control, q)) as u32
+        })
+    }
+
     /// Whether every byte of `data` is ASCII: 64 bytes a step (four blocks
     /// or-ed, one test), then 16, then the rest. About a third of the
     /// instructions of `<[u8]>::is_ascii` on a 64 KiB file.
