@@ -109,8 +109,28 @@ pub fn stat(path: &CStr) -> io::Result<libc::stat> {
     Ok(st)
 }
 
+/// The pointers of an `envp` array (then a null one) into strings that
+/// `owner`, borrowed for `'e`, holds: the borrow keeps them alive for
+/// [`execve`].
+pub struct Envp<'e> {
+    ptrs: Vec<*const libc::c_char>,
+    owner: std::marker::PhantomData<&'e ()>,
+}
+
+impl<'e> Envp<'e> {
+    pub fn new<T: ?Sized>(ptrs: Vec<*const libc::c_char>, _owner: &'e T) -> Envp<'e> {
+        debug_assert!(ptrs.last().is_some_and(|p| p.is_null()));
+        Envp { ptrs, owner: std::marker::PhantomData }
+    }
+
+    /// A pointer to each string, then a null one.
+    pub fn pointers(&self) -> &[*const libc::c_char] {
+        &self.ptrs
+    }
+}
+
 /// `execve(2)`: returns only on failure.
-pub fn execve(path: &CStr, argv: &[*const libc::c_char], envp: &crate::exec::Envp) -> io::Error {
+pub fn execve(path: &CStr, argv: &[*const libc::c_char], envp: &Envp) -> io::Error {
     debug_assert!(argv.last().is_some_and(|p| p.is_null()));
     // SAFETY: both arrays are NULL-terminated and their strings, NUL-terminated,
     // outlive the call (`Exec` holds the argv strings, `envp` borrows the
