@@ -10,7 +10,6 @@
 //! - `sse2`: the env-file parser's byte scans, sixteen bytes at a time.
 
 use std::io;
-use std::os::fd::{FromRawFd, OwnedFd};
 
 mod alloc;
 mod fs;
@@ -30,9 +29,4 @@ fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
     } else {
         Ok(ret)
     }
-}
-
-fn cvt_fd(ret: libc::c_int) -> io::Result<OwnedFd> {
-    // SAFETY: a non-negative return of an open-like call is a new descriptor we own.
-    cvt(ret).map(|fd| unsafe { OwnedFd::from_raw_fd(fd) })
 }

@@ -1,9 +1,12 @@
 //! Processes: the command line, `execve` and its limits, ids, starting,
 //! waiting for and reaping children, process groups and the terminal.
+//! Through `nix`, except `execve`, `clone`, `waitpid` and `_exit` (each says why).
 
 use std::ffi::CStr;
 use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd};
+use std::os::fd::BorrowedFd;
+
+use nix::unistd::Pid;
 
 use super::cvt;
 
@@ -27,7 +30,9 @@ impl<'e> Envp<'e> {
     }
 }
 
-/// `execve(2)`: returns only on failure.
+/// `execve(2)`: returns only on failure. Raw `libc`: `nix`'s `execve`
+/// builds its pointer arrays on each call, and `--init`'s child, which
+/// shares the parent's memory until it execs, must not allocate.
 pub fn execve(path: &CStr, argv: &[*const libc::c_char], envp: &Envp) -> io::Error {
     debug_assert!(argv.last().is_some_and(|p| p.is_null()));
     // SAFETY: both arrays are NULL-terminated and their strings, NUL-terminated,
@@ -39,17 +44,13 @@ pub fn execve(path: &CStr, argv: &[*const libc::c_char], envp: &Envp) -> io::Err
 
 /// The soft `RLIMIT_STACK`, which sets how much argv + envp `execve` accepts.
 pub fn stack_limit() -> Option<u64> {
-    // SAFETY: a zeroed `rlimit` is valid; the kernel fills it.
-    let mut rl: libc::rlimit = unsafe { std::mem::zeroed() };
-    // SAFETY: `rl` is writable.
-    let ok = unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut rl) } == 0;
-    (ok && rl.rlim_cur != libc::RLIM_INFINITY).then_some(rl.rlim_cur as u64)
+    let (soft, _) = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_STACK).ok()?;
+    (soft != libc::RLIM_INFINITY).then_some(soft as u64)
 }
 
 /// The effective user id (the one permission checks use), for "permission denied" messages.
 pub fn uid() -> u32 {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() }
+    nix::unistd::geteuid().as_raw()
 }
 
 /// The command line as C's `main` received it.
@@ -76,7 +77,9 @@ pub unsafe fn args(argc: libc::c_int, argv: *const *const libc::c_char) -> Vec<s
 /// once inlined into `main`); on the heap only the pages the child uses are
 /// faulted in. It has its own copy of the signal dispositions (no
 /// `CLONE_SIGHAND`), and the caller blocks every signal it could catch
-/// first, so no handler runs on the shared memory.
+/// first, so no handler runs on the shared memory. Raw `libc`: `nix`'s
+/// `clone` takes the stack as an initialised `&mut [u8]` (zeroing it would
+/// fault in all 8 pages).
 pub fn spawn_shared<F: FnMut() -> libc::c_int>(child: &mut F) -> io::Result<libc::pid_t> {
     extern "C" fn start<F: FnMut() -> libc::c_int>(arg: *mut libc::c_void) -> libc::c_int {
         // SAFETY: `arg` is the `&mut F` given to clone below, alive (the
@@ -98,6 +101,8 @@ pub fn spawn_shared<F: FnMut() -> libc::c_int>(child: &mut F) -> io::Result<libc
 }
 
 /// `waitpid(2)` for `pid`, retried on EINTR; returns its wait status.
+/// Raw `libc` (as [`reap_one`]): `--init` maps the status word the way tini
+/// does (`WIFEXITED`, `WTERMSIG`); `nix` decodes it into a `WaitStatus`.
 pub fn wait_for(pid: libc::pid_t) -> io::Result<libc::c_int> {
     let mut status = 0;
     loop {
@@ -111,14 +116,12 @@ pub fn wait_for(pid: libc::pid_t) -> io::Result<libc::c_int> {
 
 /// `setpgid(2)`: moves `pid` (0: this process) into the group `pgid` (0: its own).
 pub fn setpgid(pid: libc::pid_t, pgid: libc::pid_t) -> io::Result<()> {
-    // SAFETY: plain syscall on integers.
-    cvt(unsafe { libc::setpgid(pid, pgid) }).map(drop)
+    Ok(nix::unistd::setpgid(Pid::from_raw(pid), Pid::from_raw(pgid))?)
 }
 
 /// `getpgrp(2)`: this process's group.
 pub fn getpgrp() -> libc::pid_t {
-    // SAFETY: getpgrp cannot fail.
-    unsafe { libc::getpgrp() }
+    nix::unistd::getpgrp().as_raw()
 }
 
 /// Standard input, as a descriptor (without std's buffered `Stdin`).
@@ -130,14 +133,12 @@ pub fn stdin() -> BorrowedFd<'static> {
 
 /// `tcgetpgrp(3)`: the foreground process group of the terminal `fd`.
 pub fn tcgetpgrp(fd: BorrowedFd) -> io::Result<libc::pid_t> {
-    // SAFETY: plain ioctl on a descriptor we borrow.
-    cvt(unsafe { libc::tcgetpgrp(fd.as_raw_fd()) })
+    Ok(nix::unistd::tcgetpgrp(fd)?.as_raw())
 }
 
 /// `tcsetpgrp(3)`: makes `pgrp` the foreground process group of the terminal `fd`.
 pub fn tcsetpgrp(fd: BorrowedFd, pgrp: libc::pid_t) -> io::Result<()> {
-    // SAFETY: plain ioctl on a descriptor we borrow.
-    cvt(unsafe { libc::tcsetpgrp(fd.as_raw_fd(), pgrp) }).map(drop)
+    Ok(nix::unistd::tcsetpgrp(fd, Pid::from_raw(pgrp))?)
 }
 
 /// `waitpid(-1, WNOHANG)`, retried on EINTR: a child that has terminated and
@@ -163,13 +164,12 @@ pub fn reap_one() -> io::Result<Option<(libc::pid_t, libc::c_int)>> {
 /// `prctl(PR_SET_CHILD_SUBREAPER)`: orphaned descendants are re-parented to
 /// this process instead of to PID 1.
 pub fn set_child_subreaper() -> io::Result<()> {
-    // SAFETY: plain prctl on integers.
-    cvt(unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1 as libc::c_ulong, 0, 0, 0) }).map(drop)
+    Ok(nix::sys::prctl::set_child_subreaper(true)?)
 }
 
 /// `_exit(2)`: ends this process now, without running exit handlers or
 /// flushing buffers (in a forked child they are the parent's).
 pub fn exit_now(code: i32) -> ! {
-    // SAFETY: _exit has no preconditions and does not return.
+    // SAFETY: _exit has no preconditions and does not return (`nix` has no wrapper).
     unsafe { libc::_exit(code) }
 }

@@ -1,58 +1,61 @@
 //! Signals: sets and masks, dispositions and handlers, waiting for one, sending one.
+//!
+//! Sets and masks go through `nix`. Dispositions, `sigtimedwait` and `kill`
+//! stay raw `libc`: `nix`'s `Signal` has no real-time signals, which `--init`
+//! forwards and resets in its child (every signal up to `SIGRTMAX`); its
+//! `sigaction` cannot read an action without installing one, and
+//! [`catch_if_default`] must not replace an inherited `SIG_IGN` even for an
+//! instant; and it has no `sigtimedwait`.
 
 use std::io;
+
+use nix::sys::signal::{sigprocmask, SigmaskHow, Signal};
 
 use super::cvt;
 
 /// A set of signals (`sigset_t`).
 #[derive(Clone, Copy)]
-pub struct SigSet(libc::sigset_t);
+pub struct SigSet(nix::sys::signal::SigSet);
 
 impl SigSet {
     /// The empty set.
     pub fn empty() -> SigSet {
-        // SAFETY: a zeroed `sigset_t` is valid storage; sigemptyset only fails on a NULL pointer.
-        let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `set` is valid and writable.
-        unsafe { libc::sigemptyset(&mut set) };
-        SigSet(set)
+        SigSet(nix::sys::signal::SigSet::empty())
     }
 
     /// Every signal.
     pub fn full() -> SigSet {
-        // SAFETY: as in `empty`; sigfillset only fails on a NULL pointer.
-        let mut set: libc::sigset_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `set` is valid and writable.
-        unsafe { libc::sigfillset(&mut set) };
-        SigSet(set)
+        SigSet(nix::sys::signal::SigSet::all())
     }
 
-    /// Adds `sig`; EINVAL when it is not a signal number.
+    /// Adds `sig`; EINVAL when it is not a signal number (or a real-time one).
     pub fn add(&mut self, sig: libc::c_int) -> io::Result<()> {
-        // SAFETY: `self.0` is an initialised `sigset_t`.
-        cvt(unsafe { libc::sigaddset(&mut self.0, sig) }).map(drop)
+        self.0.add(Signal::try_from(sig)?);
+        Ok(())
     }
 
-    /// Removes `sig`; EINVAL when it is not a signal number.
+    /// Removes `sig`; EINVAL when it is not a signal number (or a real-time one).
     pub fn remove(&mut self, sig: libc::c_int) -> io::Result<()> {
-        // SAFETY: `self.0` is an initialised `sigset_t`.
-        cvt(unsafe { libc::sigdelset(&mut self.0, sig) }).map(drop)
+        self.0.remove(Signal::try_from(sig)?);
+        Ok(())
+    }
+
+    fn as_ptr(&self) -> *const libc::sigset_t {
+        self.0.as_ref()
     }
 }
 
 /// `sigprocmask(SIG_SETMASK)`: blocks exactly `set`; returns the previous mask.
 pub fn set_signal_mask(set: &SigSet) -> io::Result<SigSet> {
     let mut old = SigSet::empty();
-    // SAFETY: both sets are valid; the kernel copies them.
-    cvt(unsafe { libc::sigprocmask(libc::SIG_SETMASK, &set.0, &mut old.0) })?;
+    sigprocmask(SigmaskHow::SIG_SETMASK, Some(&set.0), Some(&mut old.0))?;
     Ok(old)
 }
 
 /// `sigprocmask(SIG_BLOCK)`: blocks `set` as well; returns the previous mask.
 pub fn block_signals(set: &SigSet) -> io::Result<SigSet> {
     let mut old = SigSet::empty();
-    // SAFETY: both sets are valid; the kernel copies them.
-    cvt(unsafe { libc::sigprocmask(libc::SIG_BLOCK, &set.0, &mut old.0) })?;
+    sigprocmask(SigmaskHow::SIG_BLOCK, Some(&set.0), Some(&mut old.0))?;
     Ok(old)
 }
 
@@ -136,7 +139,7 @@ pub fn wait_signal(set: &SigSet, timeout: Option<std::time::Duration>) -> io::Re
     // SAFETY: a zeroed `siginfo_t` is valid storage; the kernel fills it.
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
     // SAFETY: `set`, `info` and `ts` (when given) outlive the call.
-    let sig = unsafe { libc::sigtimedwait(&set.0, &mut info, ts_ptr) };
+    let sig = unsafe { libc::sigtimedwait(set.as_ptr(), &mut info, ts_ptr) };
     if sig >= 0 {
         return Ok(Some(sig));
     }
