@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes the start-up benchmark's inputs into DIR (deterministic: same bytes every run).
 
-    bench/gen_inputs.py DIR
+    bench/gen_inputs.py DIR [plain|single|double]
 
 DIR/vol/app.env      the env file: 1,000 keys, exactly 65,536 bytes (the env-file limit, docs/reference.md §4)
 DIR/manifest.json    volumeMounts: cfg -> DIR/vol
@@ -11,6 +11,10 @@ DIR/manifest.json    volumeMounts: cfg -> DIR/vol
 DIR/envdir/          1,000 files, one per key of app.env, holding the same value
                      (daemontools envdir's input for the same job)
 DIR/env-args.txt     the 1,000 NAME=VALUE pairs, one a line (for coreutils env)
+
+With `single` or `double`, app.env's values are written quoted ('v' or
+"v"), each two bytes shorter so the file stays 65,536 bytes: the same job
+through the quoted-value path of the parser.
 
 Values are printable ASCII from a URL/base64-ish alphabet, the shape the
 criterion bench `envfile_parse_64KiB/typical_1000_keys` times.
@@ -45,16 +49,17 @@ def name(i: int) -> str:
 
 def main() -> None:
     out = sys.argv[1]
+    quote = {"plain": "", "single": "'", "double": '"'}[sys.argv[2] if len(sys.argv) > 2 else "plain"]
     vol = os.path.join(out, "vol")
     envdir = os.path.join(out, "envdir")
     os.makedirs(vol, exist_ok=True)
     os.makedirs(envdir, exist_ok=True)
 
-    fixed = sum(len(f"{name(i)}=\n") for i in range(KEYS))
+    fixed = sum(len(f"{name(i)}={quote}{quote}\n") for i in range(KEYS))
     room = LIMIT - fixed
     each, extra = divmod(room, KEYS)
     pairs = [(name(i), value(i, each + (1 if i < extra else 0))) for i in range(KEYS)]
-    text = "".join(f"{k}={v}\n" for k, v in pairs)
+    text = "".join(f"{k}={quote}{v}{quote}\n" for k, v in pairs)
     assert len(text) == LIMIT, len(text)
     with open(os.path.join(vol, "app.env"), "w") as f:
         f.write(text)

@@ -34,24 +34,14 @@ pub enum Lookup {
     Verify,
 }
 
+pub use crate::sys::Envp;
+
 /// The `NAME=VALUE` strings for `execve`: a pointer to each in the
 /// environment's own buffer, where each was written once with its NUL
 /// (docs/performance.md). Built before `--init` forks, so the child
 /// allocates nothing before it execs.
-pub struct Envp<'e> {
-    ptrs: Vec<*const libc::c_char>,
-    env: std::marker::PhantomData<&'e Environment>,
-}
-
-impl Envp<'_> {
-    /// A pointer to each string, then a null one.
-    pub fn pointers(&self) -> &[*const libc::c_char] {
-        &self.ptrs
-    }
-}
-
 pub fn envp(env: &Environment) -> Envp<'_> {
-    Envp { ptrs: env.pointers(), env: std::marker::PhantomData }
+    Envp::new(env.pointers(), env)
 }
 
 /// Resolves the program and checks every `execve` limit; every problem is reported.

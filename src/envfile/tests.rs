@@ -114,13 +114,14 @@ fn unique_is_each_name_once_at_its_first_place_with_its_last_value() {
     assert_eq!(f.len(), 6);
 }
 
-/// Keys written `NAME=VALUE` and followed by a blank or line ending are
-/// NUL-terminated in the file's bytes for `execve`; the others (blanks around
-/// `=`, quotes, `export`, the last line without a newline) are not, and no
-/// name or value changes either way.
+/// Keys written `NAME=VALUE` and followed by a blank or line ending, and
+/// quoted ones on one line with nothing after the closing quote and no
+/// escape, are NUL-terminated in the file's bytes for `execve`; the others
+/// (blanks around `=`, escapes, a comment after a quote, `export`, the last
+/// line without a newline) are not, and no name or value changes either way.
 #[test]
 fn name_value_strings_in_place() {
-    let text = "A=1\nB = 2\nC=3 # c\r\nD=\"q\"\nexport E=5\nF=\nG=x\tH=y   \nI=last";
+    let text = "A=1\nB = 2\nC=3 # c\r\nD=\"q\"\nexport E=5\nF=\nG=x\tH=y   \nJ='s p'\r\nK=\"a\\\\b\"\nL='x' # c\nM=''\nN=\"\"\nI=last";
     let f = EnvFile::parse(text.as_bytes().to_vec()).unwrap();
     let got: Vec<(String, String, Option<String>)> = f
         .unique_keys()
@@ -140,10 +141,15 @@ fn name_value_strings_in_place() {
             (s("A"), s("1"), Some(s("A=1"))),
             (s("B"), s("2"), None),
             (s("C"), s("3"), Some(s("C=3"))),
-            (s("D"), s("q"), None),
+            (s("D"), s("q"), Some(s("D=q"))),
             (s("E"), s("5"), Some(s("E=5"))),
             (s("F"), s(""), Some(s("F="))),
             (s("G"), s("x\tH=y"), Some(s("G=x\tH=y"))),
+            (s("J"), s("s p"), Some(s("J=s p"))),
+            (s("K"), s("a\\b"), None),
+            (s("L"), s("x"), None),
+            (s("M"), s(""), Some(s("M="))),
+            (s("N"), s(""), Some(s("N="))),
             (s("I"), s("last"), None),
         ]
     );
@@ -266,6 +272,8 @@ fn parse_is_the_literal_reading_of_the_spec() {
 #[test]
 fn scans_stop_at_the_first_byte_of_their_set() {
     let value_stop = |b: u8| b <= b' ';
+    let single_stop = |b: u8| b < b' ' || b == b'\'';
+    let double_stop = |b: u8| b < b' ' || b == b'"' || b == b'\\';
     let name_stop = |b: u8| b <= b' ' || b == b'=' || b >= 0x7f;
     let first = |data: &[u8], i: usize, stop: &dyn Fn(u8) -> bool| (i..data.len()).find(|&k| stop(data[k])).unwrap_or(data.len());
     for len in 0..=40 {
@@ -278,13 +286,17 @@ fn scans_stop_at_the_first_byte_of_their_set() {
                     assert_eq!(scan(&data, i, control_or_blank), first(&data, i, &value_stop), "{b} at {at} of {len} from {i}");
                     assert_eq!(plain_name_end(&data, i), first(&data, i, &name_stop), "name: {b} at {at} of {len} from {i}");
                     assert_eq!(scan(&data, i, not_in_plain_name), first(&data, i, &name_stop), "{b} at {at} of {len} from {i}");
+                    assert_eq!(quoted_value_end(&data, i, b'\'', b'\''), first(&data, i, &single_stop), "'{b} at {at} of {len} from {i}");
+                    assert_eq!(scan(&data, i, |w| quote_or_control(w, b'\'', b'\'')), first(&data, i, &single_stop), "'{b} at {at}");
+                    assert_eq!(quoted_value_end(&data, i, b'"', b'\\'), first(&data, i, &double_stop), "\"{b} at {at} of {len} from {i}");
+                    assert_eq!(scan(&data, i, |w| quote_or_control(w, b'"', b'\\')), first(&data, i, &double_stop), "\"{b} at {at}");
                 }
             }
         }
     }
     // Several marked bytes (a borrow or carry from one must not hide an earlier one).
     let mut rng = Rng(0x7363_616e_7332);
-    let alphabet = [0u8, 1, b'\t', b'\n', b'\r', b' ', b'!', b'=', b'<', b'>', b'a', b'~', 0x7f, 0x80, 0xa0, 0xa1, 0xc3, 0xfe, 0xff];
+    let alphabet = [0u8, 1, b'\t', b'\n', b'\r', b' ', b'!', b'=', b'\'', b'"', b'\\', 0x1f, 0x20, b'<', b'>', b'a', b'~', 0x7f, 0x80, 0xa0, 0xa1, 0xc3, 0xfe, 0xff];
     for _ in 0..20_000 {
         let data: Vec<u8> = (0..rng.below(48)).map(|_| alphabet[rng.below(alphabet.len())]).collect();
         for i in 0..=data.len() {
@@ -292,6 +304,10 @@ fn scans_stop_at_the_first_byte_of_their_set() {
             assert_eq!(scan(&data, i, control_or_blank), first(&data, i, &value_stop), "{data:?} from {i}");
             assert_eq!(plain_name_end(&data, i), first(&data, i, &name_stop), "{data:?} from {i}");
             assert_eq!(scan(&data, i, not_in_plain_name), first(&data, i, &name_stop), "{data:?} from {i}");
+            assert_eq!(quoted_value_end(&data, i, b'\'', b'\''), first(&data, i, &single_stop), "{data:?} from {i}");
+            assert_eq!(scan(&data, i, |w| quote_or_control(w, b'\'', b'\'')), first(&data, i, &single_stop), "{data:?} from {i}");
+            assert_eq!(quoted_value_end(&data, i, b'"', b'\\'), first(&data, i, &double_stop), "{data:?} from {i}");
+            assert_eq!(scan(&data, i, |w| quote_or_control(w, b'"', b'\\')), first(&data, i, &double_stop), "{data:?} from {i}");
         }
     }
 }

@@ -1,0 +1,32 @@
+//! Every unsafe block of envshim: thin wrappers over the system calls std
+//! does not offer, one file per concern. Each returns `io::Result` and
+//! nothing here makes policy; nothing here uses the rest of the crate (the
+//! lowest layer: tests/layers.rs).
+//!
+//! - `fs`: opening (inside a volume too), reading, metadata, permissions;
+//! - `process`: the command line, `execve`, ids, children, process groups, the terminal;
+//! - `signal`: sets, masks, dispositions and handlers, waiting, sending;
+//! - `alloc`: the binary's bump-arena allocator;
+//! - `sse2`: the env-file parser's byte scans, sixteen bytes at a time.
+
+use std::io;
+
+mod alloc;
+mod fs;
+mod process;
+mod signal;
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+pub mod sse2;
+
+pub use alloc::Arena;
+pub use fs::*;
+pub use process::*;
+pub use signal::*;
+
+fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
+    if ret < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}

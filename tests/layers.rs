@@ -1,0 +1,119 @@
+//! The library's modules form layers: data flows one way (options and
+//! manifest → sources → environment → program line → exec), so no module
+//! imports one that, directly or through others, imports it back, and the
+//! lowest layer, `sys`, imports nothing of the crate. Read from the sources'
+//! `crate::` paths (test code excluded: a test may use anything).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// Every top-level module of `src/` (lib.rs and main.rs excluded: they are
+/// the top) and the modules it names through `crate::`.
+fn imports() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut graph = BTreeMap::new();
+    for entry in std::fs::read_dir(&src).unwrap() {
+        let path = entry.unwrap().path();
+        let Some(name) = path.file_stem().and_then(|s| s.to_str()).map(str::to_string) else { continue };
+        if name == "lib" || name == "main" {
+            continue;
+        }
+        // A module is `src/m.rs`, `src/m/mod.rs` or both `src/m.rs` and `src/m/*.rs`.
+        let mut files = Vec::new();
+        if path.is_dir() {
+            collect(&path, &mut files);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path.clone());
+        } else {
+            continue;
+        }
+        let used: &mut BTreeSet<String> = graph.entry(name.clone()).or_default();
+        for file in files {
+            if file.file_name().is_some_and(|f| f == "tests.rs") {
+                continue;
+            }
+            for m in crate_paths(&std::fs::read_to_string(&file).unwrap()) {
+                if m != name {
+                    used.insert(m);
+                }
+            }
+        }
+    }
+    graph
+}
+
+fn collect(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            collect(&path, files);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            files.push(path);
+        }
+    }
+}
+
+/// The first segment of every `crate::` path in `text`, up to its test
+/// module (`#[cfg(test)]`), comments skipped; `crate::{a, b::c}` names a and b.
+fn crate_paths(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for line in text.lines() {
+        let code = line.trim_start();
+        if code.starts_with("#[cfg(test)]") {
+            break;
+        }
+        if code.starts_with("//") {
+            continue;
+        }
+        let mut rest = code;
+        while let Some(at) = rest.find("crate::") {
+            rest = &rest[at + "crate::".len()..];
+            let group = rest.strip_prefix('{').map(|g| &g[..g.find('}').unwrap_or(g.len())]);
+            for item in group.map_or_else(|| vec![rest], |g| g.split(',').collect()) {
+                let ident: String = item.trim().chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+                if !ident.is_empty() {
+                    found.push(ident);
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn sys_imports_nothing_of_the_crate() {
+    let graph = imports();
+    assert!(graph.contains_key("sys"), "no sys module found: {:?}", graph.keys());
+    assert_eq!(graph["sys"], BTreeSet::new(), "sys is the lowest layer");
+}
+
+#[test]
+fn no_module_imports_one_that_imports_it_back() {
+    let graph = imports();
+    // Depth-first search; a module met again while on the path closes a cycle.
+    fn visit<'g>(m: &'g str, graph: &'g BTreeMap<String, BTreeSet<String>>, path: &mut Vec<&'g str>, done: &mut BTreeSet<&'g str>) {
+        if let Some(at) = path.iter().position(|p| *p == m) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(m);
+            panic!("import cycle: {}", cycle.join(" -> "));
+        }
+        if !done.insert(m) {
+            return;
+        }
+        path.push(m);
+        for next in graph.get(m).into_iter().flatten() {
+            visit(next, graph, path, done);
+        }
+        path.pop();
+    }
+    let mut done = BTreeSet::new();
+    for m in graph.keys() {
+        visit(m, &graph, &mut Vec::new(), &mut done);
+    }
+}
+
+#[test]
+fn the_reader_finds_grouped_and_nested_paths_and_skips_tests_and_comments() {
+    let text = "use crate::a::X;\n// crate::commented\nuse crate::{b, c::Y};\nfn f() { crate::d::g(); }\n#[cfg(test)]\nmod tests { use crate::e; }\n";
+    assert_eq!(crate_paths(text), ["a", "b", "c", "d"]);
+}
