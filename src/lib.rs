@@ -61,6 +61,10 @@ pub struct Options {
     pub init_group: bool,
     /// `--term-delay`: with `--init`, how long the first SIGTERM is held before it is forwarded.
     pub term_delay: Option<std::time::Duration>,
+    /// `--success-exit`: with `--init`, the program's exit codes that count as success.
+    pub success_exits: Vec<u8>,
+    /// `--rewrite-signal FROM:TO`: with `--init`, a received FROM is forwarded as TO (0: dropped).
+    pub rewrite_signals: Vec<(i32, i32)>,
     /// `--file-env` / `ENVSHIM_FILE_ENV`: the NAMEs, in order, commas already split.
     pub file_env: Vec<Vec<u8>>,
     /// `--wait` / `ENVSHIM_WAIT`: how long to wait for missing files.
@@ -123,7 +127,12 @@ pub fn run(opts: &Options) -> i32 {
         }
     };
     if opts.init {
-        return init::supervise(&target, init::Settings { group: opts.init_group, term_delay: opts.term_delay }, |e| fail(opts, &[e]));
+        return init::supervise(&target, init::Settings {
+            group: opts.init_group,
+            term_delay: opts.term_delay,
+            success_exits: &opts.success_exits,
+            rewrites: &opts.rewrite_signals,
+        }, |e| fail(opts, &[e]));
     }
     let e = exec::exec(&target);
     fail(opts, &[e])

@@ -176,6 +176,8 @@ fn common_line(args: &[OsString]) -> Option<Cli> {
             b"--env" => c.envs.push(value),
             b"--volume" => c.volumes.push(value),
             b"--file-env" => c.file_env.push(value),
+            b"--success-exit" => c.success_exits.push(value.to_str()?.parse().ok()?),
+            b"--rewrite-signal" => c.rewrite_signals.push(envshim::init::parse_rewrite(value.to_str()?).ok()?),
             _ => return None,
         }
     }
@@ -221,6 +223,12 @@ struct Common {
     /// With --init, hold the first SIGTERM this long before forwarding it (500ms, 5s, 1m; a bare number is seconds)
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     term_delay: Option<Duration>,
+    /// With --init, the program's exit code CODE (0-255; 128+N for signal N) counts as success: envshim exits 0 (repeatable)
+    #[arg(long = "success-exit", value_name = "CODE")]
+    success_exits: Vec<u8>,
+    /// With --init, forward a received signal FROM as TO (TERM:QUIT, 15:3; TO 0 drops it) (repeatable)
+    #[arg(long = "rewrite-signal", value_name = "FROM:TO", value_parser = envshim::init::parse_rewrite)]
+    rewrite_signals: Vec<(i32, i32)>,
     /// When NAME_FILE is set, set NAME from the file it names and remove NAME_FILE (repeatable, comma-separated) [env: ENVSHIM_FILE_ENV]
     #[arg(long = "file-env", value_name = "NAME[,NAME...]")]
     file_env: Vec<OsString>,
@@ -285,6 +293,9 @@ fn options(common: Common) -> Result<envshim::Options, String> {
     if !init && (common.init_group || common.term_delay.is_some()) {
         return Err("--init-group and --term-delay need --init (or ENVSHIM_INIT)".into());
     }
+    if !init && !(common.success_exits.is_empty() && common.rewrite_signals.is_empty()) {
+        return Err("--success-exit and --rewrite-signal need --init (or ENVSHIM_INIT)".into());
+    }
     Ok(envshim::Options {
         manifest: common.manifest.or_else(|| std::env::var_os("ENVSHIM_MANIFEST")),
         env_files: common.env_files,
@@ -297,6 +308,8 @@ fn options(common: Common) -> Result<envshim::Options, String> {
         init,
         init_group: common.init_group,
         term_delay: common.term_delay,
+        success_exits: common.success_exits,
+        rewrite_signals: common.rewrite_signals,
         file_env: file_env_names(common.file_env),
         wait: wait(common.wait)?,
         program: Vec::new(),
