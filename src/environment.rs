@@ -37,6 +37,13 @@ pub enum Source {
     CliEnv,
 }
 
+impl Source {
+    /// Read from a file (an env file, a `NAME_FILE`, a directory's file).
+    pub fn from_file(&self) -> bool {
+        matches!(self, Source::EnvFrom { .. } | Source::FileKey { .. } | Source::FileEnv(_))
+    }
+}
+
 impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -409,6 +416,8 @@ pub struct Inputs<'a> {
     pub cli_env: &'a [(Vec<u8>, Vec<u8>)],
     pub rule: NameRule,
     pub service_url: bool,
+    /// `check`: warn about each `$(NAME)` an env value leaves unresolved (`run` is silent, as the kubelet is).
+    pub warn_unresolved: bool,
 }
 
 /// The result of building: the environment as far as it could be built, every
@@ -504,6 +513,9 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
         let what = || format!("manifest: env[{i}] ({})", escape(name));
         match &var.source {
             EnvSource::Value(v) => {
+                if inputs.warn_unresolved {
+                    unresolved_warning(&mut b.warnings, &b.env, v.as_bytes(), &what);
+                }
                 let value = expand_value(&mut b, &mut scratch, name, v.as_bytes(), &what, &mut full);
                 b.env.set(name, value, Source::ManifestEnv(i));
             }
@@ -570,6 +582,9 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
             continue;
         }
         let what = || format!("--env #{} ({})", i + 1, escape(name));
+        if inputs.warn_unresolved {
+            unresolved_warning(&mut b.warnings, &b.env, value, &what);
+        }
         let value = expand_value(&mut b, &mut scratch, name, value, &what, &mut full);
         b.env.set(name, value, Source::CliEnv);
         if stop_when_full(&mut b, &mut full, what) {
@@ -577,6 +592,21 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
         }
     }
     b
+}
+
+/// `check`: one warning naming the references `input` leaves unresolved
+/// against `env` (the first few, then a count), at `what`. Names only, escaped
+/// and cut like the skipped keys' (a reference is written in the manifest:
+/// configuration, not a value read from a file).
+pub fn unresolved_warning(warnings: &mut Warnings, env: &Environment, input: &[u8], what: &dyn Fn() -> String) {
+    let (names, more) = crate::expand::unresolved(input, |n| env.get(n), MAX_SKIPPED_KEYS_SHOWN);
+    if names.is_empty() {
+        return;
+    }
+    let shown: Vec<String> = names.iter().map(|n| format!("$({})", shown_name(b"", n))).collect();
+    let verb = if names.len() > 1 || more > 0 { "are" } else { "is" };
+    let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+    warnings.push(format!("{}: {}{more} {verb} not defined there: left as written", what(), shown.join(", ")));
 }
 
 /// Expands an env value against the environment so far. A value `execve`

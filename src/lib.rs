@@ -37,6 +37,7 @@ use files::ReadError;
 use manifest::Manifest;
 use names::NameRule;
 use program::Word;
+use report::Warnings;
 use sources::Sources;
 
 pub use render::Format;
@@ -71,6 +72,8 @@ pub struct Options {
     pub wait: Option<std::time::Duration>,
     /// The trailing PROGRAM [ARGS...].
     pub program: Vec<OsString>,
+    /// `check --strict`: every warning is a failure.
+    pub strict: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -86,6 +89,8 @@ struct Plan {
     env: Environment,
     line: Vec<Word>,
     errors: Vec<Error>,
+    /// `check`'s warnings, not printed yet (`run` and `render` print them as the environment is built).
+    warnings: Warnings,
     /// Kept to the end, not dropped when the environment is built: `run`
     /// execs and `check` forgets them, so neither frees them piece by piece.
     _read: (Manifest<'static>, Sources),
@@ -144,16 +149,32 @@ pub fn check(opts: &Options) -> i32 {
         Ok(p) => p,
         Err(errors) => return fail(opts, &errors),
     };
+    let mut program = "no program line".to_string();
     if plan.line.is_empty() {
         plan.errors.extend(exec::check_sizes(&[], &[], &plan.env, 0));
     } else {
         let prepared = program::expand_line(&plan.line, &plan.env)
             .and_then(|words| exec::prepare(&plan.line, words, &plan.env, Lookup::Verify));
-        if let Err(errors) = prepared {
-            plan.errors.extend(errors);
+        match prepared {
+            Ok(target) => program = format!("program {}", escape(target.path.as_bytes())),
+            Err(errors) => plan.errors.extend(errors),
         }
     }
-    let code = if plan.errors.is_empty() { code::OK } else { fail(opts, &plan.errors) };
+    // --strict: every warning is a failure too, after those with a code of their own.
+    let warnings = std::mem::take(&mut plan.warnings);
+    if opts.strict {
+        plan.errors.extend(warnings.into_errors());
+    } else {
+        warnings.print();
+    }
+    let code = if plan.errors.is_empty() {
+        let from_files = plan.env.vars().filter(|v| v.source.from_file()).count();
+        let ok = format!("envshim: ok: {} variables ({from_files} from files), {program}\n", plan.env.len());
+        let _ = std::io::stderr().lock().write_all(ok.as_bytes());
+        code::OK
+    } else {
+        fail(opts, &plan.errors)
+    };
     // The process ends here: freeing the environment variable by variable
     // was 3% of check's instructions, work `run` never does (it execs).
     std::mem::forget(plan);
@@ -218,8 +239,8 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
             }
             line
         }
-        // check takes no program line: it validates the manifest's command, if any.
-        Mode::Check => program::program_line(&manifest, &[], true),
+        // check validates the program line run would have; none is no error.
+        Mode::Check => program::program_line(&manifest, &opts.program, !opts.no_expand_args),
         Mode::Render => Vec::new(),
     };
 
@@ -237,6 +258,7 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
         cli_env: &cli_env,
         rule,
         service_url: !opts.no_service_url,
+        warn_unresolved: mode == Mode::Check,
     };
     // With --wait: build, wait for the missing files the build needed, build
     // again (files that appeared may name more: a NAME_FILE set by an env
@@ -246,7 +268,7 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
     let deadline = opts.wait.map(|d| std::time::Instant::now().checked_add(d));
     let mut waited = None;
     loop {
-        let Built { mut env, mut errors, warnings } = environment::build(std::env::vars_os().collect(), &inputs, &mut sources);
+        let Built { mut env, mut errors, mut warnings } = environment::build(std::env::vars_os().collect(), &inputs, &mut sources);
         let secrets = filenv::apply(&mut env, &opts.file_env, rule, waited.as_deref(), &mut errors);
         let mut awaited = Vec::new();
         if waited.is_none() && deadline.is_some() {
@@ -254,8 +276,18 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
             awaited.extend(secrets);
         }
         if awaited.is_empty() {
-            warnings.print();
-            return Ok(Plan { env, line, errors, _read: (manifest, sources) });
+            if mode == Mode::Check {
+                for word in line.iter().filter(|w| w.expand) {
+                    let what = || format!("{} of the program line", word.origin);
+                    environment::unresolved_warning(&mut warnings, &env, &word.text, &what);
+                }
+            }
+            // check prints them (or fails on them) after the program line's problems.
+            if mode != Mode::Check {
+                warnings.print();
+                warnings = Warnings::default();
+            }
+            return Ok(Plan { env, line, errors, warnings, _read: (manifest, sources) });
         }
         let present = wait::until_present(&awaited, deadline.flatten()).map_err(|e| vec![e])? == wait::Waited::Present;
         // Past the deadline the next build is the last, even when the files

@@ -60,6 +60,12 @@ struct RunArgs {
 struct CheckArgs {
     #[command(flatten)]
     common: Common,
+    /// Fail on every warning too (exit 78 unless the problem has a code of its own)
+    #[arg(long)]
+    strict: bool,
+    /// The program line to check, as run would take it (after -- or the first non-option word)
+    #[arg(trailing_var_arg = true, value_name = "PROGRAM")]
+    program: Vec<OsString>,
 }
 
 #[derive(Args)]
@@ -121,8 +127,8 @@ fn parse_with_clap(args: Vec<OsString>) -> Result<Cli, clap::Error> {
 
 /// The command lines a container start uses, read without clap: `run` or
 /// `check`, then long options each in one word (`--manifest=PATH`) or two
-/// (`--manifest PATH`), then for `run` the program (after `--` or as the first
-/// word that is not an option). Clap was a tenth of a start-up's page faults
+/// (`--manifest PATH`), then the program (after `--` or as the first word
+/// that is not an option). Clap was a tenth of a start-up's page faults
 /// (its `Command`, and stack frames of 16 KiB) and 70 K instructions
 /// (docs/performance.md). None for anything else (help, `--version`,
 /// `--wait`, `render`, a repeated single option, an empty value or one
@@ -136,13 +142,14 @@ fn common_line(args: &[OsString]) -> Option<Cli> {
         b"check" => false,
         _ => return None,
     };
-    let (mut c, mut program, mut seen) = (Common::default(), Vec::new(), 0u32);
+    let (mut c, mut program, mut seen, mut strict) = (Common::default(), Vec::new(), 0u32, false);
     while let Some(word) = words.next() {
         let w = word.as_bytes();
+        if w == b"--strict" && !run && !strict {
+            strict = true;
+            continue;
+        }
         if w == b"--" || !w.starts_with(b"-") {
-            if !run {
-                return None;
-            }
             program.extend(w.ne(b"--").then(|| word.clone()));
             program.extend(words.cloned());
             break;
@@ -184,7 +191,7 @@ fn common_line(args: &[OsString]) -> Option<Cli> {
     if run && program.is_empty() {
         return None;
     }
-    Some(Cli { command: if run { Command::Run(RunArgs { common: c, program }) } else { Command::Check(CheckArgs { common: c }) } })
+    Some(Cli { command: if run { Command::Run(RunArgs { common: c, program }) } else { Command::Check(CheckArgs { common: c, strict, program }) } })
 }
 
 #[derive(Args, Default)]
@@ -302,6 +309,7 @@ fn options(common: Common) -> Result<envshim::Options, String> {
         envs: common.envs,
         volumes: common.volumes,
         strict_names: common.strict_names || env_flag("ENVSHIM_STRICT_NAMES")?,
+        strict: false,
         no_service_url: common.no_service_url,
         termination_log: common.termination_log,
         no_expand_args: common.no_expand_args,
@@ -360,7 +368,9 @@ fn with_options(common: Common, f: impl FnOnce(envshim::Options) -> Result<i32, 
 fn dispatch(command: Command) -> i32 {
     match command {
         Command::Run(RunArgs { common, program }) => with_options(common, |o| Ok(envshim::run(&envshim::Options { program, ..o }))),
-        Command::Check(CheckArgs { common }) => with_options(common, |o| Ok(envshim::check(&o))),
+        Command::Check(CheckArgs { common, strict, program }) => {
+            with_options(common, |o| Ok(envshim::check(&envshim::Options { program, strict, ..o })))
+        }
         Command::Render(RenderArgs { common, format, show_values }) => {
             let format = match format {
                 Format::Env => envshim::Format::Env,
