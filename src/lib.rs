@@ -267,6 +267,7 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
     // Some(None): a wait too long for the clock, without end.
     let deadline = opts.wait.map(|d| std::time::Instant::now().checked_add(d));
     let mut waited = None;
+    let mut waits = 0;
     loop {
         let Built { mut env, mut errors, mut warnings } = environment::build(std::env::vars_os().collect(), &inputs, &mut sources);
         let secrets = filenv::apply(&mut env, &opts.file_env, rule, waited.as_deref(), &mut errors);
@@ -289,7 +290,11 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
             }
             return Ok(Plan { env, line, errors, warnings, _read: (manifest, sources) });
         }
-        let present = wait::until_present(&awaited, deadline.flatten()).map_err(|e| vec![e])? == wait::Waited::Present;
+        // The first wait is for the whole DURATION; files that appeared may name more, waited for in the time left.
+        let d = wait::show(opts.wait.unwrap_or_default());
+        let how_long = if waits == 0 { format!("up to {d}") } else { format!("the rest of {d}") };
+        waits += 1;
+        let present = wait::until_present(&awaited, deadline.flatten(), &how_long).map_err(|e| vec![e])? == wait::Waited::Present;
         // Past the deadline the next build is the last, even when the files
         // were there when looked for: one that comes and goes (seen by the
         // look, gone for the build) would otherwise be waited for again and

@@ -46,6 +46,10 @@ pub const MAX_SHOWN_NAME_BYTES: usize = 128;
 pub const OPENAT2_TRIES: u32 = 8;
 /// Symbolic links followed while resolving one path without `openat2` (the kernel's MAXSYMLINKS).
 pub const MAX_SYMLINKS: usize = 40;
+/// `--wait`: how often it says which files it still waits for.
+pub const WAIT_REPORT: std::time::Duration = std::time::Duration::from_secs(10);
+/// `--wait`: files named in one of its lines; the rest are counted.
+pub const MAX_WAIT_FILES_SHOWN: usize = 10;
 /// `--wait`: how often missing files are looked for again.
 pub const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 

@@ -300,7 +300,7 @@ fn options(common: Common) -> Result<envshim::Options, String> {
     if !init && (common.init_group || common.term_delay.is_some()) {
         return Err("--init-group and --term-delay need --init (or ENVSHIM_INIT)".into());
     }
-    if !init && !(common.success_exits.is_empty() && common.rewrite_signals.is_empty()) {
+    if !init && (!common.success_exits.is_empty() || !common.rewrite_signals.is_empty()) {
         return Err("--success-exit and --rewrite-signal need --init (or ENVSHIM_INIT)".into());
     }
     Ok(envshim::Options {

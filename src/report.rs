@@ -17,6 +17,11 @@ pub fn warn(message: &str) {
     let _ = std::io::stderr().lock().write_all(line("envshim: warning: ", message).as_bytes());
 }
 
+/// Prints one line that is neither a warning nor a failure (`--wait` saying what it waits for).
+pub fn say(message: &str) {
+    let _ = std::io::stderr().lock().write_all(line("envshim: ", message).as_bytes());
+}
+
 /// The warnings of a start-up, kept for printing: the first
 /// [`MAX_WARNING_LINES`], and a count of the rest, so that a manifest that
 /// repeats a bad source can make envshim neither hold nor print more.
