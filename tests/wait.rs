@@ -549,7 +549,7 @@ fn a_wait_for_many_files_names_ten_and_counts_the_rest() {
     let d = Volume::new();
     let mut args = vec!["check".to_string(), "--wait".into(), "300ms".into()];
     for i in 0..25 {
-        args.extend(["--env-file".to_string(), d.join(format!("{i:02}-{}.env", "x".repeat(100))).to_str().unwrap().to_string()]);
+        args.extend(["--env-file".to_string(), d.join(&format!("{i:02}-{}.env", "x".repeat(100))).to_str().unwrap().to_string()]);
     }
     let out = envshim(&args).run();
     let lines = out.stderr_lines();
