@@ -17,7 +17,7 @@ use crate::limits::{
 use crate::manifest::{EnvFrom, EnvSource, Manifest};
 use crate::names::NameRule;
 use crate::report::Warnings;
-use crate::sources::{Loaded, Sources};
+use crate::sources::{Loaded, LoadedDir, Sources};
 
 pub const SERVICE_URL: &[u8] = b"KUBERNETES_SERVICE_URL";
 
@@ -35,12 +35,14 @@ pub enum Source {
     ManifestEnv(usize),
     /// A `--env` option.
     CliEnv,
+    /// A file of an `--env-dir`, shown as `DIR/NAME`.
+    EnvDir(Rc<str>),
 }
 
 impl Source {
     /// Read from a file (an env file, a `NAME_FILE`, a directory's file).
     pub fn from_file(&self) -> bool {
-        matches!(self, Source::EnvFrom { .. } | Source::FileKey { .. } | Source::FileEnv(_))
+        matches!(self, Source::EnvFrom { .. } | Source::FileKey { .. } | Source::FileEnv(_) | Source::EnvDir(_))
     }
 }
 
@@ -51,7 +53,7 @@ impl fmt::Display for Source {
             Source::EnvFrom { file, line } | Source::FileKey { file, line } => write!(f, "{file}:{line}"),
             Source::ManifestEnv(i) => write!(f, "manifest env[{i}]"),
             Source::CliEnv => f.write_str("--env"),
-            Source::FileEnv(shown) => f.write_str(shown),
+            Source::FileEnv(shown) | Source::EnvDir(shown) => f.write_str(shown),
         }
     }
 }
@@ -72,6 +74,7 @@ impl Var<'_> {
     pub fn describe(&self) -> String {
         match &self.source {
             Source::EnvFrom { file, line } => format!("the variable from {file} line {line}"),
+            Source::EnvDir(file) => format!("the variable from {file}"),
             _ => format!("variable {}", escape(self.name)),
         }
     }
@@ -104,7 +107,7 @@ struct Origin {
 
 static_assertions::assert_eq_size!(Slot, [u32; 6]);
 
-/// The [`Origin::kind`] of a removed variable's slot (the sources are 0 to 5).
+/// The [`Origin::kind`] of a removed variable's slot (the sources are 0 to 6).
 /// The slot stays where it was, and in the index, so that a removal moves
 /// nothing: `--file-env` removes a `NAME_FILE` per name, and removing from
 /// the middle of the list (ids shifting, the index filled again) made
@@ -261,6 +264,7 @@ impl Environment {
             Source::FileEnv(f) => (3 | file(f), 0),
             Source::ManifestEnv(i) => (4, i as u32),
             Source::CliEnv => (5, 0),
+            Source::EnvDir(f) => (6 | file(f), 0),
         };
         Origin { kind, line }
     }
@@ -275,6 +279,7 @@ impl Environment {
             2 => Source::FileKey { file: file(), line },
             3 => Source::FileEnv(file()),
             4 => Source::ManifestEnv(line as usize),
+            6 => Source::EnvDir(file()),
             // 5; a removed slot's is never asked for (`vars` skips it).
             _ => Source::CliEnv,
         }
@@ -412,6 +417,8 @@ impl Environment {
 pub struct Inputs<'a> {
     pub manifest: &'a Manifest<'a>,
     pub env_files: &'a [OsString],
+    /// `--env-dir` / `ENVSHIM_ENV_DIR`, after the env files (step 2).
+    pub env_dirs: &'a [OsString],
     /// `--env NAME=VALUE`, split.
     pub cli_env: &'a [(Vec<u8>, Vec<u8>)],
     pub rule: NameRule,
@@ -493,6 +500,23 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
         }
     }
 
+    for path in inputs.env_dirs {
+        if full {
+            break;
+        }
+        match sources.load_dir(path, &mut b.errors) {
+            LoadedDir::Files(files, display) => {
+                let bytes = files.iter().map(|f| f.name.len() + f.value.len()).sum();
+                if imported.charge_counts(&mut b, files.len(), bytes, || format!("--env-dir {display}"), &mut full) {
+                    import_dir(&mut b, files, &display, inputs.rule, &mut full)
+                }
+            }
+            LoadedDir::Missing(display) => {
+                b.errors.push(sources.required(&display, format!("--env-dir {display}: directory not found")))
+            }
+            LoadedDir::Failed => {}
+        }
+    }
     // 3. env: the manifest's, then --env.
     let mut scratch = Vec::new();
     let mut inherited_names: Option<NameIndex> = None;
@@ -695,10 +719,14 @@ impl Imported {
     /// Past either bound, reports it once (65) naming `what`, stops the
     /// building, and returns false.
     fn charge(&mut self, b: &mut Built, file: &EnvFile, prefix_cost: usize, what: impl FnOnce() -> String, full: &mut bool) -> bool {
-        let keys = file.unique_len();
-        let bytes = file.unique_bytes();
+        let bytes = file.unique_bytes().saturating_add(file.unique_len().saturating_mul(prefix_cost));
+        self.charge_counts(b, file.unique_len(), bytes, what, full)
+    }
+
+    /// Charges `keys` entries of `bytes` bytes in all.
+    fn charge_counts(&mut self, b: &mut Built, keys: usize, bytes: usize, what: impl FnOnce() -> String, full: &mut bool) -> bool {
         self.entries += keys;
-        self.bytes = self.bytes.saturating_add(bytes).saturating_add(keys.saturating_mul(prefix_cost));
+        self.bytes = self.bytes.saturating_add(bytes);
         if self.entries <= MAX_IMPORTED_ENTRIES && self.bytes <= MAX_IMPORTED_BYTES {
             return true;
         }
@@ -780,6 +808,27 @@ fn import(b: &mut Built, file: &Rc<EnvFile>, display: &Rc<str>, prefix: &[u8], r
     }
     if !skipped.is_empty() {
         b.warnings.push(skipped_warning(display, prefix, &mut skipped));
+    }
+}
+
+/// The files of an `--env-dir`, in order; names that are not valid are
+/// skipped with the `envFrom` warning, as for an env file's keys.
+fn import_dir(b: &mut Built, files: Vec<crate::envdir::DirFile>, display: &Rc<str>, rule: NameRule, full: &mut bool) {
+    let mut skipped: Vec<&[u8]> = Vec::new();
+    b.env.reserve(files.len(), files.iter().map(|f| f.name.len() + f.value.len() + 2).sum());
+    for f in &files {
+        if !rule.accepts(&f.name) {
+            skipped.push(&f.name);
+            continue;
+        }
+        let source: Rc<str> = format!("{display}/{}", escape(&f.name)).into();
+        b.env.set(&f.name, &f.value, Source::EnvDir(source));
+        if stop_when_full(b, full, || format!("--env-dir {display}")) {
+            return;
+        }
+    }
+    if !skipped.is_empty() {
+        b.warnings.push(skipped_warning(display, b"", &mut skipped));
     }
 }
 

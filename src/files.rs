@@ -123,11 +123,35 @@ pub fn open_in_root(root: BorrowedFd, path: &[u8]) -> io::Result<OwnedFd> {
     open_in_root_fallback(root, path)
 }
 
+/// Opens the directory `path` inside `root` (which acts as `/`, as for
+/// [`open_in_root`]) for listing.
+pub fn open_dir_in_root(root: BorrowedFd, path: &[u8]) -> io::Result<OwnedFd> {
+    const DIR_FLAGS: libc::c_int = libc::O_RDONLY | libc::O_DIRECTORY;
+    let c = CString::new(path).map_err(|_| io::Error::from_raw_os_error(libc::ENOENT))?;
+    if !NO_OPENAT2.load(Ordering::Relaxed) {
+        for _ in 0..OPENAT2_TRIES {
+            match sys::openat2_in_root(root, &c, DIR_FLAGS) {
+                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {}
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EPERM | libc::E2BIG | libc::EINVAL)) => break,
+                other => return other,
+            }
+        }
+    }
+    let fd = resolve_in_root(root, path, true)?;
+    sys::openat(Some(fd.as_fd()), c".", DIR_FLAGS)
+}
+
 /// `RESOLVE_IN_ROOT` by hand: walks the path one component at a time with
 /// `O_PATH|O_NOFOLLOW`, keeping its own stack of directories so that `..`
 /// (from a symlink target) never climbs above `root`, and restarting at
 /// `root` for absolute symlink targets.
 pub fn open_in_root_fallback(root: BorrowedFd, path: &[u8]) -> io::Result<OwnedFd> {
+    resolve_in_root(root, path, false)
+}
+
+/// [`open_in_root_fallback`]; with `dir`, for a directory: the `O_PATH`
+/// descriptor of the directory the path names (a regular file is then ENOTDIR).
+fn resolve_in_root(root: BorrowedFd, path: &[u8], dir: bool) -> io::Result<OwnedFd> {
     let err = |n| io::Error::from_raw_os_error(n);
     let mut dirs: Vec<OwnedFd> = Vec::new();
     let mut pending: Vec<Vec<u8>> = components(path).rev().map(<[u8]>::to_vec).collect();
@@ -161,6 +185,7 @@ pub fn open_in_root_fallback(root: BorrowedFd, path: &[u8]) -> io::Result<OwnedF
                 pending.extend(components(&target).rev().map(<[u8]>::to_vec));
             }
             libc::S_IFDIR => dirs.push(fd),
+            _ if dir => return Err(err(libc::ENOTDIR)),
             libc::S_IFREG if pending.is_empty() => {
                 // Reopen for reading; O_NOFOLLOW fails if it was swapped for a link meanwhile.
                 return sys::openat(Some(cur), &cname, READ_FLAGS | libc::O_NOFOLLOW);
@@ -170,7 +195,11 @@ pub fn open_in_root_fallback(root: BorrowedFd, path: &[u8]) -> io::Result<OwnedF
         }
     }
     // The path named a directory (or the root itself).
-    Err(err(libc::EISDIR))
+    match dirs.pop() {
+        Some(fd) if dir => Ok(fd),
+        None if dir => sys::openat(Some(root), c".", libc::O_PATH),
+        _ => Err(err(libc::EISDIR)),
+    }
 }
 
 /// The components of a path, without empty ones and `.`.

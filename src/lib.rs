@@ -5,6 +5,7 @@
 //! environment → program line → exec. `main.rs` parses the command line into
 //! [`Options`] and calls [`run`], [`check`], [`render`] or [`install`].
 
+pub mod envdir;
 pub mod envfile;
 pub mod environment;
 pub mod error;
@@ -50,6 +51,8 @@ pub struct Options {
     /// `--manifest` / `ENVSHIM_MANIFEST`; None: the default path if it exists.
     pub manifest: Option<OsString>,
     pub env_files: Vec<OsString>,
+    /// `--env-dir` / `ENVSHIM_ENV_DIR`: directories whose files become variables, commas already split.
+    pub env_dirs: Vec<OsString>,
     /// `--env NAME=VALUE`, as given.
     pub envs: Vec<OsString>,
     /// `--volume NAME=DIR`, as given.
@@ -255,6 +258,7 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
     let inputs = Inputs {
         manifest: &manifest,
         env_files: &opts.env_files,
+        env_dirs: &opts.env_dirs,
         cli_env: &cli_env,
         rule,
         service_url: !opts.no_service_url,

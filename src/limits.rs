@@ -46,6 +46,12 @@ pub const MAX_SHOWN_NAME_BYTES: usize = 128;
 pub const OPENAT2_TRIES: u32 = 8;
 /// Symbolic links followed while resolving one path without `openat2` (the kernel's MAXSYMLINKS).
 pub const MAX_SYMLINKS: usize = 40;
+/// `--env-dir`: entries listed in one directory (files, subdirectories and
+/// hidden entries alike); a directory with more fails (65) without being read.
+pub const MAX_ENV_DIR_ENTRIES: usize = 4096;
+/// `--env-dir`: reads of a Kubernetes volume whose version is replaced
+/// during the read (its `..data` swapped), before it fails (66).
+pub const ENV_DIR_TRIES: u32 = 2;
 /// `--wait`: how often it says which files it still waits for.
 pub const WAIT_REPORT: std::time::Duration = std::time::Duration::from_secs(10);
 /// `--wait`: files named in one of its lines; the rest are counted.

@@ -180,6 +180,7 @@ fn common_line(args: &[OsString]) -> Option<Cli> {
             b"--manifest" => once(&mut c.manifest)?,
             b"--termination-log" => once(&mut c.termination_log)?,
             b"--env-file" => c.env_files.push(value),
+            b"--env-dir" => c.env_dirs.push(value),
             b"--env" => c.envs.push(value),
             b"--volume" => c.volumes.push(value),
             b"--file-env" => c.file_env.push(value),
@@ -203,6 +204,9 @@ struct Common {
     /// Load every key of an env file (repeatable)
     #[arg(long = "env-file", value_name = "PATH")]
     env_files: Vec<OsString>,
+    /// Every regular file directly in DIR becomes a variable named after it, its bytes the value (repeatable) [env: ENVSHIM_ENV_DIR, comma-separated]
+    #[arg(long = "env-dir", value_name = "DIR")]
+    env_dirs: Vec<OsString>,
     /// Set a variable, expanded like a manifest env value (repeatable)
     #[arg(long = "env", value_name = "NAME=VALUE")]
     envs: Vec<OsString>,
@@ -273,6 +277,16 @@ fn file_env_names(lists: Vec<OsString>) -> Vec<Vec<u8>> {
     lists.into_iter().flat_map(|l| l.into_vec().split(|&b| b == b',').map(<[u8]>::to_vec).collect::<Vec<_>>()).collect()
 }
 
+/// `--env-dir`s, or `ENVSHIM_ENV_DIR` split at commas when none is given (empty parts dropped).
+fn env_dirs(dirs: Vec<OsString>) -> Vec<OsString> {
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    if !dirs.is_empty() {
+        return dirs;
+    }
+    let Some(list) = std::env::var_os("ENVSHIM_ENV_DIR") else { return dirs };
+    list.as_bytes().split(|&b| b == b',').filter(|d| !d.is_empty()).map(|d| OsString::from_vec(d.to_vec())).collect()
+}
+
 /// `--wait`, or `ENVSHIM_WAIT` when it is not given.
 fn wait(option: Option<Duration>) -> Result<Option<Duration>, String> {
     if option.is_some() {
@@ -306,6 +320,7 @@ fn options(common: Common) -> Result<envshim::Options, String> {
     Ok(envshim::Options {
         manifest: common.manifest.or_else(|| std::env::var_os("ENVSHIM_MANIFEST")),
         env_files: common.env_files,
+        env_dirs: env_dirs(common.env_dirs),
         envs: common.envs,
         volumes: common.volumes,
         strict_names: common.strict_names || env_flag("ENVSHIM_STRICT_NAMES")?,

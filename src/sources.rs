@@ -26,6 +26,15 @@ pub enum Loaded {
     Failed,
 }
 
+/// What loading an `--env-dir` gave.
+pub enum LoadedDir {
+    /// Its files, in byte order of their names, and how messages name the directory.
+    Files(Vec<crate::envdir::DirFile>, Rc<str>),
+    /// Missing, like a file ([`Sources::required`] reports it; `--wait` waits for it).
+    Missing(Missing),
+    Failed,
+}
+
 /// A file that was missing. Shows as its name in messages.
 pub struct Missing {
     pub display: Rc<str>,
@@ -210,6 +219,31 @@ impl Sources {
             outcome(files::read_path(path, MAX_ENV_FILE_BYTES), &display, &mut self.read, errors)
         };
         self.add(None, display, outcome)
+    }
+
+    /// Reads the directory `path` (`--env-dir`), as given (relative to the working directory).
+    pub fn load_dir(&mut self, path: &OsStr, errors: &mut Vec<Error>) -> LoadedDir {
+        let bytes = path.as_bytes();
+        // `DIR/NAME` in messages and render, without a doubled `/`.
+        let trimmed = match bytes.iter().rposition(|&b| b != b'/') {
+            Some(end) => &bytes[..=end],
+            None => &bytes[..bytes.len().min(1)],
+        };
+        let display: Rc<str> = escape(trimmed).into();
+        match crate::envdir::read(path, &display, &mut self.read, errors) {
+            crate::envdir::DirRead::Files(files) => LoadedDir::Files(files, display),
+            crate::envdir::DirRead::Failed => LoadedDir::Failed,
+            crate::envdir::DirRead::Missing => {
+                let loaded = match self.find(None, bytes) {
+                    Some(i) => self.loaded(i),
+                    None => self.add(None, display, Outcome::Missing),
+                };
+                match loaded {
+                    Loaded::Missing(m) => LoadedDir::Missing(m),
+                    _ => LoadedDir::Failed,
+                }
+            }
+        }
     }
 
     /// The file `path` in `volume` (none: a `--env-file` path), if it was

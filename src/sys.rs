@@ -73,6 +73,38 @@ pub fn readlink_fd(fd: BorrowedFd) -> io::Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// The names in the directory open (`O_RDONLY|O_DIRECTORY`) as `fd`,
+/// without `.` and `..`, in the order `getdents64(2)` gives them; None when
+/// there are more than `max` (the listing stops there).
+pub fn dir_names(fd: BorrowedFd, max: usize) -> io::Result<Option<Vec<Vec<u8>>>> {
+    let mut names = Vec::new();
+    let mut buf = vec![0u8; 8192];
+    loop {
+        // SAFETY: `buf` is writable for its length; the kernel fills it with `linux_dirent64` records.
+        let n = unsafe { libc::syscall(libc::SYS_getdents64, fd.as_raw_fd(), buf.as_mut_ptr(), buf.len()) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if n == 0 {
+            return Ok(Some(names));
+        }
+        let mut at = 0;
+        // Each record: d_ino (8), d_off (8), d_reclen (2), d_type (1), then the NUL-terminated name.
+        while at + 19 < n as usize {
+            let reclen = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
+            let record = &buf[at + 19..(at + reclen).min(n as usize)];
+            let name = &record[..record.iter().position(|&b| b == 0).unwrap_or(record.len())];
+            if name != b"." && name != b".." {
+                if names.len() == max {
+                    return Ok(None);
+                }
+                names.push(name.to_vec());
+            }
+            at += reclen.max(1);
+        }
+    }
+}
+
 /// `read(2)` into the spare capacity of `buf`, which is not initialised
 /// first (zeroing it would only touch pages the kernel is about to fill);
 /// `buf` grows by the bytes read. Retried on EINTR.
