@@ -184,8 +184,8 @@ fn common_line(args: &[OsString]) -> Option<Cli> {
             b"--env" => c.envs.push(value),
             b"--volume" => c.volumes.push(value),
             b"--file-env" => c.file_env.push(value),
-            b"--success-exit" => c.success_exits.push(value.to_str()?.parse().ok()?),
-            b"--rewrite-signal" => c.rewrite_signals.push(envshim::init::parse_rewrite(value.to_str()?).ok()?),
+            b"--success-exit" => c.success_exits.push(value),
+            b"--rewrite-signal" => c.rewrite_signals.push(value),
             _ => return None,
         }
     }
@@ -236,10 +236,10 @@ struct Common {
     term_delay: Option<Duration>,
     /// With --init, the program's exit code CODE (0-255; 128+N for signal N) counts as success: envshim exits 0 (repeatable)
     #[arg(long = "success-exit", value_name = "CODE")]
-    success_exits: Vec<u8>,
+    success_exits: Vec<OsString>,
     /// With --init, forward a received signal FROM as TO (TERM:QUIT, 15:3; TO 0 drops it) (repeatable)
-    #[arg(long = "rewrite-signal", value_name = "FROM:TO", value_parser = envshim::init::parse_rewrite)]
-    rewrite_signals: Vec<(i32, i32)>,
+    #[arg(long = "rewrite-signal", value_name = "FROM:TO")]
+    rewrite_signals: Vec<OsString>,
     /// When NAME_FILE is set, set NAME from the file it names and remove NAME_FILE (repeatable, comma-separated) [env: ENVSHIM_FILE_ENV]
     #[arg(long = "file-env", value_name = "NAME[,NAME...]")]
     file_env: Vec<OsString>,
@@ -287,6 +287,11 @@ fn env_dirs(dirs: Vec<OsString>) -> Vec<OsString> {
     list.as_bytes().split(|&b| b == b',').filter(|d| !d.is_empty()).map(|d| OsString::from_vec(d.to_vec())).collect()
 }
 
+/// A `--success-exit` CODE: 0 to 255.
+fn success_exit(code: &std::ffi::OsStr) -> Result<u8, String> {
+    code.to_str().and_then(|c| c.parse().ok()).ok_or_else(|| format!("--success-exit: expected an exit code from 0 to 255, got {code:?}"))
+}
+
 /// `--wait`, or `ENVSHIM_WAIT` when it is not given.
 fn wait(option: Option<Duration>) -> Result<Option<Duration>, String> {
     if option.is_some() {
@@ -331,8 +336,13 @@ fn options(common: Common) -> Result<envshim::Options, String> {
         init,
         init_group: common.init_group,
         term_delay: common.term_delay,
-        success_exits: common.success_exits,
-        rewrite_signals: common.rewrite_signals,
+        success_exits: common.success_exits.iter().map(|c| success_exit(c)).collect::<Result<_, _>>()?,
+        rewrite_signals: common
+            .rewrite_signals
+            .iter()
+            .map(|r| r.to_str().ok_or_else(|| "--rewrite-signal: not UTF-8".to_string()).and_then(envshim::init::parse_rewrite))
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("--rewrite-signal: {e}"))?,
         file_env: file_env_names(common.file_env),
         wait: wait(common.wait)?,
         program: Vec::new(),
