@@ -3,7 +3,7 @@
 
 use std::ffi::OsString;
 use std::fmt;
-use std::os::unix::ffi::OsStringExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::rc::Rc;
 
 use crate::error::{code, escape, Error};
@@ -418,7 +418,7 @@ pub struct Inputs<'a> {
     pub manifest: &'a Manifest<'a>,
     pub env_files: &'a [OsString],
     /// `--env-dir` / `ENVSHIM_ENV_DIR`, after the env files (step 2).
-    pub env_dirs: &'a [OsString],
+    pub env_dirs: &'a [Vec<u8>],
     /// `--env NAME=VALUE`, split.
     pub cli_env: &'a [(Vec<u8>, Vec<u8>)],
     pub rule: NameRule,
@@ -504,7 +504,7 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
         if full {
             break;
         }
-        match sources.load_dir(path, &mut b.errors) {
+        match sources.load_dir(std::ffi::OsStr::from_bytes(path), &mut b.errors) {
             LoadedDir::Files(files, display) => {
                 let bytes = files.iter().map(|f| f.name.len() + f.value.len()).sum();
                 if imported.charge_counts(&mut b, files.len(), bytes, || format!("--env-dir {display}"), &mut full) {
@@ -627,10 +627,18 @@ pub fn unresolved_warning(warnings: &mut Warnings, env: &Environment, input: &[u
     if names.is_empty() {
         return;
     }
-    let shown: Vec<String> = names.iter().map(|n| format!("$({})", shown_name(b"", n))).collect();
-    let verb = if names.len() > 1 || more > 0 { "are" } else { "is" };
-    let more = if more > 0 { format!(" and {more} more") } else { String::new() };
-    warnings.push(format!("{}: {}{more} {verb} not defined there: left as written", what(), shown.join(", ")));
+    let mut shown = what();
+    shown.push_str(": ");
+    for (i, n) in names.iter().enumerate() {
+        shown.push_str(if i == 0 { "$(" } else { ", $(" });
+        shown.push_str(&shown_name(b"", n));
+        shown.push(')');
+    }
+    if more > 0 {
+        shown.push_str(&format!(" and {more} more"));
+    }
+    shown.push_str(if names.len() > 1 || more > 0 { " are not defined there: left as written" } else { " is not defined there: left as written" });
+    warnings.push(shown);
 }
 
 /// Expands an env value against the environment so far. A value `execve`

@@ -48,34 +48,31 @@ impl Settings<'_> {
 /// `--rewrite-signal FROM:TO`: each a signal's name (`TERM`, `SIGTERM`, any
 /// case) or number; FROM one that `--init` forwards, TO any signal or 0 (drop it).
 pub fn parse_rewrite(text: &str) -> Result<(c_int, c_int), String> {
-    let (from, to) = text.split_once(':').ok_or_else(|| format!("expected FROM:TO (TERM:QUIT, 15:3), got {text:?}"))?;
+    let (from, to) = text.split_once(':').ok_or_else(|| format!("expected FROM:TO (TERM:QUIT, 15:3), got '{text}'"))?;
     let (from, to) = (signal_number(from)?, signal_number(to)?);
     if !forwarded(from) {
-        return Err(format!("{text:?}: signal {from} cannot be rewritten (--init never receives or never forwards it)"));
+        return Err(format!("'{text}': signal {from} cannot be rewritten (--init never receives or never forwards it)"));
     }
     Ok((from, to))
 }
 
 /// A signal by name (with or without `SIG`, any case) or number (0 to SIGRTMAX).
 fn signal_number(text: &str) -> Result<c_int, String> {
-    const NAMES: [(&str, c_int); 29] = [
-        ("HUP", libc::SIGHUP), ("INT", libc::SIGINT), ("QUIT", libc::SIGQUIT), ("ILL", libc::SIGILL),
-        ("TRAP", libc::SIGTRAP), ("ABRT", libc::SIGABRT), ("BUS", libc::SIGBUS), ("FPE", libc::SIGFPE),
-        ("KILL", libc::SIGKILL), ("USR1", libc::SIGUSR1), ("SEGV", libc::SIGSEGV), ("USR2", libc::SIGUSR2),
-        ("PIPE", libc::SIGPIPE), ("ALRM", libc::SIGALRM), ("TERM", libc::SIGTERM), ("STKFLT", libc::SIGSTKFLT),
-        ("CHLD", libc::SIGCHLD), ("CONT", libc::SIGCONT), ("STOP", libc::SIGSTOP), ("TSTP", libc::SIGTSTP),
-        ("TTIN", libc::SIGTTIN), ("TTOU", libc::SIGTTOU), ("URG", libc::SIGURG), ("XCPU", libc::SIGXCPU),
-        ("XFSZ", libc::SIGXFSZ), ("VTALRM", libc::SIGVTALRM), ("PROF", libc::SIGPROF), ("WINCH", libc::SIGWINCH),
-        ("SYS", libc::SIGSYS),
+    // Linux numbers them 1 to 31 in this order, on every architecture envshim is built for.
+    const NAMES: [&str; 31] = [
+        "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2", "PIPE", "ALRM", "TERM", "STKFLT",
+        "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG", "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",
     ];
-    let upper = text.to_ascii_uppercase();
-    let name = upper.strip_prefix("SIG").unwrap_or(&upper);
-    if let Some(&(_, n)) = NAMES.iter().find(|(s, _)| *s == name) {
-        return Ok(n);
+    let name = match text.get(..3) {
+        Some(sig) if sig.eq_ignore_ascii_case("SIG") => &text[3..],
+        _ => text,
+    };
+    if let Some(i) = NAMES.iter().position(|n| n.eq_ignore_ascii_case(name)) {
+        return Ok(i as c_int + 1);
     }
-    match text.parse::<c_int>() {
-        Ok(n) if (0..=libc::SIGRTMAX()).contains(&n) && !text.starts_with('+') => Ok(n),
-        _ => Err(format!("{text:?} is not a signal (a name like TERM or SIGTERM, or a number from 0 to {})", libc::SIGRTMAX())),
+    match text.parse::<u32>() {
+        Ok(n) if n <= libc::SIGRTMAX() as u32 && !text.starts_with('+') => Ok(n as c_int),
+        _ => Err(format!("'{text}' is not a signal (a name like TERM or SIGTERM, or a number from 0 to {})", libc::SIGRTMAX())),
     }
 }
 
@@ -368,6 +365,10 @@ mod tests {
         assert_eq!(s.rewrite(libc::SIGUSR1), libc::SIGUSR1);
         assert_eq!((s.exit(143), s.exit(3), s.exit(137), s.exit(0)), (0, 0, 137, 0));
         assert!(forwarded(libc::SIGTERM) && forwarded(libc::SIGRTMAX()));
+        let names = [(libc::SIGHUP, "HUP"), (libc::SIGTERM, "term"), (libc::SIGWINCH, "SIGWINCH"), (libc::SIGSYS, "SYS"), (libc::SIGIO, "IO")];
+        for (n, name) in names {
+            assert_eq!(signal_number(name), Ok(n), "{name}");
+        }
         assert!(![0, libc::SIGKILL, libc::SIGSTOP, libc::SIGCHLD, libc::SIGSEGV, libc::SIGTTIN, 65].into_iter().any(forwarded));
     }
 

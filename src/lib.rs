@@ -52,7 +52,7 @@ pub struct Options {
     pub manifest: Option<OsString>,
     pub env_files: Vec<OsString>,
     /// `--env-dir` / `ENVSHIM_ENV_DIR`: directories whose files become variables, commas already split.
-    pub env_dirs: Vec<OsString>,
+    pub env_dirs: Vec<Vec<u8>>,
     /// `--env NAME=VALUE`, as given.
     pub envs: Vec<OsString>,
     /// `--volume NAME=DIR`, as given.

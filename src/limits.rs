@@ -31,6 +31,7 @@ pub const MAX_IMPORTED_BYTES: usize = 64 * 1024 * 1024;
 /// once however often it is named): 256 files at their limit. Bounds the
 /// memory and parsing of a manifest that names thousands of distinct files.
 pub const MAX_READ_BYTES: usize = 16 * 1024 * 1024;
+const_assert!(MAX_READ_BYTES == 16 << 20); // "16 MiB" in src/envdir.rs's message
 /// Longest line envshim writes on stderr (a longer one is cut, and says so).
 pub const MAX_MESSAGE_BYTES: usize = 2048;
 /// Error lines printed by one run; the rest are counted in one more line.

@@ -204,8 +204,8 @@ struct Common {
     /// Load every key of an env file (repeatable)
     #[arg(long = "env-file", value_name = "PATH")]
     env_files: Vec<OsString>,
-    /// Every regular file directly in DIR becomes a variable named after it, its bytes the value (repeatable) [env: ENVSHIM_ENV_DIR, comma-separated]
-    #[arg(long = "env-dir", value_name = "DIR")]
+    /// Every regular file directly in DIR becomes a variable named after it, its bytes the value (repeatable, comma-separated) [env: ENVSHIM_ENV_DIR]
+    #[arg(long = "env-dir", value_name = "DIR[,DIR...]")]
     env_dirs: Vec<OsString>,
     /// Set a variable, expanded like a manifest env value (repeatable)
     #[arg(long = "env", value_name = "NAME=VALUE")]
@@ -270,26 +270,11 @@ fn duration(text: &str) -> Result<Duration, String> {
     Ok(Duration::from_millis(u64::from(n) * millis))
 }
 
-/// `--file-env` lists (or `ENVSHIM_FILE_ENV` when none is given), split at commas.
-fn file_env_names(lists: Vec<OsString>) -> Vec<Vec<u8>> {
+/// `--file-env` or `--env-dir` lists (or the variable `var` when none is given), split at commas.
+fn comma_lists(lists: Vec<OsString>, var: &str) -> Vec<Vec<u8>> {
     use std::os::unix::ffi::OsStringExt;
-    let lists = if lists.is_empty() { std::env::var_os("ENVSHIM_FILE_ENV").into_iter().collect() } else { lists };
+    let lists = if lists.is_empty() { std::env::var_os(var).into_iter().collect() } else { lists };
     lists.into_iter().flat_map(|l| l.into_vec().split(|&b| b == b',').map(<[u8]>::to_vec).collect::<Vec<_>>()).collect()
-}
-
-/// `--env-dir`s, or `ENVSHIM_ENV_DIR` split at commas when none is given (empty parts dropped).
-fn env_dirs(dirs: Vec<OsString>) -> Vec<OsString> {
-    use std::os::unix::ffi::{OsStrExt, OsStringExt};
-    if !dirs.is_empty() {
-        return dirs;
-    }
-    let Some(list) = std::env::var_os("ENVSHIM_ENV_DIR") else { return dirs };
-    list.as_bytes().split(|&b| b == b',').filter(|d| !d.is_empty()).map(|d| OsString::from_vec(d.to_vec())).collect()
-}
-
-/// A `--success-exit` CODE: 0 to 255.
-fn success_exit(code: &std::ffi::OsStr) -> Result<u8, String> {
-    code.to_str().and_then(|c| c.parse().ok()).ok_or_else(|| format!("--success-exit: expected an exit code from 0 to 255, got {code:?}"))
 }
 
 /// `--wait`, or `ENVSHIM_WAIT` when it is not given.
@@ -322,10 +307,22 @@ fn options(common: Common) -> Result<envshim::Options, String> {
     if !init && (!common.success_exits.is_empty() || !common.rewrite_signals.is_empty()) {
         return Err("--success-exit and --rewrite-signal need --init (or ENVSHIM_INIT)".into());
     }
+    // Parsed here, not by clap: a typed value parser is code in every start.
+    let mut success_exits = Vec::with_capacity(common.success_exits.len());
+    for code in &common.success_exits {
+        match code.to_str().and_then(|c| c.parse().ok()) {
+            Some(c) => success_exits.push(c),
+            None => return Err(format!("--success-exit: expected an exit code from 0 to 255, got '{}'", code.to_string_lossy())),
+        }
+    }
+    let mut rewrite_signals = Vec::with_capacity(common.rewrite_signals.len());
+    for r in &common.rewrite_signals {
+        rewrite_signals.push(envshim::init::parse_rewrite(&r.to_string_lossy()).map_err(|e| format!("--rewrite-signal: {e}"))?);
+    }
     Ok(envshim::Options {
         manifest: common.manifest.or_else(|| std::env::var_os("ENVSHIM_MANIFEST")),
         env_files: common.env_files,
-        env_dirs: env_dirs(common.env_dirs),
+        env_dirs: comma_lists(common.env_dirs, "ENVSHIM_ENV_DIR"),
         envs: common.envs,
         volumes: common.volumes,
         strict_names: common.strict_names || env_flag("ENVSHIM_STRICT_NAMES")?,
@@ -336,14 +333,9 @@ fn options(common: Common) -> Result<envshim::Options, String> {
         init,
         init_group: common.init_group,
         term_delay: common.term_delay,
-        success_exits: common.success_exits.iter().map(|c| success_exit(c)).collect::<Result<_, _>>()?,
-        rewrite_signals: common
-            .rewrite_signals
-            .iter()
-            .map(|r| r.to_str().ok_or_else(|| "--rewrite-signal: not UTF-8".to_string()).and_then(envshim::init::parse_rewrite))
-            .collect::<Result<_, _>>()
-            .map_err(|e| format!("--rewrite-signal: {e}"))?,
-        file_env: file_env_names(common.file_env),
+        success_exits,
+        rewrite_signals,
+        file_env: comma_lists(common.file_env, "ENVSHIM_FILE_ENV"),
         wait: wait(common.wait)?,
         program: Vec::new(),
     })

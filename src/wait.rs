@@ -98,11 +98,17 @@ fn look(files: &[Awaited], deadline: Option<Instant>, how_long: &str, stop: &Sig
 
 /// The files as a message lists them: the first [`MAX_WAIT_FILES_SHOWN`], then a count.
 fn names(files: &[&Awaited]) -> String {
-    let shown: Vec<&str> = files.iter().take(MAX_WAIT_FILES_SHOWN).map(|f| &*f.display).collect();
-    match files.len().saturating_sub(MAX_WAIT_FILES_SHOWN) {
-        0 => shown.join(", "),
-        more => format!("{} and {more} more", shown.join(", ")),
+    let mut names = String::new();
+    for f in files.iter().take(MAX_WAIT_FILES_SHOWN) {
+        if !names.is_empty() {
+            names.push_str(", ");
+        }
+        names.push_str(&f.display);
     }
+    if files.len() > MAX_WAIT_FILES_SHOWN {
+        names.push_str(&format!(" and {} more", files.len() - MAX_WAIT_FILES_SHOWN));
+    }
+    names
 }
 
 /// Time left, in whole seconds rounded up (`0s` only once it is over).
