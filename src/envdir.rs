@@ -82,7 +82,13 @@ pub fn read(path: &OsStr, shown: &str, read: &mut usize, errors: &mut Vec<Error>
                 return DirRead::Failed;
             }
         };
-        match read_once(dir.as_fd(), data.as_deref(), shown, read, errors) {
+        // The problems of a read that is abandoned (the version read was removed) are not reported.
+        let mut found = Vec::new();
+        let once = read_once(dir.as_fd(), data.as_deref(), shown, read, &mut found);
+        if !matches!(once, Once::Vanished) {
+            errors.append(&mut found);
+        }
+        match once {
             Once::Read(files) => {
                 // The set read is whole; the newer one is taken when there was a swap.
                 if !last && data.is_some() && data_target(dir.as_fd()).ok().flatten() != data {
@@ -113,8 +119,7 @@ enum Once {
 /// The target of `..data` when DIR has it (a directory of that name counts
 /// as its own target).
 fn data_target(dir: BorrowedFd) -> std::io::Result<Option<Vec<u8>>> {
-    let c = CString::new(DATA).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
-    let fd = match sys::openat(Some(dir), &c, libc::O_PATH | libc::O_NOFOLLOW) {
+    let fd = match sys::openat(Some(dir), c"..data", libc::O_PATH | libc::O_NOFOLLOW) {
         Ok(fd) => fd,
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(None),
         Err(e) => return Err(e),
