@@ -39,13 +39,6 @@ pub enum Source {
     EnvDir(Rc<str>),
 }
 
-impl Source {
-    /// Read from a file (an env file, a `NAME_FILE`, a directory's file).
-    pub fn from_file(&self) -> bool {
-        matches!(self, Source::EnvFrom { .. } | Source::FileKey { .. } | Source::FileEnv(_) | Source::EnvDir(_))
-    }
-}
-
 impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -392,6 +385,12 @@ impl Environment {
         self.vars.len() - self.removed
     }
 
+    /// How many variables were read from files (env files, `fileKeyRef`,
+    /// `NAME_FILE`, `--env-dir`): their slots' kinds, no [`Source`] built.
+    pub fn from_files(&self) -> usize {
+        self.vars.iter().filter(|s| matches!(s.origin.kind & 7, 1 | 2 | 3 | 6)).count()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -537,10 +536,10 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
         let what = || format!("manifest: env[{i}] ({})", escape(name));
         match &var.source {
             EnvSource::Value(v) => {
-                if inputs.warn_unresolved {
+                let value = expand_value(&mut b, &mut scratch, name, v.as_bytes(), &what, &mut full);
+                if inputs.warn_unresolved && has_reference(value) {
                     unresolved_warning(&mut b.warnings, &b.env, v.as_bytes(), &what);
                 }
-                let value = expand_value(&mut b, &mut scratch, name, v.as_bytes(), &what, &mut full);
                 b.env.set(name, value, Source::ManifestEnv(i));
             }
             EnvSource::Platform => {
@@ -606,16 +605,30 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
             continue;
         }
         let what = || format!("--env #{} ({})", i + 1, escape(name));
-        if inputs.warn_unresolved {
-            unresolved_warning(&mut b.warnings, &b.env, value, &what);
-        }
+        let input = value;
         let value = expand_value(&mut b, &mut scratch, name, value, &what, &mut full);
+        if inputs.warn_unresolved && has_reference(value) {
+            unresolved_warning(&mut b.warnings, &b.env, input, &what);
+        }
         b.env.set(name, value, Source::CliEnv);
         if stop_when_full(&mut b, &mut full, what) {
             break;
         }
     }
     b
+}
+
+/// True when `text` holds `$(`: an expansion that left a reference unresolved
+/// does (the reference is kept as written), so only such values are scanned again.
+pub fn has_reference(text: &[u8]) -> bool {
+    let mut at = 0;
+    while let Some(i) = memchr::memchr(b'$', &text[at..]) {
+        if text.get(at + i + 1) == Some(&b'(') {
+            return true;
+        }
+        at += i + 1;
+    }
+    false
 }
 
 /// `check`: one warning naming the references `input` leaves unresolved

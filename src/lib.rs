@@ -171,7 +171,7 @@ pub fn check(opts: &Options) -> i32 {
         warnings.print();
     }
     let code = if plan.errors.is_empty() {
-        let from_files = plan.env.vars().filter(|v| v.source.from_file()).count();
+        let from_files = plan.env.from_files();
         let ok = format!("envshim: ok: {} variables ({from_files} from files), {program}\n", plan.env.len());
         let _ = std::io::stderr().lock().write_all(ok.as_bytes());
         code::OK
@@ -282,7 +282,7 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
         }
         if awaited.is_empty() {
             if mode == Mode::Check {
-                for word in line.iter().filter(|w| w.expand) {
+                for word in line.iter().filter(|w| w.expand && environment::has_reference(&w.text)) {
                     let what = || format!("{} of the program line", word.origin);
                     environment::unresolved_warning(&mut warnings, &env, &word.text, &what);
                 }

@@ -35,6 +35,9 @@ fn check_warns_about_each_unresolved_reference_by_name_and_run_stays_silent() {
     assert_eq!(out.stderr_str(), "");
     assert!(out.stdout_str().starts_with("http://h:$(PORT)/$(LATER)?k="), "{}", out.stdout_str());
     assert!(out.stdout_str().ends_with("|$(MISSING_ARG)|x|"), "{}", out.stdout_str());
+    // A `$(` that is not an unresolved reference: an escaped one, one without `)`, one from a value.
+    let out = envshim(["check", "--env", "A=$$(X)", "--env", "B=$(A)", "--env", "C=a$(b", "--", "/bin/echo", "$(B)", "$$(Y)"]).run();
+    assert_eq!(out.stderr_str(), "envshim: ok: 3 variables (0 from files), program /bin/echo\n");
     // --no-expand-args: the program line is not expanded, so nothing in it is unresolved.
     let out = envshim(["check", "--no-expand-args", "--env", "A=1", "--", "/bin/echo", "$(NOPE)"]).run();
     assert_eq!(out.stderr_str(), "envshim: ok: 1 variables (0 from files), program /bin/echo\n");
