@@ -92,6 +92,10 @@ pub fn dir_names(fd: BorrowedFd, max: usize) -> io::Result<Option<Vec<Vec<u8>>>>
         // Each record: d_ino (8), d_off (8), d_reclen (2), d_type (1), then the NUL-terminated name.
         while at + 19 < n as usize {
             let reclen = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
+            // The kernel's records are never shorter; a shorter one would be no record.
+            if reclen < 20 {
+                return Err(io::Error::from_raw_os_error(libc::EIO));
+            }
             let record = &buf[at + 19..(at + reclen).min(n as usize)];
             let name = &record[..record.iter().position(|&b| b == 0).unwrap_or(record.len())];
             if name != b"." && name != b".." {
@@ -100,7 +104,7 @@ pub fn dir_names(fd: BorrowedFd, max: usize) -> io::Result<Option<Vec<Vec<u8>>>>
                 }
                 names.push(name.to_vec());
             }
-            at += reclen.max(1);
+            at += reclen;
         }
     }
 }
