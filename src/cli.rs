@@ -73,6 +73,12 @@ struct RunArgs {
 struct CheckArgs {
     #[command(flatten)]
     common: Common,
+    /// Fail on every warning too (exit 78 unless the problem has a code of its own)
+    #[arg(long)]
+    strict: bool,
+    /// The program line to check, as run would take it (after -- or the first non-option word)
+    #[arg(trailing_var_arg = true, value_name = "PROGRAM")]
+    program: Vec<OsString>,
 }
 
 #[derive(Args)]
@@ -105,6 +111,9 @@ struct Common {
     /// Load every key of an env file (repeatable)
     #[arg(long = "env-file", value_name = "PATH")]
     env_files: Vec<OsString>,
+    /// Every regular file directly in DIR becomes a variable named after it, its bytes the value (repeatable, comma-separated) [env: ENVSHIM_ENV_DIR]
+    #[arg(long = "env-dir", value_name = "DIR[,DIR...]")]
+    env_dirs: Vec<OsString>,
     /// Set a variable, expanded like a manifest env value (repeatable)
     #[arg(long = "env", value_name = "NAME=VALUE")]
     envs: Vec<OsString>,
@@ -132,6 +141,12 @@ struct Common {
     /// With --init, hold the first SIGTERM this long before forwarding it (500ms, 5s, 1m; a bare number is seconds)
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     term_delay: Option<Duration>,
+    /// With --init, the program's exit code CODE (0-255; 128+N for signal N) counts as success: envshim exits 0 (repeatable)
+    #[arg(long = "success-exit", value_name = "CODE")]
+    success_exits: Vec<OsString>,
+    /// With --init, forward a received signal FROM as TO (TERM:QUIT, 15:3; TO 0 drops it) (repeatable)
+    #[arg(long = "rewrite-signal", value_name = "FROM:TO")]
+    rewrite_signals: Vec<OsString>,
     /// When NAME_FILE is set, set NAME from the file it names and remove NAME_FILE (repeatable, comma-separated) [env: ENVSHIM_FILE_ENV]
     #[arg(long = "file-env", value_name = "NAME[,NAME...]")]
     file_env: Vec<OsString>,

@@ -3,7 +3,7 @@
 
 use std::ffi::OsString;
 use std::fmt;
-use std::os::unix::ffi::OsStringExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::rc::Rc;
 
 use crate::error::{code, escape, Error};
@@ -17,7 +17,7 @@ use crate::limits::{
 use crate::manifest::{EnvFrom, EnvSource, Manifest};
 use crate::names::NameRule;
 use crate::report::Warnings;
-use crate::sources::{Loaded, Sources};
+use crate::sources::{Loaded, LoadedDir, Sources};
 
 pub const SERVICE_URL: &[u8] = b"KUBERNETES_SERVICE_URL";
 
@@ -35,6 +35,8 @@ pub enum Source {
     ManifestEnv(usize),
     /// A `--env` option.
     CliEnv,
+    /// A file of an `--env-dir`, shown as `DIR/NAME`.
+    EnvDir(Rc<str>),
 }
 
 impl fmt::Display for Source {
@@ -44,7 +46,7 @@ impl fmt::Display for Source {
             Source::EnvFrom { file, line } | Source::FileKey { file, line } => write!(f, "{file}:{line}"),
             Source::ManifestEnv(i) => write!(f, "manifest env[{i}]"),
             Source::CliEnv => f.write_str("--env"),
-            Source::FileEnv(shown) => f.write_str(shown),
+            Source::FileEnv(shown) | Source::EnvDir(shown) => f.write_str(shown),
         }
     }
 }
@@ -65,6 +67,7 @@ impl Var<'_> {
     pub fn describe(&self) -> String {
         match &self.source {
             Source::EnvFrom { file, line } => format!("the variable from {file} line {line}"),
+            Source::EnvDir(file) => format!("the variable from {file}"),
             _ => format!("variable {}", escape(self.name)),
         }
     }
@@ -97,7 +100,7 @@ struct Origin {
 
 static_assertions::assert_eq_size!(Slot, [u32; 6]);
 
-/// The [`Origin::kind`] of a removed variable's slot (the sources are 0 to 5).
+/// The [`Origin::kind`] of a removed variable's slot (the sources are 0 to 6).
 /// The slot stays where it was, and in the index, so that a removal moves
 /// nothing: `--file-env` removes a `NAME_FILE` per name, and removing from
 /// the middle of the list (ids shifting, the index filled again) made
@@ -254,6 +257,7 @@ impl Environment {
             Source::FileEnv(f) => (3 | file(f), 0),
             Source::ManifestEnv(i) => (4, i as u32),
             Source::CliEnv => (5, 0),
+            Source::EnvDir(f) => (6 | file(f), 0),
         };
         Origin { kind, line }
     }
@@ -268,6 +272,7 @@ impl Environment {
             2 => Source::FileKey { file: file(), line },
             3 => Source::FileEnv(file()),
             4 => Source::ManifestEnv(line as usize),
+            6 => Source::EnvDir(file()),
             // 5; a removed slot's is never asked for (`vars` skips it).
             _ => Source::CliEnv,
         }
@@ -380,6 +385,12 @@ impl Environment {
         self.vars.len() - self.removed
     }
 
+    /// How many variables were read from files (env files, `fileKeyRef`,
+    /// `NAME_FILE`, `--env-dir`): their slots' kinds, no [`Source`] built.
+    pub fn from_files(&self) -> usize {
+        self.vars.iter().filter(|s| matches!(s.origin.kind & 7, 1 | 2 | 3 | 6)).count()
+    }
+
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -405,10 +416,14 @@ impl Environment {
 pub struct Inputs<'a> {
     pub manifest: &'a Manifest<'a>,
     pub env_files: &'a [OsString],
+    /// `--env-dir` / `ENVSHIM_ENV_DIR`, after the env files (step 2).
+    pub env_dirs: &'a [Vec<u8>],
     /// `--env NAME=VALUE`, split.
     pub cli_env: &'a [(Vec<u8>, Vec<u8>)],
     pub rule: NameRule,
     pub service_url: bool,
+    /// `check`: warn about each `$(NAME)` an env value leaves unresolved (`run` is silent, as the kubelet is).
+    pub warn_unresolved: bool,
 }
 
 /// The result of building: the environment as far as it could be built, every
@@ -484,6 +499,23 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
         }
     }
 
+    for path in inputs.env_dirs {
+        if full {
+            break;
+        }
+        match sources.load_dir(std::ffi::OsStr::from_bytes(path), &mut b.errors) {
+            LoadedDir::Files(files, display) => {
+                let bytes = files.iter().map(|f| f.name.len() + f.value.len()).sum();
+                if imported.charge_counts(&mut b, files.len(), bytes, || format!("--env-dir {display}"), &mut full) {
+                    import_dir(&mut b, files, &display, inputs.rule, &mut full)
+                }
+            }
+            LoadedDir::Missing(display) => {
+                b.errors.push(sources.required(&display, format!("--env-dir {display}: directory not found")))
+            }
+            LoadedDir::Failed => {}
+        }
+    }
     // 3. env: the manifest's, then --env.
     let mut scratch = Vec::new();
     let mut inherited_names: Option<NameIndex> = None;
@@ -505,6 +537,9 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
         match &var.source {
             EnvSource::Value(v) => {
                 let value = expand_value(&mut b, &mut scratch, name, v.as_bytes(), &what, &mut full);
+                if inputs.warn_unresolved && has_reference(value) {
+                    unresolved_warning(&mut b.warnings, &b.env, v.as_bytes(), &what);
+                }
                 b.env.set(name, value, Source::ManifestEnv(i));
             }
             EnvSource::Platform => {
@@ -570,13 +605,53 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
             continue;
         }
         let what = || format!("--env #{} ({})", i + 1, escape(name));
+        let input = value;
         let value = expand_value(&mut b, &mut scratch, name, value, &what, &mut full);
+        if inputs.warn_unresolved && has_reference(value) {
+            unresolved_warning(&mut b.warnings, &b.env, input, &what);
+        }
         b.env.set(name, value, Source::CliEnv);
         if stop_when_full(&mut b, &mut full, what) {
             break;
         }
     }
     b
+}
+
+/// True when `text` holds `$(`: an expansion that left a reference unresolved
+/// does (the reference is kept as written), so only such values are scanned again.
+pub fn has_reference(text: &[u8]) -> bool {
+    let mut at = 0;
+    while let Some(i) = memchr::memchr(b'$', &text[at..]) {
+        if text.get(at + i + 1) == Some(&b'(') {
+            return true;
+        }
+        at += i + 1;
+    }
+    false
+}
+
+/// `check`: one warning naming the references `input` leaves unresolved
+/// against `env` (the first few, then a count), at `what`. Names only, escaped
+/// and cut like the skipped keys' (a reference is written in the manifest:
+/// configuration, not a value read from a file).
+pub fn unresolved_warning(warnings: &mut Warnings, env: &Environment, input: &[u8], what: &dyn Fn() -> String) {
+    let (names, more) = crate::expand::unresolved(input, |n| env.get(n), MAX_SKIPPED_KEYS_SHOWN);
+    if names.is_empty() {
+        return;
+    }
+    let mut shown = what();
+    shown.push_str(": ");
+    for (i, n) in names.iter().enumerate() {
+        shown.push_str(if i == 0 { "$(" } else { ", $(" });
+        shown.push_str(&shown_name(b"", n));
+        shown.push(')');
+    }
+    if more > 0 {
+        shown.push_str(&format!(" and {more} more"));
+    }
+    shown.push_str(if names.len() > 1 || more > 0 { " are not defined there: left as written" } else { " is not defined there: left as written" });
+    warnings.push(shown);
 }
 
 /// Expands an env value against the environment so far. A value `execve`
@@ -665,10 +740,14 @@ impl Imported {
     /// Past either bound, reports it once (65) naming `what`, stops the
     /// building, and returns false.
     fn charge(&mut self, b: &mut Built, file: &EnvFile, prefix_cost: usize, what: impl FnOnce() -> String, full: &mut bool) -> bool {
-        let keys = file.unique_len();
-        let bytes = file.unique_bytes();
+        let bytes = file.unique_bytes().saturating_add(file.unique_len().saturating_mul(prefix_cost));
+        self.charge_counts(b, file.unique_len(), bytes, what, full)
+    }
+
+    /// Charges `keys` entries of `bytes` bytes in all.
+    fn charge_counts(&mut self, b: &mut Built, keys: usize, bytes: usize, what: impl FnOnce() -> String, full: &mut bool) -> bool {
         self.entries += keys;
-        self.bytes = self.bytes.saturating_add(bytes).saturating_add(keys.saturating_mul(prefix_cost));
+        self.bytes = self.bytes.saturating_add(bytes);
         if self.entries <= MAX_IMPORTED_ENTRIES && self.bytes <= MAX_IMPORTED_BYTES {
             return true;
         }
@@ -750,6 +829,27 @@ fn import(b: &mut Built, file: &Rc<EnvFile>, display: &Rc<str>, prefix: &[u8], r
     }
     if !skipped.is_empty() {
         b.warnings.push(skipped_warning(display, prefix, &mut skipped));
+    }
+}
+
+/// The files of an `--env-dir`, in order; names that are not valid are
+/// skipped with the `envFrom` warning, as for an env file's keys.
+fn import_dir(b: &mut Built, files: Vec<crate::envdir::DirFile>, display: &Rc<str>, rule: NameRule, full: &mut bool) {
+    let mut skipped: Vec<&[u8]> = Vec::new();
+    b.env.reserve(files.len(), files.iter().map(|f| f.name.len() + f.value.len() + 2).sum());
+    for f in &files {
+        if !rule.accepts(&f.name) {
+            skipped.push(&f.name);
+            continue;
+        }
+        let source: Rc<str> = format!("{display}/{}", escape(&f.name)).into();
+        b.env.set(&f.name, &f.value, Source::EnvDir(source));
+        if stop_when_full(b, full, || format!("--env-dir {display}")) {
+            return;
+        }
+    }
+    if !skipped.is_empty() {
+        b.warnings.push(skipped_warning(display, b"", &mut skipped));
     }
 }
 

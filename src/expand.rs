@@ -87,6 +87,39 @@ pub fn expand_capped<'a>(
     total
 }
 
+/// The names of the references in `input` that `lookup` leaves unresolved
+/// (`$(NAME)` kept as written), each once, in order: the first `keep` of
+/// them, and how many more there are. Found by the expansion itself (writing
+/// nothing), so exactly the references the expansion leaves. For `check`.
+pub fn unresolved<'a>(input: &[u8], lookup: impl Fn(&[u8]) -> Option<&'a [u8]>, keep: usize) -> (Vec<&[u8]>, usize) {
+    // The names are slices of `input`: a reference is `$(` NAME `)`, found again
+    // by position (the lookup is given the name as a slice of `input`).
+    let found = std::cell::RefCell::new((Vec::<&[u8]>::new(), 0usize));
+    let base = input.as_ptr() as usize;
+    expand_capped(
+        input,
+        |name| {
+            let value = lookup(name);
+            if value.is_none() {
+                let start = name.as_ptr() as usize - base;
+                let name = &input[start..start + name.len()];
+                let (kept, more) = &mut *found.borrow_mut();
+                if !kept.contains(&name) {
+                    if kept.len() < keep {
+                        kept.push(name);
+                    } else {
+                        *more += 1;
+                    }
+                }
+            }
+            value
+        },
+        &mut Vec::new(),
+        0,
+    );
+    found.into_inner()
+}
+
 /// The expansion of `input` as a new buffer.
 pub fn expand<'a>(input: &[u8], lookup: impl Fn(&[u8]) -> Option<&'a [u8]>) -> Vec<u8> {
     let mut out = Vec::with_capacity(input.len());
@@ -97,6 +130,16 @@ pub fn expand<'a>(input: &[u8], lookup: impl Fn(&[u8]) -> Option<&'a [u8]>) -> V
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn unresolved_names_are_those_the_expansion_leaves() {
+        let lookup = |n: &[u8]| (n == b"A").then_some(&b"$(B)"[..]);
+        let (names, more) = unresolved(b"$(A) $(B) $$(C) $(D $(B) $() $(E", lookup, 10);
+        assert_eq!(names, [&b"B"[..], b"D $(B", b""]);
+        assert_eq!(more, 0);
+        let (names, more) = unresolved(b"$(X1)$(X2)$(X3)$(X1)", lookup, 2);
+        assert_eq!((names, more), (vec![&b"X1"[..], b"X2"], 1));
+    }
 
     const MAPPING: &[(&str, &str)] = &[
         ("VAR_A", "A"),

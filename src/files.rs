@@ -8,6 +8,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::error::{code, Error};
 use crate::limits::{MAX_SYMLINKS, OPENAT2_TRIES};
 use crate::sys;
 
@@ -123,11 +124,35 @@ pub fn open_in_root(root: BorrowedFd, path: &[u8]) -> io::Result<OwnedFd> {
     open_in_root_fallback(root, path)
 }
 
+/// Opens the directory `path` inside `root` (which acts as `/`, as for
+/// [`open_in_root`]) for listing.
+pub fn open_dir_in_root(root: BorrowedFd, path: &[u8]) -> io::Result<OwnedFd> {
+    const DIR_FLAGS: libc::c_int = libc::O_RDONLY | libc::O_DIRECTORY;
+    let c = CString::new(path).map_err(|_| io::Error::from_raw_os_error(libc::ENOENT))?;
+    if !NO_OPENAT2.load(Ordering::Relaxed) {
+        for _ in 0..OPENAT2_TRIES {
+            match sys::openat2_in_root(root, &c, DIR_FLAGS) {
+                Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {}
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EPERM | libc::E2BIG | libc::EINVAL)) => break,
+                other => return other,
+            }
+        }
+    }
+    let fd = resolve_in_root(root, path, true)?;
+    sys::openat(Some(fd.as_fd()), c".", DIR_FLAGS)
+}
+
 /// `RESOLVE_IN_ROOT` by hand: walks the path one component at a time with
 /// `O_PATH|O_NOFOLLOW`, keeping its own stack of directories so that `..`
 /// (from a symlink target) never climbs above `root`, and restarting at
 /// `root` for absolute symlink targets.
 pub fn open_in_root_fallback(root: BorrowedFd, path: &[u8]) -> io::Result<OwnedFd> {
+    resolve_in_root(root, path, false)
+}
+
+/// [`open_in_root_fallback`]; with `dir`, for a directory: the `O_PATH`
+/// descriptor of the directory the path names (a regular file is then ENOTDIR).
+fn resolve_in_root(root: BorrowedFd, path: &[u8], dir: bool) -> io::Result<OwnedFd> {
     let err = |n| io::Error::from_raw_os_error(n);
     let mut dirs: Vec<OwnedFd> = Vec::new();
     let mut pending: Vec<Vec<u8>> = components(path).rev().map(<[u8]>::to_vec).collect();
@@ -161,6 +186,7 @@ pub fn open_in_root_fallback(root: BorrowedFd, path: &[u8]) -> io::Result<OwnedF
                 pending.extend(components(&target).rev().map(<[u8]>::to_vec));
             }
             libc::S_IFDIR => dirs.push(fd),
+            _ if dir => return Err(err(libc::ENOTDIR)),
             libc::S_IFREG if pending.is_empty() => {
                 // Reopen for reading; O_NOFOLLOW fails if it was swapped for a link meanwhile.
                 return sys::openat(Some(cur), &cname, READ_FLAGS | libc::O_NOFOLLOW);
@@ -170,7 +196,11 @@ pub fn open_in_root_fallback(root: BorrowedFd, path: &[u8]) -> io::Result<OwnedF
         }
     }
     // The path named a directory (or the root itself).
-    Err(err(libc::EISDIR))
+    match dirs.pop() {
+        Some(fd) if dir => Ok(fd),
+        None if dir => sys::openat(Some(root), c".", libc::O_PATH),
+        _ => Err(err(libc::EISDIR)),
+    }
 }
 
 /// The components of a path, without empty ones and `.`.
@@ -216,6 +246,20 @@ pub fn read_bounded(fd: BorrowedFd, limit: usize) -> Result<Vec<u8>, ReadError> 
         return Err(ReadError::TooLarge(limit));
     }
     Ok(buf)
+}
+
+/// The error for a file that exists but cannot be read.
+pub fn read_error(e: ReadError, display: &str) -> Error {
+    match e {
+        ReadError::NotFound => Error::new(code::NOINPUT, format!("{display} not found")),
+        ReadError::PermissionDenied => {
+            Error::new(code::NOPERM, format!("{display}: permission denied (uid {})", sys::uid()))
+        }
+        ReadError::NotRegular => Error::config(format!("{display} is not a regular file")),
+        ReadError::TooLarge(limit) => Error::new(code::DATAERR, format!("{display} is larger than {limit} bytes")),
+        ReadError::Loop => Error::config(format!("{display}: too many levels of symbolic links")),
+        ReadError::Other(e) => Error::new(code::DATAERR, format!("{display}: cannot be read ({e})")),
+    }
 }
 
 #[cfg(test)]

@@ -18,11 +18,72 @@ use crate::sys::{self, Disposition, SigSet};
 
 /// How `--init` supervises the program.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Settings {
+pub struct Settings<'a> {
     /// `--init-group`: signal the child's whole process group, not only the child.
     pub group: bool,
     /// `--term-delay`: how long the first SIGTERM is held before it is forwarded.
     pub term_delay: Option<Duration>,
+    /// `--success-exit`: the program's exit codes (128 + N for signal N) that make envshim exit 0.
+    pub success_exits: &'a [u8],
+    /// `--rewrite-signal FROM:TO`: a received FROM is forwarded as TO (0: not at all).
+    pub rewrites: &'a [(c_int, c_int)],
+}
+
+impl Settings<'_> {
+    /// The signal forwarded for a received `sig` (0: none); the last rewrite of it wins.
+    fn rewrite(&self, sig: c_int) -> c_int {
+        self.rewrites.iter().rev().find(|(from, _)| *from == sig).map_or(sig, |&(_, to)| to)
+    }
+
+    /// The exit code envshim gives for the program's `code`.
+    fn exit(&self, code: i32) -> i32 {
+        if self.success_exits.iter().any(|&c| i32::from(c) == code) {
+            code::OK
+        } else {
+            code
+        }
+    }
+}
+
+/// `--rewrite-signal FROM:TO`: each a signal's name (`TERM`, `SIGTERM`, any
+/// case) or number; FROM one that `--init` forwards, TO any signal or 0 (drop it).
+pub fn parse_rewrite(text: &str) -> Result<(c_int, c_int), String> {
+    let (from, to) = text.split_once(':').ok_or_else(|| format!("expected FROM:TO (TERM:QUIT, 15:3), got '{text}'"))?;
+    let (from, to) = (signal_number(from)?, signal_number(to)?);
+    if !forwarded(from) {
+        return Err(format!("'{text}': signal {from} cannot be rewritten (--init never receives or never forwards it)"));
+    }
+    Ok((from, to))
+}
+
+/// A signal by name (with or without `SIG`, any case) or number (0 to SIGRTMAX).
+fn signal_number(text: &str) -> Result<c_int, String> {
+    // Linux numbers them 1 to 31 in this order, on every architecture envshim is built for.
+    const NAMES: [&str; 31] = [
+        "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2", "PIPE", "ALRM", "TERM", "STKFLT",
+        "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG", "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",
+    ];
+    let name = match text.get(..3) {
+        Some(sig) if sig.eq_ignore_ascii_case("SIG") => &text[3..],
+        _ => text,
+    };
+    if let Some(i) = NAMES.iter().position(|n| n.eq_ignore_ascii_case(name)) {
+        return Ok(i as c_int + 1);
+    }
+    match text.parse::<u32>() {
+        Ok(n) if n <= libc::SIGRTMAX() as u32 && !text.starts_with('+') => Ok(n as c_int),
+        _ => Err(format!("'{text}' is not a signal (a name like TERM or SIGTERM, or a number from 0 to {})", libc::SIGRTMAX())),
+    }
+}
+
+/// Signals `--rewrite-signal` may name as FROM: those `--init` waits for and
+/// forwards (not SIGKILL and SIGSTOP, which no process can catch, nor SIGCHLD,
+/// the synchronous ones and the terminal stops, which it never forwards).
+pub fn forwarded(sig: c_int) -> bool {
+    (1..=libc::SIGRTMAX()).contains(&sig)
+        && ![libc::SIGKILL, libc::SIGSTOP, libc::SIGCHLD].contains(&sig)
+        && !SYNCHRONOUS.contains(&sig)
+        && !TERMINAL_STOPS.contains(&sig)
 }
 
 /// Signals raised by a fault of the process itself: never waited for, so a
@@ -49,7 +110,7 @@ pub fn supervise(target: &Exec, settings: Settings, fail: impl Fn(Error) -> i32)
         Err(e) => return fail(e),
     };
     match wait_and_forward(child, &waited, settings) {
-        Ok(status) => exit_code(status),
+        Ok(status) => settings.exit(exit_code(status)),
         Err(e) => fail(e),
     }
 }
@@ -166,10 +227,10 @@ fn wait_and_forward(child: pid_t, waited: &SigSet, settings: Settings) -> Result
         match signal {
             None | Some(libc::SIGCHLD) => {}
             Some(libc::SIGTERM) if term.hold() => {}
-            Some(sig) => forward(child, sig, settings.group),
+            Some(sig) => forward(child, settings.rewrite(sig), settings.group),
         }
         if term.due() {
-            forward(child, libc::SIGTERM, settings.group);
+            forward(child, settings.rewrite(libc::SIGTERM), settings.group);
         }
         if let Some(status) = reap_zombies(child)? {
             return Ok(status);
@@ -177,8 +238,12 @@ fn wait_and_forward(child: pid_t, waited: &SigSet, settings: Settings) -> Result
     }
 }
 
-/// Sends `sig` to the child, or to its process group.
+/// Sends `sig` to the child, or to its process group; 0 (a signal
+/// rewritten to nothing) sends none.
 fn forward(child: pid_t, sig: c_int, group: bool) {
+    if sig == 0 {
+        return;
+    }
     let (target, whom) = if group { (-child, "process group") } else { (child, "process") };
     match sys::kill(target, sig) {
         Ok(()) => {}
@@ -277,6 +342,34 @@ mod tests {
         assert_eq!(exit_code(7 << 8), 7);
         assert_eq!(exit_code(libc::SIGKILL), 137);
         assert_eq!(exit_code(libc::SIGTERM | 0x80), 143); // core dumped
+    }
+
+    #[test]
+    fn rewrite_options_parse() {
+        assert_eq!(parse_rewrite("TERM:QUIT"), Ok((libc::SIGTERM, libc::SIGQUIT)));
+        assert_eq!(parse_rewrite("sigterm:SIGquit"), Ok((libc::SIGTERM, libc::SIGQUIT)));
+        assert_eq!(parse_rewrite("15:3"), Ok((15, 3)));
+        assert_eq!(parse_rewrite("HUP:0"), Ok((libc::SIGHUP, 0)));
+        assert_eq!(parse_rewrite("TERM:KILL"), Ok((libc::SIGTERM, libc::SIGKILL)));
+        for bad in ["TERM", "KILL:TERM", "STOP:TERM", "9:15", "0:15", "CHLD:TERM", "TERM:65", "TERM:-1", "TERM:+3", "TERM:FOO", ":", "TERM:QUIT:1"] {
+            assert!(parse_rewrite(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn rewrites_and_success_exits() {
+        let rewrites = [(libc::SIGTERM, libc::SIGQUIT), (libc::SIGHUP, 0), (libc::SIGTERM, libc::SIGINT)];
+        let s = Settings { success_exits: &[143, 3], rewrites: &rewrites, ..Settings::default() };
+        assert_eq!(s.rewrite(libc::SIGTERM), libc::SIGINT);
+        assert_eq!(s.rewrite(libc::SIGHUP), 0);
+        assert_eq!(s.rewrite(libc::SIGUSR1), libc::SIGUSR1);
+        assert_eq!((s.exit(143), s.exit(3), s.exit(137), s.exit(0)), (0, 0, 137, 0));
+        assert!(forwarded(libc::SIGTERM) && forwarded(libc::SIGRTMAX()));
+        let names = [(libc::SIGHUP, "HUP"), (libc::SIGTERM, "term"), (libc::SIGWINCH, "SIGWINCH"), (libc::SIGSYS, "SYS"), (libc::SIGIO, "IO")];
+        for (n, name) in names {
+            assert_eq!(signal_number(name), Ok(n), "{name}");
+        }
+        assert!(![0, libc::SIGKILL, libc::SIGSTOP, libc::SIGCHLD, libc::SIGSEGV, libc::SIGTTIN, 65].into_iter().any(forwarded));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! environment → program line → exec. `main.rs` parses the command line into
 //! [`Options`] and calls [`run`], [`check`], [`render`] or [`install`].
 
+pub mod envdir;
 pub mod envfile;
 pub mod environment;
 pub mod error;
@@ -37,6 +38,7 @@ use files::ReadError;
 use manifest::Manifest;
 use names::NameRule;
 use program::Word;
+use report::Warnings;
 use sources::Sources;
 
 pub use render::Format;
@@ -52,6 +54,8 @@ pub struct Options {
     /// the name messages show for it (the option's or the variable's).
     pub manifest_json: Option<(&'static str, OsString)>,
     pub env_files: Vec<OsString>,
+    /// `--env-dir` / `ENVSHIM_ENV_DIR`: directories whose files become variables, commas already split.
+    pub env_dirs: Vec<Vec<u8>>,
     /// `--env NAME=VALUE`, as given.
     pub envs: Vec<OsString>,
     /// `--volume NAME=DIR`, as given.
@@ -64,12 +68,18 @@ pub struct Options {
     pub init_group: bool,
     /// `--term-delay`: with `--init`, how long the first SIGTERM is held before it is forwarded.
     pub term_delay: Option<std::time::Duration>,
+    /// `--success-exit`: with `--init`, the program's exit codes that count as success.
+    pub success_exits: Vec<u8>,
+    /// `--rewrite-signal FROM:TO`: with `--init`, a received FROM is forwarded as TO (0: dropped).
+    pub rewrite_signals: Vec<(i32, i32)>,
     /// `--file-env` / `ENVSHIM_FILE_ENV`: the NAMEs, in order, commas already split.
     pub file_env: Vec<Vec<u8>>,
     /// `--wait` / `ENVSHIM_WAIT`: how long to wait for missing files.
     pub wait: Option<std::time::Duration>,
     /// The trailing PROGRAM [ARGS...].
     pub program: Vec<OsString>,
+    /// `check --strict`: every warning is a failure.
+    pub strict: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -85,6 +95,8 @@ struct Plan {
     env: Environment,
     line: Vec<Word>,
     errors: Vec<Error>,
+    /// `check`'s warnings, not printed yet (`run` and `render` print them as the environment is built).
+    warnings: Warnings,
     /// Kept to the end, not dropped when the environment is built: `run`
     /// execs and `check` forgets them, so neither frees them piece by piece.
     _read: (Manifest<'static>, Sources),
@@ -126,7 +138,12 @@ pub fn run(opts: &Options) -> i32 {
         }
     };
     if opts.init {
-        return init::supervise(&target, init::Settings { group: opts.init_group, term_delay: opts.term_delay }, |e| fail(opts, &[e]));
+        return init::supervise(&target, init::Settings {
+            group: opts.init_group,
+            term_delay: opts.term_delay,
+            success_exits: &opts.success_exits,
+            rewrites: &opts.rewrite_signals,
+        }, |e| fail(opts, &[e]));
     }
     let e = exec::exec(&target);
     fail(opts, &[e])
@@ -138,16 +155,32 @@ pub fn check(opts: &Options) -> i32 {
         Ok(p) => p,
         Err(errors) => return fail(opts, &errors),
     };
+    let mut program = "no program line".to_string();
     if plan.line.is_empty() {
         plan.errors.extend(exec::check_sizes(&[], &[], &plan.env, 0));
     } else {
         let prepared = program::expand_line(&plan.line, &plan.env)
             .and_then(|words| exec::prepare(&plan.line, words, &plan.env, Lookup::Verify));
-        if let Err(errors) = prepared {
-            plan.errors.extend(errors);
+        match prepared {
+            Ok(target) => program = format!("program {}", escape(target.path.as_bytes())),
+            Err(errors) => plan.errors.extend(errors),
         }
     }
-    let code = if plan.errors.is_empty() { code::OK } else { fail(opts, &plan.errors) };
+    // --strict: every warning is a failure too, after those with a code of their own.
+    let warnings = std::mem::take(&mut plan.warnings);
+    if opts.strict {
+        plan.errors.extend(warnings.into_errors());
+    } else {
+        warnings.print();
+    }
+    let code = if plan.errors.is_empty() {
+        let from_files = plan.env.from_files();
+        let ok = format!("envshim: ok: {} variables ({from_files} from files), {program}\n", plan.env.len());
+        let _ = std::io::stderr().lock().write_all(ok.as_bytes());
+        code::OK
+    } else {
+        fail(opts, &plan.errors)
+    };
     // The process ends here: freeing the environment variable by variable
     // was 3% of check's instructions, work `run` never does (it execs).
     std::mem::forget(plan);
@@ -216,8 +249,8 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
             }
             line
         }
-        // check takes no program line: it validates the manifest's command, if any.
-        Mode::Check => program::program_line(&manifest, &[], true),
+        // check validates the program line run would have; none is no error.
+        Mode::Check => program::program_line(&manifest, &opts.program, !opts.no_expand_args),
         Mode::Render => Vec::new(),
     };
 
@@ -232,9 +265,11 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
     let inputs = Inputs {
         manifest: &manifest,
         env_files: &opts.env_files,
+        env_dirs: &opts.env_dirs,
         cli_env: &cli_env,
         rule,
         service_url: !opts.no_service_url,
+        warn_unresolved: mode == Mode::Check,
     };
     // With --wait: build, wait for the missing files the build needed, build
     // again (files that appeared may name more: a NAME_FILE set by an env
@@ -243,8 +278,9 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
     // Some(None): a wait too long for the clock, without end.
     let deadline = opts.wait.map(|d| std::time::Instant::now().checked_add(d));
     let mut waited = None;
+    let mut waits = 0;
     loop {
-        let Built { mut env, mut errors, warnings } = environment::build(std::env::vars_os().collect(), &inputs, &mut sources);
+        let Built { mut env, mut errors, mut warnings } = environment::build(std::env::vars_os().collect(), &inputs, &mut sources);
         let secrets = filenv::apply(&mut env, &opts.file_env, rule, waited.as_deref(), &mut errors);
         let mut awaited = Vec::new();
         if waited.is_none() && deadline.is_some() {
@@ -252,10 +288,24 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
             awaited.extend(secrets);
         }
         if awaited.is_empty() {
-            warnings.print();
-            return Ok(Plan { env, line, errors, _read: (manifest, sources) });
+            if mode == Mode::Check {
+                for word in line.iter().filter(|w| w.expand && environment::has_reference(&w.text)) {
+                    let what = || format!("{} of the program line", word.origin);
+                    environment::unresolved_warning(&mut warnings, &env, &word.text, &what);
+                }
+            }
+            // check prints them (or fails on them) after the program line's problems.
+            if mode != Mode::Check {
+                warnings.print();
+                warnings = Warnings::default();
+            }
+            return Ok(Plan { env, line, errors, warnings, _read: (manifest, sources) });
         }
-        let present = wait::until_present(&awaited, deadline.flatten()).map_err(|e| vec![e])? == wait::Waited::Present;
+        // The first wait is for the whole DURATION; files that appeared may name more, waited for in the time left.
+        let d = wait::show(opts.wait.unwrap_or_default());
+        let how_long = if waits == 0 { format!("up to {d}") } else { format!("the rest of {d}") };
+        waits += 1;
+        let present = wait::until_present(&awaited, deadline.flatten(), &how_long).map_err(|e| vec![e])? == wait::Waited::Present;
         // Past the deadline the next build is the last, even when the files
         // were there when looked for: one that comes and goes (seen by the
         // look, gone for the build) would otherwise be waited for again and

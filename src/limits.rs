@@ -31,6 +31,7 @@ pub const MAX_IMPORTED_BYTES: usize = 64 * 1024 * 1024;
 /// once however often it is named): 256 files at their limit. Bounds the
 /// memory and parsing of a manifest that names thousands of distinct files.
 pub const MAX_READ_BYTES: usize = 16 * 1024 * 1024;
+const_assert!(MAX_READ_BYTES == 16 << 20); // "16 MiB" in src/envdir.rs's message
 /// Longest line envshim writes on stderr (a longer one is cut, and says so).
 pub const MAX_MESSAGE_BYTES: usize = 2048;
 /// Error lines printed by one run; the rest are counted in one more line.
@@ -46,6 +47,16 @@ pub const MAX_SHOWN_NAME_BYTES: usize = 128;
 pub const OPENAT2_TRIES: u32 = 8;
 /// Symbolic links followed while resolving one path without `openat2` (the kernel's MAXSYMLINKS).
 pub const MAX_SYMLINKS: usize = 40;
+/// `--env-dir`: entries listed in one directory (files, subdirectories and
+/// hidden entries alike); a directory with more fails (65) without being read.
+pub const MAX_ENV_DIR_ENTRIES: usize = 4096;
+/// `--env-dir`: reads of a Kubernetes volume whose version is replaced
+/// during the read (its `..data` swapped), before it fails (66).
+pub const ENV_DIR_TRIES: u32 = 2;
+/// `--wait`: how often it says which files it still waits for.
+pub const WAIT_REPORT: std::time::Duration = std::time::Duration::from_secs(10);
+/// `--wait`: files named in one of its lines; the rest are counted.
+pub const MAX_WAIT_FILES_SHOWN: usize = 10;
 /// `--wait`: how often missing files are looked for again.
 pub const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 

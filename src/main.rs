@@ -63,8 +63,8 @@ fn parse_with_clap(args: Vec<OsString>) -> Result<Cli, clap::Error> {
 
 /// The command lines a container start uses, read without clap: `run` or
 /// `check`, then long options each in one word (`--manifest=PATH`) or two
-/// (`--manifest PATH`), then for `run` the program (after `--` or as the first
-/// word that is not an option). Clap was a tenth of a start-up's page faults
+/// (`--manifest PATH`), then the program (after `--` or as the first word
+/// that is not an option). Clap was a tenth of a start-up's page faults
 /// (its `Command`, and stack frames of 16 KiB) and 70 K instructions
 /// (docs/performance.md). None for anything else (help, `--version`,
 /// `--wait`, `render`, a repeated single option, an empty value or one
@@ -78,13 +78,14 @@ fn common_line(args: &[OsString]) -> Option<Cli> {
         b"check" => false,
         _ => return None,
     };
-    let (mut c, mut program, mut seen) = (Common::default(), Vec::new(), 0u32);
+    let (mut c, mut program, mut seen, mut strict) = (Common::default(), Vec::new(), 0u32, false);
     while let Some(word) = words.next() {
         let w = word.as_bytes();
+        if w == b"--strict" && !run && !strict {
+            strict = true;
+            continue;
+        }
         if w == b"--" || !w.starts_with(b"-") {
-            if !run {
-                return None;
-            }
             program.extend(w.ne(b"--").then(|| word.clone()));
             program.extend(words.cloned());
             break;
@@ -115,22 +116,25 @@ fn common_line(args: &[OsString]) -> Option<Cli> {
             b"--manifest" => once(&mut c.manifest)?,
             b"--termination-log" => once(&mut c.termination_log)?,
             b"--env-file" => c.env_files.push(value),
+            b"--env-dir" => c.env_dirs.push(value),
             b"--env" => c.envs.push(value),
             b"--volume" => c.volumes.push(value),
             b"--file-env" => c.file_env.push(value),
+            b"--success-exit" => c.success_exits.push(value),
+            b"--rewrite-signal" => c.rewrite_signals.push(value),
             _ => return None,
         }
     }
     if run && program.is_empty() {
         return None;
     }
-    Some(Cli { command: if run { Command::Run(RunArgs { common: c, program }) } else { Command::Check(CheckArgs { common: c }) } })
+    Some(Cli { command: if run { Command::Run(RunArgs { common: c, program }) } else { Command::Check(CheckArgs { common: c, strict, program }) } })
 }
 
-/// `--file-env` lists (or `ENVSHIM_FILE_ENV` when none is given), split at commas.
-fn file_env_names(lists: Vec<OsString>) -> Vec<Vec<u8>> {
+/// `--file-env` or `--env-dir` lists (or the variable `var` when none is given), split at commas.
+fn comma_lists(lists: Vec<OsString>, var: &str) -> Vec<Vec<u8>> {
     use std::os::unix::ffi::OsStringExt;
-    let lists = if lists.is_empty() { std::env::var_os("ENVSHIM_FILE_ENV").into_iter().collect() } else { lists };
+    let lists = if lists.is_empty() { std::env::var_os(var).into_iter().collect() } else { lists };
     lists.into_iter().flat_map(|l| l.into_vec().split(|&b| b == b',').map(<[u8]>::to_vec).collect::<Vec<_>>()).collect()
 }
 
@@ -161,6 +165,21 @@ fn options(common: Common) -> Result<envshim::Options, String> {
     if !init && (common.init_group || common.term_delay.is_some()) {
         return Err("--init-group and --term-delay need --init (or ENVSHIM_INIT)".into());
     }
+    if !init && (!common.success_exits.is_empty() || !common.rewrite_signals.is_empty()) {
+        return Err("--success-exit and --rewrite-signal need --init (or ENVSHIM_INIT)".into());
+    }
+    // Parsed here, not by clap: a typed value parser is code in every start.
+    let mut success_exits = Vec::with_capacity(common.success_exits.len());
+    for code in &common.success_exits {
+        match code.to_str().and_then(|c| c.parse().ok()) {
+            Some(c) => success_exits.push(c),
+            None => return Err(format!("--success-exit: expected an exit code from 0 to 255, got '{}'", code.to_string_lossy())),
+        }
+    }
+    let mut rewrite_signals = Vec::with_capacity(common.rewrite_signals.len());
+    for r in &common.rewrite_signals {
+        rewrite_signals.push(envshim::init::parse_rewrite(&r.to_string_lossy()).map_err(|e| format!("--rewrite-signal: {e}"))?);
+    }
     // Both in one pass over the environment: the second costs a start nothing.
     let [manifest_file, manifest_json] = envshim::sys::envshim_vars(["ENVSHIM_MANIFEST", "ENVSHIM_MANIFEST_JSON"]);
     Ok(envshim::Options {
@@ -170,16 +189,20 @@ fn options(common: Common) -> Result<envshim::Options, String> {
             None => manifest_json.map(|text| ("ENVSHIM_MANIFEST_JSON", text)),
         },
         env_files: common.env_files,
+        env_dirs: comma_lists(common.env_dirs, "ENVSHIM_ENV_DIR"),
         envs: common.envs,
         volumes: common.volumes,
         strict_names: common.strict_names || env_flag("ENVSHIM_STRICT_NAMES")?,
+        strict: false,
         no_service_url: common.no_service_url,
         termination_log: common.termination_log,
         no_expand_args: common.no_expand_args,
         init,
         init_group: common.init_group,
         term_delay: common.term_delay,
-        file_env: file_env_names(common.file_env),
+        success_exits,
+        rewrite_signals,
+        file_env: comma_lists(common.file_env, "ENVSHIM_FILE_ENV"),
         wait: wait(common.wait)?,
         program: Vec::new(),
     })
@@ -229,7 +252,9 @@ fn with_options(common: Common, f: impl FnOnce(envshim::Options) -> Result<i32, 
 fn dispatch(command: Command) -> i32 {
     match command {
         Command::Run(RunArgs { common, program }) => with_options(common, |o| Ok(envshim::run(&envshim::Options { program, ..o }))),
-        Command::Check(CheckArgs { common }) => with_options(common, |o| Ok(envshim::check(&o))),
+        Command::Check(CheckArgs { common, strict, program }) => {
+            with_options(common, |o| Ok(envshim::check(&envshim::Options { program, strict, ..o })))
+        }
         Command::Render(RenderArgs { common, format, show_values }) => {
             let format = match format {
                 Format::Env => envshim::Format::Env,

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
-use crate::error::Error;
+use crate::error::{code, Error};
 use crate::limits::{MAX_ERROR_LINES, MAX_MESSAGE_BYTES, MAX_TERMINATION_LOG_BYTES, MAX_WARNING_LINES};
 
 pub const DEFAULT_TERMINATION_LOG: &str = "/dev/termination-log";
@@ -17,22 +17,64 @@ pub fn warn(message: &str) {
     let _ = std::io::stderr().lock().write_all(line("envshim: warning: ", message).as_bytes());
 }
 
+/// Prints one line that is neither a warning nor a failure (`--wait` saying what it waits for).
+pub fn say(message: &str) {
+    let _ = std::io::stderr().lock().write_all(line("envshim: ", message).as_bytes());
+}
+
 /// The warnings of a start-up, kept for printing: the first
 /// [`MAX_WARNING_LINES`], and a count of the rest, so that a manifest that
 /// repeats a bad source can make envshim neither hold nor print more.
+///
+/// `check --strict` turns every one into a failure ([`Warnings::into_errors`]):
+/// a warning pushed here is one that `--strict` fails on, with the exit code
+/// given by [`Warnings::push_code`] (78 by default).
 #[derive(Debug, Default)]
 pub struct Warnings {
     kept: Vec<String>,
+    /// The exit code of each kept warning under `check --strict`.
+    codes: Vec<i32>,
     more: usize,
 }
 
 impl Warnings {
+    /// A warning that `check --strict` fails on with 78 (a configuration to fix).
     pub fn push(&mut self, message: String) {
+        self.push_code(code::CONFIG, message)
+    }
+
+    /// A warning that `check --strict` fails on with `code`.
+    pub fn push_code(&mut self, code: i32, message: String) {
         if self.kept.len() < MAX_WARNING_LINES {
             self.kept.push(message);
+            self.codes.push(code);
         } else {
             self.more += 1;
         }
+    }
+
+    /// Adds `other`'s warnings after these.
+    pub fn append(&mut self, other: Warnings) {
+        for (message, code) in other.kept.into_iter().zip(other.codes) {
+            self.push_code(code, message);
+        }
+        self.more += other.more;
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty() && self.more == 0
+    }
+
+    /// `check --strict`: each warning as a failure, and one more line
+    /// counting those not kept (with the first one's code).
+    pub fn into_errors(self) -> Vec<Error> {
+        let first = self.codes.first().copied().unwrap_or(code::CONFIG);
+        let mut errors: Vec<Error> =
+            self.kept.into_iter().zip(self.codes).map(|(m, c)| Error::new(c, format!("{m} (check --strict)"))).collect();
+        if self.more > 0 {
+            errors.push(Error::new(first, format!("{} more warnings not shown (check --strict)", self.more)));
+        }
+        errors
     }
 
     /// Prints them, then one line counting those not kept.
@@ -140,6 +182,24 @@ mod tests {
         }
         assert_eq!(w.kept().len(), MAX_WARNING_LINES);
         assert_eq!(w.more, 5);
+    }
+
+    #[test]
+    fn strict_turns_every_warning_into_an_error_with_its_code() {
+        let mut w = Warnings::default();
+        w.push("a".into());
+        w.push_code(65, "b".into());
+        let mut more = Warnings::default();
+        for i in 0..MAX_WARNING_LINES {
+            more.push(format!("m{i}"));
+        }
+        w.append(more);
+        let errors = w.into_errors();
+        assert_eq!(errors.len(), MAX_WARNING_LINES + 1);
+        assert_eq!((errors[0].code, errors[0].message.as_str()), (78, "a (check --strict)"));
+        assert_eq!((errors[1].code, errors[1].message.as_str()), (65, "b (check --strict)"));
+        assert_eq!(errors[MAX_WARNING_LINES].message, "2 more warnings not shown (check --strict)");
+        assert!(Warnings::default().into_errors().is_empty());
     }
 
     #[test]

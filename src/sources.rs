@@ -11,6 +11,7 @@ use std::rc::Rc;
 
 use crate::envfile::EnvFile;
 use crate::error::{code, escape, Error};
+pub use crate::files::read_error;
 use crate::files::{self, Awaited, ReadError};
 use crate::index::{same, NameIndex};
 use crate::limits::{MAX_ENV_FILE_BYTES, MAX_READ_BYTES};
@@ -23,6 +24,15 @@ pub enum Loaded {
     /// reports a required one with [`Sources::required`].
     Missing(Missing),
     /// Failed, and the error is already reported.
+    Failed,
+}
+
+/// What loading an `--env-dir` gave.
+pub enum LoadedDir {
+    /// Its files, in byte order of their names, and how messages name the directory.
+    Files(Vec<crate::envdir::DirFile>, Rc<str>),
+    /// Missing, like a file ([`Sources::required`] reports it; `--wait` waits for it).
+    Missing(Missing),
     Failed,
 }
 
@@ -212,6 +222,31 @@ impl Sources {
         self.add(None, display, outcome)
     }
 
+    /// Reads the directory `path` (`--env-dir`), as given (relative to the working directory).
+    pub fn load_dir(&mut self, path: &OsStr, errors: &mut Vec<Error>) -> LoadedDir {
+        let bytes = path.as_bytes();
+        // `DIR/NAME` in messages and render, without a doubled `/`.
+        let trimmed = match bytes.iter().rposition(|&b| b != b'/') {
+            Some(end) => &bytes[..=end],
+            None => &bytes[..bytes.len().min(1)],
+        };
+        let display: Rc<str> = escape(trimmed).into();
+        match crate::envdir::read(path, &display, &mut self.read, errors) {
+            crate::envdir::DirRead::Files(files) => LoadedDir::Files(files, display),
+            crate::envdir::DirRead::Failed => LoadedDir::Failed,
+            crate::envdir::DirRead::Missing => {
+                let loaded = match self.find(None, bytes) {
+                    Some(i) => self.loaded(i),
+                    None => self.add(None, display, Outcome::Missing),
+                };
+                match loaded {
+                    Loaded::Missing(m) => LoadedDir::Missing(m),
+                    _ => LoadedDir::Failed,
+                }
+            }
+        }
+    }
+
     /// The file `path` in `volume` (none: a `--env-file` path), if it was
     /// loaded; leaves its key in `probe` for [`Sources::add`].
     fn find(&mut self, volume: Option<usize>, path: &[u8]) -> Option<usize> {
@@ -289,20 +324,6 @@ fn outcome(read: Result<Vec<u8>, ReadError>, display: &str, total: &mut usize, e
             errors.push(Error::new(code::DATAERR, format!("env file {display}{sep}{e}")));
             Outcome::Failed
         }
-    }
-}
-
-/// The error for a file that exists but cannot be read.
-pub fn read_error(e: ReadError, display: &str) -> Error {
-    match e {
-        ReadError::NotFound => Error::new(code::NOINPUT, format!("{display} not found")),
-        ReadError::PermissionDenied => {
-            Error::new(code::NOPERM, format!("{display}: permission denied (uid {})", sys::uid()))
-        }
-        ReadError::NotRegular => Error::config(format!("{display} is not a regular file")),
-        ReadError::TooLarge(limit) => Error::new(code::DATAERR, format!("{display} is larger than {limit} bytes")),
-        ReadError::Loop => Error::config(format!("{display}: too many levels of symbolic links")),
-        ReadError::Other(e) => Error::new(code::DATAERR, format!("{display}: cannot be read ({e})")),
     }
 }
 

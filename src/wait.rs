@@ -8,12 +8,18 @@
 //! look is a few `openat` calls; between looks envshim sleeps in
 //! `sigtimedwait`, with SIGTERM and SIGINT blocked, so either ends the wait at
 //! once (also as PID 1, where a signal without a handler would be dropped).
+//! SIGHUP and SIGQUIT end it the same way.
+//!
+//! The wait says what it waits for: one line when it begins, then one every
+//! [`WAIT_REPORT`] naming the files still missing (the first
+//! [`MAX_WAIT_FILES_SHOWN`], then a count).
 
 use std::time::{Duration, Instant};
 
 use crate::error::{code, Error};
 use crate::files::Awaited;
-use crate::limits::WAIT_POLL;
+use crate::limits::{MAX_WAIT_FILES_SHOWN, WAIT_POLL, WAIT_REPORT};
+use crate::report;
 use crate::sys::{self, SigSet};
 
 /// How a wait ended (a signal ends it with an error).
@@ -25,13 +31,18 @@ pub enum Waited {
     TimedOut,
 }
 
-/// Waits until every file of `files` exists, or `deadline` (None: never).
-/// Err: SIGTERM or SIGINT came (exit 128 + the signal; the message names the
-/// files still missing), or a system call failed.
-pub fn until_present(files: &[Awaited], deadline: Option<Instant>) -> Result<Waited, Error> {
+/// The signals that end a wait (each with 128 + its number), and their names.
+const STOPS: [(libc::c_int, &str); 4] =
+    [(libc::SIGTERM, "SIGTERM"), (libc::SIGINT, "SIGINT"), (libc::SIGHUP, "SIGHUP"), (libc::SIGQUIT, "SIGQUIT")];
+
+/// Waits until every file of `files` exists, or `deadline` (None: never);
+/// `how_long` says for how long when the wait begins (`up to 30s`).
+/// Err: SIGTERM, SIGINT, SIGHUP or SIGQUIT came (exit 128 + the signal; the
+/// message names the files still missing), or a system call failed.
+pub fn until_present(files: &[Awaited], deadline: Option<Instant>, how_long: &str) -> Result<Waited, Error> {
     let os_error = |call: &str, e: std::io::Error| Error::new(code::OSERR, format!("--wait: {call} failed: {e}"));
     let mut stop = SigSet::empty();
-    for sig in [libc::SIGTERM, libc::SIGINT] {
+    for (sig, _) in STOPS {
         // A blocked signal is queued even when ignored: one inherited as
         // ignored (`nohup`) stays ignored, as during the rest of the start-up.
         if !sys::is_ignored(sig).map_err(|e| os_error("sigaction", e))? {
@@ -39,16 +50,31 @@ pub fn until_present(files: &[Awaited], deadline: Option<Instant>) -> Result<Wai
         }
     }
     let old = sys::block_signals(&stop).map_err(|e| os_error("sigprocmask", e))?;
-    let result = look(files, deadline, &stop);
+    let result = look(files, deadline, how_long, &stop);
     // A signal that came after the last look stays pending, and is delivered here.
     sys::set_signal_mask(&old).map_err(|e| os_error("sigprocmask", e))?;
     result
 }
 
-fn look(files: &[Awaited], deadline: Option<Instant>, stop: &SigSet) -> Result<Waited, Error> {
+fn look(files: &[Awaited], deadline: Option<Instant>, how_long: &str, stop: &SigSet) -> Result<Waited, Error> {
     let mut missing: Vec<&Awaited> = files.iter().collect();
+    let mut report_at: Option<Instant> = None;
     loop {
         missing.retain(|f| !f.exists());
+        let now = Instant::now();
+        match report_at {
+            _ if missing.is_empty() => {}
+            None => {
+                report::say(&format!("waiting {how_long} for {}", names(&missing)));
+                report_at = now.checked_add(WAIT_REPORT);
+            }
+            Some(at) if now >= at => {
+                let left = deadline.map_or(String::new(), |d| format!(" ({} left)", whole_seconds(d.saturating_duration_since(now))));
+                report::say(&format!("still waiting for {}{left}", names(&missing)));
+                report_at = at.checked_add(WAIT_REPORT);
+            }
+            Some(_) => {}
+        }
         let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
         // Once every file is there, one look without sleeping for a signal that
         // came meanwhile: as PID 1 it would be dropped when the mask is restored.
@@ -60,15 +86,34 @@ fn look(files: &[Awaited], deadline: Option<Instant>, stop: &SigSet) -> Result<W
         };
         let signal = sys::wait_signal(stop, Some(nap)).map_err(|e| Error::new(code::OSERR, format!("--wait: sigtimedwait failed: {e}")))?;
         if let Some(sig) = signal {
-            let name = if sig == libc::SIGTERM { "SIGTERM" } else { "SIGINT" };
-            let names: Vec<&str> = missing.iter().map(|f| &*f.display).collect();
-            let names = if names.is_empty() { "none left".to_string() } else { names.join(", ") };
+            let name = STOPS.iter().find(|(s, _)| *s == sig).map_or("a signal", |(_, n)| n);
+            let names = if missing.is_empty() { "none left".to_string() } else { names(&missing) };
             return Err(Error::new(128 + sig, format!("{name} while waiting (--wait) for missing files: {names}")));
         }
         if missing.is_empty() {
             return Ok(Waited::Present);
         }
     }
+}
+
+/// The files as a message lists them: the first [`MAX_WAIT_FILES_SHOWN`], then a count.
+fn names(files: &[&Awaited]) -> String {
+    let mut names = String::new();
+    for f in files.iter().take(MAX_WAIT_FILES_SHOWN) {
+        if !names.is_empty() {
+            names.push_str(", ");
+        }
+        names.push_str(&f.display);
+    }
+    if files.len() > MAX_WAIT_FILES_SHOWN {
+        names.push_str(&format!(" and {} more", files.len() - MAX_WAIT_FILES_SHOWN));
+    }
+    names
+}
+
+/// Time left, in whole seconds rounded up (`0s` only once it is over).
+fn whole_seconds(d: Duration) -> String {
+    format!("{}s", d.as_secs() + u64::from(d.subsec_nanos() > 0))
 }
 
 /// A duration as messages show it: `1500ms`, `30s`.

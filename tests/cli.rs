@@ -55,8 +55,8 @@ fn usage_errors_exit_2_with_one_envshim_line() {
         &["frobnicate"],
         &["run", "--bogus", "/bin/true"],
         &["run", "--env"],
-        &["check", "/bin/true"],
-        &["check", "--", "/bin/true"],
+        &["check", "--strict=yes"],
+        &["check", "--strict", "--strict"],
         &["render", "--format", "yaml"],
         &["run", "--volume", "novalue", "--", "/bin/true"],
         &["run", "--volume", "=/tmp", "--", "/bin/true"],
@@ -253,13 +253,14 @@ fn without_path_the_default_path_is_searched() {
 // ---------------------------------------------------------------- check
 
 #[test]
-fn check_succeeds_silently_and_execs_nothing() {
+fn check_succeeds_with_its_summary_line_and_execs_nothing() {
     let d = Volume::new();
     let marker = d.join("ran");
     let m = d.manifest(&json!({"command": ["/bin/sh", "-c", format!("touch {}", marker.display())]}));
     let out = envshim(["check", "--manifest", &m]).run();
     out.ok();
     assert!(out.stdout.is_empty());
+    assert_eq!(out.stderr_str(), "envshim: ok: 0 variables (0 from files), program /bin/sh\n");
     assert!(!marker.exists(), "check ran the command");
 }
 
@@ -569,6 +570,12 @@ fn common_command_lines_are_read_as_clap_reads_them() {
     out.ok();
     assert_eq!(out.stdout_str(), "$(A)-m\n");
     envshim(["check", "--manifest", &m, "--env-file", &secret, "--volume", &v.volume_arg("cfg")]).run().fails(65);
+    // check takes a program line as run does, and --strict anywhere among the options.
+    let out = envshim(["check", "--manifest", &m, "--strict", "--init", "/bin/sh", "-c", "exit 3", "--strict"]).run();
+    out.fails_with(78, &["env[0] (M): $(A) is not defined there", "(check --strict)"]);
+    envshim(["check", "--env", "A=1", "--strict", "--", "/bin/sh", "-c", "$(A)"]).run().ok();
+    envshim(["check", "--", "no-such-program-envshim"]).run().fails_with(127, &["no-such-program-envshim"]);
+    envshim(["check", "--"]).run().ok();
     // Shapes left to clap, its messages unchanged.
     for (args, code, message) in [
         (vec!["run", "--manifest", &m, "--manifest", &m, "/bin/true"], 2, "cannot be used multiple times"),
@@ -577,7 +584,7 @@ fn common_command_lines_are_read_as_clap_reads_them() {
         (vec!["run", "--manifest", "--", "/bin/true"], 2, "a value is required"),
         (vec!["run", "--manifest=", "/bin/true"], 78, "not found"),
         (vec!["run", "--manifest", &m, "--"], 2, "PROGRAM"),
-        (vec!["check", "--manifest", &m, "/bin/true"], 2, "unexpected argument"),
+        (vec!["check", "--strict", "--strict", "/bin/true"], 2, "cannot be used multiple times"),
         (vec!["run", "-x", "/bin/true"], 2, "unexpected argument '-x'"),
         (vec!["run", "--manifests", &m, "/bin/true"], 2, "unexpected argument '--manifests'"),
     ] {

@@ -159,7 +159,10 @@ fn envfrom_invalid_keys_are_skipped_with_one_exact_warning_per_source() {
     out.code(0);
     assert_eq!(
         out.stderr_lines(),
-        ["envshim: warning: Keys [., ..x] from the EnvFrom file x.env were skipped since they are considered invalid environment variable names."]
+        [
+            "envshim: warning: Keys [., ..x] from the EnvFrom file x.env were skipped since they are considered invalid environment variable names.",
+            "envshim: ok: 2 variables (2 from files), no program line",
+        ]
     );
 }
 

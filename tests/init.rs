@@ -661,3 +661,87 @@ fn sigterm_during_start_up_as_pid_1_ends_envshim_at_once_with_143() {
         drop(limit);
     }
 }
+
+// ---------------------------------------------------------------- --success-exit, --rewrite-signal
+
+#[test]
+fn success_exit_maps_the_programs_code_to_0_and_leaves_the_others() {
+    need_namespaces!();
+    let args = ["--init", "--success-exit", "143", "--success-exit", "3"];
+    assert_eq!(run(&args, "exit 3", true).code(), Some(0));
+    assert_eq!(run(&args, "exit 4", true).code(), Some(4));
+    // Killed by SIGTERM: 143, counted as success.
+    let done = run(&args, "trap - TERM; kill -TERM $$", true);
+    assert_eq!(done.code(), Some(0), "{}", done.stderr);
+    assert_eq!(run(&args, "kill -KILL $$", true).code(), Some(137));
+}
+
+#[test]
+fn a_sigterm_that_ends_the_program_counts_as_success_with_success_exit_143() {
+    need_namespaces!();
+    let mut r = Run::start(&["--init", "--success-exit", "143"], "trap - TERM; : > $D/ready; while :; do sleep 0.02; done", true);
+    r.wait_for("ready", |_| true);
+    r.signal(libc::SIGTERM);
+    let done = r.finish();
+    assert_eq!(done.code(), Some(0), "{}", done.stderr);
+}
+
+#[test]
+fn rewrite_signal_forwards_term_as_quit_and_drops_a_signal_rewritten_to_0() {
+    need_namespaces!();
+    let script = r#"
+trap 'echo TERM >> $D/got' TERM
+trap 'echo QUIT >> $D/got; exit 5' QUIT
+trap 'echo HUP >> $D/got' HUP
+trap 'echo USR1 >> $D/got' USR1
+: > $D/ready
+while :; do sleep 0.02; done
+"#;
+    let mut r = Run::start(&["--init", "--rewrite-signal", "HUP:0", "--rewrite-signal", "SIGTERM:quit", "--rewrite-signal", "10:10"], script, true);
+    r.wait_for("ready", |_| true);
+    // HUP is dropped: had it been forwarded, it would be in `got` before USR1.
+    r.signal(libc::SIGHUP);
+    r.signal(libc::SIGUSR1);
+    r.wait_for("got", |got| got == "USR1\n");
+    r.signal(libc::SIGTERM);
+    r.wait_for("got", |got| got == "USR1\nQUIT\n");
+    assert_eq!(r.finish().code(), Some(5));
+}
+
+#[test]
+fn rewrite_signal_applies_to_a_sigterm_held_by_term_delay() {
+    need_namespaces!();
+    let script = "trap 'echo QUIT >> $D/got; exit 0' QUIT; trap 'echo TERM >> $D/got; exit 1' TERM; : > $D/ready; while :; do sleep 0.02; done";
+    let mut r = Run::start(&["--init", "--term-delay", "200ms", "--rewrite-signal", "TERM:QUIT"], script, true);
+    r.wait_for("ready", |_| true);
+    r.signal(libc::SIGTERM);
+    r.wait_for("got", |got| got == "QUIT\n");
+    assert_eq!(r.finish().code(), Some(0));
+}
+
+#[test]
+fn success_exit_and_rewrite_signal_need_init_and_valid_values() {
+    const SENTINEL: &str = "s3cr3t-sentinel-init";
+    for args in [&["--success-exit", "143"][..], &["--rewrite-signal", "TERM:QUIT"][..]] {
+        let out = Command::new(ENVSHIM).arg("run").args(args).args(["--", "true"]).env("X", SENTINEL).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with("envshim: ") && err.contains("need --init") && !err.contains(SENTINEL), "{args:?}: {err}");
+    }
+    for (opt, bad) in [
+        ("--success-exit", "256"),
+        ("--success-exit", "-1"),
+        ("--success-exit", "x"),
+        ("--rewrite-signal", "KILL:TERM"),
+        ("--rewrite-signal", "STOP:0"),
+        ("--rewrite-signal", "TERM"),
+        ("--rewrite-signal", "TERM:99"),
+        ("--rewrite-signal", "NOPE:TERM"),
+    ] {
+        let out = Command::new(ENVSHIM).args(["run", "--init", opt, bad, "--", "true"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{opt} {bad}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    // Without a namespace (envshim is then a subreaper): the option parses and applies.
+    let out = Command::new(ENVSHIM).args(["run", "--init", "--success-exit", "7", "--", "sh", "-c", "exit 7"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+}

@@ -40,6 +40,26 @@ fn atomic(path: &Path, content: &str) -> String {
 
 const LATE: Duration = Duration::from_millis(400);
 
+/// A run that waited: its stderr starts with the line saying what it waits
+/// for (`envshim: waiting up to DURATION for FILE, ...`); the lines of the
+/// wait are taken out, so that what follows checks the rest as usual.
+trait Waited {
+    fn waited(self) -> Out;
+}
+
+impl Waited for Out {
+    #[track_caller]
+    fn waited(mut self) -> Out {
+        let text = String::from_utf8(self.stderr.clone()).unwrap();
+        assert!(text.starts_with("envshim: waiting up to "), "no line saying what it waits for: {text}");
+        assert_no_sentinel(text.as_bytes(), "stderr");
+        let wait_line = |l: &&str| l.starts_with("envshim: waiting ") || l.starts_with("envshim: still waiting for ");
+        let rest: String = text.split_inclusive('\n').filter(|l| !wait_line(l)).collect();
+        self.stderr = rest.into_bytes();
+        self
+    }
+}
+
 // ---------------------------------------------------------------- what is waited for
 
 /// fileKeyRef, fileRef, --env-file and NAME_FILE files, each written late by
@@ -66,7 +86,7 @@ fn every_kind_of_required_file_is_waited_for() {
     let out = envshim(["run", "--manifest", &m, "--env-file", cli.to_str().unwrap(), "--file-env", "DB_PASSWORD", "--wait", "15s", "--"])
         .env("DB_PASSWORD_FILE", &secret)
         .args(print_env())
-        .run();
+        .run().waited();
     out.ok();
     let env = out.env_map();
     for n in ["ALL_X", "KEY", "CLI", "DB_PASSWORD"] {
@@ -83,7 +103,7 @@ fn a_directory_that_appears_later_then_its_file() {
     let file = vol.join("a/b/c/late.env");
     let script = format!("mkdir -p '{}'; sleep 0.3; printf 'L={SENTINEL}\\n' > '{}'", file.parent().unwrap().display(), file.display());
     let _w = Writer::after(Duration::from_millis(200), &script);
-    let out = envshim(["run", "--volume", &vol.volume_arg("v"), "--wait", "15", "--env-file", file.to_str().unwrap(), "--"]).args(print_env()).run();
+    let out = envshim(["run", "--volume", &vol.volume_arg("v"), "--wait", "15", "--env-file", file.to_str().unwrap(), "--"]).args(print_env()).run().waited();
     out.ok();
     assert_eq!(out.env_map()["L"], SENTINEL);
     assert!(out.elapsed >= Duration::from_millis(500), "{:?}", out.elapsed);
@@ -101,7 +121,7 @@ fn a_file_behind_a_symlink_inside_the_volume() {
         "env": [file_key_ref("K", "v", "current/app.env", "K", false)],
     }));
     let _w = Writer::after(LATE, &atomic(&vol.join("releases/v2/app.env"), &format!("K={SENTINEL}\n")));
-    let out = envshim(["run", "--manifest", &m, "--wait", "15s", "--"]).args(print_env()).run();
+    let out = envshim(["run", "--manifest", &m, "--wait", "15s", "--"]).args(print_env()).run().waited();
     out.ok();
     assert_eq!(out.env_map()["K"], SENTINEL);
 }
@@ -128,7 +148,7 @@ fn a_mount_path_symlink_flipped_to_a_new_directory() {
         current.display()
     );
     let _w = Writer::after(LATE, &script);
-    let out = envshim(["run", "--manifest", &m, "--wait", "15s", "--"]).args(print_env()).run();
+    let out = envshim(["run", "--manifest", &m, "--wait", "15s", "--"]).args(print_env()).run().waited();
     out.ok();
     assert_eq!(out.env_map()["K"], SENTINEL);
     assert!(out.elapsed >= LATE, "{:?}", out.elapsed);
@@ -151,7 +171,7 @@ fn a_filled_directory_renamed_over_the_mount_path() {
         mp = mount_path.display()
     );
     let _w = Writer::after(LATE, &script);
-    let out = envshim(["run", "--manifest", &m, "--wait", "15s", "--"]).args(print_env()).run();
+    let out = envshim(["run", "--manifest", &m, "--wait", "15s", "--"]).args(print_env()).run().waited();
     out.ok();
     assert_eq!(out.env_map()["ALL_X"], SENTINEL);
 }
@@ -178,7 +198,7 @@ fn a_kubernetes_data_swap_inside_a_fixed_mount() {
         vol.join("..data").display()
     );
     let _w = Writer::after(LATE, &script);
-    let out = envshim(["run", "--manifest", &m, "--wait", "15s", "--"]).args(print_env()).run();
+    let out = envshim(["run", "--manifest", &m, "--wait", "15s", "--"]).args(print_env()).run().waited();
     out.ok();
     assert_eq!(out.env_map()["K"], SENTINEL);
 }
@@ -192,7 +212,7 @@ fn a_file_that_appears_can_name_another_to_wait_for() {
     let secret = d.join("secret");
     let script = format!("{} sleep 0.3; {}", atomic(&env_file, &format!("S_FILE={}\n", secret.display())), atomic(&secret, SENTINEL));
     let _w = Writer::after(Duration::from_millis(200), &script);
-    let out = envshim(["run", "--env-file", env_file.to_str().unwrap(), "--file-env", "S", "--wait", "15s", "--"]).args(print_env()).run();
+    let out = envshim(["run", "--env-file", env_file.to_str().unwrap(), "--file-env", "S", "--wait", "15s", "--"]).args(print_env()).run().waited();
     out.ok();
     assert_eq!(out.env_map()["S"], SENTINEL);
 }
@@ -202,13 +222,13 @@ fn check_and_render_wait_too() {
     let d = Volume::new();
     let f = d.join("late.env");
     let _w = Writer::after(LATE, &atomic(&f, &format!("A={SENTINEL}\n")));
-    let out = envshim(["check", "--env-file", f.to_str().unwrap(), "--wait", "15s"]).run();
+    let out = envshim(["check", "--env-file", f.to_str().unwrap(), "--wait", "15s"]).run().waited();
     out.ok();
     assert!(out.elapsed >= LATE);
 
     let g = d.join("later.env");
     let _w = Writer::after(LATE, &atomic(&g, &format!("B={SENTINEL}\n")));
-    let out = envshim(["render", "--env-file", g.to_str().unwrap(), "--wait", "15s"]).run();
+    let out = envshim(["render", "--env-file", g.to_str().unwrap(), "--wait", "15s"]).run().waited();
     out.ok().no_sentinel();
     assert_eq!(out.stdout_str(), format!("# B from {}:1\nB=<set, {} bytes>\n", g.display(), SENTINEL.len()));
 }
@@ -218,7 +238,7 @@ fn envshim_wait_sets_it_and_is_not_passed_on() {
     let d = Volume::new();
     let f = d.join("late.env");
     let _w = Writer::after(LATE, &atomic(&f, "A=1\n"));
-    let out = envshim(["run", "--env-file", f.to_str().unwrap(), "--"]).env("ENVSHIM_WAIT", "15s").args(print_env()).run();
+    let out = envshim(["run", "--env-file", f.to_str().unwrap(), "--"]).env("ENVSHIM_WAIT", "15s").args(print_env()).run().waited();
     out.ok();
     assert_eq!(out.env0(), [("A".to_string(), "1".to_string())]);
 }
@@ -272,7 +292,7 @@ fn other_problems_are_reported_after_the_wait() {
     let f = d.join("late.env");
     let m = d.manifest(&json!({"env": [{"name": "BAD=NAME", "value": SENTINEL}]}));
     let _w = Writer::after(LATE, &atomic(&f, "A=1\n"));
-    let out = envshim(["check", "--manifest", &m, "--env-file", f.to_str().unwrap(), "--wait", "15s"]).run();
+    let out = envshim(["check", "--manifest", &m, "--env-file", f.to_str().unwrap(), "--wait", "15s"]).run().waited();
     out.fails_with(78, &["env[0].name", "not a valid variable name"]);
     out.no_sentinel();
     assert!(out.elapsed >= LATE, "{:?}", out.elapsed);
@@ -298,7 +318,7 @@ fn when_time_runs_out_the_usual_failure_says_after_waiting() {
         "env": [file_key_ref("P", "v", "present.env", "P", false), file_key_ref("A", "v", "absent.env", "A", false)],
     }));
     let log = d.join("termination-log");
-    let out = envshim(["run", "--manifest", &m, "--wait", "700ms", "--termination-log", log.to_str().unwrap(), "--", "/bin/true"]).run();
+    let out = envshim(["run", "--manifest", &m, "--wait", "700ms", "--termination-log", log.to_str().unwrap(), "--", "/bin/true"]).run().waited();
     let line = out.fails_with(66, &["manifest: env[1] (A): file v/absent.env not found after waiting 700ms"]);
     out.no_sentinel();
     assert_eq!(std::fs::read_to_string(&log).unwrap(), format!("{line}\n"));
@@ -307,7 +327,7 @@ fn when_time_runs_out_the_usual_failure_says_after_waiting() {
     // A bare number is seconds; NAME_FILE and --env-file files say it too.
     let out = envshim(["check", "--wait", "1", "--file-env", "S", "--env-file", d.join("nope.env").to_str().unwrap()])
         .env("S_FILE", d.join("secret"))
-        .run();
+        .run().waited();
     let lines = out.fails(66);
     assert_eq!(lines.len(), 2, "{lines:?}");
     assert!(lines[0].ends_with("nope.env: file not found after waiting 1s"), "{lines:?}");
@@ -465,10 +485,13 @@ fn check_stopped(code: Option<i32>, took: Duration, stderr: &str, log: &str, sig
     assert_eq!(code, Some(128 + sig), "stderr: {stderr}");
     assert!(took < Duration::from_secs(2), "took {took:?}");
     let lines: Vec<&str> = stderr.lines().collect();
-    assert_eq!(lines.len(), 1, "{stderr}");
-    assert!(lines[0].starts_with(&format!("envshim: {name} while waiting")), "{stderr}");
-    assert!(lines[0].contains("never.env") && lines[0].contains("run/secrets/s (S_FILE)"), "{stderr}");
-    assert_eq!(log, format!("{}\n", lines[0]));
+    assert_eq!(lines.len(), 2, "{stderr}");
+    // What it waited for, then what ended the wait.
+    assert!(lines[0].starts_with("envshim: waiting up to 60s for "), "{stderr}");
+    assert!(lines[0].contains("never.env, ") && lines[0].ends_with("run/secrets/s (S_FILE)"), "{stderr}");
+    assert!(lines[1].starts_with(&format!("envshim: {name} while waiting")), "{stderr}");
+    assert!(lines[1].contains("never.env") && lines[1].contains("run/secrets/s (S_FILE)"), "{stderr}");
+    assert_eq!(log, format!("{}\n", lines[1]));
     assert_no_sentinel(stderr.as_bytes(), "stderr");
     assert_no_sentinel(log.as_bytes(), "the termination log");
 }
@@ -479,6 +502,61 @@ fn sigterm_and_sigint_end_the_wait_at_once() {
     check_stopped(code, took, &err, &log, libc::SIGTERM, "SIGTERM");
     let (code, took, err, log) = Waiting::start(&[], false).signal(libc::SIGINT);
     check_stopped(code, took, &err, &log, libc::SIGINT, "SIGINT");
+}
+
+/// SIGHUP and SIGQUIT end the wait as SIGTERM does: 129 and 131, with their
+/// line on stderr and in the termination log (also as PID 1, where a signal
+/// without a handler would be dropped).
+#[test]
+fn sighup_and_sigquit_end_the_wait_with_their_line() {
+    let (code, took, err, log) = Waiting::start(&[], false).signal(libc::SIGHUP);
+    check_stopped(code, took, &err, &log, libc::SIGHUP, "SIGHUP");
+    let (code, took, err, log) = Waiting::start(&[], false).signal(libc::SIGQUIT);
+    check_stopped(code, took, &err, &log, libc::SIGQUIT, "SIGQUIT");
+    if namespaces() {
+        let (code, took, err, log) = Waiting::start(&["--init"], true).signal(libc::SIGHUP);
+        check_stopped(code, took, &err, &log, libc::SIGHUP, "SIGHUP");
+        let (code, took, err, log) = Waiting::start(&[], true).signal(libc::SIGQUIT);
+        check_stopped(code, took, &err, &log, libc::SIGQUIT, "SIGQUIT");
+    }
+}
+
+/// Every 10 s the wait names the files still missing, and how long is left;
+/// one that appeared is no longer named.
+#[test]
+fn the_wait_names_what_is_still_missing_every_10_seconds() {
+    let d = Volume::new();
+    let (a, b) = (d.join("a.env"), d.join("b.env"));
+    let _w = Writer::after(Duration::from_millis(500), &atomic(&a, &format!("A={SENTINEL}\n")));
+    let _w2 = Writer::after(Duration::from_millis(10_800), &atomic(&b, &format!("B={SENTINEL}\n")));
+    let out = envshim(["check", "--env-file", a.to_str().unwrap(), "--env-file", b.to_str().unwrap(), "--wait", "2m"]).run();
+    out.code(0).no_sentinel();
+    let lines = out.stderr_lines();
+    assert_eq!(
+        lines,
+        [
+            format!("envshim: waiting up to 120s for {}, {}", a.display(), b.display()),
+            format!("envshim: still waiting for {} (110s left)", b.display()),
+            "envshim: ok: 2 variables (2 from files), no program line".to_string(),
+        ]
+    );
+    assert!(out.elapsed >= Duration::from_millis(10_800), "{:?}", out.elapsed);
+}
+
+/// A wait for many files names the first ten and counts the rest.
+#[test]
+fn a_wait_for_many_files_names_ten_and_counts_the_rest() {
+    let d = Volume::new();
+    let mut args = vec!["check".to_string(), "--wait".into(), "300ms".into()];
+    for i in 0..25 {
+        args.extend(["--env-file".to_string(), d.join(&format!("{i:02}-{}.env", "x".repeat(100))).to_str().unwrap().to_string()]);
+    }
+    let out = envshim(&args).run();
+    let lines = out.stderr_lines();
+    assert_eq!(out.code, 66);
+    assert!(lines[0].starts_with("envshim: waiting up to 300ms for "), "{lines:?}");
+    assert!(lines[0].ends_with(".env and 15 more"), "{lines:?}");
+    assert!(lines[0].contains("09-") && !lines[0].contains("10-"), "{lines:?}");
 }
 
 /// True when pid namespaces can be made here (root and unshare); says why not otherwise.
@@ -514,7 +592,7 @@ fn the_mask_is_restored_after_the_wait() {
     let d = Volume::new();
     let f = d.join("late.env");
     let _w = Writer::after(Duration::from_millis(200), &atomic(&f, "A=1\n"));
-    let out = envshim(["run", "--env-file", f.to_str().unwrap(), "--wait", "15s", "--", "/bin/sh", "-c", "grep SigBlk /proc/self/status"]).run();
+    let out = envshim(["run", "--env-file", f.to_str().unwrap(), "--wait", "15s", "--", "/bin/sh", "-c", "grep SigBlk /proc/self/status"]).run().waited();
     out.ok();
     assert_eq!(out.stdout_str().trim(), "SigBlk:\t0000000000000000");
 }

@@ -1,5 +1,5 @@
 //! Files: opening (inside a volume too), reading, metadata, permissions.
-//! Through `nix`, except `read_spare` (below).
+//! Through `nix`, except `dir_names` and `read_spare` (each says why).
 
 use std::ffi::CStr;
 use std::io;
@@ -32,6 +32,44 @@ pub fn fstat(fd: BorrowedFd) -> io::Result<libc::stat> {
 pub fn readlink_fd(fd: BorrowedFd) -> io::Result<Vec<u8>> {
     use std::os::unix::ffi::OsStringExt;
     Ok(nix::fcntl::readlinkat(fd, c"")?.into_vec())
+}
+
+/// The names in the directory open (`O_RDONLY|O_DIRECTORY`) as `fd`,
+/// without `.` and `..`, in the order `getdents64(2)` gives them; None when
+/// there are more than `max` (the listing stops there). Raw `libc`: `nix`'s
+/// `Dir` takes the descriptor over and reads through libc's `DIR`, a second
+/// buffer, where this reads the records once into one.
+pub fn dir_names(fd: BorrowedFd, max: usize) -> io::Result<Option<Vec<Vec<u8>>>> {
+    let mut names = Vec::new();
+    let mut buf = vec![0u8; 8192];
+    loop {
+        // SAFETY: `buf` is writable for its length; the kernel fills it with `linux_dirent64` records.
+        let n = unsafe { libc::syscall(libc::SYS_getdents64, fd.as_raw_fd(), buf.as_mut_ptr(), buf.len()) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if n == 0 {
+            return Ok(Some(names));
+        }
+        let mut at = 0;
+        // Each record: d_ino (8), d_off (8), d_reclen (2), d_type (1), then the NUL-terminated name.
+        while at + 19 < n as usize {
+            let reclen = u16::from_ne_bytes([buf[at + 16], buf[at + 17]]) as usize;
+            // The kernel's records are never shorter; a shorter one would be no record.
+            if reclen < 20 {
+                return Err(io::Error::from_raw_os_error(libc::EIO));
+            }
+            let record = &buf[at + 19..(at + reclen).min(n as usize)];
+            let name = &record[..record.iter().position(|&b| b == 0).unwrap_or(record.len())];
+            if name != b"." && name != b".." {
+                if names.len() == max {
+                    return Ok(None);
+                }
+                names.push(name.to_vec());
+            }
+            at += reclen;
+        }
+    }
 }
 
 /// `read(2)` into the spare capacity of `buf`, which is not initialised

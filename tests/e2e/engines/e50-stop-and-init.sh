@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # `docker stop` / `podman stop` of the mode-1 image running `/app sleep 60` (a
-# program with no SIGTERM handler), four ways:
+# program with no SIGTERM handler), six ways:
 #   plain           envshim execs /app as PID 1: the kernel drops SIGTERM to a PID 1
 #                   without a handler, so the engine kills it after the timeout: 137
 #   envshim --init  envshim stays PID 1 and forwards SIGTERM to /app: 143
 #   --term-delay 2s as --init, but SIGTERM is held 2 s first: 143, after >= 2 s
+#   --rewrite-signal TERM:QUIT  as --init, but SIGTERM reaches /app as SIGQUIT, which
+#                   kills it as no SIGTERM would: 131 (128 + 3) shows the program saw QUIT
+#   --success-exit 143  as --init, but the 143 of /app killed by the forwarded SIGTERM
+#                   counts as success: 0 (tini -e 143)
 #   engine --init   tini (docker-init) or catatonit (podman-init) as PID 1 in front
 #                   of envshim, which execs /app; the init forwards SIGTERM: 143
 # and a foreground run behind each engine's --init shows that init as PID 1 and /app
@@ -23,6 +27,7 @@ for engine in $ENGINES; do
 
   # name:stop-timeout:want-exit:run-args...
   cases=("plain:1:137:/app sleep 60" "init:10:143:--init -- /app sleep 60" "delay:10:143:--init --term-delay 2s -- /app sleep 60"
+         "rewrite:10:131:--init --rewrite-signal TERM:QUIT -- /app sleep 60" "success:10:0:--init --success-exit 143 -- /app sleep 60"
          "engine-init:10:143:--init /app sleep 60")
   for c in "${cases[@]}"; do
     IFS=: read -r name timeout want args <<<"$c"
@@ -35,7 +40,7 @@ for engine in $ENGINES; do
     for i in $(seq 100); do $engine logs "$NAME-$name" 2>&1 | grep -qx sleeping && break; sleep 0.1; done
     $engine logs "$NAME-$name" 2>&1 | grep -qx sleeping || fail "$name: /app did not start"
   done
-  for c in "${cases[@]}"; do # stop all four at once, timing each
+  for c in "${cases[@]}"; do # stop all of them at once, timing each
     IFS=: read -r name timeout want args <<<"$c"
     ( t0=$(date +%s%3N); $engine stop -t "$timeout" "$NAME-$name" >/dev/null 2>"$name.err"; echo $(( $(date +%s%3N) - t0 )) >"$name.ms" ) &
   done

@@ -1,0 +1,262 @@
+//! `--env-dir DIR` (SPEC §12.1): every regular file directly in a directory
+//! becomes a variable named after the file, its value the file's bytes
+//! exactly: Kubernetes Secret and ConfigMap volumes, Docker/Compose
+//! `/run/secrets`, daemontools' `envdir`.
+//!
+//! Paths are resolved with DIR as `/` (symlinks may point anywhere inside it,
+//! never out), and each file is read with the rules of every file envshim
+//! reads: regular files only, never more than the limit + 1 byte.
+//!
+//! A Kubernetes volume is updated by the kubelet's atomic writer: the files
+//! are written into a new timestamped directory (`..2026_01_02_03_04_05.678`),
+//! the symlink `..data` is swapped to it by a rename, the keys (`KEY ->
+//! ..data/KEY`) are adjusted, and the old directory is removed. A
+//! timestamped directory is never changed once `..data` names it. So when
+//! DIR has `..data`, its target is read once and every file is listed and read
+//! through that target, never through `..data` or the keys' links again:
+//! all the values come from one directory, one version of the set. The only
+//! way that read can fail half-way is the old directory being removed
+//! meanwhile (a file listed is then missing); then `..data` is read again and
+//! the whole directory read again, once ([`ENV_DIR_TRIES`]). When `..data`
+//! names another directory after a complete read, the set is read again from
+//! it too (the newest set is taken when there is time to take it), but a
+//! complete read of the older set is as good as the newer one: never a mix.
+
+use std::ffi::{CString, OsStr};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+
+use crate::error::{code, escape, Error};
+use crate::files::{self, ReadError};
+use crate::limits::{ENV_DIR_TRIES, MAX_ENV_DIR_ENTRIES, MAX_READ_BYTES, MAX_VALUE_BYTES};
+use crate::files::read_error;
+use crate::sys;
+
+/// A file of the directory: its name (the variable's) and its bytes.
+pub struct DirFile {
+    pub name: Vec<u8>,
+    pub value: Vec<u8>,
+}
+
+pub enum DirRead {
+    /// The files, in byte order of their names.
+    Files(Vec<DirFile>),
+    /// DIR does not exist (`--wait` waits for it).
+    Missing,
+    /// Failed; the errors are reported.
+    Failed,
+}
+
+/// The kubelet's link to the current version of a volume's files.
+const DATA: &[u8] = b"..data";
+
+/// Reads every file directly in `path`; `shown` names DIR in messages;
+/// `read` counts the bytes read (with the env files': [`MAX_READ_BYTES`]).
+#[inline(never)]
+pub fn read(path: &OsStr, shown: &str, read: &mut usize, errors: &mut Vec<Error>) -> DirRead {
+    let dir = match CString::new(path.as_bytes()).map_err(|_| std::io::Error::from_raw_os_error(libc::ENOENT)).and_then(|c| {
+        sys::openat(None, &c, libc::O_RDONLY | libc::O_DIRECTORY)
+    }) {
+        Ok(fd) => fd,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return DirRead::Missing,
+        Err(e) => {
+            let e = match e.raw_os_error() {
+                Some(libc::ENOTDIR) => ReadError::NotRegular,
+                _ => ReadError::from(e),
+            };
+            errors.push(match e {
+                ReadError::NotRegular => Error::config(format!("--env-dir {shown} is not a directory")),
+                e => read_error(e, &format!("--env-dir {shown}")),
+            });
+            return DirRead::Failed;
+        }
+    };
+    let mut tries = 0;
+    loop {
+        tries += 1;
+        let last = tries == ENV_DIR_TRIES;
+        let data = match data_target(dir.as_fd()) {
+            Ok(data) => data,
+            Err(e) => {
+                errors.push(read_error(e.into(), &format!("--env-dir {shown}/..data")));
+                return DirRead::Failed;
+            }
+        };
+        // The problems of a read that is abandoned (the version read was removed) are not reported.
+        let mut found = Vec::new();
+        let once = read_once(dir.as_fd(), data.as_deref(), shown, read, &mut found);
+        if !matches!(once, Once::Vanished) {
+            errors.append(&mut found);
+        }
+        match once {
+            Once::Read(files) => {
+                // The set read is whole; the newer one is taken when there was a swap.
+                if !last && data.is_some() && data_target(dir.as_fd()).ok().flatten() != data {
+                    continue;
+                }
+                return DirRead::Files(files);
+            }
+            Once::Vanished if !last => continue,
+            Once::Vanished => {
+                errors.push(Error::new(
+                    code::NOINPUT,
+                    format!("--env-dir {shown}: its files were replaced while being read, {ENV_DIR_TRIES} times (an update of the volume); not read"),
+                ));
+                return DirRead::Failed;
+            }
+            Once::Failed => return DirRead::Failed,
+        }
+    }
+}
+
+enum Once {
+    Read(Vec<DirFile>),
+    /// A file listed was gone when read: the version read was removed (an update).
+    Vanished,
+    Failed,
+}
+
+/// The target of `..data` when DIR has it (a directory of that name counts
+/// as its own target).
+fn data_target(dir: BorrowedFd) -> std::io::Result<Option<Vec<u8>>> {
+    let fd = match sys::openat(Some(dir), c"..data", libc::O_PATH | libc::O_NOFOLLOW) {
+        Ok(fd) => fd,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if sys::fstat(fd.as_fd())?.st_mode & libc::S_IFMT == libc::S_IFLNK {
+        sys::readlink_fd(fd.as_fd()).map(Some)
+    } else {
+        Ok(Some(DATA.to_vec()))
+    }
+}
+
+/// One read of the directory: listed and read through `data` (the target of
+/// `..data`) when there is one, else DIR itself.
+fn read_once(dir: BorrowedFd, data: Option<&[u8]>, shown: &str, read: &mut usize, errors: &mut Vec<Error>) -> Once {
+    let listed: std::io::Result<OwnedFd> = match data {
+        Some(target) => files::open_dir_in_root(dir, target),
+        None => sys::openat(Some(dir), c".", libc::O_RDONLY | libc::O_DIRECTORY),
+    };
+    let names = listed.and_then(|fd| sys::dir_names(fd.as_fd(), MAX_ENV_DIR_ENTRIES));
+    let names = match names {
+        Ok(Some(names)) => names,
+        // `..data` named a directory that has been removed since.
+        Err(e) if data.is_some() && matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => return Once::Vanished,
+        Ok(None) => {
+            errors.push(Error::new(code::DATAERR, format!("--env-dir {shown} has more than {MAX_ENV_DIR_ENTRIES} entries")));
+            return Once::Failed;
+        }
+        Err(e) => {
+            errors.push(read_error(e.into(), &format!("--env-dir {shown}")));
+            return Once::Failed;
+        }
+    };
+    // Kubernetes' `..data` and timestamped directories, and hidden files, are
+    // skipped; the others in byte order.
+    let mut sorted: Vec<&[u8]> = names.iter().map(Vec::as_slice).filter(|n| !n.starts_with(b".")).collect();
+    shell_sort(&mut sorted);
+    let mut files = Vec::with_capacity(sorted.len());
+    let mut failed = false;
+    let mut path = Vec::new();
+    for name in sorted {
+        path.clear();
+        if let Some(target) = data {
+            path.extend_from_slice(target);
+            path.push(b'/');
+        }
+        path.extend_from_slice(name);
+        let problem = match read_file(dir, &path) {
+            // A subdirectory.
+            Ok(None) => continue,
+            Ok(Some(value)) => {
+                *read += value.len();
+                if *read > MAX_READ_BYTES {
+                    Ok((code::DATAERR, "the files read pass 16 MiB in all; no more are read"))
+                } else if value.contains(&0) {
+                    Ok((code::DATAERR, "holds a NUL byte"))
+                } else {
+                    files.push(DirFile { name: name.to_vec(), value });
+                    continue;
+                }
+            }
+            Err(ReadError::NotFound) if data.is_some() => return Once::Vanished,
+            Err(ReadError::NotFound) => Ok((code::NOINPUT, "not found (removed since it was listed, or a link to nothing)")),
+            Err(e) => Err(e),
+        };
+        failed = true;
+        let file = format!("--env-dir {shown}/{}", escape(name));
+        errors.push(match problem {
+            Ok((code, what)) => Error::new(code, format!("{file}: {what}")),
+            Err(e) => read_error(e, &file),
+        });
+        // Past the bytes read in all, no more is read.
+        if *read > MAX_READ_BYTES {
+            return Once::Failed;
+        }
+    }
+    if failed {
+        Once::Failed
+    } else {
+        Once::Read(files)
+    }
+}
+
+/// The bytes of the file `path` inside `dir` (as `/`); None for a directory.
+fn read_file(dir: BorrowedFd, path: &[u8]) -> Result<Option<Vec<u8>>, ReadError> {
+    let fd = match files::open_in_root(dir, path) {
+        Ok(fd) => fd,
+        Err(e) if e.raw_os_error() == Some(libc::EISDIR) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    if sys::fstat(fd.as_fd())?.st_mode & libc::S_IFMT == libc::S_IFDIR {
+        return Ok(None);
+    }
+    files::read_bounded(fd.as_fd(), MAX_VALUE_BYTES).map(Some)
+}
+
+/// Sorts the names in byte order. A Shell sort (Ciura's gaps, then ×2.25):
+/// a few instructions of code where the standard library's sort would be a
+/// second copy of 3 KB in the binary, and at most [`MAX_ENV_DIR_ENTRIES`]
+/// names (about 60,000 comparisons for 4,096).
+fn shell_sort(v: &mut [&[u8]]) {
+    let mut gaps = vec![1usize, 4, 10, 23, 57, 132, 301, 701];
+    while gaps[gaps.len() - 1] < v.len() / 2 {
+        let next = gaps[gaps.len() - 1] * 9 / 4;
+        gaps.push(next);
+    }
+    for &gap in gaps.iter().rev() {
+        for i in gap..v.len() {
+            let mut j = i;
+            while j >= gap && v[j - gap] > v[j] {
+                v.swap(j - gap, j);
+                j -= gap;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_sort_sorts_in_byte_order() {
+        let words: Vec<Vec<u8>> = (0..5000u32).map(|i| format!("{}", i.wrapping_mul(2_654_435_761) % 10_007).into_bytes()).collect();
+        let mut v: Vec<&[u8]> = words.iter().map(Vec::as_slice).collect();
+        let mut want = v.clone();
+        want.sort();
+        shell_sort(&mut v);
+        assert_eq!(v, want);
+        for n in 0..40 {
+            let mut v: Vec<&[u8]> = words[..n].iter().map(Vec::as_slice).collect();
+            let mut want = v.clone();
+            want.sort();
+            shell_sort(&mut v);
+            assert_eq!(v, want);
+        }
+        let mut bytes: Vec<&[u8]> = vec![b"b", b"B", b"a", b"\xff", b"", b"a="];
+        shell_sort(&mut bytes);
+        assert_eq!(bytes, [&b""[..], b"B", b"a", b"a=", b"b", b"\xff"]);
+    }
+}
