@@ -21,15 +21,19 @@ const LONG_VERSION: &str = concat!(
 /// The end of `--help` (and of `run`, `check` and `render --help`).
 const EXIT_CODES: &str = "\
 Exit codes:
-  0      success (run: the program's own code, as envshim becomes the program)
+  0      success (run: the program's own code, as envshim becomes the program;
+         with --init, also a code given to --success-exit)
   2      usage error: a bad option or configuration variable, no program line
-  65     an env file does not parse, has an invalid name or exceeds a limit
-  66     a file or key is missing and not optional (with --wait: after waiting)
+  65     an env file does not parse, has an invalid name or exceeds a limit;
+         an --env-dir or NAME_FILE value is too large or holds a NUL
+  66     a file, directory or key is missing and not optional (with --wait:
+         after waiting)
   71     with --init: a system call envshim needs failed
   73     install cannot create DEST
   74     render cannot write its output
   77     permission denied reading a file
-  78     configuration: the manifest, a volume, a path, an env name
+  78     configuration: the manifest, a volume, a path, an env name; with
+         check --strict, a warning
   126    the program cannot be executed, or argv/env too large for execve
   127    the program was not found
   128+N  signal N: the program's, with --init; or envshim's own during start-up";
