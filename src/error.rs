@@ -52,6 +52,17 @@ impl fmt::Display for Error {
     }
 }
 
+/// An OS error's text without the `(os error N)` std adds (`No such file
+/// or directory`, not `No such file or directory (os error 2)`): messages
+/// put it in parentheses of their own.
+pub fn os_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    match (e.raw_os_error(), text.rfind(" (os error ")) {
+        (Some(_), Some(at)) => text[..at].to_string(),
+        _ => text,
+    }
+}
+
 /// Shows configuration text (a name from the manifest, a path) on one line:
 /// printable ASCII as is, every other byte as `\xNN`.
 pub fn escape(bytes: &[u8]) -> String {
@@ -76,5 +87,11 @@ mod tests {
     fn escape_keeps_printable_and_hides_the_rest() {
         assert_eq!(escape(b"A:b c"), "A:b c");
         assert_eq!(escape(b"a\nb\x00\xff\\"), "a\\x0ab\\x00\\xff\\\\");
+    }
+
+    #[test]
+    fn os_reason_drops_the_error_number() {
+        assert_eq!(os_reason(&std::io::Error::from_raw_os_error(libc::ENOENT)), "No such file or directory");
+        assert_eq!(os_reason(&std::io::Error::other("plain")), "plain");
     }
 }

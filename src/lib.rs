@@ -166,15 +166,20 @@ pub fn render(opts: &Options, format: Format, show_values: bool) -> i32 {
         Ok(()) => code::OK,
         // A reader that stopped early (`| head`) got what it wanted: not worth a message.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => code::OK,
-        Err(e) => fail(opts, &[Error::new(code::IOERR, format!("render: cannot write to stdout ({e})"))]),
+        Err(e) => fail(opts, &[Error::new(code::IOERR, format!("render: cannot write to stdout ({})", error::os_reason(&e)))]),
     }
 }
 
-/// `envshim install DEST`.
+/// `envshim install [--force] DEST`: on success one line on stderr,
+/// `envshim: installed VERSION at DEST` (stdout stays empty, as for `check`).
 #[inline(never)]
-pub fn install(dest: &Path) -> i32 {
-    match install::install(Path::new(install::SELF_EXE), dest) {
-        Ok(_) => code::OK,
+pub fn install(dest: &Path, force: bool) -> i32 {
+    match install::install(Path::new(install::SELF_EXE), dest, force) {
+        Ok(dest) => {
+            let line = format!("envshim: installed {} at {}\n", env!("CARGO_PKG_VERSION"), escape(dest.as_os_str().as_bytes()));
+            let _ = std::io::stderr().lock().write_all(line.as_bytes());
+            code::OK
+        }
         Err(e) => report::fail(&[e], None),
     }
 }

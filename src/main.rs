@@ -77,7 +77,12 @@ struct RenderArgs {
 #[derive(Args)]
 #[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
 struct InstallArgs {
+    /// Where to put the copy (a directory gets DEST/envshim); an existing file is replaced only when it is an envshim binary
+    #[arg(value_name = "DEST")]
     dest: PathBuf,
+    /// Replace DEST even when it is not an envshim binary
+    #[arg(long)]
+    force: bool,
 }
 
 /// Parses the command line building only the subcommand in use: the whole
@@ -355,6 +360,6 @@ fn dispatch(command: Command) -> i32 {
             };
             with_options(common, |o| Ok(envshim::render(&o, format, show_values)))
         }
-        Command::Install(InstallArgs { dest }) => envshim::install(&dest),
+        Command::Install(InstallArgs { dest, force }) => envshim::install(&dest, force),
     }
 }

@@ -180,9 +180,10 @@ impl Sources {
                         format!("volume {}: permission denied opening mountPath {} (uid {})", escape(v.name.as_bytes()), escape(v.mount_path.as_bytes()), sys::uid()),
                     ),
                     _ => Error::config(format!(
-                        "volume {}: mountPath {} is not a directory in this container ({e})",
+                        "volume {}: mountPath {} is not a directory in this container ({})",
                         escape(v.name.as_bytes()),
-                        escape(v.mount_path.as_bytes())
+                        escape(v.mount_path.as_bytes()),
+                        crate::error::os_reason(&e)
                     )),
                 });
                 None
@@ -302,7 +303,7 @@ pub fn read_error(e: ReadError, display: &str) -> Error {
         ReadError::NotRegular => Error::config(format!("{display} is not a regular file")),
         ReadError::TooLarge(limit) => Error::new(code::DATAERR, format!("{display} is larger than {limit} bytes")),
         ReadError::Loop => Error::config(format!("{display}: too many levels of symbolic links")),
-        ReadError::Other(e) => Error::new(code::DATAERR, format!("{display}: cannot be read ({e})")),
+        ReadError::Other(e) => Error::new(code::DATAERR, format!("{display}: cannot be read ({})", crate::error::os_reason(&e))),
     }
 }
 

@@ -29,7 +29,7 @@ pub enum Waited {
 /// Err: SIGTERM or SIGINT came (exit 128 + the signal; the message names the
 /// files still missing), or a system call failed.
 pub fn until_present(files: &[Awaited], deadline: Option<Instant>) -> Result<Waited, Error> {
-    let os_error = |call: &str, e: std::io::Error| Error::new(code::OSERR, format!("--wait: {call} failed: {e}"));
+    let os_error = |call: &str, e: std::io::Error| Error::new(code::OSERR, format!("--wait: {call} failed ({})", crate::error::os_reason(&e)));
     let mut stop = SigSet::empty();
     for sig in [libc::SIGTERM, libc::SIGINT] {
         // A blocked signal is queued even when ignored: one inherited as
@@ -58,7 +58,7 @@ fn look(files: &[Awaited], deadline: Option<Instant>, stop: &SigSet) -> Result<W
             Some(l) => l.min(WAIT_POLL),
             None => WAIT_POLL,
         };
-        let signal = sys::wait_signal(stop, Some(nap)).map_err(|e| Error::new(code::OSERR, format!("--wait: sigtimedwait failed: {e}")))?;
+        let signal = sys::wait_signal(stop, Some(nap)).map_err(|e| Error::new(code::OSERR, format!("--wait: sigtimedwait failed ({})", crate::error::os_reason(&e))))?;
         if let Some(sig) = signal {
             let name = if sig == libc::SIGTERM { "SIGTERM" } else { "SIGINT" };
             let names: Vec<&str> = missing.iter().map(|f| &*f.display).collect();
