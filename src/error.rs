@@ -32,11 +32,24 @@ pub mod code {
 pub struct Error {
     pub code: i32,
     pub message: String,
+    /// Where the problem is, for `check --format json` (the message names it
+    /// too): `path` a JSON path in the manifest (`env[3].valueFrom`, `""`
+    /// for the whole document), `file` a file as messages name it, `line`
+    /// its line (0: none).
+    pub path: Option<String>,
+    pub file: Option<String>,
+    pub line: usize,
 }
 
 impl Error {
     pub fn new(code: i32, message: impl Into<String>) -> Self {
-        Error { code, message: message.into() }
+        Error { code, message: message.into(), path: None, file: None, line: 0 }
+    }
+    /// The same error, located in `file` at `line` (0: the whole file).
+    pub fn at(mut self, file: &str, line: usize) -> Self {
+        self.file = Some(file.to_string());
+        self.line = line;
+        self
     }
     pub fn usage(message: impl Into<String>) -> Self {
         Self::new(code::USAGE, message)

@@ -67,6 +67,10 @@ pub struct Options {
     pub wait: Option<std::time::Duration>,
     /// The trailing PROGRAM [ARGS...].
     pub program: Vec<OsString>,
+    /// `--container` / `ENVSHIM_CONTAINER`: the container of a Pod, a workload or a `List` manifest.
+    pub container: Option<OsString>,
+    /// `--verbose` / `ENVSHIM_VERBOSE`: each variable's source and size on stderr before the program starts.
+    pub verbose: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -196,7 +200,7 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
     let mut errors = Vec::new();
     let cli_env = split_pairs(&opts.envs, "--env", "NAME=VALUE", &mut errors);
     let cli_volumes = split_pairs(&opts.volumes, "--volume", "NAME=DIR", &mut errors);
-    let manifest = load_manifest(opts.manifest.as_deref()).unwrap_or_else(|e| {
+    let manifest = load_manifest(opts.manifest.as_deref(), opts.container.as_deref()).unwrap_or_else(|e| {
         errors.extend(e);
         Manifest::default()
     });
@@ -282,11 +286,14 @@ fn split_pairs(items: &[OsString], option: &str, form: &str, errors: &mut Vec<Er
 /// The manifest: the named one (which must exist), else the default one if it exists.
 /// Its bytes are never freed (the process execs or ends once the plan is
 /// used): the manifest's strings stay slices of them, not copies.
-fn load_manifest(named: Option<&OsStr>) -> Result<Manifest<'static>, Vec<Error>> {
+fn load_manifest(named: Option<&OsStr>, container: Option<&OsStr>) -> Result<Manifest<'static>, Vec<Error>> {
     let path = named.unwrap_or(OsStr::new(DEFAULT_MANIFEST));
     let shown = escape(path.as_bytes());
     match files::read_path(path, limits::MAX_MANIFEST_BYTES) {
-        Ok(bytes) => manifest::parse(bytes.leak()),
+        Ok(bytes) => manifest::parse_named(bytes.leak(), &shown, container.map(OsStrExt::as_bytes)),
+        Err(ReadError::NotFound) if named.is_none() && container.is_some() => {
+            Err(vec![Error::config(format!("--container {}: there is no manifest ({DEFAULT_MANIFEST} does not exist)", escape(container.map_or(&[], OsStrExt::as_bytes))))])
+        }
         Err(ReadError::NotFound) if named.is_none() => Ok(Manifest::default()),
         Err(ReadError::NotFound) => Err(vec![Error::config(format!("manifest {shown} not found"))]),
         // Every manifest error is a configuration error, whatever the file's problem.

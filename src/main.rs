@@ -156,14 +156,14 @@ fn common_line(args: &[OsString]) -> Option<Cli> {
             Some(eq) => (&w[..eq], Some(OsString::from(std::ffi::OsStr::from_bytes(&w[eq + 1..])))),
             None => (w, None),
         };
-        const FLAGS: [&[u8]; 5] = [b"--strict-names", b"--no-service-url", b"--no-expand-args", b"--init", b"--init-group"];
+        const FLAGS: [&[u8]; 6] = [b"--strict-names", b"--no-service-url", b"--no-expand-args", b"--init", b"--init-group", b"--verbose"];
         if let Some(i) = FLAGS.iter().position(|f| *f == name) {
             // A flag given twice, or with a value, is clap's error.
             if inline.is_some() || seen & 1 << i != 0 {
                 return None;
             }
             seen |= 1 << i;
-            *[&mut c.strict_names, &mut c.no_service_url, &mut c.no_expand_args, &mut c.init, &mut c.init_group][i] = true;
+            *[&mut c.strict_names, &mut c.no_service_url, &mut c.no_expand_args, &mut c.init, &mut c.init_group, &mut c.verbose][i] = true;
             continue;
         }
         let value = match inline {
@@ -181,6 +181,7 @@ fn common_line(args: &[OsString]) -> Option<Cli> {
             b"--env" => c.envs.push(value),
             b"--volume" => c.volumes.push(value),
             b"--file-env" => c.file_env.push(value),
+            b"--container" => once(&mut c.container)?,
             _ => return None,
         }
     }
@@ -232,6 +233,12 @@ struct Common {
     /// Wait up to DURATION for missing files that are not optional (500ms, 30s, 2m; a bare number is seconds) [env: ENVSHIM_WAIT]
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     wait: Option<Duration>,
+    /// When the manifest is a Pod, a workload or a List, use its container NAME (containers, then initContainers) [env: ENVSHIM_CONTAINER]
+    #[arg(long, value_name = "NAME")]
+    container: Option<OsString>,
+    /// Before the program starts, print each variable's source and size on stderr (never a value) [env: ENVSHIM_VERBOSE]
+    #[arg(long, short)]
+    verbose: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -305,6 +312,8 @@ fn options(common: Common) -> Result<envshim::Options, String> {
         file_env: file_env_names(common.file_env),
         wait: wait(common.wait)?,
         program: Vec::new(),
+        container: common.container.or_else(|| std::env::var_os("ENVSHIM_CONTAINER")),
+        verbose: common.verbose || env_flag("ENVSHIM_VERBOSE")?,
     })
 }
 

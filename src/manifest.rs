@@ -80,16 +80,88 @@ pub struct Manifest<'a> {
 }
 
 /// Parses a manifest; every schema problem is reported, each naming its path.
-#[inline(never)] // called once; a frame of its own for profiles
 pub fn parse(bytes: &[u8]) -> Result<Manifest<'_>, Vec<Error>> {
+    parse_named(bytes, "", None)
+}
+
+/// Parses the manifest `shown` (as messages name it: `./m.json`,
+/// `--manifest-json`; "" for none): a container spec, or with `container`
+/// that container of a Pod, a workload or a `List` (SPEC §3). A container
+/// spec pays only for a test of each top-level key it does not know.
+#[inline(never)] // called once; a frame of its own for profiles
+pub fn parse_named<'a>(bytes: &'a [u8], shown: &str, container: Option<&[u8]>) -> Result<Manifest<'a>, Vec<Error>> {
     let mut errors = Vec::new();
-    let manifest = read(bytes, |r| r.manifest(&mut errors))
-        .map_err(|e| vec![Error::config(format!("manifest is not valid JSON: {e}"))])?;
+    let mut whole = false;
+    let manifest = read(bytes, |r| r.manifest(&mut errors, &mut whole)).map_err(|e| vec![syntax_error(bytes, shown, e)])?;
+    if whole || container.is_some() {
+        return select::select(bytes, shown, container, whole, manifest, errors);
+    }
     if errors.is_empty() {
         Ok(manifest)
     } else {
-        Err(errors)
+        Err(name_errors(errors, shown, ""))
     }
+}
+
+/// How a manifest is named in messages: `manifest ./m.json`, or `manifest` when unnamed.
+pub fn display(shown: &str) -> String {
+    if shown.is_empty() {
+        "manifest".to_string()
+    } else {
+        format!("manifest {shown}")
+    }
+}
+
+/// The schema errors, each given the manifest's name and the path of the
+/// container they are in (`prefix`, ending in `.`; "" for the document).
+#[cold]
+fn name_errors(errors: Vec<Error>, shown: &str, prefix: &str) -> Vec<Error> {
+    let name = display(shown);
+    errors
+        .into_iter()
+        .map(|mut e| {
+            let path = format!("{prefix}{}", e.path.as_deref().unwrap_or(""));
+            let path = path.strip_suffix('.').unwrap_or(&path).to_string();
+            e.message = if path.is_empty() { format!("{name}: {}", e.message) } else { format!("{name}: {path}: {}", e.message) };
+            e.path = Some(path);
+            e.file = (!shown.is_empty()).then(|| shown.to_string());
+            e
+        })
+        .collect()
+}
+
+/// A manifest that is not JSON: serde_json's message (`e`), or what to do
+/// when it looks like YAML (a key and a colon, or `---`, where JSON has `{`).
+#[cold]
+fn syntax_error(bytes: &[u8], shown: &str, (e, line): (String, usize)) -> Error {
+    let name = display(shown);
+    let mut error = if looks_like_yaml(bytes) {
+        Error::config(format!(
+            "{name} looks like YAML, but envshim reads JSON: convert it (yq -o json FILE, or kubectl create --dry-run=client -o json -f FILE for a whole object)"
+        ))
+    } else {
+        Error::config(format!("{name} is not valid JSON: {e}"))
+    };
+    error.path = None;
+    error.file = (!shown.is_empty()).then(|| shown.to_string());
+    error.line = line;
+    error
+}
+
+/// Whether a document that is not JSON looks like YAML: it does not start
+/// with `{` or `[`, and its first line that is not blank or a comment is
+/// `---` or starts with `KEY:` or `- `.
+fn looks_like_yaml(bytes: &[u8]) -> bool {
+    let Some(first) = bytes.split(|&b| b == b'\n').map(|l| l.trim_ascii()).find(|l| !l.is_empty() && !l.starts_with(b"#")) else {
+        return false;
+    };
+    if first.starts_with(b"{") || first.starts_with(b"[") {
+        return false;
+    }
+    let key = first.iter().position(|&b| b == b':').is_some_and(|c| {
+        c > 0 && first[..c].iter().all(|&b| b.is_ascii_alphanumeric() || b"_-.\"'/".contains(&b)) && first.get(c + 1).is_none_or(|&b| b == b' ' || b == b'\t')
+    });
+    key || first.starts_with(b"---") || first.starts_with(b"- ")
 }
 
 /// A JSON value, as [`Reader::value`] reads it; strings borrow from the input
@@ -110,13 +182,13 @@ enum Json<'a> {
 /// One JSON document, as a tree: what the tests compare with serde_json.
 #[cfg(test)]
 fn parse_json(bytes: &[u8]) -> Result<Json<'_>, String> {
-    read(bytes, |r| r.value(true))
+    read(bytes, |r| r.value(true)).map_err(|(e, _)| e)
 }
 
 /// Reads `bytes` as one JSON document with `f`. On a syntax error serde_json
 /// parses them again, for its message (line, column, what was expected): the
 /// messages are serde_json's.
-fn read<'a, T>(bytes: &'a [u8], f: impl FnOnce(&mut Reader<'a>) -> Option<T>) -> Result<T, String> {
+fn read<'a, T>(bytes: &'a [u8], f: impl FnOnce(&mut Reader<'a>) -> Option<T>) -> Result<T, (String, usize)> {
     // Invalid UTF-8 is an error wherever it is (outside a string, any byte
     // over 0x7f is): checked once here, every string is then a slice of `s`.
     let doc = std::str::from_utf8(bytes).ok().and_then(|s| {
@@ -126,10 +198,10 @@ fn read<'a, T>(bytes: &'a [u8], f: impl FnOnce(&mut Reader<'a>) -> Option<T>) ->
         (r.i == bytes.len()).then_some(v)
     });
     doc.ok_or_else(|| match serde_json::from_slice::<serde_json::Value>(bytes) {
-        Err(e) => e.to_string(),
+        Err(e) => (e.to_string(), e.line()),
         // The two readers disagree: a bug, which the tests and the fuzz
         // target look for; the input is still refused.
-        Ok(_) => "rejected by envshim's JSON reader".to_string(),
+        Ok(_) => ("rejected by envshim's JSON reader".to_string(), 0),
     })
 }
 
@@ -594,14 +666,13 @@ impl<'a> Reader<'a> {
         Some((v, errors))
     }
 
-    fn manifest(&mut self, errors: &mut Vec<Error>) -> Option<Manifest<'a>> {
+    /// The document, a container spec; `whole` set if it has a key of a
+    /// whole object (`kind`, `apiVersion`, `spec`, `items`), which a container has not.
+    fn manifest(&mut self, errors: &mut Vec<Error>, whole: &mut bool) -> Option<Manifest<'a>> {
         self.skip_ws();
         if self.peek() != Some(b'{') {
             let v = self.value(false)?;
-            errors.push(Error::config(format!(
-                "manifest: expected a JSON object (a Kubernetes container spec), found {}",
-                kind(&v)
-            )));
+            fail(errors, &Path::Root, format_args!("expected a JSON object (a Kubernetes container spec), found {}", kind(&v)));
             return Some(Manifest::default());
         }
         let (mut mounts, mut env_from, mut env, mut command, mut args) = (None, None, None, None, None);
@@ -618,6 +689,8 @@ impl<'a> Reader<'a> {
                 } else if r.named(key, b"args\"")? {
                     args = Some(r.list("args", Self::word)?);
                 } else {
+                    // Only a key read (not one of the names above): the names of a container are never tested.
+                    *whole |= matches!(key, Some(b"kind" | b"apiVersion" | b"spec" | b"items"));
                     return Some(false);
                 }
                 Some(true)
@@ -813,12 +886,13 @@ impl<'a> Reader<'a> {
         let name = string(errors, name, path, "name", true);
         let value = string(errors, value, path, "value", false);
         let source = match (value, value_from) {
-            (Some(_), Some(_)) => {
+            // `"value": ""` beside a valueFrom: the API server accepts it, and `kubectl get -o json` may print it.
+            (Some(v), Some(_)) if !v.is_empty() => {
                 fail(errors, path, "has both value and valueFrom");
                 return Some(None);
             }
             (value, None) => EnvSource::Value(value.unwrap_or_default()),
-            (None, Some((source, below))) => {
+            (_, Some((source, below))) => {
                 report(errors, below);
                 let Some(source) = source else { return Some(None) };
                 source
@@ -969,8 +1043,11 @@ fn report(errors: &mut Vec<Error>, below: Vec<Error>) {
     }
 }
 
+/// A schema error: `what`, at `path` (the message is made by [`name_errors`]).
 fn fail(errors: &mut Vec<Error>, path: &Path, what: impl fmt::Display) {
-    errors.push(Error::config(format!("manifest: {path}: {what}")));
+    let mut e = Error::config(what.to_string());
+    e.path = Some(path.to_string());
+    errors.push(e);
 }
 
 /// A string field; null counts as absent. A slice of the input (the usual
@@ -1018,6 +1095,8 @@ fn list<T>(errors: &mut Vec<Error>, got: Option<Got<Below<Vec<T>>>>, key: &str) 
         }
     }
 }
+
+mod select;
 
 #[cfg(test)]
 mod tests;
