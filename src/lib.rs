@@ -22,6 +22,7 @@ pub mod program;
 pub mod render;
 pub mod report;
 pub mod sources;
+pub mod suggest;
 pub mod sys;
 pub mod wait;
 
@@ -42,6 +43,21 @@ use sources::Sources;
 pub use render::Format;
 
 pub const DEFAULT_MANIFEST: &str = "/etc/envshim/manifest.json";
+
+/// The configuration variables envshim knows (SPEC §1, §9, §12). Every
+/// `ENVSHIM_*` variable is removed from the program's environment; one not
+/// listed here also gets a warning naming the closest of these.
+pub const CONFIG_VARS: &[&str] = &[
+    "ENVSHIM_MANIFEST",
+    "ENVSHIM_MANIFEST_JSON",
+    "ENVSHIM_STRICT_NAMES",
+    "ENVSHIM_INIT",
+    "ENVSHIM_CONTAINER",
+    "ENVSHIM_VERBOSE",
+    "ENVSHIM_FILE_ENV",
+    "ENVSHIM_WAIT",
+    "ENVSHIM_ENV_DIR",
+];
 
 /// Everything `run`, `check` and `render` take, as plain values.
 #[derive(Debug, Clone, Default)]

@@ -67,6 +67,7 @@ struct CheckArgs {
 struct RenderArgs {
     #[command(flatten)]
     common: Common,
+    /// The output: env (an env file, comments saying where each variable came from) or json
     #[arg(long, value_enum, default_value = "env")]
     format: Format,
     /// Print values (they are masked by default)
@@ -83,6 +84,15 @@ struct InstallArgs {
     /// Replace DEST even when it is not an envshim binary
     #[arg(long)]
     force: bool,
+}
+
+/// `envshim help --help` (and `-h`): clap's help subcommand would look for a
+/// subcommand named `--help`; it is the help of `help`.
+fn help_of_help(mut args: Vec<OsString>) -> Vec<OsString> {
+    if args.len() == 3 && args[1] == "help" && (args[2] == "--help" || args[2] == "-h") {
+        args[2] = "help".into();
+    }
+    args
 }
 
 /// Parses the command line building only the subcommand in use: the whole
@@ -120,7 +130,7 @@ fn parse_with_clap(args: Vec<OsString>) -> Result<Cli, clap::Error> {
     std::mem::forget(quick);
     match parsed {
         Ok(cli) => Ok(cli),
-        Err(_) => Cli::try_parse_from(args),
+        Err(_) => Cli::try_parse_from(help_of_help(args)),
     }
 }
 
@@ -130,8 +140,8 @@ fn parse_with_clap(args: Vec<OsString>) -> Result<Cli, clap::Error> {
 /// word that is not an option). Clap was a tenth of a start-up's page faults
 /// (its `Command`, and stack frames of 16 KiB) and 70 K instructions
 /// (docs/performance.md). None for anything else (help, `--version`,
-/// `--wait`, `render`, a repeated single option, an empty value or one
-/// starting with `-`, an unknown word, no program), which clap then reads
+/// `--wait`, `render`, a repeated single option, an empty value or `--`
+/// as a value, an unknown word, no program), which clap then reads
 /// exactly as before, its messages included.
 fn common_line(args: &[OsString]) -> Option<Cli> {
     use std::os::unix::ffi::OsStrExt;
@@ -170,7 +180,9 @@ fn common_line(args: &[OsString]) -> Option<Cli> {
             Some(v) => v,
             None => words.next()?.clone(),
         };
-        if value.is_empty() || value.as_bytes()[0] == b'-' {
+        // A value of --env or --env-file may start with `-` (allow_hyphen_values); `--` and an empty one are left to clap.
+        let hyphen = name == b"--env" || name == b"--env-file";
+        if value.is_empty() || value == "--" || (!hyphen && value.as_bytes()[0] == b'-') {
             return None;
         }
         let once = |slot: &mut Option<OsString>| slot.replace(value.clone()).is_none().then_some(());
@@ -198,10 +210,10 @@ struct Common {
     #[arg(long, value_name = "PATH")]
     manifest: Option<OsString>,
     /// Load every key of an env file (repeatable)
-    #[arg(long = "env-file", value_name = "PATH")]
+    #[arg(long = "env-file", value_name = "PATH", allow_hyphen_values = true)]
     env_files: Vec<OsString>,
     /// Set a variable, expanded like a manifest env value (repeatable)
-    #[arg(long = "env", value_name = "NAME=VALUE")]
+    #[arg(long = "env", value_name = "NAME=VALUE", allow_hyphen_values = true)]
     envs: Vec<OsString>,
     /// Mount a volume name on a directory, as in volumeMounts (repeatable)
     #[arg(long = "volume", value_name = "NAME=DIR")]
@@ -293,6 +305,10 @@ fn env_flag(name: &str) -> Result<bool, String> {
 
 /// The options of run, check and render (SPEC §1: one table for the three).
 fn options(common: Common) -> Result<envshim::Options, String> {
+    // `--env` and `--env-file` take values starting with `-`, but not `--`, which ends the options.
+    if common.envs.iter().chain(&common.env_files).any(|v| v == "--") {
+        return Err("--env and --env-file need a value before -- (which ends the options)".into());
+    }
     let init = common.init || env_flag("ENVSHIM_INIT")?;
     if !init && (common.init_group || common.term_delay.is_some()) {
         return Err("--init-group and --term-delay need --init (or ENVSHIM_INIT)".into());
@@ -324,11 +340,40 @@ extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc:
     // SAFETY: these are C main's own arguments.
     match parse(unsafe { envshim::sys::args(argc, argv) }) {
         Ok(cli) => dispatch(cli.command),
-        // --help and --version: printed on stdout, exit 0.
-        Err(e) if !e.use_stderr() => e.exit(),
-        // The termination log option was not parsed: only the default log is written.
-        Err(e) => usage(usage_line(&e), None),
+        // SAFETY: as above; read again only on this path.
+        Err(e) => clap_error(e, unsafe { envshim::sys::args(argc, argv) }),
     }
+}
+
+/// A command line clap refused (or `--help`, `--version`): the usage error
+/// reaches a `--termination-log` given on it, found by a scan of its words.
+#[cold]
+#[inline(never)]
+fn clap_error(e: clap::Error, args: Vec<OsString>) -> i32 {
+    // --help and --version: printed on stdout, exit 0.
+    if !e.use_stderr() {
+        e.exit()
+    }
+    usage(usage_line(&e, &args), termination_log_of(&args).as_deref())
+}
+
+/// The value of the last `--termination-log` before `--` in `args`, as clap would take it.
+fn termination_log_of(args: &[OsString]) -> Option<OsString> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut found = None;
+    let mut words = args.iter().skip(1);
+    while let Some(w) = words.next() {
+        let b = w.as_bytes();
+        if b == b"--" {
+            break;
+        }
+        if b == b"--termination-log" {
+            found = words.next().cloned();
+        } else if let Some(v) = b.strip_prefix(b"--termination-log=") {
+            found = Some(std::ffi::OsStr::from_bytes(v).to_os_string());
+        }
+    }
+    found.filter(|v| !v.is_empty())
 }
 
 /// A usage error: one `envshim: ` line on stderr and in the termination log, exit 2.
@@ -336,16 +381,46 @@ fn usage(message: String, termination_log: Option<&std::ffi::OsStr>) -> i32 {
     envshim::report::fail(&[envshim::error::Error::usage(message)], termination_log)
 }
 
-/// The first line of clap's message (its usage block and tips dropped).
-fn usage_line(e: &clap::Error) -> String {
-    if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+/// The first line of clap's message (its usage block and tips dropped),
+/// with the closest known name for a misspelt option or subcommand.
+fn usage_line(e: &clap::Error, args: &[OsString]) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
         return "a subcommand is required: run, check, render or install (see envshim --help)".into();
     }
     let text = e.render().to_string();
     // The first paragraph, on one line.
     let first: Vec<&str> = text.lines().map(str::trim).skip_while(|l| l.is_empty()).take_while(|l| !l.is_empty()).collect();
     let first = first.join(" ");
-    format!("{} (see envshim --help)", first.strip_prefix("error: ").unwrap_or(&first))
+    let first = first.strip_prefix("error: ").unwrap_or(&first);
+    let wrong = match e.get(ContextKind::InvalidArg).or_else(|| e.get(ContextKind::InvalidSubcommand)) {
+        Some(ContextValue::String(s)) => s.split(['=', ' ']).next().unwrap_or(s).to_string(),
+        _ => String::new(),
+    };
+    let known = known_names(e.kind(), args);
+    match envshim::suggest::closest(wrong.as_bytes(), &known) {
+        Some(name) => format!("{first} (did you mean {name}? see envshim --help)"),
+        None => format!("{first} (see envshim --help)"),
+    }
+}
+
+/// The names a misspelt word may have meant: the subcommands, or the long
+/// options of the subcommand in `args` (`args[1]`).
+fn known_names(kind: clap::error::ErrorKind, args: &[OsString]) -> Vec<&'static str> {
+    use clap::CommandFactory;
+    if kind == clap::error::ErrorKind::InvalidSubcommand {
+        return ["run", "check", "render", "install", "help"].into();
+    }
+    let cli = Cli::command();
+    let sub = args.get(1).and_then(|a| a.to_str()).and_then(|a| cli.find_subcommand(a));
+    let mut names: Vec<&'static str> = vec!["--help", "--version"];
+    for arg in sub.into_iter().flat_map(|s| s.get_arguments()) {
+        if let Some(long) = arg.get_long() {
+            // The few option names are kept for the process's short life.
+            names.push(Box::leak(format!("--{long}").into_boxed_str()));
+        }
+    }
+    names
 }
 
 /// Builds the options (configuration variables included) and runs `f`; a

@@ -98,8 +98,20 @@ fn write_termination_log(text: &str, named: Option<&OsStr>) {
         }
         None => PathBuf::from(DEFAULT_TERMINATION_LOG),
     };
-    let Ok(mut file) = options.open(path) else { return };
-    let _ = file.write_all(log_part(text).as_bytes());
+    // The default log is used only when it exists and is writable: not being able to open it is not news.
+    let cannot = |e: std::io::Error| {
+        use std::os::unix::ffi::OsStrExt;
+        let shown = crate::error::escape(named.unwrap_or(OsStr::new(DEFAULT_TERMINATION_LOG)).as_bytes());
+        warn(&format!("cannot write the termination log {shown} ({})", crate::error::os_reason(&e)));
+    };
+    let mut file = match options.open(path) {
+        Ok(file) => file,
+        Err(e) if named.is_some() => return cannot(e),
+        Err(_) => return,
+    };
+    if let Err(e) = file.write_all(log_part(text).as_bytes()) {
+        cannot(e);
+    }
 }
 
 /// The start of `text` that fits in the log: all of it, or up to the last

@@ -112,3 +112,82 @@ fn a_yaml_manifest_says_so_and_how_to_get_json() {
     let m = v.file_str("m.json", format!("{{\"env\": [{{\"name\": \"{SENTINEL}\"}}\n"));
     envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(78, &[&format!("manifest {m} is not valid JSON: ")]);
 }
+
+#[test]
+fn a_misspelt_option_or_subcommand_gets_a_suggestion() {
+    for (args, want) in [
+        (vec!["run", "--manfest", SENTINEL, "--", "/bin/true"], "unexpected argument '--manfest' found (did you mean --manifest? see envshim --help)"),
+        (vec!["check", "--env-fil", SENTINEL], "unexpected argument '--env-fil' found (did you mean --env-file? see envshim --help)"),
+        (vec!["check", "--strict-name"], "unexpected argument '--strict-name' found (did you mean --strict-names? see envshim --help)"),
+        (vec!["render", "--show-value"], "unexpected argument '--show-value' found (did you mean --show-values? see envshim --help)"),
+        (vec!["chek", SENTINEL], "unrecognized subcommand 'chek' (did you mean check? see envshim --help)"),
+        (vec!["check", "--bogus"], "unexpected argument '--bogus' found (see envshim --help)"),
+    ] {
+        let line = envshim(&args).run().fails_with(2, &[]);
+        assert_eq!(line, format!("envshim: {want}"), "{args:?}");
+    }
+}
+
+#[test]
+fn an_unknown_envshim_variable_is_removed_with_a_warning() {
+    let out = envshim(["run", "--"]).args(print_env()).env("ENVSHIM_MANIFST", SENTINEL).env("ENVSHIM_ZZZZZZZZZZZZZZZZZZZZ", SENTINEL).run();
+    out.no_sentinel().code(0);
+    assert!(!out.env_map().keys().any(|k| k.starts_with("ENVSHIM_")));
+    assert_eq!(
+        out.stderr_lines(),
+        [
+            "envshim: warning: ENVSHIM_MANIFST is not a variable envshim knows: removed from the environment (did you mean ENVSHIM_MANIFEST?)",
+            "envshim: warning: ENVSHIM_ZZZZZZZZZZZZZZZZZZZZ is not a variable envshim knows: removed from the environment (see envshim --help for the known ones)",
+        ]
+    );
+    // Known ones: no warning.
+    envshim(["check"]).env("ENVSHIM_STRICT_NAMES", "0").env("ENVSHIM_VERBOSE", "no").run().ok();
+}
+
+#[test]
+fn a_usage_error_reaches_an_explicit_termination_log() {
+    let v = Volume::new();
+    let log = v.join("tl");
+    for args in [
+        vec!["check", "--termination-log", log.to_str().unwrap(), "--bogus", SENTINEL],
+        vec!["run", &format!("--termination-log={}", log.display()), "--manfest", SENTINEL],
+    ] {
+        let line = envshim(&args).run().no_sentinel().fails_with(2, &[]);
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), format!("{line}\n"), "{args:?}");
+        std::fs::remove_file(&log).unwrap();
+    }
+    // After `--` it is the program's argument, not envshim's.
+    envshim(["run", "--bogus", "--", "prog", "--termination-log", log.to_str().unwrap()]).run().fails(2);
+    assert!(!log.exists());
+}
+
+#[test]
+fn an_unwritable_termination_log_is_warned_about() {
+    let v = Volume::new();
+    let log = v.join("missing-dir/tl");
+    let m = v.file_str("m.json", format!("{{\"env\": [{{\"name\": \"A\", \"valu\": \"{SENTINEL}\"}}]}}"));
+    let out = envshim(["check", "--termination-log", log.to_str().unwrap(), "--manifest", &m]).run();
+    out.no_sentinel().code(78);
+    assert_eq!(
+        out.stderr_lines(),
+        [format!("envshim: warning: cannot write the termination log {} (No such file or directory)", log.display()), format!("envshim: manifest {m}: env[0].valu: unknown field")]
+    );
+    // A log that cannot take the text: the same, the exit code still the failure's own.
+    let out = envshim(["check", "--termination-log", "/dev/full", "--manifest", &m]).run();
+    out.no_sentinel().code(78).stderr_has("envshim: warning: cannot write the termination log /dev/full (No space left on device)");
+}
+
+#[test]
+fn option_values_may_start_with_a_dash() {
+    let v = Volume::new();
+    let f = v.file_str("-weird.env", "W=from-file\n");
+    let out = envshim(["run", "--env", "-X=1", "--env-file", "-weird.env", "--"]).cwd(v.path()).args(print_env()).run();
+    out.ok();
+    let env = out.env_map();
+    assert_eq!((env["-X"].as_str(), env["W"].as_str()), ("1", "from-file"));
+    let out = envshim(["check", &format!("--env-file={f}"), "--env", "-A=-b"]).run();
+    out.ok();
+    // `--` still ends the options; other options do not take a value starting with `-`.
+    envshim(["run", "--env", "--", "/bin/true"]).run().fails_with(2, &["--env and --env-file need a value before --"]);
+    envshim(["run", "--manifest", "--", "/bin/true"]).run().fails_with(2, &["a value is required for '--manifest <PATH>'"]);
+}
