@@ -595,6 +595,9 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
             break;
         }
     }
+    for w in sources.warnings.drain(..) {
+        b.warnings.push(w);
+    }
     b
 }
 

@@ -191,3 +191,71 @@ fn option_values_may_start_with_a_dash() {
     envshim(["run", "--env", "--", "/bin/true"]).run().fails_with(2, &["--env and --env-file need a value before --"]);
     envshim(["run", "--manifest", "--", "/bin/true"]).run().fails_with(2, &["a value is required for '--manifest <PATH>'"]);
 }
+
+#[test]
+fn a_name_given_twice_in_an_env_file_is_warned_about_by_line() {
+    let v = Volume::new();
+    v.file("vol/app.env", format!("DUP={SENTINEL}\nOTHER=1\nDUP=second\n"));
+    let m = v.manifest(&json!({"volumeMounts": [{"name": "cfg", "mountPath": v.join("vol").to_str().unwrap()}], "envFrom": [{"fileRef": {"volumeName": "cfg", "path": "app.env"}}]}));
+    let out = envshim(["run", "--manifest", &m, "--"]).args(print_env()).run();
+    out.no_sentinel().code(0);
+    assert_eq!(out.env_map()["DUP"], "second", "the last wins");
+    assert_eq!(
+        out.stderr_lines(),
+        ["envshim: warning: volume cfg, path app.env: the name on line 1 is given again on line 3: the last one wins (the kubelet takes the first)"]
+    );
+    // Many duplicates: one warning for the file, counting the rest; read twice, warned once.
+    let many: String = (0..500).map(|i| format!("K{}={SENTINEL}\n", i % 7)).collect();
+    v.file("many.env", &many);
+    let out = envshim(["check", "--env-file", "many.env", "--env-file", "./many.env", "--env-file", "many.env"]).cwd(v.path()).run();
+    out.no_sentinel().code(0);
+    assert_eq!(
+        out.stderr_lines(),
+        [
+            "envshim: warning: env file many.env: the name on line 1 is given again on line 8: the last one wins (the kubelet takes the first); 492 more lines give a name again",
+            "envshim: warning: env file ./many.env: the name on line 1 is given again on line 8: the last one wins (the kubelet takes the first); 492 more lines give a name again",
+        ]
+    );
+    // No duplicate: nothing said.
+    v.file("plain.env", "A=1\nB=2\n");
+    envshim(["check", "--env-file", "plain.env"]).cwd(v.path()).run().ok();
+}
+
+/// A file is named as the user named it: `--env-file` by its path, a
+/// volume's file by volume and path, the manifest by its path.
+#[test]
+fn messages_name_files_as_the_user_named_them() {
+    let v = Volume::new();
+    v.file("ef/big.env", format!("A='{SENTINEL}\n"));
+    let m = v.manifest(&json!({"volumeMounts": [{"name": "ef", "mountPath": v.join("ef").to_str().unwrap()}], "envFrom": [{"fileRef": {"volumeName": "ef", "path": "big.env"}}]}));
+    envshim(["check", "--env-file", "ef/big.env"]).cwd(v.path()).run().no_sentinel().fails_with(65, &["envshim: env file ef/big.env, line 1: "]);
+    envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(65, &["envshim: volume ef, path big.env, line 1: "]);
+    // Nested OS errors are not doubled.
+    let out = envshim(["check", "--termination-log", v.join("no/dir/tl").to_str().unwrap(), "--env", "=x"]).run();
+    assert!(!out.stderr_str().contains("os error"), "{}", out.stderr_str());
+}
+
+#[test]
+fn every_option_and_argument_has_help_and_help_help_works() {
+    for sub in ["run", "check", "render", "install", "help"] {
+        let out = envshim(["help", sub]).run();
+        out.ok();
+        let text = out.stdout_str();
+        let mut in_list = false;
+        for line in text.lines() {
+            if line.starts_with("Options:") || line.starts_with("Arguments:") {
+                in_list = true;
+                continue;
+            }
+            if in_list && line.trim_start().starts_with('-') || in_list && line.trim_start().starts_with(['<', '[']) {
+                // `  --name <VALUE>  Help text`: two blanks or more between the name and its text.
+                let rest = line.trim_start();
+                let help = rest.split_once("  ").map(|(_, h)| h.trim_start()).unwrap_or("");
+                assert!(!help.is_empty() && !help.starts_with('['), "{sub}: no help text for {rest:?}\n{text}");
+            }
+        }
+    }
+    let out = envshim(["help", "--help"]).run();
+    out.ok();
+    assert!(out.stdout_str().contains("Usage: envshim help"), "{}", out.stdout_str());
+}
