@@ -28,7 +28,8 @@ fn is_envshim(file: &mut File) -> io::Result<bool> {
     use io::Read;
     let mut buf = vec![0u8; (64 << 10) + MARKER.len()];
     let (mut kept, mut read_total) = (0, 0u64);
-    let finder = memchr::memmem::Finder::new(MARKER);
+    // memchr for the first byte, then a comparison: `memmem` cost ~30 KB of code.
+    let holds = |hay: &[u8]| memchr::memchr_iter(MARKER[0], hay).any(|i| hay[i..].starts_with(MARKER));
     loop {
         let n = file.read(&mut buf[kept..])?;
         if read_total == 0 && !buf[..kept + n].starts_with(b"\x7fELF") && (kept + n >= 4 || n == 0) {
@@ -39,7 +40,7 @@ fn is_envshim(file: &mut File) -> io::Result<bool> {
         }
         read_total += n as u64;
         let end = kept + n;
-        if finder.find(&buf[..end]).is_some() {
+        if holds(&buf[..end]) {
             return Ok(true);
         }
         if read_total >= MAX_SEARCH_BYTES {
