@@ -142,6 +142,9 @@ pub fn run(opts: &Options) -> i32 {
             return fail(opts, &errors);
         }
     };
+    if opts.verbose {
+        verbose(&plan.env);
+    }
     if opts.init {
         return init::supervise(&target, init::Settings { group: opts.init_group, term_delay: opts.term_delay }, |e| fail(opts, &[e]));
     }
@@ -164,11 +167,29 @@ pub fn check(opts: &Options) -> i32 {
             plan.errors.extend(errors);
         }
     }
+    if opts.verbose && plan.errors.is_empty() {
+        verbose(&plan.env);
+    }
     let code = if plan.errors.is_empty() { code::OK } else { fail(opts, &plan.errors) };
     // The process ends here: freeing the environment variable by variable
     // was 3% of check's instructions, work `run` never does (it execs).
     std::mem::forget(plan);
     code
+}
+
+/// `--verbose`: each variable's name, source (as `render` names it) and
+/// size on stderr, one line each, never a value; in one write where it fits.
+#[cold]
+#[inline(never)]
+fn verbose(env: &Environment) {
+    let mut text = String::new();
+    for v in env.vars() {
+        let name = &v.name[..v.name.len().min(limits::MAX_SHOWN_NAME_BYTES)];
+        let more = if v.name.len() > name.len() { "..." } else { "" };
+        text.push_str(&format!("envshim: {}{more} from {} ({} bytes)\n", escape(name), v.source, v.value.len()));
+    }
+    // A closed stderr is not worth failing for.
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
 /// `envshim render`: prints the final environment, values masked unless `show_values`.

@@ -259,3 +259,34 @@ fn every_option_and_argument_has_help_and_help_help_works() {
     out.ok();
     assert!(out.stdout_str().contains("Usage: envshim help"), "{}", out.stdout_str());
 }
+
+#[test]
+fn verbose_names_each_variable_its_source_and_size_never_a_value() {
+    let v = Volume::new();
+    v.file("vol/app.env", format!("SECRET={SENTINEL}\n"));
+    let m = v.manifest(&json!({
+        "volumeMounts": [{"name": "cfg", "mountPath": v.join("vol").to_str().unwrap()}],
+        "env": [{"name": "FROM_FILE", "valueFrom": {"fileKeyRef": {"volumeName": "cfg", "path": "app.env", "key": "SECRET"}}}, {"name": "LIT", "value": "x$(INH)"}],
+    }));
+    let want = [
+        "envshim: INH from inherited (21 bytes)".to_string(),
+        format!("envshim: FROM_FILE from cfg/app.env:1 ({} bytes)", SENTINEL.len()),
+        format!("envshim: LIT from manifest env[1] ({} bytes)", SENTINEL.len() + 1),
+        format!("envshim: CLI from --env ({} bytes)", SENTINEL.len()),
+    ];
+    for how in ["--verbose", "-v", "ENVSHIM_VERBOSE", "--init"] {
+        let mut shim = envshim(["run", "--manifest", &m, "--env", &format!("CLI={SENTINEL}")]).env("INH", SENTINEL);
+        shim = match how {
+            "ENVSHIM_VERBOSE" => shim.env("ENVSHIM_VERBOSE", "yes"),
+            "--init" => shim.args(["--init", "-v"]),
+            flag => shim.arg(flag),
+        };
+        let out = shim.args(["--", "/bin/sh", "-c", "echo program"]).run();
+        out.no_sentinel().code(0);
+        assert_eq!(out.stderr_lines(), want, "{how}");
+        assert_eq!(out.stdout_str(), "program\n", "{how}");
+    }
+    // check too; off by default.
+    envshim(["check", "--manifest", &m, "--verbose"]).run().code(0).stderr_has("envshim: LIT from manifest env[1] (7 bytes)");
+    envshim(["run", "--manifest", &m, "--", "/bin/true"]).run().ok();
+}
