@@ -87,6 +87,8 @@ pub struct Options {
     pub container: Option<OsString>,
     /// `--verbose` / `ENVSHIM_VERBOSE`: each variable's source and size on stderr before the program starts.
     pub verbose: bool,
+    /// `check --format json`: the problems and warnings as one JSON document on stdout.
+    pub check_json: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -102,6 +104,8 @@ struct Plan {
     env: Environment,
     line: Vec<Word>,
     errors: Vec<Error>,
+    /// With `check --format json` only: the warnings, for the document (else printed at once).
+    warnings: report::Warnings,
     /// Kept to the end, not dropped when the environment is built: `run`
     /// execs and `check` forgets them, so neither frees them piece by piece.
     _read: (Manifest<'static>, Sources),
@@ -156,6 +160,7 @@ pub fn run(opts: &Options) -> i32 {
 pub fn check(opts: &Options) -> i32 {
     let mut plan = match prepare(opts, Mode::Check) {
         Ok(p) => p,
+        Err(errors) if opts.check_json => return report::json(&errors, &report::Warnings::default(), opts.termination_log.as_deref()),
         Err(errors) => return fail(opts, &errors),
     };
     if plan.line.is_empty() {
@@ -170,7 +175,13 @@ pub fn check(opts: &Options) -> i32 {
     if opts.verbose && plan.errors.is_empty() {
         verbose(&plan.env);
     }
-    let code = if plan.errors.is_empty() { code::OK } else { fail(opts, &plan.errors) };
+    let code = if opts.check_json {
+        report::json(&plan.errors, &plan.warnings, opts.termination_log.as_deref())
+    } else if plan.errors.is_empty() {
+        code::OK
+    } else {
+        fail(opts, &plan.errors)
+    };
     // The process ends here: freeing the environment variable by variable
     // was 3% of check's instructions, work `run` never does (it execs).
     std::mem::forget(plan);
@@ -291,8 +302,13 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
             awaited.extend(secrets);
         }
         if awaited.is_empty() {
-            warnings.print();
-            return Ok(Plan { env, line, errors, _read: (manifest, sources) });
+            let warnings = if opts.check_json {
+                warnings
+            } else {
+                warnings.print();
+                report::Warnings::default()
+            };
+            return Ok(Plan { env, line, errors, warnings, _read: (manifest, sources) });
         }
         let present = wait::until_present(&awaited, deadline.flatten()).map_err(|e| vec![e])? == wait::Waited::Present;
         // Past the deadline the next build is the last, even when the files

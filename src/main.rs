@@ -60,6 +60,16 @@ struct RunArgs {
 struct CheckArgs {
     #[command(flatten)]
     common: Common,
+    /// The report: text (lines on stderr) or json (one document on stdout: every problem with its code, message, path or file and line, and the warnings)
+    #[arg(long, value_enum, default_value = "text")]
+    format: CheckFormat,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
+enum CheckFormat {
+    Text,
+    Json,
 }
 
 #[derive(Args)]
@@ -200,7 +210,7 @@ fn common_line(args: &[OsString]) -> Option<Cli> {
     if run && program.is_empty() {
         return None;
     }
-    Some(Cli { command: if run { Command::Run(RunArgs { common: c, program }) } else { Command::Check(CheckArgs { common: c }) } })
+    Some(Cli { command: if run { Command::Run(RunArgs { common: c, program }) } else { Command::Check(CheckArgs { common: c, format: CheckFormat::Text }) } })
 }
 
 #[derive(Args, Default)]
@@ -330,6 +340,7 @@ fn options(common: Common) -> Result<envshim::Options, String> {
         program: Vec::new(),
         container: common.container.or_else(|| std::env::var_os("ENVSHIM_CONTAINER")),
         verbose: common.verbose || env_flag("ENVSHIM_VERBOSE")?,
+        check_json: false,
     })
 }
 
@@ -436,7 +447,9 @@ fn with_options(common: Common, f: impl FnOnce(envshim::Options) -> Result<i32, 
 fn dispatch(command: Command) -> i32 {
     match command {
         Command::Run(RunArgs { common, program }) => with_options(common, |o| Ok(envshim::run(&envshim::Options { program, ..o }))),
-        Command::Check(CheckArgs { common }) => with_options(common, |o| Ok(envshim::check(&o))),
+        Command::Check(CheckArgs { common, format }) => {
+            with_options(common, |o| Ok(envshim::check(&envshim::Options { check_json: matches!(format, CheckFormat::Json), ..o })))
+        }
         Command::Render(RenderArgs { common, format, show_values }) => {
             let format = match format {
                 Format::Env => envshim::Format::Env,

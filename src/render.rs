@@ -81,7 +81,7 @@ fn json(out: &mut impl Write, vars: &[Var], show_values: bool) -> io::Result<()>
     out.write_all(buf.as_bytes())
 }
 
-fn json_string(buf: &mut String, s: &str) {
+pub fn json_string(buf: &mut String, s: &str) {
     buf.push('"');
     for c in s.chars() {
         match c {

@@ -50,6 +50,54 @@ impl Warnings {
     }
 }
 
+/// `check --format json`: one document on stdout (README, "check --format
+/// json"), the failures also in the termination log; returns the exit code
+/// of the first error (0 when none). Bounded as the lines are: at most
+/// [`MAX_ERROR_LINES`] errors and [`MAX_WARNING_LINES`] warnings, each cut
+/// as a line is, and counts of those left out.
+pub fn json(errors: &[Error], warnings: &Warnings, termination_log: Option<&OsStr>) -> i32 {
+    use crate::render::json_string;
+    let code = errors.first().map_or(0, |e| e.code);
+    let text = |m: &str| line("", m).trim_end_matches('\n').to_string();
+    let mut out = format!("{{\n  \"ok\": {},\n  \"exit_code\": {code},\n  \"errors\": [", errors.is_empty());
+    for (i, e) in errors.iter().take(MAX_ERROR_LINES).enumerate() {
+        out.push_str(if i == 0 { "\n    {\"code\": " } else { ",\n    {\"code\": " });
+        out.push_str(&e.code.to_string());
+        out.push_str(", \"message\": ");
+        json_string(&mut out, &text(&e.message));
+        for (key, value) in [("path", &e.path), ("file", &e.file)] {
+            out.push_str(&format!(", \"{key}\": "));
+            match value {
+                Some(v) => json_string(&mut out, &text(v)),
+                None => out.push_str("null"),
+            }
+        }
+        out.push_str(&match e.line {
+            0 => ", \"line\": null}".to_string(),
+            n => format!(", \"line\": {n}}}"),
+        });
+    }
+    out.push_str(if errors.is_empty() { "],\n" } else { "\n  ],\n" });
+    out.push_str(&format!("  \"errors_not_shown\": {},\n  \"warnings\": [", errors.len().saturating_sub(MAX_ERROR_LINES)));
+    for (i, w) in warnings.kept.iter().enumerate() {
+        out.push_str(if i == 0 { "\n    {\"message\": " } else { ",\n    {\"message\": " });
+        json_string(&mut out, &text(w));
+        out.push('}');
+    }
+    out.push_str(if warnings.kept.is_empty() { "],\n" } else { "\n  ],\n" });
+    out.push_str(&format!("  \"warnings_not_shown\": {}\n}}\n", warnings.more));
+    if !errors.is_empty() {
+        let mut log = String::new();
+        for e in errors.iter().take(MAX_ERROR_LINES) {
+            log.push_str(&line("envshim: ", &e.message));
+        }
+        write_termination_log(&log, termination_log);
+    }
+    // A reader that went away: the exit code still tells.
+    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    code
+}
+
 /// Writes the termination log, then prints the errors (at most
 /// [`MAX_ERROR_LINES`], and a line counting the rest), and returns the exit
 /// code of the first error. The log comes first: stderr may be a closed pipe

@@ -198,7 +198,7 @@ impl Sources {
             Some(root) => {
                 // Messages about the file name it as the manifest does: by volume and path.
                 let shown = format!("volume {}, path {}", escape(volume.as_bytes()), escape(key));
-                outcome(files::read_in_root(root.as_fd(), key, MAX_ENV_FILE_BYTES), &shown, &mut self.read, errors, &mut self.warnings)
+                outcome(files::read_in_root(root.as_fd(), key, MAX_ENV_FILE_BYTES), (&shown, &display), &mut self.read, errors, &mut self.warnings)
             }
         };
         self.add(Some(vi), display, outcome)
@@ -215,7 +215,7 @@ impl Sources {
         let outcome = if self.read > MAX_READ_BYTES {
             Outcome::Failed
         } else {
-            outcome(files::read_path(path, MAX_ENV_FILE_BYTES), &format!("env file {display}"), &mut self.read, errors, &mut self.warnings)
+            outcome(files::read_path(path, MAX_ENV_FILE_BYTES), (&format!("env file {display}"), &display), &mut self.read, errors, &mut self.warnings)
         };
         self.add(None, display, outcome)
     }
@@ -269,17 +269,18 @@ pub fn missing_error(message: String, waited: Option<&str>) -> Error {
 }
 
 /// Turns a read into a parsed file, or reports why not (once per file),
-/// naming it `shown` (`env file ./app.env`, `volume config, path app.env`).
+/// naming it `shown` (`env file ./app.env`, `volume config, path app.env`);
+/// an error's `file` is `display` (`./app.env`, `config/app.env`, as `render` names it).
 /// Counts what was read in `read`: past [`MAX_READ_BYTES`] for all the env
 /// files together, a manifest naming thousands of distinct files is refused
 /// (65, reported once; the callers read no more files) instead of reading
 /// and keeping them all.
-fn outcome(read: Result<Vec<u8>, ReadError>, shown: &str, total: &mut usize, errors: &mut Vec<Error>, warnings: &mut Vec<String>) -> Outcome {
+fn outcome(read: Result<Vec<u8>, ReadError>, (shown, display): (&str, &str), total: &mut usize, errors: &mut Vec<Error>, warnings: &mut Vec<String>) -> Outcome {
     let data = match read {
         Ok(data) => data,
         Err(ReadError::NotFound) => return Outcome::Missing,
         Err(e) => {
-            errors.push(read_error(e, shown).at(shown, 0));
+            errors.push(read_error(e, shown).at(display, 0));
             return Outcome::Failed;
         }
     };
@@ -288,7 +289,7 @@ fn outcome(read: Result<Vec<u8>, ReadError>, shown: &str, total: &mut usize, err
         errors.push(Error::new(
             code::DATAERR,
             format!("{shown}: the env files read pass {MAX_READ_BYTES} bytes in all; no more are read"),
-        ).at(shown, 0));
+        ).at(display, 0));
         return Outcome::Failed;
     }
     match EnvFile::parse(data) {
@@ -300,7 +301,7 @@ fn outcome(read: Result<Vec<u8>, ReadError>, shown: &str, total: &mut usize, err
         }
         Err(e) => {
             let sep = if e.line == 0 { " " } else { ", " };
-            errors.push(Error::new(code::DATAERR, format!("{shown}{sep}{e}")).at(shown, e.line));
+            errors.push(Error::new(code::DATAERR, format!("{shown}{sep}{e}")).at(display, e.line));
             Outcome::Failed
         }
     }

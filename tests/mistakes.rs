@@ -290,3 +290,54 @@ fn verbose_names_each_variable_its_source_and_size_never_a_value() {
     envshim(["check", "--manifest", &m, "--verbose"]).run().code(0).stderr_has("envshim: LIT from manifest env[1] (7 bytes)");
     envshim(["run", "--manifest", &m, "--", "/bin/true"]).run().ok();
 }
+
+/// `check --format json`: one document on stdout with every problem (code,
+/// message, path or file and line) and the warnings; the exit code as without it.
+#[test]
+fn check_format_json_reports_every_problem_and_warning() {
+    let v = Volume::new();
+    v.file("vol/bad.env", format!("A=1\nB='{SENTINEL}\n"));
+    v.file("dup.env", format!("D={SENTINEL}\nD=2\n"));
+    let m = v.manifest(&json!({
+        "volumeMounts": [{"name": "cfg", "mountPath": v.join("vol").to_str().unwrap()}],
+        "envFrom": [{"fileRef": {"volumeName": "cfg", "path": "bad.env"}}],
+        "env": [{"name": "X", "valueFrom": {"fileKeyRef": {"volumeName": "cfg", "path": "missing.env", "key": "K"}}}],
+    }));
+    let out = envshim(["check", "--format", "json", "--manifest", &m, "--env-file", "dup.env"]).cwd(v.path()).env("ENVSHIM_MANIFST", SENTINEL).run();
+    out.no_sentinel().code(65);
+    assert!(out.stderr.is_empty(), "{}", out.stderr_str());
+    let doc = out.json();
+    assert_eq!(
+        doc,
+        json!({
+            "ok": false,
+            "exit_code": 65,
+            "errors": [
+                {"code": 65, "message": "volume cfg, path bad.env, line 2: opens a single quote that is never closed", "path": null, "file": "cfg/bad.env", "line": 2},
+                {"code": 66, "message": "manifest: env[0] (X): file cfg/missing.env not found", "path": null, "file": null, "line": null},
+            ],
+            "errors_not_shown": 0,
+            "warnings": [
+                {"message": "ENVSHIM_MANIFST is not a variable envshim knows: removed from the environment (did you mean ENVSHIM_MANIFEST?)"},
+                {"message": "env file dup.env: the name on line 1 is given again on line 2: the last one wins (the kubelet takes the first)"},
+            ],
+            "warnings_not_shown": 0,
+        })
+    );
+    // A manifest error carries its JSON path and the manifest file.
+    let bad = v.manifest(&json!({"env": [{"name": "A", "valueFrom": {"fileKeyRef": {"volumeName": "v", "path": "p", "key": "k", "optinal": SENTINEL}}}]}));
+    let out = envshim(["check", "--format=json", "--manifest", &bad]).run();
+    out.no_sentinel().code(78);
+    let doc = out.json();
+    assert_eq!(doc["errors"][0]["path"], "env[0].valueFrom.fileKeyRef.optinal");
+    assert_eq!(doc["errors"][0]["file"], bad.as_str());
+    assert_eq!(doc["errors"][0]["message"], format!("manifest {bad}: env[0].valueFrom.fileKeyRef.optinal: unknown field"));
+    // A syntax error: the line.
+    let broken = v.file_str("broken.json", format!("{{\n\"env\": [\n{SENTINEL}\n"));
+    let doc = envshim(["check", "--format", "json", "--manifest", &broken]).run().json();
+    assert_eq!((doc["exit_code"].clone(), doc["errors"][0]["line"].clone(), doc["errors"][0]["file"].clone()), (json!(78), json!(3), json!(broken)));
+    // Nothing wrong.
+    let out = envshim(["check", "--format", "json"]).run();
+    out.ok();
+    assert_eq!(out.json(), json!({"ok": true, "exit_code": 0, "errors": [], "errors_not_shown": 0, "warnings": [], "warnings_not_shown": 0}));
+}
