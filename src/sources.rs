@@ -195,11 +195,8 @@ impl Sources {
         let outcome = match root {
             None => Outcome::Failed,
             Some(_) if self.read > MAX_READ_BYTES => Outcome::Failed,
-            Some(root) => {
-                // Messages about the file name it as the manifest does: by volume and path.
-                let shown = format!("volume {}, path {}", escape(volume.as_bytes()), escape(key));
-                outcome(files::read_in_root(root.as_fd(), key, MAX_ENV_FILE_BYTES), (&shown, &display), &mut self.read, errors, &mut self.warnings)
-            }
+            // Messages about the file name it as the manifest does: by volume and path.
+            Some(root) => outcome(files::read_in_root(root.as_fd(), key, MAX_ENV_FILE_BYTES), Named::Volume(volume, key), &display, &mut self.read, errors, &mut self.warnings),
         };
         self.add(Some(vi), display, outcome)
     }
@@ -215,7 +212,7 @@ impl Sources {
         let outcome = if self.read > MAX_READ_BYTES {
             Outcome::Failed
         } else {
-            outcome(files::read_path(path, MAX_ENV_FILE_BYTES), (&format!("env file {display}"), &display), &mut self.read, errors, &mut self.warnings)
+            outcome(files::read_path(path, MAX_ENV_FILE_BYTES), Named::Path, &display, &mut self.read, errors, &mut self.warnings)
         };
         self.add(None, display, outcome)
     }
@@ -269,18 +266,24 @@ pub fn missing_error(message: String, waited: Option<&str>) -> Error {
 }
 
 /// Turns a read into a parsed file, or reports why not (once per file),
-/// naming it `shown` (`env file ./app.env`, `volume config, path app.env`);
-/// an error's `file` is `display` (`./app.env`, `config/app.env`, as `render` names it).
+/// naming it as `named` says (`env file ./app.env`, `volume config, path
+/// app.env`); an error's `file` is `display` (`./app.env`, `config/app.env`,
+/// as `render` names it).
 /// Counts what was read in `read`: past [`MAX_READ_BYTES`] for all the env
 /// files together, a manifest naming thousands of distinct files is refused
 /// (65, reported once; the callers read no more files) instead of reading
 /// and keeping them all.
-fn outcome(read: Result<Vec<u8>, ReadError>, (shown, display): (&str, &str), total: &mut usize, errors: &mut Vec<Error>, warnings: &mut Vec<String>) -> Outcome {
+fn outcome(read: Result<Vec<u8>, ReadError>, named: Named, display: &str, total: &mut usize, errors: &mut Vec<Error>, warnings: &mut Vec<String>) -> Outcome {
+    // Made only for a message: a format for every file read cost instructions at each start.
+    let shown = || match named {
+        Named::Volume(volume, path) => format!("volume {}, path {}", escape(volume.as_bytes()), escape(path)),
+        Named::Path => format!("env file {display}"),
+    };
     let data = match read {
         Ok(data) => data,
         Err(ReadError::NotFound) => return Outcome::Missing,
         Err(e) => {
-            errors.push(read_error(e, shown).at(display, 0));
+            errors.push(read_error(e, &shown()).at(display, 0));
             return Outcome::Failed;
         }
     };
@@ -288,20 +291,20 @@ fn outcome(read: Result<Vec<u8>, ReadError>, (shown, display): (&str, &str), tot
     if *total > MAX_READ_BYTES {
         errors.push(Error::new(
             code::DATAERR,
-            format!("{shown}: the env files read pass {MAX_READ_BYTES} bytes in all; no more are read"),
+            format!("{}: the env files read pass {MAX_READ_BYTES} bytes in all; no more are read", shown()),
         ).at(display, 0));
         return Outcome::Failed;
     }
     match EnvFile::parse(data) {
         Ok(f) => {
             if let Some(dups) = f.duplicates() {
-                warnings.push(duplicates_warning(shown, dups));
+                warnings.push(duplicates_warning(&shown(), dups));
             }
             Outcome::Parsed(Rc::new(f))
         }
         Err(e) => {
             let sep = if e.line == 0 { " " } else { ", " };
-            errors.push(Error::new(code::DATAERR, format!("{shown}{sep}{e}")).at(display, e.line));
+            errors.push(Error::new(code::DATAERR, format!("{}{sep}{e}", shown())).at(display, e.line));
             Outcome::Failed
         }
     }
@@ -317,6 +320,13 @@ fn duplicates_warning(shown: &str, (first, again, count): (u32, u32, u32)) -> St
         n => format!("; {n} more lines give a name again"),
     };
     format!("{shown}: the name on line {first} is given again on line {again}: the last one wins (the kubelet takes the first){more}")
+}
+
+/// How messages name a file: by its volume and path inside it, or by its path as given.
+#[derive(Clone, Copy)]
+enum Named<'a> {
+    Volume(&'a str, &'a [u8]),
+    Path,
 }
 
 /// The error for a file that exists but cannot be read.
