@@ -68,11 +68,12 @@ impl fmt::Display for Error {
 /// An OS error's text without the `(os error N)` std adds (`No such file
 /// or directory`, not `No such file or directory (os error 2)`): messages
 /// put it in parentheses of their own.
+#[inline(never)]
 pub fn os_reason(e: &std::io::Error) -> String {
-    let text = e.to_string();
-    match (e.raw_os_error(), text.rfind(" (os error ")) {
-        (Some(_), Some(at)) => text[..at].to_string(),
-        _ => text,
+    match e.raw_os_error() {
+        // SAFETY: strerror returns a NUL-terminated string that lives as long as the process (musl: static text).
+        Some(n) => unsafe { std::ffi::CStr::from_ptr(libc::strerror(n)) }.to_string_lossy().into_owned(),
+        None => e.to_string(),
     }
 }
 
