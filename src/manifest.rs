@@ -87,14 +87,17 @@ pub fn parse(bytes: &[u8]) -> Result<Manifest<'_>, Vec<Error>> {
 /// Parses the manifest `shown` (as messages name it: `./m.json`,
 /// `--manifest-json`; "" for none): a container spec, or with `container`
 /// that container of a Pod, a workload or a `List` (SPEC §3). A container
-/// spec pays only for a test of each top-level key it does not know.
+/// spec pays one test: a whole object reads as a container spec with
+/// nothing in it (all its fields are unknown at the top level), and only
+/// then is the document looked into again.
 #[inline(never)] // called once; a frame of its own for profiles
 pub fn parse_named<'a>(bytes: &'a [u8], shown: &str, container: Option<&[u8]>) -> Result<Manifest<'a>, Vec<Error>> {
     let mut errors = Vec::new();
-    let mut whole = false;
-    let manifest = read(bytes, |r| r.manifest(&mut errors, &mut whole)).map_err(|e| vec![syntax_error(bytes, shown, e)])?;
-    if whole || container.is_some() {
-        return select::select(bytes, shown, container, whole, manifest, errors);
+    let manifest = read(bytes, |r| r.manifest(&mut errors)).map_err(|e| vec![syntax_error(bytes, shown, e)])?;
+    let m = &manifest;
+    let empty = m.volume_mounts.is_empty() && m.env_from.is_empty() && m.env.is_empty() && m.command.is_empty() && m.args.is_empty();
+    if container.is_some() || empty {
+        return select::select(bytes, shown, container, manifest, errors);
     }
     if errors.is_empty() {
         Ok(manifest)
@@ -666,9 +669,8 @@ impl<'a> Reader<'a> {
         Some((v, errors))
     }
 
-    /// The document, a container spec; `whole` set if it has a key of a
-    /// whole object (`kind`, `apiVersion`, `spec`, `items`), which a container has not.
-    fn manifest(&mut self, errors: &mut Vec<Error>, whole: &mut bool) -> Option<Manifest<'a>> {
+    /// The document, a container spec.
+    fn manifest(&mut self, errors: &mut Vec<Error>) -> Option<Manifest<'a>> {
         self.skip_ws();
         if self.peek() != Some(b'{') {
             let v = self.value(false)?;
@@ -689,8 +691,6 @@ impl<'a> Reader<'a> {
                 } else if r.named(key, b"args\"")? {
                     args = Some(r.list("args", Self::word)?);
                 } else {
-                    // Only a key read (not one of the names above): the names of a container are never tested.
-                    *whole |= matches!(key, Some(b"kind" | b"apiVersion" | b"spec" | b"items"));
                     return Some(false);
                 }
                 Some(true)

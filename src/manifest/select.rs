@@ -24,12 +24,15 @@ struct Found<'a> {
     text: &'a [u8],
 }
 
-/// What the walk found: the containers, and the document's own `kind` and `name`.
+/// What the walk found: the containers, the document's own `kind` and
+/// `name`, and whether it is a whole object: it has a key of one at the top
+/// (`kind`, `apiVersion`, `spec`, `items`), which a container has not.
 #[derive(Default)]
 struct Walk<'a> {
     found: Vec<Found<'a>>,
     kind: Option<Cow<'a, str>>,
     name: Option<Cow<'a, str>>,
+    whole: bool,
 }
 
 #[cold]
@@ -38,7 +41,6 @@ pub(super) fn select<'a>(
     bytes: &'a [u8],
     shown: &str,
     container: Option<&[u8]>,
-    whole: bool,
     manifest: Manifest<'a>,
     errors: Vec<Error>,
 ) -> Result<Manifest<'a>, Vec<Error>> {
@@ -46,6 +48,7 @@ pub(super) fn select<'a>(
     let mut w = Walk::default();
     // The document was read once: the walk cannot fail.
     let _ = read(bytes, |r| node(r, bytes, &mut String::new(), &mut w));
+    let whole = w.whole;
     let fail = |message: String| {
         let mut e = Error::config(message);
         e.path = Some(String::new());
@@ -86,7 +89,7 @@ pub(super) fn select<'a>(
     }
     let mut errors = Vec::new();
     // The container's text is a valid JSON value (read once already).
-    let m = read(one.text, |r| r.manifest(&mut errors, &mut false)).unwrap_or_default();
+    let m = read(one.text, |r| r.manifest(&mut errors)).unwrap_or_default();
     if errors.is_empty() {
         Ok(m)
     } else {
@@ -133,6 +136,7 @@ fn node<'a>(r: &mut Reader<'a>, bytes: &'a [u8], path: &mut String, w: &mut Walk
             }
             path.push_str(&escape(key.as_bytes()));
             let list = key == "containers" || key == "initContainers";
+            w.whole |= top && matches!(&*key, "kind" | "apiVersion" | "spec" | "items");
             let done = if top && (key == "kind" || key == "name") && r.peek() == Some(b'"') {
                 let text = r.string()?;
                 *(if key == "kind" { &mut w.kind } else { &mut w.name }) = Some(text);
