@@ -32,10 +32,16 @@ pub mod code {
 pub struct Error {
     pub code: i32,
     pub message: String,
-    /// Where the problem is, for `check --format json` (the message names it
-    /// too): `path` a JSON path in the manifest (`env[3].valueFrom`, `""`
-    /// for the whole document), `file` a file as messages name it, `line`
-    /// its line (0: none).
+    /// Where the problem is, for `check --format json` (the message names
+    /// it too); boxed, so that the many errors without one cost one word.
+    pub at: Option<Box<At>>,
+}
+
+/// Where a problem is: `path` a JSON path in the manifest (`env[3].valueFrom`,
+/// `""` for the whole document), `file` a file as `render` names it, `line`
+/// its line (0: none).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct At {
     pub path: Option<String>,
     pub file: Option<String>,
     pub line: usize,
@@ -43,12 +49,11 @@ pub struct Error {
 
 impl Error {
     pub fn new(code: i32, message: impl Into<String>) -> Self {
-        Error { code, message: message.into(), path: None, file: None, line: 0 }
+        Error { code, message: message.into(), at: None }
     }
     /// The same error, located in `file` at `line` (0: the whole file).
     pub fn at(mut self, file: &str, line: usize) -> Self {
-        self.file = Some(file.to_string());
-        self.line = line;
+        self.at = Some(Box::new(At { path: None, file: Some(file.to_string()), line }));
         self
     }
     pub fn usage(message: impl Into<String>) -> Self {

@@ -26,7 +26,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use crate::error::{escape, Error};
+use crate::error::{escape, At, Error};
 use crate::names::{HIGH, ONES};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -123,11 +123,10 @@ fn name_errors(errors: Vec<Error>, shown: &str, prefix: &str) -> Vec<Error> {
     errors
         .into_iter()
         .map(|mut e| {
-            let path = format!("{prefix}{}", e.path.as_deref().unwrap_or(""));
+            let path = format!("{prefix}{}", e.at.as_ref().and_then(|a| a.path.as_deref()).unwrap_or(""));
             let path = path.strip_suffix('.').unwrap_or(&path).to_string();
             e.message = if path.is_empty() { format!("{name}: {}", e.message) } else { format!("{name}: {path}: {}", e.message) };
-            e.path = Some(path);
-            e.file = (!shown.is_empty()).then(|| shown.to_string());
+            e.at = Some(Box::new(At { path: Some(path), file: (!shown.is_empty()).then(|| shown.to_string()), line: 0 }));
             e
         })
         .collect()
@@ -145,9 +144,7 @@ fn syntax_error(bytes: &[u8], shown: &str, (e, line): (String, usize)) -> Error 
     } else {
         Error::config(format!("{name} is not valid JSON: {e}"))
     };
-    error.path = None;
-    error.file = (!shown.is_empty()).then(|| shown.to_string());
-    error.line = line;
+    error.at = Some(Box::new(At { path: None, file: (!shown.is_empty()).then(|| shown.to_string()), line }));
     error
 }
 
@@ -1046,7 +1043,7 @@ fn report(errors: &mut Vec<Error>, below: Vec<Error>) {
 /// A schema error: `what`, at `path` (the message is made by [`name_errors`]).
 fn fail(errors: &mut Vec<Error>, path: &Path, what: impl fmt::Display) {
     let mut e = Error::config(what.to_string());
-    e.path = Some(path.to_string());
+    e.at = Some(Box::new(At { path: Some(path.to_string()), ..At::default() }));
     errors.push(e);
 }
 

@@ -58,39 +58,34 @@ impl Warnings {
 pub fn json(errors: &[Error], warnings: &Warnings, termination_log: Option<&OsStr>) -> i32 {
     use crate::render::json_string;
     let code = errors.first().map_or(0, |e| e.code);
-    let text = |m: &str| line("", m).trim_end_matches('\n').to_string();
+    // A string, cut as a line is, or null.
+    let text = |out: &mut String, m: Option<&str>| match m {
+        Some(m) => json_string(out, line("", m).trim_end_matches('\n')),
+        None => out.push_str("null"),
+    };
     let mut out = format!("{{\n  \"ok\": {},\n  \"exit_code\": {code},\n  \"errors\": [", errors.is_empty());
+    let mut log = String::new();
     for (i, e) in errors.iter().take(MAX_ERROR_LINES).enumerate() {
-        out.push_str(if i == 0 { "\n    {\"code\": " } else { ",\n    {\"code\": " });
-        out.push_str(&e.code.to_string());
-        out.push_str(", \"message\": ");
-        json_string(&mut out, &text(&e.message));
-        for (key, value) in [("path", &e.path), ("file", &e.file)] {
-            out.push_str(&format!(", \"{key}\": "));
-            match value {
-                Some(v) => json_string(&mut out, &text(v)),
-                None => out.push_str("null"),
-            }
-        }
-        out.push_str(&match e.line {
-            0 => ", \"line\": null}".to_string(),
-            n => format!(", \"line\": {n}}}"),
-        });
-    }
-    out.push_str(if errors.is_empty() { "],\n" } else { "\n  ],\n" });
-    out.push_str(&format!("  \"errors_not_shown\": {},\n  \"warnings\": [", errors.len().saturating_sub(MAX_ERROR_LINES)));
-    for (i, w) in warnings.kept.iter().enumerate() {
-        out.push_str(if i == 0 { "\n    {\"message\": " } else { ",\n    {\"message\": " });
-        json_string(&mut out, &text(w));
+        log.push_str(&line("envshim: ", &e.message));
+        let at = e.at.as_deref().cloned().unwrap_or_default();
+        out.push_str(&format!("{}\n    {{\"code\": {}, \"message\": ", if i == 0 { "" } else { "," }, e.code));
+        text(&mut out, Some(&e.message));
+        out.push_str(", \"path\": ");
+        text(&mut out, at.path.as_deref());
+        out.push_str(", \"file\": ");
+        text(&mut out, at.file.as_deref());
+        out.push_str(", \"line\": ");
+        out.push_str(&if at.line == 0 { "null".to_string() } else { at.line.to_string() });
         out.push('}');
     }
-    out.push_str(if warnings.kept.is_empty() { "],\n" } else { "\n  ],\n" });
-    out.push_str(&format!("  \"warnings_not_shown\": {}\n}}\n", warnings.more));
+    out.push_str(&format!("{}],\n  \"errors_not_shown\": {},\n  \"warnings\": [", if errors.is_empty() { "" } else { "\n  " }, errors.len().saturating_sub(MAX_ERROR_LINES)));
+    for (i, w) in warnings.kept.iter().enumerate() {
+        out.push_str(if i == 0 { "\n    {\"message\": " } else { ",\n    {\"message\": " });
+        text(&mut out, Some(w));
+        out.push('}');
+    }
+    out.push_str(&format!("{}],\n  \"warnings_not_shown\": {}\n}}\n", if warnings.kept.is_empty() { "" } else { "\n  " }, warnings.more));
     if !errors.is_empty() {
-        let mut log = String::new();
-        for e in errors.iter().take(MAX_ERROR_LINES) {
-            log.push_str(&line("envshim: ", &e.message));
-        }
         write_termination_log(&log, termination_log);
     }
     // A reader that went away: the exit code still tells.

@@ -38,8 +38,7 @@ pub(super) fn select<'a>(
     let plain = |errors: Vec<Error>| if errors.is_empty() { Ok(manifest) } else { Err(name_errors(errors, shown, "")) };
     let fail = |message: String| {
         let mut e = Error::config(message);
-        e.path = Some(String::new());
-        e.file = (!shown.is_empty()).then(|| shown.to_string());
+        e.at = Some(Box::new(crate::error::At { path: Some(String::new()), file: (!shown.is_empty()).then(|| shown.to_string()), line: 0 }));
         Err(vec![e])
     };
     let name_of = |v: &Value| v.get("name").and_then(Value::as_str).map(|n| escape(n.as_bytes()));
