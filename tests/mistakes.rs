@@ -73,7 +73,7 @@ fn container_works_across_a_list_of_workloads_and_refuses_ambiguity() {
     }
     envshim(["check", "--manifest", &m, "--container", "dup"]).run().no_sentinel().fails_with(
         78,
-        &["--container dup: two containers of manifest", "items[2].template.spec.containers[1] and items[1].spec.jobTemplate.spec.template.spec.initContainers[0]"],
+        &["--container dup: two containers of manifest", "items[1].spec.jobTemplate.spec.template.spec.initContainers[0] and items[2].template.spec.containers[1]"],
     );
     envshim(["check", "--manifest", &m, "--container", "nope"]).run().no_sentinel().fails_with(78, &["--container nope: no such container in manifest", "a List (it has web, cron, tmpl, dup, dup)"]);
     envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(78, &["is a List, not a container spec"]);
