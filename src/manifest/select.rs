@@ -1,39 +1,24 @@
 //! A Pod, a workload or a `List` given as the manifest (SPEC §3): refused
 //! with what to do, or with `--container NAME` that container of it, read as
-//! a container spec. Only a manifest that is not a container spec, or a run
-//! with `--container`, comes here: the document is valid JSON (it was read
-//! once), and is walked again for every `containers` and `initContainers`
-//! array, at any depth (a Pod's `spec`, a workload's `spec.template.spec`,
-//! a CronJob's `spec.jobTemplate.spec.template.spec`, a `List`'s items),
-//! keeping each container's text, so the one chosen is read by the same
-//! reader, its strings still slices of the input. One walk of the tree,
-//! whatever the kind: a few KB less code than following each kind's path.
+//! a container spec. Only a document that reads as an empty container spec
+//! (a whole object's fields are all unknown at the top level), or a run with
+//! `--container`, comes here. The document (valid JSON: it was read once) is
+//! read again as a tree ([`Json`], strings borrowed) and walked for every
+//! `containers` and `initContainers` array, at any depth: a Pod's `spec`, a
+//! workload's `spec.template.spec`, a CronJob's
+//! `spec.jobTemplate.spec.template.spec`, a `List`'s items. The container
+//! chosen is written back as JSON and read by the manifest reader. (A walk
+//! with the reader's own methods, keeping each container's bytes, was 12 KB
+//! of code; `serde_json::Value`, 30 KB more.)
 
-use std::borrow::Cow;
-
-use super::{display, name_errors, read, Manifest, Reader};
+use super::{display, name_errors, read, Json as Value, Manifest};
 use crate::error::{escape, Error};
 
 /// At most this many container names are listed in a message.
 const MAX_NAMES_SHOWN: usize = 10;
 
-/// A container found: its JSON path (`spec.containers[0]`), its name, its text.
-struct Found<'a> {
-    path: String,
-    name: Option<Cow<'a, str>>,
-    text: &'a [u8],
-}
-
-/// What the walk found: the containers, the document's own `kind` and
-/// `name`, and whether it is a whole object: it has a key of one at the top
-/// (`kind`, `apiVersion`, `spec`, `items`), which a container has not.
-#[derive(Default)]
-struct Walk<'a> {
-    found: Vec<Found<'a>>,
-    kind: Option<Cow<'a, str>>,
-    name: Option<Cow<'a, str>>,
-    whole: bool,
-}
+/// A container found: its JSON path (`spec.containers[0]`) and its value.
+type Found<'v, 'a> = (String, &'v Value<'a>);
 
 #[cold]
 #[inline(never)]
@@ -45,131 +30,150 @@ pub(super) fn select<'a>(
     errors: Vec<Error>,
 ) -> Result<Manifest<'a>, Vec<Error>> {
     let name = display(shown);
-    let mut w = Walk::default();
-    // The document was read once: the walk cannot fail.
-    let _ = read(bytes, |r| node(r, bytes, &mut String::new(), &mut w));
-    let whole = w.whole;
+    let doc = read(bytes, |r| r.value(true)).unwrap_or(Value::Null);
+    // A key only a whole object has at its top, never a container.
+    let whole = ["kind", "apiVersion", "spec", "items"].iter().any(|k| get(&doc, k).is_some());
+    let plain = |errors: Vec<Error>| if errors.is_empty() { Ok(manifest) } else { Err(name_errors(errors, shown, "")) };
     let fail = |message: String| {
         let mut e = Error::config(message);
         e.at = Some(Box::new(crate::error::At { path: Some(String::new()), file: (!shown.is_empty()).then(|| shown.to_string()), line: 0 }));
         Err(vec![e])
     };
+    let name_of = |v: &Value| text(v, "name").map(|n| escape(n.as_bytes()));
+    let mut found = Vec::new();
+    walk(&doc, &mut String::new(), &mut found);
+    let names = || {
+        // `containers` before `initContainers` (not a sort: a stable sort's code is ~30 KB).
+        let mut list: Vec<String> = Vec::new();
+        for init in [false, true] {
+            let of_kind = found.iter().filter(|(path, _)| path.contains(".initContainers[") == init);
+            list.extend(of_kind.map(|(_, c)| name_of(c).unwrap_or_else(|| "(no name)".into())));
+        }
+        let more = list.len().saturating_sub(MAX_NAMES_SHOWN);
+        list.truncate(MAX_NAMES_SHOWN);
+        if more > 0 {
+            list.push(format!("and {more} more"));
+        }
+        if list.is_empty() { "it has none".to_string() } else { format!("it has {}", list.join(", ")) }
+    };
+    let kind = text(&doc, "kind").map_or_else(|| "whole object".into(), |k| escape(k.as_bytes()));
+    let kind = format!("{} {kind}", if kind.starts_with(['A', 'E', 'I', 'O', 'U']) { "an" } else { "a" });
     let Some(wanted) = container else {
         if !whole {
-            return if errors.is_empty() { Ok(manifest) } else { Err(name_errors(errors, shown, "")) };
+            return plain(errors);
         }
         return fail(format!(
-            "{name} is {}, not a container spec: pass one container's spec (kubectl get pod POD -o jsonpath='{{.spec.containers[0]}}'), or choose one with --container NAME ({})",
-            kind(&w),
-            names(&w.found)
+            "{name} is {kind}, not a container spec: pass one container's spec (kubectl get pod POD -o jsonpath='{{.spec.containers[0]}}'), or choose one with --container NAME ({})",
+            names()
         ));
     };
     let wanted_shown = escape(wanted);
     if !whole {
         // A container spec, with --container: it must be that container.
-        return match &w.name {
-            Some(own) if own.as_bytes() == wanted => {
-                if errors.is_empty() {
-                    Ok(manifest)
-                } else {
-                    Err(name_errors(errors, shown, ""))
-                }
-            }
-            Some(own) => fail(format!("--container {wanted_shown}: {name} is a single container spec, named {}", escape(own.as_bytes()))),
+        return match name_of(&doc) {
+            Some(own) if own == wanted_shown => plain(errors),
+            Some(own) => fail(format!("--container {wanted_shown}: {name} is a single container spec, named {own}")),
             None => fail(format!("--container {wanted_shown}: {name} is a single container spec without a name")),
         };
     }
-    let mut chosen = w.found.iter().filter(|f| f.name.as_deref().is_some_and(|n| n.as_bytes() == wanted));
-    let Some(one) = chosen.next() else {
-        return fail(format!("--container {wanted_shown}: no such container in {name}, {} ({})", kind(&w), names(&w.found)));
+    let mut chosen = found.iter().filter(|(_, c)| text(c, "name").is_some_and(|n| n.as_bytes() == wanted));
+    let Some((path, one)) = chosen.next() else {
+        return fail(format!("--container {wanted_shown}: no such container in {name}, {kind} ({})", names()));
     };
-    if let Some(two) = chosen.next() {
-        return fail(format!("--container {wanted_shown}: two containers of {name} have that name: {} and {}", one.path, two.path));
+    if let Some((other, _)) = chosen.next() {
+        return fail(format!("--container {wanted_shown}: two containers of {name} have that name: {path} and {other}"));
     }
+    let mut text = String::new();
+    write(one, &mut text);
+    // Kept for the process's life, as the manifest's bytes are: the manifest borrows its strings.
+    let text: &'static str = text.leak();
     let mut errors = Vec::new();
-    // The container's text is a valid JSON value (read once already).
-    let m = read(one.text, |r| r.manifest(&mut errors)).unwrap_or_default();
+    let m = read(text.as_bytes(), |r| r.manifest(&mut errors)).unwrap_or_default();
     if errors.is_empty() {
         Ok(m)
     } else {
-        Err(name_errors(errors, shown, &format!("{}.", one.path)))
+        Err(name_errors(errors, shown, &format!("{path}.")))
     }
 }
 
-/// `a Pod`, `an Ingress`, `a whole object` (no `kind`).
-fn kind(w: &Walk) -> String {
-    let kind = w.kind.as_deref().map_or_else(|| "whole object".into(), |k| escape(k.as_bytes()));
-    format!("{} {kind}", if kind.starts_with(['A', 'E', 'I', 'O', 'U']) { "an" } else { "a" })
-}
-
-/// `it has app, side, init`: the first names, `containers` before `initContainers`.
-fn names(found: &[Found]) -> String {
-    let mut list: Vec<String> = Vec::new();
-    for init in [false, true] {
-        let of_kind = found.iter().filter(|f| f.path.contains(".initContainers[") == init);
-        list.extend(of_kind.map(|f| f.name.as_deref().map_or_else(|| "(no name)".into(), |n| escape(n.as_bytes()))));
-    }
-    let more = list.len().saturating_sub(MAX_NAMES_SHOWN);
-    list.truncate(MAX_NAMES_SHOWN);
-    if more > 0 {
-        list.push(format!("and {more} more"));
-    }
-    if list.is_empty() {
-        "it has none".to_string()
-    } else {
-        format!("it has {}", list.join(", "))
+/// The value of `key` in the object `v` (its last, as the manifest reader takes).
+fn get<'v, 'a>(v: &'v Value<'a>, key: &str) -> Option<&'v Value<'a>> {
+    match v {
+        Value::Object(fields) => fields.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
+        _ => None,
     }
 }
 
-/// Walks the value at the reader (its JSON path in `path`), recording each
-/// item of a `containers` or `initContainers` array of objects, and the
-/// top-level `kind` and `name`.
-fn node<'a>(r: &mut Reader<'a>, bytes: &'a [u8], path: &mut String, w: &mut Walk<'a>) -> Option<()> {
-    r.skip_ws();
-    match r.peek()? {
-        b'{' => r.fields(|r, key| {
-            let top = path.is_empty();
-            let at = path.len();
-            if !top {
-                path.push('.');
-            }
-            path.push_str(&escape(key.as_bytes()));
-            let list = key == "containers" || key == "initContainers";
-            w.whole |= top && matches!(&*key, "kind" | "apiVersion" | "spec" | "items");
-            let done = if top && (key == "kind" || key == "name") && r.peek() == Some(b'"') {
-                let text = r.string()?;
-                *(if key == "kind" { &mut w.kind } else { &mut w.name }) = Some(text);
-                Some(())
-            } else if list && r.peek() == Some(b'[') {
-                r.items(|r, i| {
-                    let (start, at) = (r.i, path.len());
-                    path.push_str(&format!("[{i}]"));
-                    let mut name = None;
-                    if r.peek() == Some(b'{') {
-                        r.fields(|r, k| match r.peek() {
-                            Some(b'"') if k == "name" => r.string().map(|n| name = Some(n)),
-                            _ => r.skip(),
-                        })?;
-                        w.found.push(Found { path: path.clone(), name, text: &bytes[start..r.i] });
-                    } else {
-                        r.skip()?;
+/// The string `key` of the object `v`.
+fn text<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
+    match get(v, key) {
+        Some(Value::Str(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// Every item that is an object of a `containers` or `initContainers`
+/// array in `v` (at `path`), with its path.
+fn walk<'v, 'a>(v: &'v Value<'a>, path: &mut String, found: &mut Vec<Found<'v, 'a>>) {
+    let at = path.len();
+    match v {
+        Value::Object(fields) => {
+            for (key, value) in fields {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(&escape(key.as_bytes()));
+                match value {
+                    Value::Array(items) if key == "containers" || key == "initContainers" => {
+                        for (i, item) in items.iter().enumerate().filter(|(_, c)| matches!(c, Value::Object(_))) {
+                            found.push((format!("{path}[{i}]"), item));
+                        }
                     }
-                    path.truncate(at);
-                    Some(())
-                })
-            } else {
-                node(r, bytes, path, w)
-            };
-            path.truncate(at);
-            done
-        }),
-        b'[' => r.items(|r, i| {
-            let at = path.len();
-            path.push_str(&format!("[{i}]"));
-            node(r, bytes, path, w)?;
-            path.truncate(at);
-            Some(())
-        }),
-        _ => r.skip(),
+                    _ => walk(value, path, found),
+                }
+                path.truncate(at);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push_str(&format!("[{i}]"));
+                walk(item, path, found);
+                path.truncate(at);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `v` as JSON, for the manifest reader: strings exact; every number `0`
+/// (no field of the schema is a number: only its kind counts, for a message).
+fn write(v: &Value, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number => out.push('0'),
+        Value::Str(s) => crate::render::json_string(out, s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(fields) => {
+            out.push('{');
+            for (i, (key, value)) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                crate::render::json_string(out, key);
+                out.push(':');
+                write(value, out);
+            }
+            out.push('}');
+        }
     }
 }
