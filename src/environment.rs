@@ -435,7 +435,7 @@ fn unknown_config(name: &[u8], warnings: &mut Warnings) -> bool {
         let more = if name.len() > crate::limits::MAX_SHOWN_NAME_BYTES { "..." } else { "" };
         let hint = match crate::suggest::closest(name, crate::CONFIG_VARS) {
             Some(k) => format!("did you mean {k}?"),
-            None => "see envshim --help for the known ones".to_string(),
+            None => "see envshim --help".to_string(),
         };
         warnings.push(format!("{shown}{more} is not a variable envshim knows: removed from the environment ({hint})"));
     }

@@ -58,10 +58,10 @@ fn may_replace(dest: &Path, force: bool) -> Result<(), String> {
     if force || fs::symlink_metadata(dest).is_err() {
         return Ok(());
     }
+    // A DEST that cannot be read is not known to be envshim.
     match File::open(dest).and_then(|mut f| is_envshim(&mut f)) {
         Ok(true) => Ok(()),
-        Ok(false) => Err("exists and is not an envshim binary (give --force to replace it)".into()),
-        Err(e) => Err(format!("exists and cannot be read to tell whether it is an envshim binary ({}; give --force to replace it)", crate::error::os_reason(&e))),
+        _ => Err("exists and is not an envshim binary (give --force to replace it)".into()),
     }
 }
 

@@ -60,7 +60,7 @@ struct RunArgs {
 struct CheckArgs {
     #[command(flatten)]
     common: Common,
-    /// The report: text (lines on stderr; the default) or json (one document on stdout: every problem with its code, message, path or file and line, and the warnings)
+    /// text (the default) or json: every problem and warning in one document on stdout
     // Not a ValueEnum: its parser was ~2 KB of the binary.
     #[arg(long, value_name = "text|json")]
     format: Option<OsString>,
@@ -71,7 +71,7 @@ struct CheckArgs {
 struct RenderArgs {
     #[command(flatten)]
     common: Common,
-    /// The output: env (an env file, comments saying where each variable came from) or json
+    /// env (an env file with sources as comments) or json
     #[arg(long, value_enum, default_value = "env")]
     format: Format,
     /// Print values (they are masked by default)
@@ -82,10 +82,10 @@ struct RenderArgs {
 #[derive(Args)]
 #[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
 struct InstallArgs {
-    /// Where to put the copy (a directory gets DEST/envshim); an existing file is replaced only when it is an envshim binary
+    /// Where to copy it (into a directory: DEST/envshim); only an envshim binary is replaced
     #[arg(value_name = "DEST")]
     dest: PathBuf,
-    /// Replace DEST even when it is not an envshim binary
+    /// Replace DEST even if it is not envshim
     #[arg(long)]
     force: bool,
 }
@@ -249,10 +249,10 @@ struct Common {
     /// Wait up to DURATION for missing files that are not optional (500ms, 30s, 2m; a bare number is seconds) [env: ENVSHIM_WAIT]
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     wait: Option<Duration>,
-    /// When the manifest is a Pod, a workload or a List, use its container NAME (containers, then initContainers) [env: ENVSHIM_CONTAINER]
+    /// Use the container NAME of a Pod, workload or List manifest [env: ENVSHIM_CONTAINER]
     #[arg(long, value_name = "NAME")]
     container: Option<OsString>,
-    /// Before the program starts, print each variable's source and size on stderr (never a value) [env: ENVSHIM_VERBOSE]
+    /// Print each variable's source and size on stderr first [env: ENVSHIM_VERBOSE]
     #[arg(long, short)]
     verbose: bool,
 }
@@ -311,7 +311,7 @@ fn env_flag(name: &str) -> Result<bool, String> {
 fn options(common: Common) -> Result<envshim::Options, String> {
     // `--env` and `--env-file` take values starting with `-`, but not `--`, which ends the options.
     if common.envs.iter().chain(&common.env_files).any(|v| v == "--") {
-        return Err("--env and --env-file need a value before -- (which ends the options)".into());
+        return Err("--env and --env-file need a value (-- ends the options)".into());
     }
     let init = common.init || env_flag("ENVSHIM_INIT")?;
     if !init && (common.init_group || common.term_delay.is_some()) {

@@ -188,7 +188,7 @@ fn option_values_may_start_with_a_dash() {
     let out = envshim(["check", &format!("--env-file={f}"), "--env", "-A=-b"]).run();
     out.ok();
     // `--` still ends the options; other options do not take a value starting with `-`.
-    envshim(["run", "--env", "--", "/bin/true"]).run().fails_with(2, &["--env and --env-file need a value before --"]);
+    envshim(["run", "--env", "--", "/bin/true"]).run().fails_with(2, &["--env and --env-file need a value (-- ends the options)"]);
     envshim(["run", "--manifest", "--", "/bin/true"]).run().fails_with(2, &["a value is required for '--manifest <PATH>'"]);
 }
 
