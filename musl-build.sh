@@ -80,7 +80,8 @@ for arch in "${archs[@]}"; do
   if have_nightly "$triple"; then
     toolchain=("+$NIGHTLY")
     zflags=(-Z build-std=std,panic_abort)
-    panic=" -Zunstable-options -Cpanic=immediate-abort"
+    # No unwind tables: with immediate-abort nothing unwinds, and .eh_frame was 44 KB (docs/performance.md).
+    panic=" -Zunstable-options -Cpanic=immediate-abort -Cforce-unwind-tables=no"
   elif [ "$NIGHTLY" != none ]; then
     warn "$NIGHTLY (with rust-src and $triple) cannot be installed: building $arch with stable, about 380 KB larger"
   fi
