@@ -144,8 +144,9 @@ fn parse_with_clap(args: Vec<OsString>) -> Result<Cli, clap::Error> {
 /// word that is not an option). Clap was a tenth of a start-up's page faults
 /// (its `Command`, and stack frames of 16 KiB) and 70 K instructions
 /// (docs/performance.md). None for anything else (help, `--version`,
-/// `--wait`, `render`, a repeated single option, an empty value or `--`
-/// as a value, an unknown word, no program), which clap then reads
+/// `--wait`, `render`, a repeated single option, an empty value, `--` as a
+/// value, a value starting with `-` but of `--env` or `--env-file`, an
+/// unknown word, no program), which clap then reads
 /// exactly as before, its messages included.
 fn common_line(args: &[OsString]) -> Option<Cli> {
     use std::os::unix::ffi::OsStrExt;
