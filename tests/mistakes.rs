@@ -247,7 +247,7 @@ fn every_option_and_argument_has_help_and_help_help_works() {
                 in_list = true;
                 continue;
             }
-            if in_list && line.trim_start().starts_with('-') || in_list && line.trim_start().starts_with(['<', '[']) {
+            if in_list && line.trim_start().starts_with(['-', '<', '[']) {
                 // `  --name <VALUE>  Help text`: two blanks or more between the name and its text.
                 let rest = line.trim_start();
                 let help = rest.split_once("  ").map(|(_, h)| h.trim_start()).unwrap_or("");
