@@ -1,5 +1,7 @@
 //! What `envshim --version` says besides the version: the commit, the target
-//! and the compiler, as `ENVSHIM_BUILD_*` variables for `env!` (src/cli.rs).
+//! and the compiler, as `BUILD_*` variables for `env!` (src/cli.rs; not
+//! `ENVSHIM_*`: cargo sets them for the tests' processes too, and envshim
+//! warns about an `ENVSHIM_*` variable it does not know).
 //! No dependency. Without git (a source tarball), or when the package is not
 //! the top of its git checkout (vendored inside another repository), the commit
 //! is `unknown` unless `ENVSHIM_BUILD_COMMIT` gives it.
@@ -32,7 +34,7 @@ fn main() {
     }
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let version = output(&rustc, &["-V"]).map(|v| v.trim_start_matches("rustc ").to_string());
-    println!("cargo:rustc-env=ENVSHIM_BUILD_COMMIT={}", commit.as_deref().unwrap_or("unknown"));
-    println!("cargo:rustc-env=ENVSHIM_BUILD_TARGET={}", std::env::var("TARGET").unwrap_or_else(|_| "unknown".into()));
-    println!("cargo:rustc-env=ENVSHIM_BUILD_RUSTC={}", version.as_deref().unwrap_or("unknown"));
+    println!("cargo:rustc-env=BUILD_COMMIT={}", commit.as_deref().unwrap_or("unknown"));
+    println!("cargo:rustc-env=BUILD_TARGET={}", std::env::var("TARGET").unwrap_or_else(|_| "unknown".into()));
+    println!("cargo:rustc-env=BUILD_RUSTC={}", version.as_deref().unwrap_or("unknown"));
 }

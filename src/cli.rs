@@ -13,9 +13,9 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// git, from a source tarball, says `unknown` unless ENVSHIM_BUILD_COMMIT is set).
 const LONG_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
-    "\ncommit: ", env!("ENVSHIM_BUILD_COMMIT"),
-    "\ntarget: ", env!("ENVSHIM_BUILD_TARGET"),
-    "\nrustc: ", env!("ENVSHIM_BUILD_RUSTC"),
+    "\ncommit: ", env!("BUILD_COMMIT"),
+    "\ntarget: ", env!("BUILD_TARGET"),
+    "\nrustc: ", env!("BUILD_RUSTC"),
 );
 
 /// The end of `--help` (and of `run`, `check` and `render --help`).
@@ -80,6 +80,10 @@ struct CheckArgs {
     /// Fail on every warning too (exit 78 unless the problem has a code of its own)
     #[arg(long)]
     strict: bool,
+    /// text (the default) or json: every problem and warning in one document on stdout
+    // Not a ValueEnum: its parser was ~2 KB of the binary.
+    #[arg(long, value_name = "text|json")]
+    format: Option<OsString>,
     /// The program line to check, as run would take it (after -- or the first non-option word)
     #[arg(trailing_var_arg = true, value_name = "PROGRAM")]
     program: Vec<OsString>,
@@ -90,6 +94,7 @@ struct CheckArgs {
 struct RenderArgs {
     #[command(flatten)]
     common: Common,
+    /// env (an env file with sources as comments) or json
     #[arg(long, value_enum, default_value = "env")]
     format: Format,
     /// Print values (they are masked by default)
@@ -100,7 +105,12 @@ struct RenderArgs {
 #[derive(Args)]
 #[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
 struct InstallArgs {
+    /// Where to copy it (into a directory: DEST/envshim); only an envshim binary is replaced
+    #[arg(value_name = "DEST")]
     dest: PathBuf,
+    /// Replace DEST even if it is not envshim
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(Args, Default)]
@@ -113,13 +123,13 @@ struct Common {
     #[arg(long = "manifest-json", value_name = "TEXT")]
     manifest_json: Option<OsString>,
     /// Load every key of an env file (repeatable)
-    #[arg(long = "env-file", value_name = "PATH")]
+    #[arg(long = "env-file", value_name = "PATH", allow_hyphen_values = true)]
     env_files: Vec<OsString>,
     /// Every regular file directly in DIR becomes a variable named after it, its bytes the value (repeatable, comma-separated) [env: ENVSHIM_ENV_DIR]
     #[arg(long = "env-dir", value_name = "DIR[,DIR...]")]
     env_dirs: Vec<OsString>,
     /// Set a variable, expanded like a manifest env value (repeatable)
-    #[arg(long = "env", value_name = "NAME=VALUE")]
+    #[arg(long = "env", value_name = "NAME=VALUE", allow_hyphen_values = true)]
     envs: Vec<OsString>,
     /// Mount a volume name on a directory, as in volumeMounts (repeatable)
     #[arg(long = "volume", value_name = "NAME=DIR")]
@@ -157,6 +167,12 @@ struct Common {
     /// Wait up to DURATION for missing files that are not optional (500ms, 30s, 2m; a bare number is seconds) [env: ENVSHIM_WAIT]
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     wait: Option<Duration>,
+    /// Use the container NAME of a Pod, workload or List manifest [env: ENVSHIM_CONTAINER]
+    #[arg(long, value_name = "NAME")]
+    container: Option<OsString>,
+    /// Print each variable's source and size on stderr first [env: ENVSHIM_VERBOSE]
+    #[arg(long, short)]
+    verbose: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

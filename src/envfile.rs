@@ -124,6 +124,9 @@ struct Keys {
     hashes: Vec<u32>,
     /// The bytes of the names and values of the final key set.
     bytes: usize,
+    /// The names given more than once: how many times a name was given
+    /// again, and the first time, its two lines (the one before, this one).
+    duplicates: (u32, Option<(u32, u32)>),
 }
 
 impl Keys {
@@ -132,8 +135,8 @@ impl Keys {
     /// file's lines, a pass over the file).
     fn new(data: &[u8], entries: &[Entry]) -> Keys {
         let n = entries.len();
-        let mut keys = Keys { index: SmallIndex::with_capacity(n), order: Vec::with_capacity(n), hashes: Vec::with_capacity(n), bytes: 0 };
-        let Keys { index, order, hashes, bytes } = &mut keys;
+        let mut keys = Keys { index: SmallIndex::with_capacity(n), order: Vec::with_capacity(n), hashes: Vec::with_capacity(n), bytes: 0, duplicates: (0, None) };
+        let Keys { index, order, hashes, bytes, duplicates } = &mut keys;
         let name_of = |e: &Entry| &data[e.name_start as usize..e.name_start as usize + e.name_len as usize];
         let hash_keys = crate::index::keys();
         for (i, e) in entries.iter().enumerate() {
@@ -143,7 +146,10 @@ impl Keys {
             let (hash_of, key_name) = (|k: u32| hashes[k as usize], |k: u32| name_of(&entries[order[k as usize] as usize]));
             match index.get_or_insert_hashed(name, hash, order.len() as u32, hash_of, key_name) {
                 Ok(k) => {
-                    *bytes = *bytes + e.value_len as usize - entries[order[k as usize] as usize].value_len as usize;
+                    let before = &entries[order[k as usize] as usize];
+                    *bytes = *bytes + e.value_len as usize - before.value_len as usize;
+                    duplicates.0 += 1;
+                    duplicates.1.get_or_insert((before.line, e.line));
                     order[k as usize] = i as u16;
                 }
                 // (Err(u32::MAX), a full table, cannot happen: it has room for every entry.)
@@ -387,7 +393,7 @@ impl EnvFile {
         let mut file = EnvFile {
             arena: Vec::new(),
             entries: Vec::with_capacity(data.len() / BYTES_PER_ENTRY + 16),
-            keys: Keys { index: SmallIndex::default(), order: Vec::new(), hashes: Vec::new(), bytes: 0 },
+            keys: Keys { index: SmallIndex::default(), order: Vec::new(), hashes: Vec::new(), bytes: 0, duplicates: (0, None) },
             data: Vec::new(),
         };
         let mut data = data;
@@ -700,6 +706,13 @@ impl EnvFile {
     /// The bytes of the names and values of [`EnvFile::unique`] (what an import charges).
     pub fn unique_bytes(&self) -> usize {
         self.keys.bytes
+    }
+
+    /// Names given more than once (the last wins): how many times a name
+    /// was given again, and the lines of the first such pair.
+    pub fn duplicates(&self) -> Option<(u32, u32, u32)> {
+        let (count, first) = self.keys.duplicates;
+        first.map(|(a, b)| (a, b, count))
     }
 
     /// How many distinct names the file has.

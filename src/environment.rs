@@ -441,14 +441,33 @@ pub fn rule_text(rule: NameRule) -> &'static str {
     }
 }
 
+/// An `ENVSHIM_*` variable, removed: a warning if envshim does not know it,
+/// naming the closest known one. Always false (the variable is not kept).
+#[cold]
+fn unknown_config(name: &[u8], warnings: &mut Warnings) -> bool {
+    if !crate::CONFIG_VARS.iter().any(|k| k.as_bytes() == name) {
+        let shown = crate::error::escape(&name[..name.len().min(crate::limits::MAX_SHOWN_NAME_BYTES)]);
+        let more = if name.len() > crate::limits::MAX_SHOWN_NAME_BYTES { "..." } else { "" };
+        let hint = match crate::suggest::closest(name, crate::CONFIG_VARS) {
+            Some(k) => format!("did you mean {k}?"),
+            None => "see envshim --help".to_string(),
+        };
+        warnings.push(format!("{shown}{more} is not a variable envshim knows: removed from the environment ({hint})"));
+    }
+    false
+}
+
 pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mut Sources) -> Built {
     let mut b = Built { env: Environment::default(), errors: Vec::new(), warnings: Warnings::default() };
 
     b.env.later = inputs.manifest.env.len() + inputs.cli_env.len();
 
     // 1. Inherited, minus envshim's own configuration.
-    let inherited: Vec<(Vec<u8>, Vec<u8>)> =
-        inherited.into_iter().map(|(k, v)| (k.into_vec(), v.into_vec())).filter(|(k, _)| !k.starts_with(b"ENVSHIM_")).collect();
+    let inherited: Vec<(Vec<u8>, Vec<u8>)> = inherited
+        .into_iter()
+        .map(|(k, v)| (k.into_vec(), v.into_vec()))
+        .filter(|(k, _)| !k.starts_with(b"ENVSHIM_") || unknown_config(k, &mut b.warnings))
+        .collect();
     for (k, v) in &inherited {
         b.env.set(k, v, Source::Inherited);
     }
@@ -614,6 +633,9 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
         if stop_when_full(&mut b, &mut full, what) {
             break;
         }
+    }
+    for w in sources.warnings.drain(..) {
+        b.warnings.push(w);
     }
     b
 }

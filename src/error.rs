@@ -32,11 +32,29 @@ pub mod code {
 pub struct Error {
     pub code: i32,
     pub message: String,
+    /// Where the problem is, for `check --format json` (the message names
+    /// it too); boxed, so that the many errors without one cost one word.
+    pub at: Option<Box<At>>,
+}
+
+/// Where a problem is: `path` a JSON path in the manifest (`env[3].valueFrom`,
+/// `""` for the whole document), `file` a file as `render` names it, `line`
+/// its line (0: none).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct At {
+    pub path: Option<String>,
+    pub file: Option<String>,
+    pub line: usize,
 }
 
 impl Error {
     pub fn new(code: i32, message: impl Into<String>) -> Self {
-        Error { code, message: message.into() }
+        Error { code, message: message.into(), at: None }
+    }
+    /// The same error, located in `file` at `line` (0: the whole file).
+    pub fn at(mut self, file: &str, line: usize) -> Self {
+        self.at = Some(Box::new(At { path: None, file: Some(file.to_string()), line }));
+        self
     }
     pub fn usage(message: impl Into<String>) -> Self {
         Self::new(code::USAGE, message)
@@ -49,6 +67,18 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.message)
+    }
+}
+
+/// An OS error's text without the `(os error N)` std adds (`No such file
+/// or directory`, not `No such file or directory (os error 2)`): messages
+/// put it in parentheses of their own.
+#[inline(never)]
+pub fn os_reason(e: &std::io::Error) -> String {
+    match e.raw_os_error() {
+        // SAFETY: strerror returns a NUL-terminated string that lives as long as the process (musl: static text).
+        Some(n) => unsafe { std::ffi::CStr::from_ptr(libc::strerror(n)) }.to_string_lossy().into_owned(),
+        None => e.to_string(),
     }
 }
 
@@ -68,6 +98,24 @@ pub fn escape(bytes: &[u8]) -> String {
     out
 }
 
+/// `s` as a JSON string (quoted, escaped) appended to `buf`.
+pub fn json_string(buf: &mut String, s: &str) {
+    buf.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => buf.push_str("\\\""),
+            '\\' => buf.push_str("\\\\"),
+            '\n' => buf.push_str("\\n"),
+            '\r' => buf.push_str("\\r"),
+            '\t' => buf.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => buf.push_str(&format!("\\u{:04x}", c as u32)),
+            c => buf.push(c),
+        }
+    }
+    buf.push('"');
+}
+
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,5 +124,11 @@ mod tests {
     fn escape_keeps_printable_and_hides_the_rest() {
         assert_eq!(escape(b"A:b c"), "A:b c");
         assert_eq!(escape(b"a\nb\x00\xff\\"), "a\\x0ab\\x00\\xff\\\\");
+    }
+
+    #[test]
+    fn os_reason_drops_the_error_number() {
+        assert_eq!(os_reason(&std::io::Error::from_raw_os_error(libc::ENOENT)), "No such file or directory");
+        assert_eq!(os_reason(&std::io::Error::other("plain")), "plain");
     }
 }

@@ -140,7 +140,7 @@ fn find(program: &[u8], path_var: Option<&[u8]>, lookup: Lookup, shown: &str) ->
         return match executable_file(&path) {
             Ok(()) => Ok(path),
             Err(e) if is_missing(&e) => Err(not_found("")),
-            Err(e) => Err(Error::new(code::NOEXEC, format!("program {shown} cannot be executed: {e}"))),
+            Err(e) => Err(Error::new(code::NOEXEC, format!("program {shown} cannot be executed ({})", crate::error::os_reason(&e)))),
         };
     }
     let mut denied = None;
@@ -160,7 +160,7 @@ fn find(program: &[u8], path_var: Option<&[u8]>, lookup: Lookup, shown: &str) ->
         }
     }
     match denied {
-        Some(e) => Err(Error::new(code::NOEXEC, format!("program {shown} found in PATH but cannot be executed: {e}"))),
+        Some(e) => Err(Error::new(code::NOEXEC, format!("program {shown} found in PATH but cannot be executed ({})", crate::error::os_reason(&e)))),
         None => Err(not_found(" in PATH")),
     }
 }
@@ -198,10 +198,10 @@ pub fn exec_error(e: &Exec, err: io::Error) -> Error {
         Some(libc::ENOENT | libc::ENOTDIR) if sys::stat(&e.path).is_err() => Error::new(code::NOTFOUND, format!("program {shown} not found")),
         Some(libc::ENOENT) => Error::new(
             code::NOEXEC,
-            format!("program {shown} cannot be executed: its interpreter or dynamic loader is missing ({err})"),
+            format!("program {shown} cannot be executed: its interpreter or dynamic loader is missing ({})", crate::error::os_reason(&err)),
         ),
-        Some(libc::E2BIG) => Error::new(code::NOEXEC, format!("program {shown}: argument list too long for execve ({err})")),
-        _ => Error::new(code::NOEXEC, format!("program {shown} cannot be executed: {err}")),
+        Some(libc::E2BIG) => Error::new(code::NOEXEC, format!("program {shown}: argument list too long for execve ({})", crate::error::os_reason(&err))),
+        _ => Error::new(code::NOEXEC, format!("program {shown} cannot be executed ({})", crate::error::os_reason(&err))),
     }
 }
 

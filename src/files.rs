@@ -258,7 +258,7 @@ pub fn read_error(e: ReadError, display: &str) -> Error {
         ReadError::NotRegular => Error::config(format!("{display} is not a regular file")),
         ReadError::TooLarge(limit) => Error::new(code::DATAERR, format!("{display} is larger than {limit} bytes")),
         ReadError::Loop => Error::config(format!("{display}: too many levels of symbolic links")),
-        ReadError::Other(e) => Error::new(code::DATAERR, format!("{display}: cannot be read ({e})")),
+        ReadError::Other(e) => Error::new(code::DATAERR, format!("{display}: cannot be read ({})", crate::error::os_reason(&e))),
     }
 }
 

@@ -140,7 +140,8 @@ fn register_subreaper() {
     }
     if let Err(e) = sys::set_child_subreaper() {
         report::warn(&format!(
-            "--init: not PID 1 and cannot become a child subreaper ({e}); orphaned processes will not be reaped by envshim"
+            "--init: not PID 1 and cannot become a child subreaper ({}); orphaned processes will not be reaped by envshim",
+            crate::error::os_reason(&e)
         ));
     }
 }
@@ -250,7 +251,7 @@ fn forward(child: pid_t, sig: c_int, group: bool) {
         // Already gone: its exit is being reaped.
         Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
         // The child stays supervised: a lost signal is not worth killing it for.
-        Err(e) => report::warn(&format!("--init: cannot forward signal {sig} to the program's {whom} {child}: {e}")),
+        Err(e) => report::warn(&format!("--init: cannot forward signal {sig} to the program's {whom} {child} ({})", crate::error::os_reason(&e))),
     }
 }
 
@@ -280,7 +281,7 @@ fn exit_code(status: c_int) -> i32 {
 }
 
 fn os_error(call: &str, e: io::Error) -> Error {
-    Error::new(code::OSERR, format!("--init: {call} failed: {e}"))
+    Error::new(code::OSERR, format!("--init: {call} failed ({})", crate::error::os_reason(&e)))
 }
 
 /// `--term-delay`: the first SIGTERM starts the delay and is forwarded when

@@ -13,13 +13,67 @@ use crate::sys;
 
 pub const SELF_EXE: &str = "/proc/self/exe";
 
+/// What marks a file as an envshim binary (SPEC §12.5: only one is replaced).
+/// It is the needle of the search below, so every envshim binary holds it;
+/// no other file is likely to, let alone an ELF executable.
+const MARKER: &[u8] = b"\x7fenvshim-binary:replaceable-by-envshim-install\x7f";
+
+/// How much of an existing DEST is searched for [`MARKER`]: more than any
+/// envshim binary (≤ 500 KB shipped, ~20 MB for a debug build).
+const MAX_SEARCH_BYTES: u64 = 64 << 20;
+
+/// Whether `file` is an envshim binary: an ELF file holding [`MARKER`] within
+/// its first [`MAX_SEARCH_BYTES`], read 64 KiB at a time.
+fn is_envshim(file: &mut File) -> io::Result<bool> {
+    use io::Read;
+    let mut buf = vec![0u8; (64 << 10) + MARKER.len()];
+    let (mut kept, mut read_total) = (0, 0u64);
+    // memchr for the first byte, then a comparison: `memmem` cost ~30 KB of code.
+    let holds = |hay: &[u8]| memchr::memchr_iter(MARKER[0], hay).any(|i| hay[i..].starts_with(MARKER));
+    loop {
+        let n = file.read(&mut buf[kept..])?;
+        if read_total == 0 && !buf[..kept + n].starts_with(b"\x7fELF") && (kept + n >= 4 || n == 0) {
+            return Ok(false);
+        }
+        if n == 0 {
+            return Ok(false);
+        }
+        read_total += n as u64;
+        let end = kept + n;
+        if holds(&buf[..end]) {
+            return Ok(true);
+        }
+        if read_total >= MAX_SEARCH_BYTES {
+            return Ok(false);
+        }
+        // Keep the tail that could hold the start of the marker.
+        kept = (MARKER.len() - 1).min(end);
+        buf.copy_within(end - kept..end, 0);
+    }
+}
+
+/// Whether an install may replace what is at `dest`: nothing there, an
+/// envshim binary, or anything with `force`.
+fn may_replace(dest: &Path, force: bool) -> Result<(), String> {
+    if force || fs::symlink_metadata(dest).is_err() {
+        return Ok(());
+    }
+    // A DEST that cannot be read is not known to be envshim.
+    match File::open(dest).and_then(|mut f| is_envshim(&mut f)) {
+        Ok(true) => Ok(()),
+        _ => Err("exists and is not an envshim binary (give --force to replace it)".into()),
+    }
+}
+
 /// Copies `source` to `dest` through a temporary file in DEST's directory
-/// (fsync, mode 0755, rename); a DEST that is a directory gets `envshim` in it.
-pub fn install(source: &Path, dest: &Path) -> Result<PathBuf, Error> {
+/// (fsync, mode 0755, rename); a DEST that is a directory gets `envshim` in
+/// it. An existing DEST is replaced only when it is an envshim binary, or with `force`.
+pub fn install(source: &Path, dest: &Path, force: bool) -> Result<PathBuf, Error> {
     use std::os::unix::ffi::OsStrExt;
     let shown = |p: &Path| escape(p.as_os_str().as_bytes());
     let dest = if dest.is_dir() { dest.join("envshim") } else { dest.to_path_buf() };
-    let fail = |what: &str, e: io::Error| Error::new(code::CANTCREAT, format!("install: {what} {}: {e}", shown(&dest)));
+    let fail = |what: &str, e: io::Error| Error::new(code::CANTCREAT, format!("install: {what} {} ({})", shown(&dest), crate::error::os_reason(&e)));
+    may_replace(&dest, force).map_err(|why| Error::new(code::CANTCREAT, format!("install: {} {why}", shown(&dest))))?;
     let dir = match dest.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -36,7 +90,7 @@ pub fn install(source: &Path, dest: &Path) -> Result<PathBuf, Error> {
         dir.join(name)
     };
 
-    let mut src = File::open(source).map_err(|e| Error::new(code::CANTCREAT, format!("install: cannot read {}: {e}", shown(source))))?;
+    let mut src = File::open(source).map_err(|e| Error::new(code::CANTCREAT, format!("install: cannot read {} ({})", shown(source), crate::error::os_reason(&e))))?;
     let mut n = 0;
     let (tmp, mut out) = loop {
         let tmp = tmp_name(n);
@@ -74,7 +128,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let src = d.path().join("src");
         fs::write(&src, b"binary").unwrap();
-        let dest = install(&src, &d.path().join("out")).unwrap();
+        let dest = install(&src, &d.path().join("out"), false).unwrap();
         assert_eq!(fs::read(&dest).unwrap(), b"binary");
         assert_eq!(fs::metadata(&dest).unwrap().permissions().mode() & 0o7777, 0o755);
         let names: Vec<_> = fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
@@ -82,7 +136,7 @@ mod tests {
         // Into a directory.
         let sub = d.path().join("shim");
         fs::create_dir(&sub).unwrap();
-        assert_eq!(install(&src, &sub).unwrap(), sub.join("envshim"));
+        assert_eq!(install(&src, &sub, false).unwrap(), sub.join("envshim"));
     }
 
     #[test]
@@ -90,7 +144,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let src = d.path().join("src");
         fs::write(&src, b"binary").unwrap();
-        let e = install(&src, &d.path().join("nope/out")).unwrap_err();
+        let e = install(&src, &d.path().join("nope/out"), false).unwrap_err();
         assert_eq!(e.code, 73);
     }
 
@@ -103,7 +157,7 @@ mod tests {
         fs::write(&src, b"binary").unwrap();
         let stale = d.path().join(format!(".out.envshim-{}.tmp", std::process::id()));
         fs::write(&stale, b"partial").unwrap();
-        let dest = install(&src, &d.path().join("out")).unwrap();
+        let dest = install(&src, &d.path().join("out"), false).unwrap();
         assert_eq!(fs::read(&dest).unwrap(), b"binary");
         assert_eq!(fs::read(&stale).unwrap(), b"partial", "another installer's file is left alone");
     }

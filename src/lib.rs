@@ -23,6 +23,7 @@ pub mod program;
 pub mod render;
 pub mod report;
 pub mod sources;
+pub mod suggest;
 pub mod sys;
 pub mod wait;
 
@@ -44,6 +45,21 @@ use sources::Sources;
 pub use render::Format;
 
 pub const DEFAULT_MANIFEST: &str = "/etc/envshim/manifest.json";
+
+/// The configuration variables envshim knows (SPEC §1, §9, §12). Every
+/// `ENVSHIM_*` variable is removed from the program's environment; one not
+/// listed here also gets a warning naming the closest of these.
+pub const CONFIG_VARS: &[&str] = &[
+    "ENVSHIM_MANIFEST",
+    "ENVSHIM_MANIFEST_JSON",
+    "ENVSHIM_STRICT_NAMES",
+    "ENVSHIM_INIT",
+    "ENVSHIM_CONTAINER",
+    "ENVSHIM_VERBOSE",
+    "ENVSHIM_FILE_ENV",
+    "ENVSHIM_WAIT",
+    "ENVSHIM_ENV_DIR",
+];
 
 /// Everything `run`, `check` and `render` take, as plain values.
 #[derive(Debug, Clone, Default)]
@@ -80,6 +96,12 @@ pub struct Options {
     pub program: Vec<OsString>,
     /// `check --strict`: every warning is a failure.
     pub strict: bool,
+    /// `--container` / `ENVSHIM_CONTAINER`: the container of a Pod, a workload or a `List` manifest.
+    pub container: Option<OsString>,
+    /// `--verbose` / `ENVSHIM_VERBOSE`: each variable's source and size on stderr before the program starts.
+    pub verbose: bool,
+    /// `check --format json`: the problems and warnings as one JSON document on stdout.
+    pub check_json: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -95,7 +117,9 @@ struct Plan {
     env: Environment,
     line: Vec<Word>,
     errors: Vec<Error>,
-    /// `check`'s warnings, not printed yet (`run` and `render` print them as the environment is built).
+    /// `check`'s warnings, not printed yet (`run` and `render` print them as
+    /// the environment is built): printed, failed on (`--strict`) or put in
+    /// the JSON document (`--format json`).
     warnings: Warnings,
     /// Kept to the end, not dropped when the environment is built: `run`
     /// execs and `check` forgets them, so neither frees them piece by piece.
@@ -137,6 +161,9 @@ pub fn run(opts: &Options) -> i32 {
             return fail(opts, &errors);
         }
     };
+    if opts.verbose {
+        verbose(&plan.env);
+    }
     if opts.init {
         return init::supervise(&target, init::Settings {
             group: opts.init_group,
@@ -153,6 +180,7 @@ pub fn run(opts: &Options) -> i32 {
 pub fn check(opts: &Options) -> i32 {
     let mut plan = match prepare(opts, Mode::Check) {
         Ok(p) => p,
+        Err(errors) if opts.check_json => return report::json(&errors, &report::Warnings::default(), opts.termination_log.as_deref()),
         Err(errors) => return fail(opts, &errors),
     };
     let mut program = "no program line".to_string();
@@ -167,24 +195,45 @@ pub fn check(opts: &Options) -> i32 {
         }
     }
     // --strict: every warning is a failure too, after those with a code of their own.
-    let warnings = std::mem::take(&mut plan.warnings);
+    let mut warnings = std::mem::take(&mut plan.warnings);
     if opts.strict {
-        plan.errors.extend(warnings.into_errors());
+        plan.errors.extend(std::mem::take(&mut warnings).into_errors());
+    }
+    if opts.verbose && plan.errors.is_empty() {
+        verbose(&plan.env);
+    }
+    let code = if opts.check_json {
+        report::json(&plan.errors, &warnings, opts.termination_log.as_deref())
     } else {
         warnings.print();
-    }
-    let code = if plan.errors.is_empty() {
-        let from_files = plan.env.from_files();
-        let ok = format!("envshim: ok: {} variables ({from_files} from files), {program}\n", plan.env.len());
-        let _ = std::io::stderr().lock().write_all(ok.as_bytes());
-        code::OK
-    } else {
-        fail(opts, &plan.errors)
+        if plan.errors.is_empty() {
+            let from_files = plan.env.from_files();
+            let ok = format!("envshim: ok: {} variables ({from_files} from files), {program}\n", plan.env.len());
+            let _ = std::io::stderr().lock().write_all(ok.as_bytes());
+            code::OK
+        } else {
+            fail(opts, &plan.errors)
+        }
     };
     // The process ends here: freeing the environment variable by variable
     // was 3% of check's instructions, work `run` never does (it execs).
     std::mem::forget(plan);
     code
+}
+
+/// `--verbose`: each variable's name, source (as `render` names it) and
+/// size on stderr, one line each, never a value; in one write where it fits.
+#[cold]
+#[inline(never)]
+fn verbose(env: &Environment) {
+    let mut text = String::new();
+    for v in env.vars() {
+        let name = &v.name[..v.name.len().min(limits::MAX_SHOWN_NAME_BYTES)];
+        let more = if v.name.len() > name.len() { "..." } else { "" };
+        text.push_str(&format!("envshim: {}{more} from {} ({} bytes)\n", escape(name), v.source, v.value.len()));
+    }
+    // A closed stderr is not worth failing for.
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
 /// `envshim render`: prints the final environment, values masked unless `show_values`.
@@ -202,15 +251,20 @@ pub fn render(opts: &Options, format: Format, show_values: bool) -> i32 {
         Ok(()) => code::OK,
         // A reader that stopped early (`| head`) got what it wanted: not worth a message.
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => code::OK,
-        Err(e) => fail(opts, &[Error::new(code::IOERR, format!("render: cannot write to stdout ({e})"))]),
+        Err(e) => fail(opts, &[Error::new(code::IOERR, format!("render: cannot write to stdout ({})", error::os_reason(&e)))]),
     }
 }
 
-/// `envshim install DEST`.
+/// `envshim install [--force] DEST`: on success one line on stderr,
+/// `envshim: installed VERSION at DEST` (stdout stays empty, as for `check`).
 #[inline(never)]
-pub fn install(dest: &Path) -> i32 {
-    match install::install(Path::new(install::SELF_EXE), dest) {
-        Ok(_) => code::OK,
+pub fn install(dest: &Path, force: bool) -> i32 {
+    match install::install(Path::new(install::SELF_EXE), dest, force) {
+        Ok(dest) => {
+            let line = format!("envshim: installed {} at {}\n", env!("CARGO_PKG_VERSION"), escape(dest.as_os_str().as_bytes()));
+            let _ = std::io::stderr().lock().write_all(line.as_bytes());
+            code::OK
+        }
         Err(e) => report::fail(&[e], None),
     }
 }
@@ -228,8 +282,8 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
     let cli_env = split_pairs(&opts.envs, "--env", "NAME=VALUE", &mut errors);
     let cli_volumes = split_pairs(&opts.volumes, "--volume", "NAME=DIR", &mut errors);
     let loaded = match &opts.manifest_json {
-        None => load_manifest(opts.manifest.as_deref()),
-        Some((shown, text)) => manifest_text(shown, text, opts.manifest.is_some()),
+        None => load_manifest(opts.manifest.as_deref(), opts.container.as_deref()),
+        Some((shown, text)) => manifest_text(shown, text, opts.manifest.is_some(), opts.container.as_deref()),
     };
     let manifest = loaded.unwrap_or_else(|e| {
         errors.extend(e);
@@ -334,7 +388,7 @@ fn split_pairs(items: &[OsString], option: &str, form: &str, errors: &mut Vec<Er
 /// `--manifest-json` / `ENVSHIM_MANIFEST_JSON`: the manifest's text itself,
 /// with a file's limit and errors; exclusive with a manifest file (78).
 #[cold]
-fn manifest_text(shown: &str, text: &OsStr, file_too: bool) -> Result<Manifest<'static>, Vec<Error>> {
+fn manifest_text(shown: &str, text: &OsStr, file_too: bool, container: Option<&OsStr>) -> Result<Manifest<'static>, Vec<Error>> {
     if file_too {
         return Err(vec![Error::config(format!("{shown} and a manifest file (--manifest or ENVSHIM_MANIFEST) are exclusive: give one"))]);
     }
@@ -342,7 +396,7 @@ fn manifest_text(shown: &str, text: &OsStr, file_too: bool) -> Result<Manifest<'
         return Err(vec![Error::config(format!("{shown} is larger than {} bytes", limits::MAX_MANIFEST_BYTES))]);
     }
     // The parser's messages say `manifest`: they name the option or variable instead.
-    manifest::parse(text.as_bytes().to_vec().leak()).map_err(|errors| {
+    manifest::parse_named(text.as_bytes().to_vec().leak(), "", container.map(OsStrExt::as_bytes)).map_err(|errors| {
         errors
             .into_iter()
             .map(|mut e| {
@@ -358,11 +412,14 @@ fn manifest_text(shown: &str, text: &OsStr, file_too: bool) -> Result<Manifest<'
 /// The manifest: the named one (which must exist), else the default one if it exists.
 /// Its bytes are never freed (the process execs or ends once the plan is
 /// used): the manifest's strings stay slices of them, not copies.
-fn load_manifest(named: Option<&OsStr>) -> Result<Manifest<'static>, Vec<Error>> {
+fn load_manifest(named: Option<&OsStr>, container: Option<&OsStr>) -> Result<Manifest<'static>, Vec<Error>> {
     let path = named.unwrap_or(OsStr::new(DEFAULT_MANIFEST));
     let shown = escape(path.as_bytes());
     match files::read_path(path, limits::MAX_MANIFEST_BYTES) {
-        Ok(bytes) => manifest::parse(bytes.leak()),
+        Ok(bytes) => manifest::parse_named(bytes.leak(), &shown, container.map(OsStrExt::as_bytes)),
+        Err(ReadError::NotFound) if named.is_none() && container.is_some() => {
+            Err(vec![Error::config(format!("--container {}: there is no manifest ({DEFAULT_MANIFEST} does not exist)", escape(container.map_or(&[], OsStrExt::as_bytes))))])
+        }
         Err(ReadError::NotFound) if named.is_none() => Ok(Manifest::default()),
         Err(ReadError::NotFound) => Err(vec![Error::config(format!("manifest {shown} not found"))]),
         // Every manifest error is a configuration error, whatever the file's problem.

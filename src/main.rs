@@ -22,6 +22,15 @@ static ALLOC: envshim::sys::Arena = envshim::sys::Arena;
 // completions and the man page (tools/cli-docs.rs) reads the same one.
 include!("cli.rs");
 
+/// `envshim help --help` (and `-h`): clap's help subcommand would look for a
+/// subcommand named `--help`; it is the help of `help`.
+fn help_of_help(mut args: Vec<OsString>) -> Vec<OsString> {
+    if args.len() == 3 && args[1] == "help" && (args[2] == "--help" || args[2] == "-h") {
+        args[2] = "help".into();
+    }
+    args
+}
+
 /// Parses the command line building only the subcommand in use: the whole
 /// command (every subcommand's arguments) was 18 of a start-up's page faults
 /// and 0.1 M instructions (docs/performance.md). Help, `--version` and every
@@ -57,7 +66,7 @@ fn parse_with_clap(args: Vec<OsString>) -> Result<Cli, clap::Error> {
     std::mem::forget(quick);
     match parsed {
         Ok(cli) => Ok(cli),
-        Err(_) => Cli::try_parse_from(args),
+        Err(_) => Cli::try_parse_from(help_of_help(args)),
     }
 }
 
@@ -67,8 +76,9 @@ fn parse_with_clap(args: Vec<OsString>) -> Result<Cli, clap::Error> {
 /// that is not an option). Clap was a tenth of a start-up's page faults
 /// (its `Command`, and stack frames of 16 KiB) and 70 K instructions
 /// (docs/performance.md). None for anything else (help, `--version`,
-/// `--wait`, `render`, a repeated single option, an empty value or one
-/// starting with `-`, an unknown word, no program), which clap then reads
+/// `--wait`, `render`, a repeated single option, an empty value, `--` as a
+/// value, a value starting with `-` but of `--env` or `--env-file`, an
+/// unknown word, no program), which clap then reads
 /// exactly as before, its messages included.
 fn common_line(args: &[OsString]) -> Option<Cli> {
     use std::os::unix::ffi::OsStrExt;
@@ -94,21 +104,23 @@ fn common_line(args: &[OsString]) -> Option<Cli> {
             Some(eq) => (&w[..eq], Some(OsString::from(std::ffi::OsStr::from_bytes(&w[eq + 1..])))),
             None => (w, None),
         };
-        const FLAGS: [&[u8]; 5] = [b"--strict-names", b"--no-service-url", b"--no-expand-args", b"--init", b"--init-group"];
+        const FLAGS: [&[u8]; 6] = [b"--strict-names", b"--no-service-url", b"--no-expand-args", b"--init", b"--init-group", b"--verbose"];
         if let Some(i) = FLAGS.iter().position(|f| *f == name) {
             // A flag given twice, or with a value, is clap's error.
             if inline.is_some() || seen & 1 << i != 0 {
                 return None;
             }
             seen |= 1 << i;
-            *[&mut c.strict_names, &mut c.no_service_url, &mut c.no_expand_args, &mut c.init, &mut c.init_group][i] = true;
+            *[&mut c.strict_names, &mut c.no_service_url, &mut c.no_expand_args, &mut c.init, &mut c.init_group, &mut c.verbose][i] = true;
             continue;
         }
         let value = match inline {
             Some(v) => v,
             None => words.next()?.clone(),
         };
-        if value.is_empty() || value.as_bytes()[0] == b'-' {
+        // A value of --env or --env-file may start with `-` (allow_hyphen_values); `--` and an empty one are left to clap.
+        let hyphen = name == b"--env" || name == b"--env-file";
+        if value.is_empty() || value == "--" || (!hyphen && value.as_bytes()[0] == b'-') {
             return None;
         }
         let once = |slot: &mut Option<OsString>| slot.replace(value.clone()).is_none().then_some(());
@@ -122,13 +134,14 @@ fn common_line(args: &[OsString]) -> Option<Cli> {
             b"--file-env" => c.file_env.push(value),
             b"--success-exit" => c.success_exits.push(value),
             b"--rewrite-signal" => c.rewrite_signals.push(value),
+            b"--container" => once(&mut c.container)?,
             _ => return None,
         }
     }
     if run && program.is_empty() {
         return None;
     }
-    Some(Cli { command: if run { Command::Run(RunArgs { common: c, program }) } else { Command::Check(CheckArgs { common: c, strict, program }) } })
+    Some(Cli { command: if run { Command::Run(RunArgs { common: c, program }) } else { Command::Check(CheckArgs { common: c, strict, program, format: None }) } })
 }
 
 /// `--file-env` or `--env-dir` lists (or the variable `var` when none is given), split at commas.
@@ -161,6 +174,10 @@ fn env_flag(name: &str) -> Result<bool, String> {
 
 /// The options of run, check and render (SPEC §1: one table for the three).
 fn options(common: Common) -> Result<envshim::Options, String> {
+    // `--env` and `--env-file` take values starting with `-`, but not `--`, which ends the options.
+    if common.envs.iter().chain(&common.env_files).any(|v| v == "--") {
+        return Err("--env and --env-file need a value (-- ends the options)".into());
+    }
     let init = common.init || env_flag("ENVSHIM_INIT")?;
     if !init && (common.init_group || common.term_delay.is_some()) {
         return Err("--init-group and --term-delay need --init (or ENVSHIM_INIT)".into());
@@ -205,6 +222,9 @@ fn options(common: Common) -> Result<envshim::Options, String> {
         file_env: comma_lists(common.file_env, "ENVSHIM_FILE_ENV"),
         wait: wait(common.wait)?,
         program: Vec::new(),
+        container: common.container.or_else(|| std::env::var_os("ENVSHIM_CONTAINER")),
+        verbose: common.verbose || env_flag("ENVSHIM_VERBOSE")?,
+        check_json: false,
     })
 }
 
@@ -215,11 +235,40 @@ extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc:
     // SAFETY: these are C main's own arguments.
     match parse(unsafe { envshim::sys::args(argc, argv) }) {
         Ok(cli) => dispatch(cli.command),
-        // --help and --version: printed on stdout, exit 0.
-        Err(e) if !e.use_stderr() => e.exit(),
-        // The termination log option was not parsed: only the default log is written.
-        Err(e) => usage(usage_line(&e), None),
+        // SAFETY: as above; read again only on this path.
+        Err(e) => clap_error(e, unsafe { envshim::sys::args(argc, argv) }),
     }
+}
+
+/// A command line clap refused (or `--help`, `--version`): the usage error
+/// reaches a `--termination-log` given on it, found by a scan of its words.
+#[cold]
+#[inline(never)]
+fn clap_error(e: clap::Error, args: Vec<OsString>) -> i32 {
+    // --help and --version: printed on stdout, exit 0.
+    if !e.use_stderr() {
+        e.exit()
+    }
+    usage(usage_line(&e, &args), termination_log_of(&args).as_deref())
+}
+
+/// The value of the last `--termination-log` before `--` in `args`, as clap would take it.
+fn termination_log_of(args: &[OsString]) -> Option<OsString> {
+    use std::os::unix::ffi::OsStrExt;
+    let mut found = None;
+    let mut words = args.iter().skip(1);
+    while let Some(w) = words.next() {
+        let b = w.as_bytes();
+        if b == b"--" {
+            break;
+        }
+        if b == b"--termination-log" {
+            found = words.next().cloned();
+        } else if let Some(v) = b.strip_prefix(b"--termination-log=") {
+            found = Some(std::ffi::OsStr::from_bytes(v).to_os_string());
+        }
+    }
+    found.filter(|v| !v.is_empty())
 }
 
 /// A usage error: one `envshim: ` line on stderr and in the termination log, exit 2.
@@ -227,16 +276,46 @@ fn usage(message: String, termination_log: Option<&std::ffi::OsStr>) -> i32 {
     envshim::report::fail(&[envshim::error::Error::usage(message)], termination_log)
 }
 
-/// The first line of clap's message (its usage block and tips dropped).
-fn usage_line(e: &clap::Error) -> String {
-    if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+/// The first line of clap's message (its usage block and tips dropped),
+/// with the closest known name for a misspelt option or subcommand.
+fn usage_line(e: &clap::Error, args: &[OsString]) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
         return "a subcommand is required: run, check, render or install (see envshim --help)".into();
     }
     let text = e.render().to_string();
     // The first paragraph, on one line.
     let first: Vec<&str> = text.lines().map(str::trim).skip_while(|l| l.is_empty()).take_while(|l| !l.is_empty()).collect();
     let first = first.join(" ");
-    format!("{} (see envshim --help)", first.strip_prefix("error: ").unwrap_or(&first))
+    let first = first.strip_prefix("error: ").unwrap_or(&first);
+    let wrong = match e.get(ContextKind::InvalidArg).or_else(|| e.get(ContextKind::InvalidSubcommand)) {
+        Some(ContextValue::String(s)) => s.split(['=', ' ']).next().unwrap_or(s).to_string(),
+        _ => String::new(),
+    };
+    let known = known_names(e.kind(), args);
+    match envshim::suggest::closest(wrong.as_bytes(), &known) {
+        Some(name) => format!("{first} (did you mean {name}? see envshim --help)"),
+        None => format!("{first} (see envshim --help)"),
+    }
+}
+
+/// The names a misspelt word may have meant: the subcommands, or the long
+/// options of the subcommand in `args` (`args[1]`).
+fn known_names(kind: clap::error::ErrorKind, args: &[OsString]) -> Vec<&'static str> {
+    use clap::CommandFactory;
+    if kind == clap::error::ErrorKind::InvalidSubcommand {
+        return ["run", "check", "render", "install", "help"].into();
+    }
+    let cli = Cli::command();
+    let sub = args.get(1).and_then(|a| a.to_str()).and_then(|a| cli.find_subcommand(a));
+    let mut names: Vec<&'static str> = vec!["--help", "--version"];
+    for arg in sub.into_iter().flat_map(|s| s.get_arguments()) {
+        if let Some(long) = arg.get_long() {
+            // The few option names are kept for the process's short life.
+            names.push(Box::leak(format!("--{long}").into_boxed_str()));
+        }
+    }
+    names
 }
 
 /// Builds the options (configuration variables included) and runs `f`; a
@@ -252,9 +331,14 @@ fn with_options(common: Common, f: impl FnOnce(envshim::Options) -> Result<i32, 
 fn dispatch(command: Command) -> i32 {
     match command {
         Command::Run(RunArgs { common, program }) => with_options(common, |o| Ok(envshim::run(&envshim::Options { program, ..o }))),
-        Command::Check(CheckArgs { common, strict, program }) => {
-            with_options(common, |o| Ok(envshim::check(&envshim::Options { program, strict, ..o })))
-        }
+        Command::Check(CheckArgs { common, strict, program, format }) => with_options(common, |o| {
+            let check_json = match format.as_ref().map(|f| f.to_str()) {
+                None | Some(Some("text")) => false,
+                Some(Some("json")) => true,
+                Some(_) => return Err("check --format: expected text or json".into()),
+            };
+            Ok(envshim::check(&envshim::Options { program, strict, check_json, ..o }))
+        }),
         Command::Render(RenderArgs { common, format, show_values }) => {
             let format = match format {
                 Format::Env => envshim::Format::Env,
@@ -262,6 +346,6 @@ fn dispatch(command: Command) -> i32 {
             };
             with_options(common, |o| Ok(envshim::render(&o, format, show_values)))
         }
-        Command::Install(InstallArgs { dest }) => envshim::install(&dest),
+        Command::Install(InstallArgs { dest, force }) => envshim::install(&dest, force),
     }
 }

@@ -1,7 +1,7 @@
 //! The manifest: a subset of the Kubernetes core/v1 `Container` (SPEC §3).
 //!
-//! A small JSON reader (accepting what serde_json accepts; serde_json
-//! writes the message of a syntax error) reads the document straight into
+//! A small JSON reader (accepting what serde_json accepts; a syntax error
+//! is told by its line and column) reads the document straight into
 //! the typed [`Manifest`], in one pass and with no tree: each object of the
 //! schema keeps the last value of each of its fields as it is read, and is
 //! checked when it closes, so every schema error names its JSON path
@@ -26,7 +26,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use crate::error::{escape, Error};
+use crate::error::{escape, At, Error};
 use crate::names::{HIGH, ONES};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,16 +80,88 @@ pub struct Manifest<'a> {
 }
 
 /// Parses a manifest; every schema problem is reported, each naming its path.
-#[inline(never)] // called once; a frame of its own for profiles
 pub fn parse(bytes: &[u8]) -> Result<Manifest<'_>, Vec<Error>> {
+    parse_named(bytes, "", None)
+}
+
+/// Parses the manifest `shown` (as messages name it: `./m.json`,
+/// `--manifest-json`; "" for none): a container spec, or with `container`
+/// that container of a Pod, a workload or a `List` (SPEC §3). A container
+/// spec pays one test: a whole object reads as a container spec with
+/// nothing in it (all its fields are unknown at the top level), and only
+/// then is the document looked into again.
+#[inline(never)] // called once; a frame of its own for profiles
+pub fn parse_named<'a>(bytes: &'a [u8], shown: &str, container: Option<&[u8]>) -> Result<Manifest<'a>, Vec<Error>> {
     let mut errors = Vec::new();
-    let manifest = read(bytes, |r| r.manifest(&mut errors))
-        .map_err(|e| vec![Error::config(format!("manifest is not valid JSON: {e}"))])?;
+    let manifest = read(bytes, |r| r.manifest(&mut errors)).map_err(|e| vec![syntax_error(bytes, shown, e)])?;
+    let m = &manifest;
+    let empty = m.volume_mounts.is_empty() && m.env_from.is_empty() && m.env.is_empty() && m.command.is_empty() && m.args.is_empty();
+    if container.is_some() || empty {
+        return select::select(bytes, shown, container, manifest, errors);
+    }
     if errors.is_empty() {
         Ok(manifest)
     } else {
-        Err(errors)
+        Err(name_errors(errors, shown, ""))
     }
+}
+
+/// How a manifest is named in messages: `manifest ./m.json`, or `manifest` when unnamed.
+pub fn display(shown: &str) -> String {
+    if shown.is_empty() {
+        "manifest".to_string()
+    } else {
+        format!("manifest {shown}")
+    }
+}
+
+/// The schema errors, each given the manifest's name and the path of the
+/// container they are in (`prefix`, ending in `.`; "" for the document).
+#[cold]
+fn name_errors(errors: Vec<Error>, shown: &str, prefix: &str) -> Vec<Error> {
+    let name = display(shown);
+    errors
+        .into_iter()
+        .map(|mut e| {
+            let path = format!("{prefix}{}", e.at.as_ref().and_then(|a| a.path.as_deref()).unwrap_or(""));
+            let path = path.strip_suffix('.').unwrap_or(&path).to_string();
+            e.message = if path.is_empty() { format!("{name}: {}", e.message) } else { format!("{name}: {path}: {}", e.message) };
+            e.at = Some(Box::new(At { path: Some(path), file: (!shown.is_empty()).then(|| shown.to_string()), line: 0 }));
+            e
+        })
+        .collect()
+}
+
+/// A manifest that is not JSON: where (`e`), or what to do
+/// when it looks like YAML (a key and a colon, or `---`, where JSON has `{`).
+#[cold]
+fn syntax_error(bytes: &[u8], shown: &str, (e, line): (String, usize)) -> Error {
+    let name = display(shown);
+    let mut error = if looks_like_yaml(bytes) {
+        Error::config(format!(
+            "{name} is not valid JSON: it looks like YAML; convert it (yq -o json FILE, or kubectl create --dry-run=client -o json -f FILE for a whole object)"
+        ))
+    } else {
+        Error::config(format!("{name} is not valid JSON: {e}"))
+    };
+    error.at = Some(Box::new(At { path: None, file: (!shown.is_empty()).then(|| shown.to_string()), line }));
+    error
+}
+
+/// Whether a document that is not JSON looks like YAML: it does not start
+/// with `{` or `[`, and its first line that is not blank or a comment is
+/// `---` or starts with `KEY:` or `- `.
+fn looks_like_yaml(bytes: &[u8]) -> bool {
+    let Some(first) = bytes.split(|&b| b == b'\n').map(|l| l.trim_ascii()).find(|l| !l.is_empty() && !l.starts_with(b"#")) else {
+        return false;
+    };
+    if first.starts_with(b"{") || first.starts_with(b"[") {
+        return false;
+    }
+    let key = first.iter().position(|&b| b == b':').is_some_and(|c| {
+        c > 0 && first[..c].iter().all(|&b| b.is_ascii_alphanumeric() || b"_-.\"'/".contains(&b)) && first.get(c + 1).is_none_or(|&b| b == b' ' || b == b'\t')
+    });
+    key || first.starts_with(b"---") || first.starts_with(b"- ")
 }
 
 /// A JSON value, as [`Reader::value`] reads it; strings borrow from the input
@@ -110,33 +182,48 @@ enum Json<'a> {
 /// One JSON document, as a tree: what the tests compare with serde_json.
 #[cfg(test)]
 fn parse_json(bytes: &[u8]) -> Result<Json<'_>, String> {
-    read(bytes, |r| r.value(true))
+    read(bytes, |r| r.value(true)).map_err(|(e, _)| e)
 }
 
-/// Reads `bytes` as one JSON document with `f`. On a syntax error serde_json
-/// parses them again, for its message (line, column, what was expected): the
-/// messages are serde_json's.
-fn read<'a, T>(bytes: &'a [u8], f: impl FnOnce(&mut Reader<'a>) -> Option<T>) -> Result<T, String> {
+/// Reads `bytes` as one JSON document with `f`. A syntax error is described
+/// by where the reader stopped: its line and column (in bytes). (serde_json
+/// parsing the document again for its message was 11 KB of the binary.)
+fn read<'a, T>(bytes: &'a [u8], f: impl FnOnce(&mut Reader<'a>) -> Option<T>) -> Result<T, (String, usize)> {
     // Invalid UTF-8 is an error wherever it is (outside a string, any byte
     // over 0x7f is): checked once here, every string is then a slice of `s`.
-    let doc = std::str::from_utf8(bytes).ok().and_then(|s| {
-        let mut r = Reader { s, i: 0, depth: 0, items: Vec::new(), fields: Vec::new() };
-        let v = f(&mut r)?;
-        r.skip_ws();
-        (r.i == bytes.len()).then_some(v)
-    });
-    doc.ok_or_else(|| match serde_json::from_slice::<serde_json::Value>(bytes) {
-        Err(e) => e.to_string(),
-        // The two readers disagree: a bug, which the tests and the fuzz
-        // target look for; the input is still refused.
-        Ok(_) => "rejected by envshim's JSON reader".to_string(),
-    })
+    let (at, what) = match std::str::from_utf8(bytes) {
+        Err(e) => (e.valid_up_to(), "invalid UTF-8"),
+        Ok(s) => {
+            let mut r = Reader { s, i: 0, depth: 0, items: Vec::new(), fields: Vec::new() };
+            match f(&mut r) {
+                Some(v) => {
+                    r.skip_ws();
+                    if r.i == bytes.len() {
+                        return Ok(v);
+                    }
+                    (r.i, "text after the document")
+                }
+                None if r.depth >= MAX_DEPTH => (r.i.saturating_sub(1), "nested too deep"),
+                None if r.i >= bytes.len() => (bytes.len(), "the document ends early"),
+                None => (r.i, "syntax error"),
+            }
+        }
+    };
+    Err(syntax_at(bytes, at.min(bytes.len()), what))
+}
+
+/// `WHAT at line L column C` for byte `at` of `bytes`, and L.
+#[cold]
+fn syntax_at(bytes: &[u8], at: usize, what: &str) -> (String, usize) {
+    let before = &bytes[..at];
+    let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
+    let column = 1 + at - before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    (format!("{what} at line {line} column {column}"), line)
 }
 
 /// A JSON reader accepting exactly what serde_json accepts (RFC 8259, at
 /// most [`MAX_DEPTH`] nested arrays and objects, numbers finite as `f64`).
-/// Every method returns None on a syntax error; `read` gets the message
-/// from serde_json.
+/// Every method returns None on a syntax error; `read` tells where.
 struct Reader<'a> {
     s: &'a str,
     i: usize,
@@ -594,14 +681,12 @@ impl<'a> Reader<'a> {
         Some((v, errors))
     }
 
+    /// The document, a container spec.
     fn manifest(&mut self, errors: &mut Vec<Error>) -> Option<Manifest<'a>> {
         self.skip_ws();
         if self.peek() != Some(b'{') {
             let v = self.value(false)?;
-            errors.push(Error::config(format!(
-                "manifest: expected a JSON object (a Kubernetes container spec), found {}",
-                kind(&v)
-            )));
+            fail(errors, &Path::Root, format_args!("expected a JSON object (a Kubernetes container spec), found {}", kind(&v)));
             return Some(Manifest::default());
         }
         let (mut mounts, mut env_from, mut env, mut command, mut args) = (None, None, None, None, None);
@@ -813,12 +898,13 @@ impl<'a> Reader<'a> {
         let name = string(errors, name, path, "name", true);
         let value = string(errors, value, path, "value", false);
         let source = match (value, value_from) {
-            (Some(_), Some(_)) => {
+            // `"value": ""` beside a valueFrom: the API server accepts it, and `kubectl get -o json` may print it.
+            (Some(v), Some(_)) if !v.is_empty() => {
                 fail(errors, path, "has both value and valueFrom");
                 return Some(None);
             }
             (value, None) => EnvSource::Value(value.unwrap_or_default()),
-            (None, Some((source, below))) => {
+            (_, Some((source, below))) => {
                 report(errors, below);
                 let Some(source) = source else { return Some(None) };
                 source
@@ -969,8 +1055,11 @@ fn report(errors: &mut Vec<Error>, below: Vec<Error>) {
     }
 }
 
+/// A schema error: `what`, at `path` (the message is made by [`name_errors`]).
 fn fail(errors: &mut Vec<Error>, path: &Path, what: impl fmt::Display) {
-    errors.push(Error::config(format!("manifest: {path}: {what}")));
+    let mut e = Error::config(what.to_string());
+    e.at = Some(Box::new(At { path: Some(path.to_string()), ..At::default() }));
+    errors.push(e);
 }
 
 /// A string field; null counts as absent. A slice of the input (the usual
@@ -1018,6 +1107,8 @@ fn list<T>(errors: &mut Vec<Error>, got: Option<Got<Below<Vec<T>>>>, key: &str) 
         }
     }
 }
+
+mod select;
 
 #[cfg(test)]
 mod tests;

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 
 use crate::environment::Var;
-use crate::error::escape;
+use crate::error::{escape, json_string};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Format {
@@ -79,22 +79,6 @@ fn json(out: &mut impl Write, vars: &[Var], show_values: bool) -> io::Result<()>
     }
     buf.push_str(if vars.is_empty() { "}\n" } else { "\n}\n" });
     out.write_all(buf.as_bytes())
-}
-
-fn json_string(buf: &mut String, s: &str) {
-    buf.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => buf.push_str("\\\""),
-            '\\' => buf.push_str("\\\\"),
-            '\n' => buf.push_str("\\n"),
-            '\r' => buf.push_str("\\r"),
-            '\t' => buf.push_str("\\t"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => buf.push_str(&format!("\\u{:04x}", c as u32)),
-            c => buf.push(c),
-        }
-    }
-    buf.push('"');
 }
 
 #[cfg(test)]

@@ -92,6 +92,49 @@ impl Warnings {
     }
 }
 
+/// `check --format json`: one document on stdout (README, "check --format
+/// json"), the failures also in the termination log; returns the exit code
+/// of the first error (0 when none). Bounded as the lines are: at most
+/// [`MAX_ERROR_LINES`] errors and [`MAX_WARNING_LINES`] warnings, each cut
+/// as a line is, and counts of those left out.
+pub fn json(errors: &[Error], warnings: &Warnings, termination_log: Option<&OsStr>) -> i32 {
+    use crate::error::json_string;
+    let code = errors.first().map_or(0, |e| e.code);
+    // A string, cut as a line is, or null.
+    let text = |out: &mut String, m: Option<&str>| match m {
+        Some(m) => json_string(out, line("", m).trim_end_matches('\n')),
+        None => out.push_str("null"),
+    };
+    let mut out = format!("{{\n  \"ok\": {},\n  \"exit_code\": {code},\n  \"errors\": [", errors.is_empty());
+    let mut log = String::new();
+    for (i, e) in errors.iter().take(MAX_ERROR_LINES).enumerate() {
+        log.push_str(&line("envshim: ", &e.message));
+        let at = e.at.as_deref().cloned().unwrap_or_default();
+        out.push_str(&format!("{}\n    {{\"code\": {}, \"message\": ", if i == 0 { "" } else { "," }, e.code));
+        text(&mut out, Some(&e.message));
+        out.push_str(", \"path\": ");
+        text(&mut out, at.path.as_deref());
+        out.push_str(", \"file\": ");
+        text(&mut out, at.file.as_deref());
+        out.push_str(", \"line\": ");
+        out.push_str(&if at.line == 0 { "null".to_string() } else { at.line.to_string() });
+        out.push('}');
+    }
+    out.push_str(&format!("{}],\n  \"errors_not_shown\": {},\n  \"warnings\": [", if errors.is_empty() { "" } else { "\n  " }, errors.len().saturating_sub(MAX_ERROR_LINES)));
+    for (i, w) in warnings.kept.iter().enumerate() {
+        out.push_str(if i == 0 { "\n    {\"message\": " } else { ",\n    {\"message\": " });
+        text(&mut out, Some(w));
+        out.push('}');
+    }
+    out.push_str(&format!("{}],\n  \"warnings_not_shown\": {}\n}}\n", if warnings.kept.is_empty() { "" } else { "\n  " }, warnings.more));
+    if !errors.is_empty() {
+        write_termination_log(&log, termination_log);
+    }
+    // A reader that went away: the exit code still tells.
+    let _ = std::io::stdout().lock().write_all(out.as_bytes());
+    code
+}
+
 /// Writes the termination log, then prints the errors (at most
 /// [`MAX_ERROR_LINES`], and a line counting the rest), and returns the exit
 /// code of the first error. The log comes first: stderr may be a closed pipe
@@ -140,8 +183,20 @@ fn write_termination_log(text: &str, named: Option<&OsStr>) {
         }
         None => PathBuf::from(DEFAULT_TERMINATION_LOG),
     };
-    let Ok(mut file) = options.open(path) else { return };
-    let _ = file.write_all(log_part(text).as_bytes());
+    // The default log is used only when it exists and is writable: not being able to open it is not news.
+    let cannot = |e: std::io::Error| {
+        use std::os::unix::ffi::OsStrExt;
+        let shown = crate::error::escape(named.unwrap_or(OsStr::new(DEFAULT_TERMINATION_LOG)).as_bytes());
+        warn(&format!("cannot write the termination log {shown} ({})", crate::error::os_reason(&e)));
+    };
+    let mut file = match options.open(path) {
+        Ok(file) => file,
+        Err(e) if named.is_some() => return cannot(e),
+        Err(_) => return,
+    };
+    if let Err(e) = file.write_all(log_part(text).as_bytes()) {
+        cannot(e);
+    }
 }
 
 /// The start of `text` that fits in the log: all of it, or up to the last

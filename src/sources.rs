@@ -91,6 +91,8 @@ pub struct Sources {
     waited: Option<Rc<str>>,
     /// Bytes of env files read so far (bounded by MAX_READ_BYTES).
     read: usize,
+    /// Warnings about the files read (a name given twice), once per file.
+    pub warnings: Vec<String>,
 }
 
 impl Sources {
@@ -105,7 +107,7 @@ impl Sources {
         for (i, v) in volumes.iter().enumerate() {
             volume_names.put(v.name.as_bytes(), i as u32, |i| volumes[i as usize].name.as_bytes());
         }
-        Sources { volumes, volume_names, files: Vec::new(), file_keys: NameIndex::default(), probe: Vec::new(), last: None, waited: None, read: 0 }
+        Sources { volumes, volume_names, files: Vec::new(), file_keys: NameIndex::default(), probe: Vec::new(), last: None, waited: None, read: 0, warnings: Vec::new() }
     }
 
     /// The error for a missing file that an entry needs (`message` names the
@@ -137,6 +139,7 @@ impl Sources {
         self.last = None;
         self.waited = waited;
         self.read = 0;
+        self.warnings.clear();
     }
 
     /// Loads `path` inside the volume `volume`; `at` is the entry's JSON path
@@ -190,9 +193,10 @@ impl Sources {
                         format!("volume {}: permission denied opening mountPath {} (uid {})", escape(v.name.as_bytes()), escape(v.mount_path.as_bytes()), sys::uid()),
                     ),
                     _ => Error::config(format!(
-                        "volume {}: mountPath {} is not a directory in this container ({e})",
+                        "volume {}: mountPath {} is not a directory in this container ({})",
                         escape(v.name.as_bytes()),
-                        escape(v.mount_path.as_bytes())
+                        escape(v.mount_path.as_bytes()),
+                        crate::error::os_reason(&e)
                     )),
                 });
                 None
@@ -201,7 +205,8 @@ impl Sources {
         let outcome = match root {
             None => Outcome::Failed,
             Some(_) if self.read > MAX_READ_BYTES => Outcome::Failed,
-            Some(root) => outcome(files::read_in_root(root.as_fd(), key, MAX_ENV_FILE_BYTES), &display, &mut self.read, errors),
+            // Messages about the file name it as the manifest does: by volume and path.
+            Some(root) => outcome(files::read_in_root(root.as_fd(), key, MAX_ENV_FILE_BYTES), Named::Volume(volume, key), &display, &mut self.read, errors, &mut self.warnings),
         };
         self.add(Some(vi), display, outcome)
     }
@@ -217,7 +222,7 @@ impl Sources {
         let outcome = if self.read > MAX_READ_BYTES {
             Outcome::Failed
         } else {
-            outcome(files::read_path(path, MAX_ENV_FILE_BYTES), &display, &mut self.read, errors)
+            outcome(files::read_path(path, MAX_ENV_FILE_BYTES), Named::Path, &display, &mut self.read, errors, &mut self.warnings)
         };
         self.add(None, display, outcome)
     }
@@ -295,17 +300,25 @@ pub fn missing_error(message: String, waited: Option<&str>) -> Error {
     }
 }
 
-/// Turns a read into a parsed file, or reports why not (once per file).
+/// Turns a read into a parsed file, or reports why not (once per file),
+/// naming it as `named` says (`env file ./app.env`, `volume config, path
+/// app.env`); an error's `file` is `display` (`./app.env`, `config/app.env`,
+/// as `render` names it).
 /// Counts what was read in `read`: past [`MAX_READ_BYTES`] for all the env
 /// files together, a manifest naming thousands of distinct files is refused
 /// (65, reported once; the callers read no more files) instead of reading
 /// and keeping them all.
-fn outcome(read: Result<Vec<u8>, ReadError>, display: &str, total: &mut usize, errors: &mut Vec<Error>) -> Outcome {
+fn outcome(read: Result<Vec<u8>, ReadError>, named: Named, display: &str, total: &mut usize, errors: &mut Vec<Error>, warnings: &mut Vec<String>) -> Outcome {
+    // Made only for a message: a format for every file read cost instructions at each start.
+    let shown = || match named {
+        Named::Volume(volume, path) => format!("volume {}, path {}", escape(volume.as_bytes()), escape(path)),
+        Named::Path => format!("env file {display}"),
+    };
     let data = match read {
         Ok(data) => data,
         Err(ReadError::NotFound) => return Outcome::Missing,
         Err(e) => {
-            errors.push(read_error(e, &format!("env file {display}")));
+            errors.push(read_error(e, &shown()).at(display, 0));
             return Outcome::Failed;
         }
     };
@@ -313,18 +326,42 @@ fn outcome(read: Result<Vec<u8>, ReadError>, display: &str, total: &mut usize, e
     if *total > MAX_READ_BYTES {
         errors.push(Error::new(
             code::DATAERR,
-            format!("env file {display}: the env files read pass {MAX_READ_BYTES} bytes in all; no more are read"),
-        ));
+            format!("{}: the env files read pass {MAX_READ_BYTES} bytes in all; no more are read", shown()),
+        ).at(display, 0));
         return Outcome::Failed;
     }
     match EnvFile::parse(data) {
-        Ok(f) => Outcome::Parsed(Rc::new(f)),
+        Ok(f) => {
+            if let Some(dups) = f.duplicates() {
+                warnings.push(duplicates_warning(&shown(), dups));
+            }
+            Outcome::Parsed(Rc::new(f))
+        }
         Err(e) => {
             let sep = if e.line == 0 { " " } else { ", " };
-            errors.push(Error::new(code::DATAERR, format!("env file {display}{sep}{e}")));
+            errors.push(Error::new(code::DATAERR, format!("{}{sep}{e}", shown())).at(display, e.line));
             Outcome::Failed
         }
     }
+}
+
+/// A file that gives a name more than once: its lines, never the name (a
+/// name read from a file appears only in the skipped-keys warning).
+#[cold]
+fn duplicates_warning(shown: &str, (first, again, count): (u32, u32, u32)) -> String {
+    let more = match count - 1 {
+        0 => String::new(),
+        1 => "; 1 more line gives a name again".to_string(),
+        n => format!("; {n} more lines give a name again"),
+    };
+    format!("{shown}: the name on line {first} is given again on line {again}: the last one wins (the kubelet takes the first){more}")
+}
+
+/// How messages name a file: by its volume and path inside it, or by its path as given.
+#[derive(Clone, Copy)]
+enum Named<'a> {
+    Volume(&'a str, &'a [u8]),
+    Path,
 }
 
 /// A `path` inside a volume: not empty, no `..` component. Ok(true) when it
@@ -376,7 +413,7 @@ mod tests {
         }
         assert!(matches!(s.load_in_volume("v", "/./a.env", &"env[1]", &mut errors), Loaded::Failed));
         assert_eq!(errors.len(), 1, "{errors:?}");
-        assert_eq!(errors[0].message, "env file v/a.env, line 2: has no '=' (expected NAME=VALUE)");
+        assert_eq!(errors[0].message, "volume v, path a.env, line 2: has no '=' (expected NAME=VALUE)");
         assert_eq!(errors[0].code, 65);
     }
 

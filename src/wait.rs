@@ -40,7 +40,7 @@ const STOPS: [(libc::c_int, &str); 4] =
 /// Err: SIGTERM, SIGINT, SIGHUP or SIGQUIT came (exit 128 + the signal; the
 /// message names the files still missing), or a system call failed.
 pub fn until_present(files: &[Awaited], deadline: Option<Instant>, how_long: &str) -> Result<Waited, Error> {
-    let os_error = |call: &str, e: std::io::Error| Error::new(code::OSERR, format!("--wait: {call} failed: {e}"));
+    let os_error = |call: &str, e: std::io::Error| Error::new(code::OSERR, format!("--wait: {call} failed ({})", crate::error::os_reason(&e)));
     let mut stop = SigSet::empty();
     for (sig, _) in STOPS {
         // A blocked signal is queued even when ignored: one inherited as
@@ -84,7 +84,7 @@ fn look(files: &[Awaited], deadline: Option<Instant>, how_long: &str, stop: &Sig
             Some(l) => l.min(WAIT_POLL),
             None => WAIT_POLL,
         };
-        let signal = sys::wait_signal(stop, Some(nap)).map_err(|e| Error::new(code::OSERR, format!("--wait: sigtimedwait failed: {e}")))?;
+        let signal = sys::wait_signal(stop, Some(nap)).map_err(|e| Error::new(code::OSERR, format!("--wait: sigtimedwait failed ({})", crate::error::os_reason(&e))))?;
         if let Some(sig) = signal {
             let name = STOPS.iter().find(|(s, _)| *s == sig).map_or("a signal", |(_, n)| n);
             let names = if missing.is_empty() { "none left".to_string() } else { names(&missing) };

@@ -132,7 +132,14 @@ fn a_file_of_duplicates_named_21000_times_imports_its_final_keys_once_per_refere
     let d = Volume::new();
     let refs: Vec<Value> = (0..21_700).map(|_| short_ref("d")).collect();
     let m = compact_manifest(&d, &json!({"volumeMounts": [mount("v", &vol)], "envFrom": refs}));
-    let got = render_values(["--manifest", &m]);
+    let out = envshim(["render", "--format", "json", "--show-values", "--manifest", &m]).run();
+    out.code(0);
+    // The duplicates: one warning for the file, however many references.
+    assert_eq!(
+        out.stderr_lines(),
+        ["envshim: warning: volume v, path d: the name on line 1 is given again on line 2: the last one wins (the kubelet takes the first); 21842 more lines give a name again"]
+    );
+    let got = rendered(&out);
     assert_eq!(got.get("A"), Some(&("v/d:21844".to_string(), "last".to_string())));
 }
 
@@ -171,6 +178,6 @@ fn env_files_read_past_their_bound_stop_with_one_error() {
     let d = Volume::new();
     let m = compact_manifest(&d, &json!({"volumeMounts": [mount("v", &vol)], "env": env}));
     let out = envshim(["check", "--manifest", &m]).run();
-    out.fails_with(65, &["env file v/f/261.env: the env files read pass 16777216 bytes in all; no more are read"]);
+    out.fails_with(65, &["volume v, path f/261.env: the env files read pass 16777216 bytes in all; no more are read"]);
     out.no_sentinel();
 }

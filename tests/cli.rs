@@ -450,12 +450,20 @@ fn envshim_variables_are_removed_from_the_program_environment() {
             ("envshim_lower", "3"),
         ])
         .run();
-    out.ok();
+    out.code(0);
+    // The unknown ones are named in a warning (the known one closest to each, when one is close).
+    assert_eq!(
+        out.stderr_lines(),
+        [
+            "envshim: warning: ENVSHIM_ is not a variable envshim knows: removed from the environment (see envshim --help)",
+            "envshim: warning: ENVSHIM_ANYTHING is not a variable envshim knows: removed from the environment (see envshim --help)",
+        ]
+    );
     let env = out.env_map();
     assert_eq!(env.keys().map(String::as_str).collect::<Vec<_>>(), ["KEEP", "XENVSHIM_NOT_OURS", "envshim_lower"]);
     // Nor can they be referenced from the environment being built.
     let out = envshim(["render", "--format", "json", "--show-values", "--env", "R=$(ENVSHIM_ANYTHING)"]).env("ENVSHIM_ANYTHING", "x").run();
-    out.ok();
+    out.code(0);
     assert_eq!(values(&rendered(&out)).into_iter().collect::<Vec<_>>(), [("R".to_string(), "$(ENVSHIM_ANYTHING)".to_string())]);
 }
 
@@ -476,7 +484,10 @@ fn no_service_url_option() {
 fn install_copies_the_binary_with_mode_0755_and_nothing_else() {
     let d = Volume::new();
     let dest = d.join("envshim-copy");
-    envshim(["install", dest.to_str().unwrap()]).run().ok();
+    let out = envshim(["install", dest.to_str().unwrap()]).run();
+    out.code(0);
+    assert_eq!(out.stderr_str(), format!("envshim: installed {} at {}\n", env!("CARGO_PKG_VERSION"), dest.display()));
+    assert!(out.stdout.is_empty());
     assert_eq!(std::fs::read(&dest).unwrap(), std::fs::read(BIN).unwrap());
     assert_eq!(std::fs::metadata(&dest).unwrap().permissions().mode() & 0o7777, 0o755);
     let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
@@ -484,16 +495,42 @@ fn install_copies_the_binary_with_mode_0755_and_nothing_else() {
     // The copy works.
     let out = std::process::Command::new(&dest).arg("--version").output().unwrap();
     assert!(out.status.success());
-    // Installing again replaces it.
-    std::fs::write(&dest, b"old").unwrap();
-    envshim(["install", dest.to_str().unwrap()]).run().ok();
+    // Installing again (an initContainer that restarts) replaces the earlier copy.
+    envshim(["install", dest.to_str().unwrap()]).run().code(0);
     assert_eq!(std::fs::read(&dest).unwrap(), std::fs::read(BIN).unwrap());
+}
+
+/// SPEC §12.5: an existing DEST that is not envshim (a system binary, a
+/// script) is refused with 73 and left as it was, unless --force.
+#[test]
+fn install_refuses_to_replace_what_is_not_envshim_unless_forced() {
+    let d = Volume::new();
+    let script = format!("#!/bin/sh\necho {SENTINEL}\n");
+    let elf = [b"\x7fELF".as_slice(), SENTINEL.as_bytes(), &[0u8; 100_000]].concat();
+    for (name, contents) in [("script", script.as_bytes().to_vec()), ("other-elf", elf), ("empty", Vec::new())] {
+        let dest = d.file(name, &contents);
+        let out = envshim(["install", dest.to_str().unwrap()]).run();
+        out.no_sentinel().fails_with(73, &[&format!("install: {} exists and is not an envshim binary (give --force to replace it)", dest.display())]);
+        assert_eq!(std::fs::read(&dest).unwrap(), contents, "{name} left as it was");
+        let out = envshim(["install", "--force", dest.to_str().unwrap()]).run();
+        out.no_sentinel().code(0).stderr_has("envshim: installed ");
+        assert_eq!(std::fs::read(&dest).unwrap(), std::fs::read(BIN).unwrap());
+    }
+    // A DEST directory holding something else named envshim: the same.
+    let sub = d.subdir("bin");
+    d.file("bin/envshim", b"not envshim");
+    envshim(["install", sub.to_str().unwrap()]).run().fails(73);
+    assert_eq!(d.read("bin/envshim"), b"not envshim");
+    // A symlink to a system binary: refused (the link would be replaced, not the binary, but it is not envshim's).
+    let link = d.symlink("sh-link", "/bin/sh");
+    envshim(["install", link.to_str().unwrap()]).run().fails(73);
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
 }
 
 #[test]
 fn install_relative_dest_is_relative_to_the_working_directory() {
     let d = Volume::new();
-    envshim(["install", "shim"]).cwd(d.path()).run().ok();
+    envshim(["install", "shim"]).cwd(d.path()).run().code(0);
     assert_eq!(std::fs::read(d.join("shim")).unwrap(), std::fs::read(BIN).unwrap());
 }
 

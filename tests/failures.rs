@@ -77,9 +77,9 @@ fn missing_optional_leaves_the_variable_alone_and_runs() {
 fn unparsable_file_is_65_optional_or_not() {
     for optional in [false, true] {
         let (_v, _d, m) = setup(&[("a.env", "A=1\n\nB='open\n")], json!({"env": [file_key_ref("A", "v", "a.env", "A", optional)]}));
-        run_manifest(&m).fails_with(65, &["v/a.env", "line 3"]);
+        run_manifest(&m).fails_with(65, &["volume v, path a.env", "line 3"]);
         let (_v, _d, m) = setup(&[("a.env", "A=1\nB\n")], json!({"envFrom": [file_ref("v", "a.env", optional, None)]}));
-        run_manifest(&m).fails_with(65, &["v/a.env", "line 2"]);
+        run_manifest(&m).fails_with(65, &["volume v, path a.env", "line 2"]);
     }
 }
 
@@ -87,7 +87,7 @@ fn unparsable_file_is_65_optional_or_not() {
 fn invalid_name_in_a_file_is_65() {
     // Even when the entry used is fine: the whole file is validated.
     let (_v, _d, m) = setup(&[("a.env", "A=1\nB\u{1}=2\n")], json!({"env": [file_key_ref("A", "v", "a.env", "A", false)]}));
-    run_manifest(&m).fails_with(65, &["v/a.env", "line 2"]);
+    run_manifest(&m).fails_with(65, &["volume v, path a.env", "line 2"]);
 }
 
 // ---------------------------------------------------------------- invalid configured names: 78
@@ -148,6 +148,7 @@ fn envfrom_invalid_keys_are_skipped_with_one_exact_warning_per_source() {
         [
             "envshim: warning: Keys [1BAD, Logging:Level, zeta key] from the EnvFrom file v/all.env were skipped since they are considered invalid environment variable names.",
             "envshim: warning: Keys [9x] from the EnvFrom file v/two.env were skipped since they are considered invalid environment variable names.",
+            "envshim: warning: volume v, path all.env: the name on line 2 is given again on line 5: the last one wins (the kubelet takes the first)",
         ]
     );
     assert_eq!(out.env_map().into_iter().collect::<Vec<_>>(), [("GOOD".to_string(), "3".to_string())]);
@@ -197,7 +198,7 @@ fn permission_denied_is_77_naming_file_and_uid() {
     let (vol, _d, m) = setup(&[("secret.env", "A=1\n")], json!({"env": [file_key_ref("A", "v", "secret.env", "A", true)]}));
     std::fs::set_permissions(vol.join("secret.env"), std::fs::Permissions::from_mode(0o000)).unwrap();
     let (shim, uid) = envshim(["run", "--manifest", &m, "--", "/bin/true"]).unprivileged();
-    shim.run().fails_with(77, &["v/secret.env", &format!("uid {uid}")]);
+    shim.run().fails_with(77, &["volume v, path secret.env", &format!("uid {uid}")]);
     // --env-file.
     let p = vol.join("secret.env");
     let (shim, uid) = envshim(["check", "--env-file", p.to_str().unwrap()]).unprivileged();
@@ -206,7 +207,7 @@ fn permission_denied_is_77_naming_file_and_uid() {
     let (vol, _d, m) = setup(&[("in/a.env", "A=1\n")], json!({"envFrom": [file_ref("v", "in/a.env", false, None)]}));
     std::fs::set_permissions(vol.join("in"), std::fs::Permissions::from_mode(0o700)).unwrap();
     let (shim, uid) = envshim(["check", "--manifest", &m]).unprivileged();
-    shim.run().fails_with(77, &["v/in/a.env", &format!("uid {uid}")]);
+    shim.run().fails_with(77, &["volume v, path in/a.env", &format!("uid {uid}")]);
 }
 
 #[test]
@@ -291,7 +292,7 @@ fn symlink_loop_is_an_error() {
     vol.symlink("loop1", "loop2");
     vol.symlink("loop2", "loop1");
     // Not a regular file (and not missing, so optional does not cover it).
-    run_manifest(&m).fails_with(78, &["v/loop1"]);
+    run_manifest(&m).fails_with(78, &["volume v, path loop1"]);
 }
 
 #[test]
@@ -305,7 +306,7 @@ fn not_a_regular_file_is_78_and_fast() {
     // SAFETY: a valid NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
     let out = run_manifest(&m);
-    out.fails_with(78, &["v/fifo", "not a regular file"]);
+    out.fails_with(78, &["volume v, path fifo", "not a regular file"]);
     assert!(out.elapsed < Duration::from_secs(5));
     // --env-file on a FIFO and on devices.
     for p in [fifo.to_str().unwrap(), "/dev/zero", "/dev/null"] {
@@ -317,7 +318,7 @@ fn not_a_regular_file_is_78_and_fast() {
     vol.subdir("adir");
     let d = Volume::new();
     let m = d.manifest(&json!({"volumeMounts": [mount("v", &vol)], "envFrom": [file_ref("v", "adir", true, None)]}));
-    run_manifest(&m).fails_with(78, &["v/adir"]);
+    run_manifest(&m).fails_with(78, &["volume v, path adir"]);
     let m = d.manifest(&json!({"volumeMounts": [mount("v", &vol)], "envFrom": [file_ref("v", "/", true, None)]}));
     run_manifest(&m).fails(78);
     envshim(["check", "--env-file", vol.dir().as_str()]).run().fails(78);
@@ -329,7 +330,7 @@ fn huge_file_fails_fast_as_too_large() {
     let f = std::fs::File::create(vol.join("huge.env")).unwrap();
     f.set_len(10 << 30).unwrap(); // sparse: 10 GiB
     let out = run_manifest(&m);
-    out.fails_with(65, &["v/huge.env"]);
+    out.fails_with(65, &["volume v, path huge.env"]);
     assert!(out.elapsed < Duration::from_secs(5));
 }
 
@@ -697,7 +698,7 @@ fn check_reports_every_problem_and_exits_with_the_first() {
     let expect: &[&str] = &[
         "envFrom[0]",            // 66 missing, first: exit 66
         "missing.env",           // 66 --env-file
-        "v/bad.env, line 2",     // 65, reported once for the two entries
+        "volume v, path bad.env, line 2", // 65, reported once for the two entries
         "env[1].valueFrom.fileKeyRef.volumeName", // 78
         "env[2].name",           // 78
         "--env #2",              // 78

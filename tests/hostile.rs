@@ -657,7 +657,7 @@ fn env_files_that_are_not_small_regular_files_fail_fast() {
                     let opts = Opts { deny_openat2: deny, ..Opts::default() };
                     let out = run(&[os("check"), os("--manifest"), os(&dir.path().join("m.json"))], &opts);
                     let what = format!("volume file {kind} (optional {optional}, openat2 denied {deny:?}) in {manifest}");
-                    assert_fast_clear(&out, codes, &text, &format!("v/{name}"), &what);
+                    assert_fast_clear(&out, codes, &text, &format!("volume v, path {name}"), &what);
                     slowest = slowest.max(out.elapsed);
                 }
             }
@@ -1090,7 +1090,7 @@ fn permission_denied_names_the_file_and_the_uid() {
         ] {
             let file = p.join(format!("m{}.json", cases.len()));
             fs::write(&file, manifest.to_string()).unwrap();
-            cases.push((vec![os("check"), os("--manifest"), os(&file)], format!("v/{}", path.trim_start_matches('/'))));
+            cases.push((vec![os("check"), os("--manifest"), os(&file)], format!("volume v, path {}", path.trim_start_matches('/'))));
         }
     }
     for (mut args, shown) in cases {

@@ -17,7 +17,7 @@ fn blank_then_quoted_value_then_text_fails_the_file() {
     for line in [format!("K= 'v' {SENTINEL}"), format!("K=\t\"v\"{SENTINEL}"), format!("export K= 'v' {SENTINEL}")] {
         let (_v, _d, m) = setup(&[("a.env", &format!("A=1\n{line}\n"))], json!({"env": [file_key_ref("A", "v", "a.env", "A", false)]}));
         let out = envshim(["run", "--manifest", &m, "--", "/bin/true"]).run();
-        out.fails_with(65, &["v/a.env", "line 2"]);
+        out.fails_with(65, &["volume v, path a.env", "line 2"]);
         out.no_sentinel();
     }
 }

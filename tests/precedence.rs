@@ -250,11 +250,17 @@ fn duplicates_last_wins() {
             ],
         }),
     );
-    let env = program_env(&["--manifest", &m], &[]);
+    // The file's duplicate is warned about (the kubelet takes the first), the last still wins.
+    let out = envshim(["run", "--manifest", &m, "--"]).args(print_env()).run();
+    out.code(0);
+    assert_eq!(out.stderr_lines(), ["envshim: warning: volume v, path a.env: the name on line 1 is given again on line 2: the last one wins (the kubelet takes the first)"]);
+    let env = out.env_map();
     assert_eq!((env["D"].as_str(), env["K"].as_str(), env["M"].as_str()), ("2", "2", "2"));
     let b = vol.join("b.env");
     let a = vol.join("a.env");
-    let env = program_env(&["--env-file", a.to_str().unwrap(), "--env-file", b.to_str().unwrap(), "--env", "X=1", "--env", "X=2"], &[]);
+    let out = envshim(["run", "--env-file", a.to_str().unwrap(), "--env-file", b.to_str().unwrap(), "--env", "X=1", "--env", "X=2", "--"]).args(print_env()).run();
+    out.code(0);
+    let env = out.env_map();
     assert_eq!((env["D"].as_str(), env["X"].as_str()), ("3", "2"));
 }
 
@@ -280,7 +286,9 @@ fn env_file_keys_reach_the_program_in_place_or_copied() {
     want[3].1 = "36".into();
     for init in [&[][..], &["--init"][..]] {
         let out = envshim(["run"]).args(init).args(["--manifest", &m, "--"]).args(print_env()).env("L", "inh").run();
-        out.ok();
+        out.code(0);
+        // `A` is given twice in a.env: warned about once, though the file is imported twice.
+        assert_eq!(out.stderr_lines(), ["envshim: warning: volume v, path a.env: the name on line 1 is given again on line 8: the last one wins (the kubelet takes the first)"]);
         assert_eq!(out.env0(), want, "{init:?}");
     }
 }

@@ -267,7 +267,7 @@ fn optional_files_the_manifest_missing_keys_and_other_failures_are_not_waited_fo
     at_once(json!({"env": [file_key_ref("A", "v", "missing.env", "A", true)], "envFrom": [file_ref("v", "missing2.env", true, None)]})).ok();
     at_once(json!({"env": [file_key_ref("A", "v", "exists.env", "MISSING_KEY", false)]})).fails_with(66, &["key \"MISSING_KEY\" not found"]);
     at_once(json!({"env": [file_key_ref("A", "v", "a-dir", "A", false)]})).fails_with(78, &["not a regular file"]);
-    at_once(json!({"env": [file_key_ref("A", "v", "bad.env", "A", false)]})).fails_with(65, &["v/bad.env, line 1"]);
+    at_once(json!({"env": [file_key_ref("A", "v", "bad.env", "A", false)]})).fails_with(65, &["volume v, path bad.env, line 1"]);
     at_once(json!({"env": [file_key_ref("A", "v", "../up.env", "A", false)]})).fails_with(78, &["'..'"]);
     at_once(json!({"env": [file_key_ref("A", "nope", "x.env", "A", false)]})).fails_with(78, &["not in volumeMounts"]);
 

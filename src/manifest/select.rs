@@ -1,0 +1,179 @@
+//! A Pod, a workload or a `List` given as the manifest (SPEC §3): refused
+//! with what to do, or with `--container NAME` that container of it, read as
+//! a container spec. Only a document that reads as an empty container spec
+//! (a whole object's fields are all unknown at the top level), or a run with
+//! `--container`, comes here. The document (valid JSON: it was read once) is
+//! read again as a tree ([`Json`], strings borrowed) and walked for every
+//! `containers` and `initContainers` array, at any depth: a Pod's `spec`, a
+//! workload's `spec.template.spec`, a CronJob's
+//! `spec.jobTemplate.spec.template.spec`, a `List`'s items. The container
+//! chosen is written back as JSON and read by the manifest reader. (A walk
+//! with the reader's own methods, keeping each container's bytes, was 12 KB
+//! of code; `serde_json::Value`, 30 KB more.)
+
+use super::{display, name_errors, read, Json as Value, Manifest};
+use crate::error::{escape, Error};
+
+/// At most this many container names are listed in a message.
+const MAX_NAMES_SHOWN: usize = 10;
+
+/// A container found: its JSON path (`spec.containers[0]`) and its value.
+type Found<'v, 'a> = (String, &'v Value<'a>);
+
+#[cold]
+#[inline(never)]
+pub(super) fn select<'a>(
+    bytes: &'a [u8],
+    shown: &str,
+    container: Option<&[u8]>,
+    manifest: Manifest<'a>,
+    errors: Vec<Error>,
+) -> Result<Manifest<'a>, Vec<Error>> {
+    let name = display(shown);
+    let doc = read(bytes, |r| r.value(true)).unwrap_or(Value::Null);
+    // A key only a whole object has at its top, never a container.
+    let whole = ["kind", "apiVersion", "spec", "items"].iter().any(|k| get(&doc, k).is_some());
+    let plain = |errors: Vec<Error>| if errors.is_empty() { Ok(manifest) } else { Err(name_errors(errors, shown, "")) };
+    let fail = |message: String| {
+        let mut e = Error::config(message);
+        e.at = Some(Box::new(crate::error::At { path: Some(String::new()), file: (!shown.is_empty()).then(|| shown.to_string()), line: 0 }));
+        Err(vec![e])
+    };
+    let name_of = |v: &Value| text(v, "name").map(|n| escape(n.as_bytes()));
+    let mut found = Vec::new();
+    walk(&doc, &mut String::new(), &mut found);
+    let names = || {
+        // `containers` before `initContainers` (not a sort: a stable sort's code is ~30 KB).
+        let mut list: Vec<String> = Vec::new();
+        for init in [false, true] {
+            let of_kind = found.iter().filter(|(path, _)| path.contains(".initContainers[") == init);
+            list.extend(of_kind.map(|(_, c)| name_of(c).unwrap_or_else(|| "(no name)".into())));
+        }
+        let more = list.len().saturating_sub(MAX_NAMES_SHOWN);
+        list.truncate(MAX_NAMES_SHOWN);
+        if more > 0 {
+            list.push(format!("and {more} more"));
+        }
+        if list.is_empty() { "it has none".to_string() } else { format!("it has {}", list.join(", ")) }
+    };
+    let kind = text(&doc, "kind").map_or_else(|| "whole object".into(), |k| escape(k.as_bytes()));
+    let kind = format!("{} {kind}", if kind.starts_with(['A', 'E', 'I', 'O', 'U']) { "an" } else { "a" });
+    let Some(wanted) = container else {
+        if !whole {
+            return plain(errors);
+        }
+        return fail(format!(
+            "{name} is {kind}, not a container spec: pass one container's spec (kubectl get pod POD -o jsonpath='{{.spec.containers[0]}}'), or choose one with --container NAME ({})",
+            names()
+        ));
+    };
+    let wanted_shown = escape(wanted);
+    if !whole {
+        // A container spec, with --container: it must be that container.
+        return match name_of(&doc) {
+            Some(own) if own == wanted_shown => plain(errors),
+            Some(own) => fail(format!("--container {wanted_shown}: {name} is a single container spec, named {own}")),
+            None => fail(format!("--container {wanted_shown}: {name} is a single container spec without a name")),
+        };
+    }
+    let mut chosen = found.iter().filter(|(_, c)| text(c, "name").is_some_and(|n| n.as_bytes() == wanted));
+    let Some((path, one)) = chosen.next() else {
+        return fail(format!("--container {wanted_shown}: no such container in {name}, {kind} ({})", names()));
+    };
+    if let Some((other, _)) = chosen.next() {
+        return fail(format!("--container {wanted_shown}: two containers of {name} have that name: {path} and {other}"));
+    }
+    let mut text = String::new();
+    write(one, &mut text);
+    // Kept for the process's life, as the manifest's bytes are: the manifest borrows its strings.
+    let text: &'static str = text.leak();
+    let mut errors = Vec::new();
+    let m = read(text.as_bytes(), |r| r.manifest(&mut errors)).unwrap_or_default();
+    if errors.is_empty() {
+        Ok(m)
+    } else {
+        Err(name_errors(errors, shown, &format!("{path}.")))
+    }
+}
+
+/// The value of `key` in the object `v` (its last, as the manifest reader takes).
+fn get<'v, 'a>(v: &'v Value<'a>, key: &str) -> Option<&'v Value<'a>> {
+    match v {
+        Value::Object(fields) => fields.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
+        _ => None,
+    }
+}
+
+/// The string `key` of the object `v`.
+fn text<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
+    match get(v, key) {
+        Some(Value::Str(s)) => Some(s),
+        _ => None,
+    }
+}
+
+/// Every item that is an object of a `containers` or `initContainers`
+/// array in `v` (at `path`), with its path.
+fn walk<'v, 'a>(v: &'v Value<'a>, path: &mut String, found: &mut Vec<Found<'v, 'a>>) {
+    let at = path.len();
+    match v {
+        Value::Object(fields) => {
+            for (key, value) in fields {
+                if !path.is_empty() {
+                    path.push('.');
+                }
+                path.push_str(&escape(key.as_bytes()));
+                match value {
+                    Value::Array(items) if key == "containers" || key == "initContainers" => {
+                        for (i, item) in items.iter().enumerate().filter(|(_, c)| matches!(c, Value::Object(_))) {
+                            found.push((format!("{path}[{i}]"), item));
+                        }
+                    }
+                    _ => walk(value, path, found),
+                }
+                path.truncate(at);
+            }
+        }
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push_str(&format!("[{i}]"));
+                walk(item, path, found);
+                path.truncate(at);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `v` as JSON, for the manifest reader: strings exact; every number `0`
+/// (no field of the schema is a number: only its kind counts, for a message).
+fn write(v: &Value, out: &mut String) {
+    match v {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number => out.push('0'),
+        Value::Str(s) => crate::error::json_string(out, s),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(fields) => {
+            out.push('{');
+            for (i, (key, value)) in fields.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                crate::error::json_string(out, key);
+                out.push(':');
+                write(value, out);
+            }
+            out.push('}');
+        }
+    }
+}
