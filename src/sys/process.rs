@@ -45,7 +45,7 @@ pub fn execve(path: &CStr, argv: &[*const libc::c_char], envp: &Envp) -> io::Err
 /// The soft `RLIMIT_STACK`, which sets how much argv + envp `execve` accepts.
 pub fn stack_limit() -> Option<u64> {
     let (soft, _) = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_STACK).ok()?;
-    (soft != libc::RLIM_INFINITY).then_some(soft as u64)
+    (soft != libc::RLIM_INFINITY).then_some(soft)
 }
 
 /// The effective user id (the one permission checks use), for "permission denied" messages.
