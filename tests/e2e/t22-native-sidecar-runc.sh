@@ -69,5 +69,8 @@ rc=$?
 set -e
 cat err2 >&2
 expect_rc 143 $rc "SIGTERM during the wait"
-[ "$(wc -l <err2)" = 1 ] || fail "want one line on stderr"
+# Two lines: what the wait is for when it begins, then the signal that ended it.
+[ "$(wc -l <err2)" = 2 ] || fail "want two lines on stderr"
+head -1 err2 | grep -q '^envshim: waiting up to 60s for ' || fail "the first line does not say what envshim waits for"
+tail -1 err2 | grep -q '^envshim: SIGTERM while waiting' || fail "the last line does not name SIGTERM"
 expect_line err2 "envshim: SIGTERM while waiting (--wait) for missing files: /secrets/app.env, /secrets/db_password (DB_PASSWORD_FILE)"
