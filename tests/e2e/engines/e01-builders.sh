@@ -51,7 +51,7 @@ ok "legacy builder without --build-arg TARGETARCH: fails naming dist/envshim-lin
 
 # .dockerignore: COPY . of the repository root gets exactly the files it lets through
 printf '%s\n' 'FROM scratch' 'COPY . /ctx/' >probe.Dockerfile
-want=$(cd "$ROOT" && find dist/envshim-linux-amd64 dist/envshim-linux-arm64 Cargo.toml Cargo.lock musl-build.sh src benches kubectl-envshim \
+want=$(cd "$ROOT" && find dist/envshim-linux-amd64 dist/envshim-linux-arm64 Cargo.toml Cargo.lock build.rs musl-build.sh src benches tools kubectl-envshim \
   -type f | sort)
 for b in docker/legacy docker/buildkit podman/podman; do
   engine=${b%/*}

@@ -15,7 +15,7 @@ for engine in $ENGINES; do
         || fail "$engine, loaded $order: envshim:$VERSION-$arch is not $arch"
     done
     ! $engine image inspect "envshim:$VERSION" >/dev/null 2>&1 || fail "$engine, loaded $order: envshim:$VERSION exists"
-    out=$($engine run --rm --network none "envshim:$VERSION-amd64" --version)
+    out=$($engine run --rm --network none "envshim:$VERSION-amd64" -V)
     [ "$out" = "envshim $VERSION" ] || fail "$engine: envshim:$VERSION-amd64 --version: $out"
     ok "$engine load $order: each tag on its own architecture, no envshim:$VERSION, the host's runs"
   done
@@ -29,7 +29,7 @@ expect_line out "envshim $VERSION"
 expect_only_docker_warnings err
 # loading the other architecture afterwards changes nothing
 docker load -q -i "$DIST/images/envshim-$VERSION-arm64.docker.tar" >/dev/null
-[ "$(docker run --rm --network none "envshim:$VERSION" --version)" = "envshim $VERSION" ] || fail "envshim:$VERSION after loading arm64"
+[ "$(docker run --rm --network none "envshim:$VERSION" -V)" = "envshim $VERSION" ] || fail "envshim:$VERSION after loading arm64"
 ok "docker: envshim:$VERSION still runs after loading the arm64 tarball"
 
 podman rmi -f "envshim:$VERSION" >/dev/null 2>&1 || true
