@@ -16,7 +16,7 @@ use crate::limits::{
     MAX_EXEC_STRING_BYTES, MAX_EXEC_TOTAL_BYTES, MAX_IMPORTED_BYTES, MAX_IMPORTED_ENTRIES, MAX_NAME_BYTES,
     MAX_SHOWN_NAME_BYTES, MAX_SKIPPED_KEYS_SHOWN,
 };
-use crate::manifest::{EnvFrom, EnvSource, Manifest};
+use crate::manifest::{EnvFrom, EnvSource, FileRef, Manifest};
 use crate::names::NameRule;
 use crate::report::Warnings;
 use crate::sources::{Loaded, LoadedDir, Sources};
@@ -66,12 +66,28 @@ pub(super) fn unknown_config(name: &[u8], warnings: &mut Warnings) -> bool {
     false
 }
 
+/// The environment, in the order of SPEC §2; building stops once it is past
+/// what `execve` ever takes, or the imports past their bound (`full`,
+/// reported once).
 pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mut Sources) -> Built {
     let mut b = Built { env: Environment::default(), errors: Vec::new(), warnings: Warnings::default() };
-
     b.env.later = inputs.manifest.env.len() + inputs.cli_env.len();
+    let mut full = false;
+    let inherited = inherit(&mut b, inherited, inputs.service_url);
+    env_from(&mut b, inputs, sources, &mut full);
+    let mut scratch = Vec::new();
+    manifest_env(&mut b, inputs, sources, &inherited, &mut scratch, &mut full);
+    cli_env(&mut b, inputs, &mut scratch, &mut full);
+    for w in sources.warnings.drain(..) {
+        b.warnings.push(w);
+    }
+    b
+}
 
-    // 1. Inherited, minus envshim's own configuration.
+/// Step 1: the inherited environment, minus envshim's own configuration,
+/// and `KUBERNETES_SERVICE_URL`; returns it as bytes (the platform-resolved
+/// `env` entries of step 3 take their values from it again).
+fn inherit(b: &mut Built, inherited: Vec<(OsString, OsString)>, with_service_url: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
     let inherited: Vec<(Vec<u8>, Vec<u8>)> = inherited
         .into_iter()
         .map(|(k, v)| (k.into_vec(), v.into_vec()))
@@ -80,28 +96,28 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
     for (k, v) in &inherited {
         b.env.set(k, v, Source::Inherited);
     }
-    if inputs.service_url && b.env.get(SERVICE_URL).is_none() {
+    if with_service_url && b.env.get(SERVICE_URL).is_none() {
         if let Some(url) = service_url(&b.env) {
             // A platform variable like the service variables: its source reads "inherited".
             b.env.set(SERVICE_URL, url, Source::Inherited);
         }
     }
+    inherited
+}
 
-    // 2. envFrom: the manifest's, then --env-file. Building stops once the
-    // environment is past what execve ever takes, or the imports past their
-    // bound (`full`, reported once).
-    let mut full = false;
+/// Step 2, `envFrom`: the manifest's files, then `--env-file`s, then `--env-dir`s.
+fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bool) {
     let mut imported = Imported::default();
     for (i, entry) in inputs.manifest.env_from.iter().enumerate() {
-        if full {
-            break;
+        if *full {
+            return;
         }
         let EnvFrom::File { file, prefix } = entry else { continue };
         match sources.load_in_volume(&file.volume_name, &file.path, &format_args!("manifest: envFrom[{i}].fileRef"), &mut b.errors) {
             Loaded::File(f, display) => {
                 let what = || format!("manifest: envFrom[{i}] ({display})");
-                if imported.charge(&mut b, &f, names_cost(prefix.as_bytes(), inputs.rule), what, &mut full) {
-                    import(&mut b, &f, &display, prefix.as_bytes(), inputs.rule, &mut full)
+                if imported.charge(b, &f, names_cost(prefix.as_bytes(), inputs.rule), what, full) {
+                    import(b, &f, &display, prefix.as_bytes(), inputs.rule, full)
                 }
             }
             Loaded::Missing(display) if !file.optional => {
@@ -111,13 +127,13 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
         }
     }
     for path in inputs.env_files {
-        if full {
-            break;
+        if *full {
+            return;
         }
         match sources.load_path(path, &mut b.errors) {
             Loaded::File(f, display) => {
-                if imported.charge(&mut b, &f, 0, || format!("--env-file {display}"), &mut full) {
-                    import(&mut b, &f, &display, b"", inputs.rule, &mut full)
+                if imported.charge(b, &f, 0, || format!("--env-file {display}"), full) {
+                    import(b, &f, &display, b"", inputs.rule, full)
                 }
             }
             Loaded::Missing(display) => {
@@ -126,16 +142,15 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
             Loaded::Failed => {}
         }
     }
-
     for path in inputs.env_dirs {
-        if full {
-            break;
+        if *full {
+            return;
         }
         match sources.load_dir(std::ffi::OsStr::from_bytes(path), &mut b.errors) {
             LoadedDir::Files(files, display) => {
                 let bytes = files.iter().map(|f| f.name.len() + f.value.len()).sum();
-                if imported.charge_counts(&mut b, files.len(), bytes, || format!("--env-dir {display}"), &mut full) {
-                    import_dir(&mut b, files, &display, inputs.rule, &mut full)
+                if imported.charge_counts(b, files.len(), bytes, || format!("--env-dir {display}"), full) {
+                    import_dir(b, files, &display, inputs.rule, full)
                 }
             }
             LoadedDir::Missing(display) => {
@@ -144,12 +159,22 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
             LoadedDir::Failed => {}
         }
     }
-    // 3. env: the manifest's, then --env.
-    let mut scratch = Vec::new();
+}
+
+/// Step 3, the manifest's `env`: literal values expanded, platform-resolved
+/// entries taken again from `inherited`, `fileKeyRef`s read.
+fn manifest_env(
+    b: &mut Built,
+    inputs: &Inputs,
+    sources: &mut Sources,
+    inherited: &[(Vec<u8>, Vec<u8>)],
+    scratch: &mut Vec<u8>,
+    full: &mut bool,
+) {
     let mut inherited_names: Option<NameIndex> = None;
     for (i, var) in inputs.manifest.env.iter().enumerate() {
-        if full {
-            break;
+        if *full {
+            return;
         }
         let name = var.name.as_bytes();
         if !inputs.rule.accepts(name) {
@@ -164,7 +189,7 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
         let what = || format!("manifest: env[{i}] ({})", escape(name));
         match &var.source {
             EnvSource::Value(v) => {
-                let value = expand_value(&mut b, &mut scratch, name, v.as_bytes(), &what, &mut full);
+                let value = expand_value(b, scratch, name, v.as_bytes(), &what, full);
                 if inputs.warn_unresolved && has_reference(value) {
                     unresolved_warning(&mut b.warnings, &b.env, v.as_bytes(), &what);
                 }
@@ -187,41 +212,49 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
                 }
             }
             EnvSource::FileKey { file, key } => {
-                let key = key.as_bytes();
-                if key.len() > MAX_NAME_BYTES || !inputs.rule.accepts(key) {
-                    b.errors.push(Error::config(format!(
-                        "manifest: env[{i}].valueFrom.fileKeyRef.key: \"{}\" is not a valid key ({}, at most {MAX_NAME_BYTES} bytes)",
-                        escape(key),
-                        rule_text(inputs.rule)
-                    )));
+                if !file_key(b, inputs.rule, sources, i, name, file, key.as_bytes(), &what) {
                     continue;
-                }
-                let at = format_args!("manifest: env[{i}].valueFrom.fileKeyRef");
-                match sources.load_in_volume(&file.volume_name, &file.path, &at, &mut b.errors) {
-                    Loaded::File(f, display) => match f.get(key) {
-                        Some((value, line)) => {
-                            b.env.set(name, value, Source::FileKey { file: display, line })
-                        }
-                        None if file.optional => {}
-                        None => b.errors.push(Error::new(
-                            code::NOINPUT,
-                            format!("{}: key \"{}\" not found in {display}", what(), escape(key)),
-                        )),
-                    },
-                    Loaded::Missing(display) if !file.optional => {
-                        b.errors.push(sources.required(&display, format!("{}: file {display} not found", what())))
-                    }
-                    _ => {}
                 }
             }
         }
-        if stop_when_full(&mut b, &mut full, what) {
-            break;
+        if stop_when_full(b, full, what) {
+            return;
         }
     }
+}
+
+/// Entry `i` of the manifest's `env`, NAME from `key` of a `fileKeyRef`'s
+/// file; false when the key is not a valid name (nothing was read).
+#[allow(clippy::too_many_arguments)]
+fn file_key(b: &mut Built, rule: NameRule, sources: &mut Sources, i: usize, name: &[u8], file: &FileRef, key: &[u8], what: &dyn Fn() -> String) -> bool {
+    if key.len() > MAX_NAME_BYTES || !rule.accepts(key) {
+        b.errors.push(Error::config(format!(
+            "manifest: env[{i}].valueFrom.fileKeyRef.key: \"{}\" is not a valid key ({}, at most {MAX_NAME_BYTES} bytes)",
+            escape(key),
+            rule_text(rule)
+        )));
+        return false;
+    }
+    let at = format_args!("manifest: env[{i}].valueFrom.fileKeyRef");
+    match sources.load_in_volume(&file.volume_name, &file.path, &at, &mut b.errors) {
+        Loaded::File(f, display) => match f.get(key) {
+            Some((value, line)) => b.env.set(name, value, Source::FileKey { file: display, line }),
+            None if file.optional => {}
+            None => b.errors.push(Error::new(code::NOINPUT, format!("{}: key \"{}\" not found in {display}", what(), escape(key)))),
+        },
+        Loaded::Missing(display) if !file.optional => {
+            b.errors.push(sources.required(&display, format!("{}: file {display} not found", what())))
+        }
+        _ => {}
+    }
+    true
+}
+
+/// Step 3, then: the `--env`s, expanded as the manifest's literal values are.
+fn cli_env(b: &mut Built, inputs: &Inputs, scratch: &mut Vec<u8>, full: &mut bool) {
     for (i, (name, value)) in inputs.cli_env.iter().enumerate() {
-        if full {
-            break;
+        if *full {
+            return;
         }
         if !inputs.rule.accepts(name) {
             b.errors.push(Error::config(format!(
@@ -234,19 +267,15 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
         }
         let what = || format!("--env #{} ({})", i + 1, escape(name));
         let input = value;
-        let value = expand_value(&mut b, &mut scratch, name, value, &what, &mut full);
+        let value = expand_value(b, scratch, name, value, &what, full);
         if inputs.warn_unresolved && has_reference(value) {
             unresolved_warning(&mut b.warnings, &b.env, input, &what);
         }
         b.env.set(name, value, Source::CliEnv);
-        if stop_when_full(&mut b, &mut full, what) {
-            break;
+        if stop_when_full(b, full, what) {
+            return;
         }
     }
-    for w in sources.warnings.drain(..) {
-        b.warnings.push(w);
-    }
-    b
 }
 
 /// True when `text` holds `$(`: an expansion that left a reference unresolved
