@@ -22,7 +22,7 @@ OUT=${OUT:-$ROOT/target/size-bench}
 RUNS=${RUNS:-300}
 ROUNDS=${ROUNDS:-2}
 TARGET=x86_64-unknown-linux-musl
-ALL="shipped opt3 optz opts-nopie opts-nounwind clap-minimal clap-default no-clap no-clap-arena no-clap-arena-optz-nopie"
+ALL="shipped opt3 optz opts-nopie opts-nounwind clap-minimal clap-default"
 VARIANTS=${VARIANTS:-$ALL}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -55,59 +55,27 @@ cp "$SRC/Cargo.toml" "$OUT/Cargo.toml.orig"
 # clap's feature list as the manifest has it, to derive the variants from.
 clap_line=$(grep -E '^clap *=' "$OUT/Cargo.toml.orig")
 
-variant_env() {  # prints: opt-level|rustflags|clap line|experiments (arena, no-clap)
+variant_env() {  # prints: opt-level|rustflags|clap line
     case $1 in
-        shipped) echo "|||" ;;
-        opt3) echo "3|||" ;;
-        optz) echo "z|||" ;;
-        opts-nopie) echo "|-C relocation-model=static||" ;;
-        opts-nounwind) echo "|-C force-unwind-tables=no||" ;;
-        clap-minimal) echo '||clap = { version = "4.5", default-features = false, features = ["std", "derive"] }|' ;;
-        clap-default) echo '||clap = { version = "4.5", features = ["derive"] }|' ;;
-        no-clap) echo "|||no-clap" ;;
-        no-clap-arena) echo "|||no-clap arena" ;;
-        no-clap-arena-optz-nopie) echo "z|-C relocation-model=static||no-clap arena" ;;
+        shipped) echo "||" ;;
+        opt3) echo "3||" ;;
+        optz) echo "z||" ;;
+        opts-nopie) echo "|-C relocation-model=static|" ;;
+        opts-nounwind) echo "|-C force-unwind-tables=no|" ;;
+        clap-minimal) echo '||clap = { version = "4.5", default-features = false, features = ["std", "derive"] }' ;;
+        clap-default) echo '||clap = { version = "4.5", features = ["derive"] }' ;;
         *) echo "unknown variant $1" >&2; exit 1 ;;
     esac
 }
 
 for v in $VARIANTS; do variant_env "$v" >/dev/null || exit 2; done
 
-# Experiments (bench/experiments/): applied to the copy only.
-apply_experiments() {  # DIR EXPERIMENTS...
-    local dir=$1; shift
-    for e in "$@"; do
-        case $e in
-            arena)
-                # The shipped main.rs has the arena (src/sys.rs) already; the
-                # experiment gives it to main_without_clap.rs (no-clap-arena).
-                python3 - "$dir" <<'EOF'
-import re, sys
-d = sys.argv[1]
-main = open(f"{d}/src/main.rs").read()
-if "#[global_allocator]" not in main:
-    # Before the first `use`: after the inner attributes and doc comments.
-    i = re.search(r"^use ", main, re.M).start()
-    main = main[:i] + "#[global_allocator]\nstatic ALLOC: envshim::sys::Arena = envshim::sys::Arena;\n\n" + main[i:]
-    open(f"{d}/src/main.rs", "w").write(main)
-EOF
-                ;;
-            no-clap)
-                cp "$ROOT/bench/experiments/main_without_clap.rs" "$dir/src/main.rs"
-                sed -i '/^clap *=/d' "$dir/Cargo.toml"
-                ;;
-        esac
-    done
-}
-
 declare -A BIN
 failed=()  # variants that did not build: measured without them, then exit 1
 for v in $VARIANTS; do
-    IFS='|' read -r opt flags clap exps <<<"$(variant_env "$v")"
+    IFS='|' read -r opt flags clap <<<"$(variant_env "$v")"
     rm -rf "$SRC/src" && cp -r "$ROOT/src" "$SRC/src"
     cp "$OUT/Cargo.toml.orig" "$SRC/Cargo.toml"
-    # shellcheck disable=SC2086
-    apply_experiments "$SRC" $exps
     if [ -n "$clap" ]; then
         python3 - "$SRC/Cargo.toml" "$clap_line" "$clap" <<'EOF'
 import sys
@@ -117,7 +85,7 @@ assert old in s
 open(p, "w").write(s.replace(old, new, 1))
 EOF
     fi
-    echo "== build $v (opt-level=${opt:-as shipped} rustflags='${flags}' ${clap:+clap: $clap} ${exps:+experiments: $exps})" >&2
+    echo "== build $v (opt-level=${opt:-as shipped} rustflags='${flags}' ${clap:+clap: $clap})" >&2
     (
         cd "$SRC"
         export CARGO_TARGET_DIR="$OUT/target-$v"

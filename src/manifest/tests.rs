@@ -1,3 +1,4 @@
+use super::reader::{parse_json, plain_run, Reader};
 use super::*;
 
 fn errors(json: &str) -> Vec<String> {

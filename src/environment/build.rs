@@ -1,0 +1,566 @@
+//! The environment built in order (SPEC §2): inherited, then `envFrom`
+//! (files and directories imported, within the import bounds), then `env`
+//! (literal values expanded, platform-resolved entries taken again), and
+//! the warnings on the way.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::rc::Rc;
+
+use super::*;
+use crate::envfile::EnvFile;
+use crate::error::{code, escape, Error};
+use crate::expand::expand_capped;
+use crate::index::NameIndex;
+use crate::limits::{
+    MAX_EXEC_STRING_BYTES, MAX_EXEC_TOTAL_BYTES, MAX_IMPORTED_BYTES, MAX_IMPORTED_ENTRIES, MAX_NAME_BYTES,
+    MAX_SHOWN_NAME_BYTES, MAX_SKIPPED_KEYS_SHOWN,
+};
+use crate::manifest::{EnvFrom, EnvSource, FileRef, Manifest};
+use crate::names::NameRule;
+use crate::report::Warnings;
+use crate::sources::{Loaded, LoadedDir, Sources};
+
+/// Everything the environment is built from, besides the files.
+pub struct Inputs<'a> {
+    pub manifest: &'a Manifest<'a>,
+    pub env_files: &'a [OsString],
+    /// `--env-dir` / `ENVSHIM_ENV_DIR`, after the env files (step 2).
+    pub env_dirs: &'a [Vec<u8>],
+    /// `--env NAME=VALUE`, split.
+    pub cli_env: &'a [(Vec<u8>, Vec<u8>)],
+    pub rule: NameRule,
+    pub service_url: bool,
+    /// `check`: warn about each `$(NAME)` an env value leaves unresolved (`run` is silent, as the kubelet is).
+    pub warn_unresolved: bool,
+}
+
+/// The result of building: the environment as far as it could be built, every
+/// error found, and the warnings (already formatted, without the prefix).
+pub struct Built {
+    pub env: Environment,
+    pub errors: Vec<Error>,
+    pub warnings: Warnings,
+}
+
+pub fn rule_text(rule: NameRule) -> &'static str {
+    match rule {
+        NameRule::Relaxed => "printable ASCII except '='",
+        NameRule::Strict => "--strict-names: [-._a-zA-Z][-._a-zA-Z0-9]*, not '.', '..' or '..'-prefixed",
+    }
+}
+
+/// An `ENVSHIM_*` variable, removed: a warning if envshim does not know it,
+/// naming the closest known one. Always false (the variable is not kept).
+#[cold]
+pub(super) fn unknown_config(name: &[u8], warnings: &mut Warnings) -> bool {
+    if !crate::CONFIG_VARS.iter().any(|k| k.as_bytes() == name) {
+        let shown = crate::error::escape(&name[..name.len().min(crate::limits::MAX_SHOWN_NAME_BYTES)]);
+        let more = if name.len() > crate::limits::MAX_SHOWN_NAME_BYTES { "..." } else { "" };
+        let hint = match crate::suggest::closest(name, crate::CONFIG_VARS) {
+            Some(k) => format!("did you mean {k}?"),
+            None => "see envshim --help".to_string(),
+        };
+        warnings.push(format!("{shown}{more} is not a variable envshim knows: removed from the environment ({hint})"));
+    }
+    false
+}
+
+/// The environment, in the order of SPEC §2; building stops once it is past
+/// what `execve` ever takes, or the imports past their bound (`full`,
+/// reported once).
+pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mut Sources) -> Built {
+    let mut b = Built { env: Environment::default(), errors: Vec::new(), warnings: Warnings::default() };
+    b.env.later = inputs.manifest.env.len() + inputs.cli_env.len();
+    let mut full = false;
+    let inherited = inherit(&mut b, inherited, inputs.service_url);
+    env_from(&mut b, inputs, sources, &mut full);
+    let mut scratch = Vec::new();
+    manifest_env(&mut b, inputs, sources, &inherited, &mut scratch, &mut full);
+    cli_env(&mut b, inputs, &mut scratch, &mut full);
+    for w in sources.warnings.drain(..) {
+        b.warnings.push(w);
+    }
+    b
+}
+
+/// Step 1: the inherited environment, minus envshim's own configuration,
+/// and `KUBERNETES_SERVICE_URL`; returns it as bytes (the platform-resolved
+/// `env` entries of step 3 take their values from it again).
+fn inherit(b: &mut Built, inherited: Vec<(OsString, OsString)>, with_service_url: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let inherited: Vec<(Vec<u8>, Vec<u8>)> = inherited
+        .into_iter()
+        .map(|(k, v)| (k.into_vec(), v.into_vec()))
+        .filter(|(k, _)| !k.starts_with(b"ENVSHIM_") || unknown_config(k, &mut b.warnings))
+        .collect();
+    for (k, v) in &inherited {
+        b.env.set(k, v, Source::Inherited);
+    }
+    if with_service_url && b.env.get(SERVICE_URL).is_none() {
+        if let Some(url) = service_url(&b.env) {
+            // A platform variable like the service variables: its source reads "inherited".
+            b.env.set(SERVICE_URL, url, Source::Inherited);
+        }
+    }
+    inherited
+}
+
+/// Step 2, `envFrom`: the manifest's files, then `--env-file`s, then `--env-dir`s.
+fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bool) {
+    let mut imported = Imported::default();
+    for (i, entry) in inputs.manifest.env_from.iter().enumerate() {
+        if *full {
+            return;
+        }
+        let EnvFrom::File { file, prefix } = entry else { continue };
+        match sources.load_in_volume(&file.volume_name, &file.path, &format_args!("manifest: envFrom[{i}].fileRef"), &mut b.errors) {
+            Loaded::File(f, display) => {
+                let what = || format!("manifest: envFrom[{i}] ({display})");
+                if imported.charge(b, &f, names_cost(prefix.as_bytes(), inputs.rule), what, full) {
+                    import(b, &f, &display, prefix.as_bytes(), inputs.rule, full)
+                }
+            }
+            Loaded::Missing(display) if !file.optional => {
+                b.errors.push(sources.required(&display, format!("manifest: envFrom[{i}]: file {display} not found")))
+            }
+            _ => {}
+        }
+    }
+    for path in inputs.env_files {
+        if *full {
+            return;
+        }
+        match sources.load_path(path, &mut b.errors) {
+            Loaded::File(f, display) => {
+                if imported.charge(b, &f, 0, || format!("--env-file {display}"), full) {
+                    import(b, &f, &display, b"", inputs.rule, full)
+                }
+            }
+            Loaded::Missing(display) => {
+                b.errors.push(sources.required(&display, format!("--env-file {display}: file not found")))
+            }
+            Loaded::Failed => {}
+        }
+    }
+    for path in inputs.env_dirs {
+        if *full {
+            return;
+        }
+        match sources.load_dir(std::ffi::OsStr::from_bytes(path), &mut b.errors) {
+            LoadedDir::Files(files, display) => {
+                let bytes = files.iter().map(|f| f.name.len() + f.value.len()).sum();
+                if imported.charge_counts(b, files.len(), bytes, || format!("--env-dir {display}"), full) {
+                    import_dir(b, files, &display, inputs.rule, full)
+                }
+            }
+            LoadedDir::Missing(display) => {
+                b.errors.push(sources.required(&display, format!("--env-dir {display}: directory not found")))
+            }
+            LoadedDir::Failed => {}
+        }
+    }
+}
+
+/// Step 3, the manifest's `env`: literal values expanded, platform-resolved
+/// entries taken again from `inherited`, `fileKeyRef`s read.
+fn manifest_env(
+    b: &mut Built,
+    inputs: &Inputs,
+    sources: &mut Sources,
+    inherited: &[(Vec<u8>, Vec<u8>)],
+    scratch: &mut Vec<u8>,
+    full: &mut bool,
+) {
+    let mut inherited_names: Option<NameIndex> = None;
+    for (i, var) in inputs.manifest.env.iter().enumerate() {
+        if *full {
+            return;
+        }
+        let name = var.name.as_bytes();
+        if !inputs.rule.accepts(name) {
+            b.errors.push(Error::config(format!(
+                "manifest: env[{i}].name: \"{}\" is not a valid variable name ({})",
+                escape(name),
+                rule_text(inputs.rule)
+            )));
+            continue;
+        }
+        // Formatted only for a message: once per entry, it was 5% of a start-up.
+        let what = || format!("manifest: env[{i}] ({})", escape(name));
+        match &var.source {
+            EnvSource::Value(v) => {
+                let value = expand_value(b, scratch, name, v.as_bytes(), &what, full);
+                if inputs.warn_unresolved && has_reference(value) {
+                    unresolved_warning(&mut b.warnings, &b.env, v.as_bytes(), &what);
+                }
+                b.env.set(name, value, Source::ManifestEnv(i));
+            }
+            EnvSource::Platform => {
+                // The last of a name given twice, as step 1 kept it. Found
+                // through an index of the inherited names, made for the first
+                // such entry (a scan per entry made 15,000 entries and 120,000
+                // inherited variables take 2 s).
+                let by_name = inherited_names.get_or_insert_with(|| {
+                    let mut index = NameIndex::with_capacity(inherited.len());
+                    for (id, (k, _)) in inherited.iter().enumerate() {
+                        index.put(k, id as u32, |i| &inherited[i as usize].0);
+                    }
+                    index
+                });
+                if let Some(id) = by_name.get(name, |i| &inherited[i as usize].0) {
+                    b.env.set(name, &inherited[id as usize].1, Source::Inherited);
+                }
+            }
+            EnvSource::FileKey { file, key } => {
+                if !file_key(b, inputs.rule, sources, i, name, file, key.as_bytes(), &what) {
+                    continue;
+                }
+            }
+        }
+        if stop_when_full(b, full, what) {
+            return;
+        }
+    }
+}
+
+/// Entry `i` of the manifest's `env`, NAME from `key` of a `fileKeyRef`'s
+/// file; false when the key is not a valid name (nothing was read).
+#[allow(clippy::too_many_arguments)]
+fn file_key(b: &mut Built, rule: NameRule, sources: &mut Sources, i: usize, name: &[u8], file: &FileRef, key: &[u8], what: &dyn Fn() -> String) -> bool {
+    if key.len() > MAX_NAME_BYTES || !rule.accepts(key) {
+        b.errors.push(Error::config(format!(
+            "manifest: env[{i}].valueFrom.fileKeyRef.key: \"{}\" is not a valid key ({}, at most {MAX_NAME_BYTES} bytes)",
+            escape(key),
+            rule_text(rule)
+        )));
+        return false;
+    }
+    let at = format_args!("manifest: env[{i}].valueFrom.fileKeyRef");
+    match sources.load_in_volume(&file.volume_name, &file.path, &at, &mut b.errors) {
+        Loaded::File(f, display) => match f.get(key) {
+            Some((value, line)) => b.env.set(name, value, Source::FileKey { file: display, line }),
+            None if file.optional => {}
+            None => b.errors.push(Error::new(code::NOINPUT, format!("{}: key \"{}\" not found in {display}", what(), escape(key)))),
+        },
+        Loaded::Missing(display) if !file.optional => {
+            b.errors.push(sources.required(&display, format!("{}: file {display} not found", what())))
+        }
+        _ => {}
+    }
+    true
+}
+
+/// Step 3, then: the `--env`s, expanded as the manifest's literal values are.
+fn cli_env(b: &mut Built, inputs: &Inputs, scratch: &mut Vec<u8>, full: &mut bool) {
+    for (i, (name, value)) in inputs.cli_env.iter().enumerate() {
+        if *full {
+            return;
+        }
+        if !inputs.rule.accepts(name) {
+            b.errors.push(Error::config(format!(
+                "--env #{}: \"{}\" is not a valid variable name ({})",
+                i + 1,
+                escape(name),
+                rule_text(inputs.rule)
+            )));
+            continue;
+        }
+        let what = || format!("--env #{} ({})", i + 1, escape(name));
+        let input = value;
+        let value = expand_value(b, scratch, name, value, &what, full);
+        if inputs.warn_unresolved && has_reference(value) {
+            unresolved_warning(&mut b.warnings, &b.env, input, &what);
+        }
+        b.env.set(name, value, Source::CliEnv);
+        if stop_when_full(b, full, what) {
+            return;
+        }
+    }
+}
+
+/// True when `text` holds `$(`: an expansion that left a reference unresolved
+/// does (the reference is kept as written), so only such values are scanned again.
+pub fn has_reference(text: &[u8]) -> bool {
+    let mut at = 0;
+    while let Some(i) = memchr::memchr(b'$', &text[at..]) {
+        if text.get(at + i + 1) == Some(&b'(') {
+            return true;
+        }
+        at += i + 1;
+    }
+    false
+}
+
+/// `check`: one warning naming the references `input` leaves unresolved
+/// against `env` (the first few, then a count), at `what`. Names only, escaped
+/// and cut like the skipped keys' (a reference is written in the manifest:
+/// configuration, not a value read from a file).
+pub fn unresolved_warning(warnings: &mut Warnings, env: &Environment, input: &[u8], what: &dyn Fn() -> String) {
+    let (names, more) = crate::expand::unresolved(input, |n| env.get(n), MAX_SKIPPED_KEYS_SHOWN);
+    if names.is_empty() {
+        return;
+    }
+    let mut shown = what();
+    shown.push_str(": ");
+    for (i, n) in names.iter().enumerate() {
+        shown.push_str(if i == 0 { "$(" } else { ", $(" });
+        shown.push_str(&shown_name(b"", n));
+        shown.push(')');
+    }
+    if more > 0 {
+        shown.push_str(&format!(" and {more} more"));
+    }
+    shown.push_str(if names.len() > 1 || more > 0 { " are not defined there: left as written" } else { " is not defined there: left as written" });
+    warnings.push(shown);
+}
+
+/// Expands an env value against the environment so far. A value `execve`
+/// could never take (over its limit as `NAME=VALUE`, or taking the
+/// environment past the largest total it ever takes) is refused with an error
+/// naming the variable (126) and set empty; the expansion stops at the limit,
+/// so a manifest that multiplies a value (`$(A)$(A)…`, chained) cannot exhaust memory.
+/// Expands `input` into `value` (emptied first: one buffer serves every
+/// value, so a value of 100 KB is not a block that musl's allocator maps and
+/// unmaps each time, past the arena: docs/security.md).
+pub(super) fn expand_value<'v>(
+    b: &mut Built,
+    value: &'v mut Vec<u8>,
+    name: &[u8],
+    input: &[u8],
+    what: &dyn Fn() -> String,
+    full: &mut bool,
+) -> &'v [u8] {
+    let per_string = MAX_EXEC_STRING_BYTES.saturating_sub(name.len() + 1);
+    let budget = MAX_EXEC_TOTAL_BYTES.saturating_sub(b.env.exec_bytes());
+    value.clear();
+    // Room for the usual result at once: grown from empty, the buffer was
+    // reallocated four or five times a value (docs/performance.md).
+    value.reserve((input.len() + 128).min(per_string.min(budget)));
+    let len = expand_capped(input, |n| b.env.get(n), value, per_string.min(budget));
+    if len > per_string {
+        b.errors.push(Error::new(
+            code::NOEXEC,
+            format!(
+                "{}: is {} bytes as NAME=VALUE after expansion, over the execve limit of {MAX_EXEC_STRING_BYTES} bytes",
+                what(),
+                name.len() + 1 + len
+            ),
+        ));
+        return &[];
+    }
+    if len > budget {
+        if !*full {
+            *full = true;
+            b.errors.push(Error::new(
+                code::NOEXEC,
+                format!("{}: expanding it takes the environment past {MAX_EXEC_TOTAL_BYTES} bytes, more than execve ever takes", what()),
+            ));
+        }
+        return &[];
+    }
+    value
+}
+
+/// Reports, once, that the environment is past the most `execve` ever takes
+/// (6 MiB), at `place`; building stops there. Without this bound a manifest
+/// that repeats sources over a file an untrusted container wrote (`envFrom`
+/// x N with distinct prefixes, `fileKeyRef` x N) made envshim hold gigabytes
+/// before the final size check.
+pub(super) fn stop_when_full(b: &mut Built, full: &mut bool, place: impl FnOnce() -> String) -> bool {
+    if *full {
+        return true;
+    }
+    if b.env.exec_bytes() <= MAX_EXEC_TOTAL_BYTES {
+        return false;
+    }
+    *full = true;
+    let largest = b.env.vars().max_by_key(|v| v.text.len()).map_or(String::new(), |v| {
+        format!("; the largest is {} ({} bytes)", v.describe(), v.name.len() + 1 + v.value.len())
+    });
+    b.errors.push(Error::new(
+        code::NOEXEC,
+        format!("the environment passes {MAX_EXEC_TOTAL_BYTES} bytes at {}, more than execve ever takes{largest}", place()),
+    ));
+    true
+}
+
+/// What the imports (`envFrom`, `--env-file`) have cost so far. Every
+/// reference imports its file's keys again, so the work is bounded here, by
+/// the input, and not only by the environment's size: a file named 20,000
+/// times with the same prefix never grows the environment.
+#[derive(Default)]
+pub(super) struct Imported {
+    entries: usize,
+    bytes: usize,
+}
+
+impl Imported {
+    /// Charges one import of `file`: its distinct keys, the bytes of their
+    /// keys and values, and `prefix_cost` more per key (see [`names_cost`]).
+    /// Past either bound, reports it once (65) naming `what`, stops the
+    /// building, and returns false.
+    fn charge(&mut self, b: &mut Built, file: &EnvFile, prefix_cost: usize, what: impl FnOnce() -> String, full: &mut bool) -> bool {
+        let bytes = file.unique_bytes().saturating_add(file.unique_len().saturating_mul(prefix_cost));
+        self.charge_counts(b, file.unique_len(), bytes, what, full)
+    }
+
+    /// Charges `keys` entries of `bytes` bytes in all.
+    fn charge_counts(&mut self, b: &mut Built, keys: usize, bytes: usize, what: impl FnOnce() -> String, full: &mut bool) -> bool {
+        self.entries += keys;
+        self.bytes = self.bytes.saturating_add(bytes);
+        if self.entries <= MAX_IMPORTED_ENTRIES && self.bytes <= MAX_IMPORTED_BYTES {
+            return true;
+        }
+        *full = true;
+        b.errors.push(Error::new(
+            code::DATAERR,
+            format!(
+                "{}: the imports pass {MAX_IMPORTED_ENTRIES} keys or {MAX_IMPORTED_BYTES} bytes in all (each reference to a file imports all its keys again)",
+                what()
+            ),
+        ));
+        false
+    }
+}
+
+/// True when no key can make `prefix` + key a valid name: the prefix holds a
+/// byte no name may hold, or starts as none may (`..`, a digit). (Only `.`
+/// is invalid alone and valid as a prefix, and it is one byte long.)
+pub(super) fn prefix_spoils_every_name(prefix: &[u8], rule: NameRule) -> bool {
+    prefix.len() > 1 && !rule.accepts(prefix)
+}
+
+/// What building one prefixed name costs beyond its key: the prefix, unless
+/// no name is built because the prefix spoils them all.
+pub(super) fn names_cost(prefix: &[u8], rule: NameRule) -> usize {
+    if prefix_spoils_every_name(prefix, rule) {
+        0
+    } else {
+        prefix.len()
+    }
+}
+
+/// Every key of `file` (its final key set), prefixed; names that are not
+/// valid are skipped with one warning for the file, as the kubelet does
+/// (listing them prefixed, as it does; here the first few in order, then a count).
+pub(super) fn import(b: &mut Built, file: &Rc<EnvFile>, display: &Rc<str>, prefix: &[u8], rule: NameRule, full: &mut bool) {
+    if prefix_spoils_every_name(prefix, rule) {
+        let mut skipped: Vec<&[u8]> = file.unique().map(|(key, _, _)| key).collect();
+        if !skipped.is_empty() {
+            b.warnings.push(skipped_warning(display, prefix, &mut skipped));
+        }
+        return;
+    }
+    let mut skipped: Vec<&[u8]> = Vec::new();
+    let mut prefixed = prefix.to_vec();
+    // At most the file's bytes for the keys and values, with the prefix, `=` and NUL each.
+    b.env.reserve(file.unique_len(), file.bytes() + file.unique_len() * (prefix.len() + 2));
+    // The file's keys passed the relaxed rule when it was parsed, and a
+    // relaxed name prefixed by a relaxed name is one: no byte to check again.
+    let valid = rule == NameRule::Relaxed && (prefix.is_empty() || rule.accepts(prefix));
+    // Without a prefix a key's name is the variable's: its `NAME=VALUE\0`
+    // is used where the file holds it.
+    let held = if prefix.is_empty() { b.env.hold(file) } else { None };
+    // The file's name is listed once for all its keys.
+    let origin = b.env.origin(Source::EnvFrom { file: display.clone(), line: 0 });
+    for k in file.unique_keys() {
+        let (key, line) = (k.name, k.line);
+        let name = if prefix.is_empty() {
+            key
+        } else {
+            prefixed.truncate(prefix.len());
+            prefixed.extend_from_slice(key);
+            &prefixed
+        };
+        if valid || rule.accepts(name) {
+            let origin = Origin { line, ..origin };
+            match held {
+                // Hashed already, for the file's own table.
+                Some(held) => b.env.set_in_place(held, &k, origin),
+                None if prefix.is_empty() => b.env.set_at(name, k.hash, k.value, origin),
+                None => b.env.set_at(name, crate::index::hash(name), k.value, origin),
+            }
+            if stop_when_full(b, full, || format!("{display} line {line}")) {
+                return;
+            }
+        } else {
+            skipped.push(key);
+        }
+    }
+    if !skipped.is_empty() {
+        b.warnings.push(skipped_warning(display, prefix, &mut skipped));
+    }
+}
+
+/// The files of an `--env-dir`, in order; names that are not valid are
+/// skipped with the `envFrom` warning, as for an env file's keys.
+pub(super) fn import_dir(b: &mut Built, files: Vec<crate::envdir::DirFile>, display: &Rc<str>, rule: NameRule, full: &mut bool) {
+    let mut skipped: Vec<&[u8]> = Vec::new();
+    b.env.reserve(files.len(), files.iter().map(|f| f.name.len() + f.value.len() + 2).sum());
+    for f in &files {
+        if !rule.accepts(&f.name) {
+            skipped.push(&f.name);
+            continue;
+        }
+        let source: Rc<str> = format!("{display}/{}", escape(&f.name)).into();
+        b.env.set(&f.name, &f.value, Source::EnvDir(source));
+        if stop_when_full(b, full, || format!("--env-dir {display}")) {
+            return;
+        }
+    }
+    if !skipped.is_empty() {
+        b.warnings.push(skipped_warning(display, b"", &mut skipped));
+    }
+}
+
+/// The kubelet's warning for skipped keys (sorted, prefixed), listing at most
+/// [`MAX_SKIPPED_KEYS_SHOWN`] names of at most [`MAX_SHOWN_NAME_BYTES`] each.
+pub(super) fn skipped_warning(display: &str, prefix: &[u8], keys: &mut [&[u8]]) -> String {
+    // The keys are distinct and share the prefix: sorting them sorts the names.
+    let shown = keys.len().min(MAX_SKIPPED_KEYS_SHOWN);
+    if keys.len() > shown {
+        keys.select_nth_unstable(shown);
+    }
+    keys[..shown].sort_unstable();
+    let names: Vec<String> = keys[..shown].iter().map(|key| shown_name(prefix, key)).collect();
+    let more = match keys.len() - shown {
+        0 => String::new(),
+        n => format!(" and {n} more"),
+    };
+    format!(
+        "Keys [{}]{more} from the EnvFrom file {display} were skipped since they are considered invalid environment variable names.",
+        names.join(", ")
+    )
+}
+
+/// `prefix` + `key` as the warning shows it: escaped, and when longer than
+/// [`MAX_SHOWN_NAME_BYTES`] the prefix is cut in the middle (`PRE...KEY`) so
+/// the key stays readable. (Escaped text is ASCII: any cut is at a character.)
+pub(super) fn shown_name(prefix: &[u8], key: &[u8]) -> String {
+    let key = escape(key);
+    let mut name = escape(&prefix[..prefix.len().min(MAX_SHOWN_NAME_BYTES)]);
+    if name.len() + key.len() > MAX_SHOWN_NAME_BYTES {
+        name.truncate(MAX_SHOWN_NAME_BYTES.saturating_sub(key.len() + 3));
+        name.push_str("...");
+    }
+    name.push_str(&key);
+    name
+}
+
+/// `https://HOST:PORT`, with an IPv6 HOST in brackets; None unless both are set and non-empty.
+pub(super) fn service_url(env: &Environment) -> Option<Vec<u8>> {
+    let host = env.get(b"KUBERNETES_SERVICE_HOST").filter(|h| !h.is_empty())?;
+    let port = env.get(b"KUBERNETES_SERVICE_PORT").filter(|p| !p.is_empty())?;
+    let bracket = host.contains(&b':') && !host.starts_with(b"[");
+    let mut url = b"https://".to_vec();
+    if bracket {
+        url.push(b'[');
+    }
+    url.extend_from_slice(host);
+    if bracket {
+        url.push(b']');
+    }
+    url.push(b':');
+    url.extend_from_slice(port);
+    Some(url)
+}
