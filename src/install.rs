@@ -58,8 +58,16 @@ fn may_replace(dest: &Path, force: bool) -> Result<(), String> {
     if force || fs::symlink_metadata(dest).is_err() {
         return Ok(());
     }
-    // A DEST that cannot be read is not known to be envshim.
-    match File::open(dest).and_then(|mut f| is_envshim(&mut f)) {
+    // A DEST that cannot be read is not known to be envshim, nor is one that
+    // is not a regular file. Opened without blocking: a FIFO would wait for
+    // a writer forever.
+    let open = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(dest);
+    let regular = |f: File| match f.metadata() {
+        Ok(m) if m.is_file() => Ok(f),
+        Ok(_) => Err(io::Error::from_raw_os_error(libc::EINVAL)),
+        Err(e) => Err(e),
+    };
+    match open.and_then(regular).and_then(|mut f| is_envshim(&mut f)) {
         Ok(true) => Ok(()),
         _ => Err("exists and is not an envshim binary (give --force to replace it)".into()),
     }

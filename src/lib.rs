@@ -395,14 +395,14 @@ fn manifest_text(shown: &str, text: &OsStr, file_too: bool, container: Option<&O
     if text.len() > limits::MAX_MANIFEST_BYTES {
         return Err(vec![Error::config(format!("{shown} is larger than {} bytes", limits::MAX_MANIFEST_BYTES))]);
     }
-    // The parser's messages say `manifest`: they name the option or variable instead.
-    manifest::parse_named(text.as_bytes().to_vec().leak(), "", container.map(OsStrExt::as_bytes)).map_err(|errors| {
+    // The parser's messages say `manifest SHOWN` (at the start, or inside
+    // those of --container): they name the option or variable alone.
+    let named = format!("manifest {shown}");
+    manifest::parse_named(text.as_bytes().to_vec().leak(), shown, container.map(OsStrExt::as_bytes)).map_err(|errors| {
         errors
             .into_iter()
             .map(|mut e| {
-                if let Some(rest) = e.message.strip_prefix("manifest") {
-                    e.message = format!("{shown}{rest}");
-                }
+                e.message = e.message.replace(&named, shown);
                 e
             })
             .collect()

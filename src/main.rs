@@ -145,26 +145,27 @@ fn common_line(args: &[OsString]) -> Option<Cli> {
 }
 
 /// `--file-env` or `--env-dir` lists (or the variable `var` when none is given), split at commas.
-fn comma_lists(lists: Vec<OsString>, var: &str) -> Vec<Vec<u8>> {
+fn comma_lists(lists: Vec<OsString>, var: Option<OsString>) -> Vec<Vec<u8>> {
     use std::os::unix::ffi::OsStringExt;
-    let lists = if lists.is_empty() { std::env::var_os(var).into_iter().collect() } else { lists };
+    let lists = if lists.is_empty() { var.into_iter().collect() } else { lists };
     lists.into_iter().flat_map(|l| l.into_vec().split(|&b| b == b',').map(<[u8]>::to_vec).collect::<Vec<_>>()).collect()
 }
 
 /// `--wait`, or `ENVSHIM_WAIT` when it is not given.
-fn wait(option: Option<Duration>) -> Result<Option<Duration>, String> {
+fn wait(option: Option<Duration>, var: Option<OsString>) -> Result<Option<Duration>, String> {
     if option.is_some() {
         return Ok(option);
     }
-    match std::env::var_os("ENVSHIM_WAIT") {
+    match var {
         None => Ok(None),
         Some(v) => v.to_str().ok_or_else(|| "not UTF-8".to_string()).and_then(duration).map(Some).map_err(|e| format!("ENVSHIM_WAIT: {e}")),
     }
 }
 
-/// A boolean configuration variable: 1/0, true/false, yes/no, on/off.
-fn env_flag(name: &str) -> Result<bool, String> {
-    let Some(v) = std::env::var_os(name) else { return Ok(false) };
+/// A boolean configuration variable `name` (its value `v`): 1/0,
+/// true/false, yes/no, on/off; checked even when the option is given too.
+fn env_flag(name: &str, v: Option<OsString>) -> Result<bool, String> {
+    let Some(v) = v else { return Ok(false) };
     match v.to_str().map(str::to_ascii_lowercase).as_deref() {
         Some("1" | "true" | "yes" | "on") => Ok(true),
         Some("0" | "false" | "no" | "off") => Ok(false),
@@ -178,7 +179,21 @@ fn options(common: Common) -> Result<envshim::Options, String> {
     if common.envs.iter().chain(&common.env_files).any(|v| v == "--") {
         return Err("--env and --env-file need a value (-- ends the options)".into());
     }
-    let init = common.init || env_flag("ENVSHIM_INIT")?;
+    // Every configuration variable in one pass over the environment (a
+    // `getenv` each was a pass each, ~1.2 K instructions for 40 variables).
+    let [manifest_file, manifest_json, init_var, strict_names_var, verbose_var, container_var, env_dir_var, file_env_var, wait_var] =
+        envshim::sys::envshim_vars([
+            "ENVSHIM_MANIFEST",
+            "ENVSHIM_MANIFEST_JSON",
+            "ENVSHIM_INIT",
+            "ENVSHIM_STRICT_NAMES",
+            "ENVSHIM_VERBOSE",
+            "ENVSHIM_CONTAINER",
+            "ENVSHIM_ENV_DIR",
+            "ENVSHIM_FILE_ENV",
+            "ENVSHIM_WAIT",
+        ]);
+    let init = env_flag("ENVSHIM_INIT", init_var)? | common.init;
     if !init && (common.init_group || common.term_delay.is_some()) {
         return Err("--init-group and --term-delay need --init (or ENVSHIM_INIT)".into());
     }
@@ -188,7 +203,7 @@ fn options(common: Common) -> Result<envshim::Options, String> {
     // Parsed here, not by clap: a typed value parser is code in every start.
     let mut success_exits = Vec::with_capacity(common.success_exits.len());
     for code in &common.success_exits {
-        match code.to_str().and_then(|c| c.parse().ok()) {
+        match code.to_str().filter(|c| c.bytes().all(|b| b.is_ascii_digit())).and_then(|c| c.parse().ok()) {
             Some(c) => success_exits.push(c),
             None => return Err(format!("--success-exit: expected an exit code from 0 to 255, got '{}'", code.to_string_lossy())),
         }
@@ -197,8 +212,6 @@ fn options(common: Common) -> Result<envshim::Options, String> {
     for r in &common.rewrite_signals {
         rewrite_signals.push(envshim::init::parse_rewrite(&r.to_string_lossy()).map_err(|e| format!("--rewrite-signal: {e}"))?);
     }
-    // Both in one pass over the environment: the second costs a start nothing.
-    let [manifest_file, manifest_json] = envshim::sys::envshim_vars(["ENVSHIM_MANIFEST", "ENVSHIM_MANIFEST_JSON"]);
     Ok(envshim::Options {
         manifest: common.manifest.or(manifest_file),
         manifest_json: match common.manifest_json {
@@ -206,10 +219,10 @@ fn options(common: Common) -> Result<envshim::Options, String> {
             None => manifest_json.map(|text| ("ENVSHIM_MANIFEST_JSON", text)),
         },
         env_files: common.env_files,
-        env_dirs: comma_lists(common.env_dirs, "ENVSHIM_ENV_DIR"),
+        env_dirs: comma_lists(common.env_dirs, env_dir_var),
         envs: common.envs,
         volumes: common.volumes,
-        strict_names: common.strict_names || env_flag("ENVSHIM_STRICT_NAMES")?,
+        strict_names: env_flag("ENVSHIM_STRICT_NAMES", strict_names_var)? | common.strict_names,
         strict: false,
         no_service_url: common.no_service_url,
         termination_log: common.termination_log,
@@ -219,11 +232,11 @@ fn options(common: Common) -> Result<envshim::Options, String> {
         term_delay: common.term_delay,
         success_exits,
         rewrite_signals,
-        file_env: comma_lists(common.file_env, "ENVSHIM_FILE_ENV"),
-        wait: wait(common.wait)?,
+        file_env: comma_lists(common.file_env, file_env_var),
+        wait: wait(common.wait, wait_var)?,
         program: Vec::new(),
-        container: common.container.or_else(|| std::env::var_os("ENVSHIM_CONTAINER")),
-        verbose: common.verbose || env_flag("ENVSHIM_VERBOSE")?,
+        container: common.container.or(container_var),
+        verbose: env_flag("ENVSHIM_VERBOSE", verbose_var)? | common.verbose,
         check_json: false,
     })
 }
@@ -288,12 +301,14 @@ fn usage_line(e: &clap::Error, args: &[OsString]) -> String {
     let first: Vec<&str> = text.lines().map(str::trim).skip_while(|l| l.is_empty()).take_while(|l| !l.is_empty()).collect();
     let first = first.join(" ");
     let first = first.strip_prefix("error: ").unwrap_or(&first);
-    let wrong = match e.get(ContextKind::InvalidArg).or_else(|| e.get(ContextKind::InvalidSubcommand)) {
-        Some(ContextValue::String(s)) => s.split(['=', ' ']).next().unwrap_or(s).to_string(),
+    // A suggestion only for a word envshim does not know (not for a known
+    // option given twice, or with a value it takes none of).
+    let wrong = match (e.kind(), e.get(ContextKind::InvalidArg).or_else(|| e.get(ContextKind::InvalidSubcommand))) {
+        (ErrorKind::UnknownArgument | ErrorKind::InvalidSubcommand, Some(ContextValue::String(s))) => s.split(['=', ' ']).next().unwrap_or(s).to_string(),
         _ => String::new(),
     };
     let known = known_names(e.kind(), args);
-    match envshim::suggest::closest(wrong.as_bytes(), &known) {
+    match envshim::suggest::closest(wrong.as_bytes(), &known).filter(|name| **name != wrong) {
         Some(name) => format!("{first} (did you mean {name}? see envshim --help)"),
         None => format!("{first} (see envshim --help)"),
     }

@@ -342,3 +342,25 @@ fn check_format_json_reports_every_problem_and_warning() {
     out.ok();
     assert_eq!(out.json(), json!({"ok": true, "exit_code": 0, "errors": [], "errors_not_shown": 0, "warnings": [], "warnings_not_shown": 0}));
 }
+
+/// A whole object of many containers under a long key is refused in bounded
+/// memory: a JSON path kept for each container took gigabytes (10 GB here).
+#[test]
+fn many_containers_under_a_long_key_are_refused_in_bounded_memory() {
+    let v = Volume::new();
+    let key = "k".repeat(200_000);
+    let containers = vec![r#"{"name":"c"}"#; 20_000].join(",");
+    v.file("big.json", format!("{{\"kind\":\"Pod\",\"{key}\":{{\"containers\":[{containers}]}}}}"));
+    let path = v.join("big.json");
+    for extra in [&[][..], &["--container", "none"][..]] {
+        let out = std::process::Command::new("bash")
+            .args(["-c", "ulimit -v 400000; exec \"$0\" check --manifest \"$@\"", BIN, path.to_str().unwrap()])
+            .args(extra)
+            .env_clear()
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(78), "{extra:?}: {stderr}");
+        assert!(stderr.starts_with("envshim: ") && stderr.contains(" a Pod") && stderr.lines().count() == 1, "{stderr}");
+    }
+}

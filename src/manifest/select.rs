@@ -17,8 +17,10 @@ use crate::error::{escape, Error};
 /// At most this many container names are listed in a message.
 const MAX_NAMES_SHOWN: usize = 10;
 
-/// A container found: its JSON path (`spec.containers[0]`) and its value.
-type Found<'v, 'a> = (String, &'v Value<'a>);
+/// A container found: whether in an `initContainers` array, and its value
+/// (its JSON path is made only for a message: a path per container made a
+/// document of many containers under a long key take gigabytes).
+type Found<'v, 'a> = (bool, &'v Value<'a>);
 
 #[cold]
 #[inline(never)]
@@ -41,12 +43,12 @@ pub(super) fn select<'a>(
     };
     let name_of = |v: &Value| text(v, "name").map(|n| escape(n.as_bytes()));
     let mut found = Vec::new();
-    walk(&doc, &mut String::new(), &mut found);
+    walk(&doc, &mut found);
     let names = || {
         // `containers` before `initContainers` (not a sort: a stable sort's code is ~30 KB).
         let mut list: Vec<String> = Vec::new();
         for init in [false, true] {
-            let of_kind = found.iter().filter(|(path, _)| path.contains(".initContainers[") == init);
+            let of_kind = found.iter().filter(|(in_init, _)| *in_init == init);
             list.extend(of_kind.map(|(_, c)| name_of(c).unwrap_or_else(|| "(no name)".into())));
         }
         let more = list.len().saturating_sub(MAX_NAMES_SHOWN);
@@ -77,11 +79,12 @@ pub(super) fn select<'a>(
         };
     }
     let mut chosen = found.iter().filter(|(_, c)| text(c, "name").is_some_and(|n| n.as_bytes() == wanted));
-    let Some((path, one)) = chosen.next() else {
+    let Some((_, one)) = chosen.next() else {
         return fail(format!("--container {wanted_shown}: no such container in {name}, {kind} ({})", names()));
     };
-    if let Some((other, _)) = chosen.next() {
-        return fail(format!("--container {wanted_shown}: two containers of {name} have that name: {path} and {other}"));
+    let path = path_of(&doc, one);
+    if let Some((_, other)) = chosen.next() {
+        return fail(format!("--container {wanted_shown}: two containers of {name} have that name: {path} and {}", path_of(&doc, other)));
     }
     let mut text = String::new();
     write(one, &mut text);
@@ -112,37 +115,48 @@ fn text<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
     }
 }
 
-/// Every item that is an object of a `containers` or `initContainers`
-/// array in `v` (at `path`), with its path.
-fn walk<'v, 'a>(v: &'v Value<'a>, path: &mut String, found: &mut Vec<Found<'v, 'a>>) {
-    let at = path.len();
+/// Every item that is an object of a `containers` or `initContainers` array in `v`.
+fn walk<'v, 'a>(v: &'v Value<'a>, found: &mut Vec<Found<'v, 'a>>) {
     match v {
         Value::Object(fields) => {
             for (key, value) in fields {
-                if !path.is_empty() {
-                    path.push('.');
-                }
-                path.push_str(&escape(key.as_bytes()));
                 match value {
                     Value::Array(items) if key == "containers" || key == "initContainers" => {
-                        for (i, item) in items.iter().enumerate().filter(|(_, c)| matches!(c, Value::Object(_))) {
-                            found.push((format!("{path}[{i}]"), item));
-                        }
+                        let init = key == "initContainers";
+                        found.extend(items.iter().filter(|c| matches!(c, Value::Object(_))).map(|c| (init, c)));
                     }
-                    _ => walk(value, path, found),
+                    _ => walk(value, found),
                 }
-                path.truncate(at);
             }
         }
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                path.push_str(&format!("[{i}]"));
-                walk(item, path, found);
-                path.truncate(at);
-            }
-        }
+        Value::Array(items) => items.iter().for_each(|item| walk(item, found)),
         _ => {}
     }
+}
+
+/// The JSON path (`spec.containers[0]`) of `target`, a container [`walk`]
+/// found in `doc` (compared by address), for a message.
+#[cold]
+fn path_of(doc: &Value, target: &Value) -> String {
+    fn find(v: &Value, target: &Value, path: &mut String) -> bool {
+        let at = path.len();
+        let items: Vec<(String, &Value)> = match v {
+            Value::Object(fields) => fields.iter().map(|(k, v)| (format!("{}{}", if at == 0 { "" } else { "." }, escape(k.as_bytes())), v)).collect(),
+            Value::Array(items) => items.iter().enumerate().map(|(i, v)| (format!("[{i}]"), v)).collect(),
+            _ => return false,
+        };
+        for (step, value) in items {
+            path.push_str(&step);
+            if std::ptr::eq(value, target) || find(value, target, path) {
+                return true;
+            }
+            path.truncate(at);
+        }
+        false
+    }
+    let mut path = String::new();
+    find(doc, target, &mut path);
+    path
 }
 
 /// `v` as JSON, for the manifest reader: strings exact; every number `0`
