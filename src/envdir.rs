@@ -27,9 +27,8 @@ use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 
 use crate::error::{code, escape, Error};
-use crate::files::{self, ReadError};
+use crate::files::{self, read_error, ReadError};
 use crate::limits::{ENV_DIR_TRIES, MAX_ENV_DIR_ENTRIES, MAX_READ_BYTES, MAX_VALUE_BYTES};
-use crate::files::read_error;
 use crate::sys;
 
 /// A file of the directory: its name (the variable's) and its bytes.
@@ -155,7 +154,8 @@ fn read_once(dir: BorrowedFd, data: Option<&[u8]>, shown: &str, read: &mut usize
     // Kubernetes' `..data` and timestamped directories, and hidden files, are
     // skipped; the others in byte order.
     let mut sorted: Vec<&[u8]> = names.iter().map(Vec::as_slice).filter(|n| !n.starts_with(b".")).collect();
-    shell_sort(&mut sorted);
+    // The same sort as the skipped keys' (`[&[u8]]`): no second copy in the binary.
+    sorted.sort_unstable();
     let mut files = Vec::with_capacity(sorted.len());
     let mut failed = false;
     let mut path = Vec::new();
@@ -213,50 +213,4 @@ fn read_file(dir: BorrowedFd, path: &[u8]) -> Result<Option<Vec<u8>>, ReadError>
         return Ok(None);
     }
     files::read_bounded(fd.as_fd(), MAX_VALUE_BYTES).map(Some)
-}
-
-/// Sorts the names in byte order. A Shell sort (Ciura's gaps, then ×2.25):
-/// a few instructions of code where the standard library's sort would be a
-/// second copy of 3 KB in the binary, and at most [`MAX_ENV_DIR_ENTRIES`]
-/// names (about 60,000 comparisons for 4,096).
-fn shell_sort(v: &mut [&[u8]]) {
-    let mut gaps = vec![1usize, 4, 10, 23, 57, 132, 301, 701];
-    while gaps[gaps.len() - 1] < v.len() / 2 {
-        let next = gaps[gaps.len() - 1] * 9 / 4;
-        gaps.push(next);
-    }
-    for &gap in gaps.iter().rev() {
-        for i in gap..v.len() {
-            let mut j = i;
-            while j >= gap && v[j - gap] > v[j] {
-                v.swap(j - gap, j);
-                j -= gap;
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shell_sort_sorts_in_byte_order() {
-        let words: Vec<Vec<u8>> = (0..5000u32).map(|i| format!("{}", i.wrapping_mul(2_654_435_761) % 10_007).into_bytes()).collect();
-        let mut v: Vec<&[u8]> = words.iter().map(Vec::as_slice).collect();
-        let mut want = v.clone();
-        want.sort();
-        shell_sort(&mut v);
-        assert_eq!(v, want);
-        for n in 0..40 {
-            let mut v: Vec<&[u8]> = words[..n].iter().map(Vec::as_slice).collect();
-            let mut want = v.clone();
-            want.sort();
-            shell_sort(&mut v);
-            assert_eq!(v, want);
-        }
-        let mut bytes: Vec<&[u8]> = vec![b"b", b"B", b"a", b"\xff", b"", b"a="];
-        shell_sort(&mut bytes);
-        assert_eq!(bytes, [&b""[..], b"B", b"a", b"a=", b"b", b"\xff"]);
-    }
 }

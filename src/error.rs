@@ -115,7 +115,6 @@ pub fn json_string(buf: &mut String, s: &str) {
     buf.push('"');
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
