@@ -435,6 +435,25 @@ fn init_env_var_bad_value_is_a_usage_error() {
     envshim(["render"]).env("ENVSHIM_INIT", "yes").run().ok();
 }
 
+/// A boolean variable is checked even when its option is given too (SPEC §1:
+/// anything else is a usage error), and `--success-exit` takes digits only.
+#[test]
+fn boolean_variables_are_checked_beside_their_options() {
+    for (var, option) in [("ENVSHIM_INIT", "--init"), ("ENVSHIM_VERBOSE", "--verbose"), ("ENVSHIM_STRICT_NAMES", "--strict-names")] {
+        envshim(["check", option]).env(var, "perhaps").run().fails_with(2, &[var]);
+        envshim(["check", option]).env(var, "off").run().ok();
+    }
+    envshim(["run", "--init", "--success-exit", "+3", "--", "/bin/true"]).run().fails_with(2, &["--success-exit", "'+3'"]);
+}
+
+/// A known option misused (given twice) gets no "did you mean" naming itself.
+#[test]
+fn a_known_option_misused_gets_no_suggestion() {
+    let out = envshim(["check", "--strict-names", "--strict-names"]).run();
+    out.fails_with(2, &["--strict-names", "cannot be used multiple times"]);
+    assert!(!out.stderr_str().contains("did you mean"), "{}", out.stderr_str());
+}
+
 #[test]
 fn envshim_variables_are_removed_from_the_program_environment() {
     let d = Volume::new();

@@ -85,3 +85,23 @@ fn a_text_as_long_as_linux_passes_one_argument_or_variable() {
     envshim(["run", "--manifest-json", &text]).run().ok();
     envshim(["run"]).env("ENVSHIM_MANIFEST_JSON", &text).run().ok();
 }
+
+/// `--container` picks a container of a whole object given as the text, and
+/// its messages name the option or the variable, not a manifest file.
+#[test]
+fn container_works_on_the_text_and_names_the_option_or_the_variable() {
+    let pod = json!({"kind": "Pod", "spec": {"containers": [
+        {"name": "a", "env": [{"name": "WHO", "value": "a"}]},
+        {"name": "dup", "env": [{"name": "X", "value": SENTINEL}]},
+        {"name": "dup"}
+    ]}}).to_string();
+    let out = envshim(["run", "--manifest-json", &pod, "--container", "a", "--"]).args(print_env()).run();
+    out.ok();
+    assert_eq!(out.env_map()["WHO"], "a");
+    envshim(["check", "--manifest-json", &pod, "--container", "dup"]).run().no_sentinel().fails_with(
+        78,
+        &["--container dup: two containers of --manifest-json have that name: spec.containers[1] and spec.containers[2]"],
+    );
+    envshim(["check", "--container", "dup"]).env("ENVSHIM_MANIFEST_JSON", &pod).run().no_sentinel().fails_with(78, &["two containers of ENVSHIM_MANIFEST_JSON have"]);
+    envshim(["check", "--manifest-json", &pod]).run().no_sentinel().fails_with(78, &["--manifest-json is a Pod, not a container spec"]);
+}
