@@ -53,18 +53,6 @@ impl Warnings {
         }
     }
 
-    /// Adds `other`'s warnings after these.
-    pub fn append(&mut self, other: Warnings) {
-        for (message, code) in other.kept.into_iter().zip(other.codes) {
-            self.push_code(code, message);
-        }
-        self.more += other.more;
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.kept.is_empty() && self.more == 0
-    }
-
     /// `check --strict`: each warning as a failure, and one more line
     /// counting those not kept (with the first one's code).
     pub fn into_errors(self) -> Vec<Error> {
@@ -244,11 +232,9 @@ mod tests {
         let mut w = Warnings::default();
         w.push("a".into());
         w.push_code(65, "b".into());
-        let mut more = Warnings::default();
         for i in 0..MAX_WARNING_LINES {
-            more.push(format!("m{i}"));
+            w.push(format!("m{i}"));
         }
-        w.append(more);
         let errors = w.into_errors();
         assert_eq!(errors.len(), MAX_WARNING_LINES + 1);
         assert_eq!((errors[0].code, errors[0].message.as_str()), (78, "a (check --strict)"));
