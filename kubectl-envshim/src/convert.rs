@@ -1,7 +1,11 @@
 //! One document: find its pod spec(s), convert the containers that have a
 //! `fileKeyRef`, and add the install initContainer and its volume.
 
-use serde_norway::{Mapping, Sequence, Value};
+use serde_json::{Map, Value};
+
+/// A mapping of the document tree (kubectl's reading of it: JSON, keys in their order).
+type Mapping = Map<String, Value>;
+type Sequence = Vec<Value>;
 
 use crate::code;
 
@@ -42,7 +46,7 @@ pub fn document(doc: &mut Value, s: &Settings) -> Result<bool, Vec<Problem>> {
 }
 
 fn object(doc: &mut Value, at: &str, s: &Settings) -> Result<bool, Vec<Problem>> {
-    let Some(map) = doc.as_mapping_mut() else { return Ok(false) };
+    let Some(map) = doc.as_object_mut() else { return Ok(false) };
     let kind = map.get("kind").and_then(Value::as_str).unwrap_or("").to_string();
     let group = map.get("apiVersion").and_then(Value::as_str).map(|v| v.rsplit_once('/').map_or("", |(g, _)| g).to_string());
     let of = |groups: &[&str]| group.as_deref().is_none_or(|g| groups.contains(&g));
@@ -73,14 +77,14 @@ fn object(doc: &mut Value, at: &str, s: &Settings) -> Result<bool, Vec<Problem>>
         }
         path = join(&path, key);
     }
-    match node.as_mapping_mut() {
+    match node.as_object_mut() {
         Some(spec) => pod(spec, &path, &object, s),
         None => Ok(false),
     }
 }
 
 fn list(map: &mut Mapping, at: &str, s: &Settings) -> Result<bool, Vec<Problem>> {
-    let Some(items) = map.get_mut("items").and_then(Value::as_sequence_mut) else { return Ok(false) };
+    let Some(items) = map.get_mut("items").and_then(Value::as_array_mut) else { return Ok(false) };
     let (mut changed, mut problems) = (false, Vec::new());
     for (i, item) in items.iter_mut().enumerate() {
         match object(item, &join(at, &format!("items[{i}]")), s) {
@@ -106,7 +110,7 @@ fn join(path: &str, key: &str) -> String {
 }
 
 fn has_file_key_ref(container: &Value) -> bool {
-    container.get("env").and_then(Value::as_sequence).is_some_and(|env| env.iter().any(is_file_key_ref))
+    container.get("env").and_then(Value::as_array).is_some_and(|env| env.iter().any(is_file_key_ref))
 }
 
 fn is_file_key_ref(entry: &Value) -> bool {
@@ -118,16 +122,16 @@ fn string(s: &str) -> Value {
 }
 
 fn mapping<const N: usize>(pairs: [(&str, Value); N]) -> Value {
-    Value::Mapping(pairs.into_iter().map(|(k, v)| (string(k), v)).collect())
+    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }
 
 fn strings(words: &[&str]) -> Value {
-    Value::Sequence(words.iter().map(|w| string(w)).collect())
+    Value::Array(words.iter().map(|w| string(w)).collect())
 }
 
 fn pod(spec: &mut Mapping, path: &str, object: &str, s: &Settings) -> Result<bool, Vec<Problem>> {
     const LISTS: [&str; 2] = ["initContainers", "containers"];
-    let wanted = LISTS.iter().any(|l| spec.get(*l).and_then(Value::as_sequence).is_some_and(|cs| cs.iter().any(has_file_key_ref)));
+    let wanted = LISTS.iter().any(|l| spec.get(*l).and_then(Value::as_array).is_some_and(|cs| cs.iter().any(has_file_key_ref)));
     if !wanted {
         return Ok(false);
     }
@@ -140,19 +144,19 @@ fn pod(spec: &mut Mapping, path: &str, object: &str, s: &Settings) -> Result<boo
     }
     let volumes: Vec<String> = spec
         .get("volumes")
-        .and_then(Value::as_sequence)
+        .and_then(Value::as_array)
         .map(|vs| vs.iter().filter_map(|v| v.get("name").and_then(Value::as_str)).map(str::to_string).collect())
         .unwrap_or_default();
     let mut problems = Vec::new();
     for list in LISTS {
-        let Some(containers) = spec.get_mut(list).and_then(Value::as_sequence_mut) else { continue };
+        let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) else { continue };
         for (i, c) in containers.iter_mut().enumerate() {
             if !has_file_key_ref(c) {
                 continue;
             }
             let name = c.get("name").and_then(Value::as_str).unwrap_or("(no name)").to_string();
             let at = join(path, &format!("{list}[{i}]"));
-            if let Some(c) = c.as_mapping_mut() {
+            if let Some(c) = c.as_object_mut() {
                 problems.extend(container(c, &at, &volumes, s).into_iter().map(|(p, m)| problem(p, format!("container {name}: {m}"))));
             }
         }
@@ -169,7 +173,7 @@ fn pod(spec: &mut Mapping, path: &str, object: &str, s: &Settings) -> Result<boo
 /// Converts one container; the problems as (JSON path, message).
 fn container(c: &mut Mapping, at: &str, volumes: &[String], s: &Settings) -> Vec<(String, String)> {
     let name = c.get("name").and_then(Value::as_str).unwrap_or("").to_string();
-    let env: Sequence = c.get("env").and_then(Value::as_sequence).cloned().unwrap_or_default();
+    let env: Sequence = c.get("env").and_then(Value::as_array).cloned().unwrap_or_default();
     let mut problems = Vec::new();
     if let Some(i) = env.iter().position(|e| e.get("name").and_then(Value::as_str) == Some(MANIFEST_VAR)) {
         // Converted already, and given a fileKeyRef since: its own command is gone.
@@ -179,7 +183,7 @@ fn container(c: &mut Mapping, at: &str, volumes: &[String], s: &Settings) -> Vec
     let command = match c.get("command") {
         Some(command) => command.clone(),
         None => match s.entrypoints.iter().find(|(n, _)| *n == name) {
-            Some((_, words)) => Value::Sequence(words.iter().map(|w| string(w)).collect()),
+            Some((_, words)) => Value::Array(words.iter().map(|w| string(w)).collect()),
             None => {
                 problems.push((
                     join(at, "command"),
@@ -197,7 +201,7 @@ fn container(c: &mut Mapping, at: &str, volumes: &[String], s: &Settings) -> Vec
     let mut mounts: Vec<(String, String, bool)> = Vec::new();
     let own: Vec<(String, String)> = c
         .get("volumeMounts")
-        .and_then(Value::as_sequence)
+        .and_then(Value::as_array)
         .map(|ms| {
             ms.iter()
                 .filter(|m| ["subPath", "subPathExpr"].iter().all(|k| m.get(*k).and_then(Value::as_str).unwrap_or("").is_empty()))
@@ -230,14 +234,14 @@ fn container(c: &mut Mapping, at: &str, volumes: &[String], s: &Settings) -> Vec
 
     // The manifest: the env list as it was, command, args, where the volumes are.
     let mut manifest = Mapping::new();
-    manifest.insert(string("env"), Value::Sequence(env.clone()));
-    manifest.insert(string("command"), command);
+    manifest.insert("env".to_string(), Value::Array(env.clone()));
+    manifest.insert("command".to_string(), command);
     if let Some(args) = c.get("args") {
-        manifest.insert(string("args"), args.clone());
+        manifest.insert("args".to_string(), args.clone());
     }
     let entries = mounts.iter().map(|(v, p, _)| mapping([("name", string(v)), ("mountPath", string(p))])).collect();
-    manifest.insert(string("volumeMounts"), Value::Sequence(entries));
-    let text = match serde_json::to_string(&Value::Mapping(manifest)) {
+    manifest.insert("volumeMounts".to_string(), Value::Array(entries));
+    let text = match serde_json::to_string(&Value::Object(manifest)) {
         Ok(t) => t,
         Err(e) => return vec![(at.to_string(), format!("cannot be written as JSON ({e})"))],
     };
@@ -260,9 +264,9 @@ fn container(c: &mut Mapping, at: &str, volumes: &[String], s: &Settings) -> Vec
     if let Some(wait) = &s.wait {
         new_env.push(mapping([("name", string(WAIT_VAR)), ("value", string(wait))]));
     }
-    c.insert(string("command"), strings(&[&s.shim_path, "run"]));
+    c.insert("command".to_string(), strings(&[&s.shim_path, "run"]));
     c.shift_remove("args");
-    c.insert(string("env"), Value::Sequence(new_env));
+    c.insert("env".to_string(), Value::Array(new_env));
     let mut added = Vec::new();
     if s.shim_image.is_some() {
         added.push(mapping([("name", string(SHIM_VOLUME)), ("mountPath", string(SHIM_DIR)), ("readOnly", Value::Bool(true))]));
@@ -271,10 +275,10 @@ fn container(c: &mut Mapping, at: &str, volumes: &[String], s: &Settings) -> Vec
         added.push(mapping([("name", string(v)), ("mountPath", string(p)), ("readOnly", Value::Bool(true))]));
     }
     if !added.is_empty() {
-        match c.get_mut("volumeMounts").and_then(Value::as_sequence_mut) {
+        match c.get_mut("volumeMounts").and_then(Value::as_array_mut) {
             Some(ms) => ms.extend(added),
             None => {
-                c.insert(string("volumeMounts"), Value::Sequence(added));
+                c.insert("volumeMounts".to_string(), Value::Array(added));
             }
         }
     }
@@ -296,7 +300,7 @@ fn add_installer(spec: &mut Mapping, image: &str) {
         ("name", string(INSTALLER)),
         ("image", string(image)),
         ("command", strings(&["/envshim", "install", DEFAULT_SHIM_PATH])),
-        ("volumeMounts", Value::Sequence(vec![mapping([("name", string(SHIM_VOLUME)), ("mountPath", string(SHIM_DIR))])])),
+        ("volumeMounts", Value::Array(vec![mapping([("name", string(SHIM_VOLUME)), ("mountPath", string(SHIM_DIR))])])),
         (
             "securityContext",
             mapping([
@@ -311,11 +315,11 @@ fn add_installer(spec: &mut Mapping, image: &str) {
         ),
     ]);
     for (list, item, name) in [("volumes", volume, SHIM_VOLUME), ("initContainers", installer, INSTALLER)] {
-        match spec.get_mut(list).and_then(Value::as_sequence_mut) {
+        match spec.get_mut(list).and_then(Value::as_array_mut) {
             Some(items) if named(items, name) => {}
             Some(items) => items.insert(0, item),
             None => {
-                spec.insert(string(list), Value::Sequence(vec![item]));
+                spec.insert(list.to_string(), Value::Array(vec![item]));
             }
         }
     }

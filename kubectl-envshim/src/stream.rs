@@ -1,7 +1,7 @@
 //! A YAML or JSON stream, document by document: a document the conversion
 //! does not change is copied as the text it was read from.
 
-use serde_norway::Value;
+use serde_json::Value;
 
 use crate::code;
 use crate::convert::{self, Problem, Settings};
@@ -106,7 +106,7 @@ fn yaml(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(u8, String
             continue;
         }
         n += 1;
-        let mut doc: Value = match serde_norway::from_str(&octal_modes(chunk)) {
+        let mut yaml: serde_norway::Value = match serde_norway::from_str(&octal_modes(chunk)) {
             Ok(doc) => doc,
             Err(e) => {
                 let at = e.location().map(|l| format!(" (line {})", line + l.line() - 1)).unwrap_or_default();
@@ -114,7 +114,14 @@ fn yaml(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(u8, String
                 continue;
             }
         };
-        let _ = doc.apply_merge();
+        let _ = yaml.apply_merge();
+        let mut doc: Value = match serde_json::to_value(&yaml) {
+            Ok(doc) => doc,
+            Err(e) => {
+                errors.push((code::DATAERR, format!("{shown}: document {n}: not a JSON document ({e})")));
+                continue;
+            }
+        };
         match convert::document(&mut doc, s) {
             Ok(false) => out.push_str(chunk),
             Ok(true) => match serde_norway::to_string(&doc) {
