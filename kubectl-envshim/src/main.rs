@@ -8,6 +8,7 @@
 
 mod convert;
 mod stream;
+mod yaml;
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
