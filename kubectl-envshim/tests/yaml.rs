@@ -1,0 +1,315 @@
+//! YAML as kubectl reads it (issue 25, section 5), through the built binary:
+//! what a converted document means to kubectl's YAML 1.1 reader (PyYAML reads
+//! YAML 1.1 too; the machine's kubectl, offline, when it is there) equals what
+//! the input meant, plus the conversion's changes; no text is rewritten;
+//! aliases and nesting are bounded; no value appears in an error.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+const BIN: &str = env!("CARGO_BIN_EXE_kubectl-envshim");
+const SENTINEL: &str = "SENTINEL-s3cr3t-VALUE";
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    took: Duration,
+}
+
+/// Runs `sh -c "PREFIX exec kubectl-envshim ARGS"` with `stdin` (PREFIX: e.g. a ulimit).
+fn run_with(prefix: &str, args: &[&str], stdin: &str) -> Out {
+    let script = format!("{prefix} exec \"$0\" \"$@\"");
+    let start = Instant::now();
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(BIN)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start kubectl-envshim");
+    let mut input = child.stdin.take().unwrap();
+    let text = stdin.to_string();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(text.as_bytes());
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+        took: start.elapsed(),
+    }
+}
+
+fn convert(stdin: &str) -> Out {
+    run_with("", &["convert"], stdin)
+}
+
+#[track_caller]
+fn ok(out: &Out) -> &str {
+    assert_eq!(out.code, 0, "stderr: {}", out.stderr);
+    assert!(out.stderr.is_empty(), "stderr: {}", out.stderr);
+    &out.stdout
+}
+
+/// A refusal: 65, nothing on stdout, a message naming each part, no sentinel.
+#[track_caller]
+fn refused<'a>(out: &'a Out, parts: &[&str]) -> &'a str {
+    assert_eq!(out.code, 65, "stdout: {}\nstderr: {}", out.stdout, out.stderr);
+    assert!(out.stdout.is_empty(), "{}", out.stdout);
+    for p in parts {
+        assert!(out.stderr.contains(p), "stderr lacks {p:?}: {}", out.stderr);
+    }
+    assert!(!out.stderr.contains("s3cr3t"), "a value in a message: {}", out.stderr);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    &out.stderr
+}
+
+/// The documents of a YAML stream as PyYAML (YAML 1.1) reads them, as JSON.
+fn pyyaml(text: &str) -> Vec<Value> {
+    let script = "import sys, json, yaml\n\
+                  docs = [d for d in yaml.safe_load_all(sys.stdin) if d is not None]\n\
+                  print(json.dumps(docs, default=str))";
+    let mut child = Command::new("python3")
+        .args(["-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("python3 (PyYAML: tests/e2e/deps.sh installs it)");
+    let mut input = child.stdin.take().unwrap();
+    let owned = text.to_string();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(owned.as_bytes());
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(out.status.success(), "PyYAML cannot read:\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A Pod whose container `app` has a fileKeyRef (so it is converted), with
+/// `extra` lines added to the container and `meta` lines to its metadata.
+fn pod(meta: &str, extra: &str) -> String {
+    format!(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n{meta}spec:\n  containers:\n  - name: app\n    image: app:1\n    command: [/app]\n{extra}    env:\n    - name: TOKEN\n      valueFrom: {{fileKeyRef: {{volumeName: config, path: app.env, key: TOKEN}}}}\n  volumes:\n  - name: config\n    emptyDir: {{}}\n"
+    )
+}
+
+fn app(doc: &Value) -> &Value {
+    let containers = doc["spec"]["containers"].as_array().unwrap();
+    containers.iter().find(|c| c["name"] == "app").unwrap()
+}
+
+/// The env entry `name` of the converted app container.
+fn env_value<'a>(doc: &'a Value, name: &str) -> &'a Value {
+    let env = app(doc)["env"].as_array().unwrap();
+    &env.iter().find(|e| e["name"] == name).unwrap_or_else(|| panic!("no {name} in {env:?}"))["value"]
+}
+
+#[test]
+fn quoted_words_and_numbers_stay_strings() {
+    let words = ["yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON", "off", "OFF", "y", "Y", "n", "N", "true", "null", "~", "1_000", "0x1F", "0o17", "030", "1:20", ".inf", "1e3", "2001-12-14"];
+    let env: String = words.iter().enumerate().map(|(i, w)| format!("    - name: W{i}\n      value: \"{w}\"\n")).collect();
+    let input = pod("", "").replace("    env:\n", &format!("    env:\n{env}"));
+    let out = convert(&input);
+    let docs = pyyaml(ok(&out));
+    for (i, w) in words.iter().enumerate() {
+        assert_eq!(env_value(&docs[0], &format!("W{i}")), &json!(w), "{w:?} in\n{}", out.stdout);
+    }
+}
+
+#[test]
+fn plain_numbers_are_read_as_kubectl_reads_them() {
+    let extra = "    ports: [{containerPort: 08080}, {containerPort: 0x1F90}, {containerPort: 8_080}]\n    volumeMounts: [{name: s, mountPath: /s}]\n";
+    let input = pod("", extra).replace("  volumes:\n", "  volumes:\n  - name: s\n    secret: {secretName: s, defaultMode: 0600, items: [{key: k, path: k, mode: 030}]}\n");
+    let out = convert(&input);
+    let doc = &pyyaml(ok(&out))[0];
+    let ports: Vec<f64> = app(doc)["ports"].as_array().unwrap().iter().map(|p| p["containerPort"].as_f64().unwrap()).collect();
+    assert_eq!(ports, [8080.0, 8080.0, 8080.0], "{}", out.stdout);
+    let secret = &doc["spec"]["volumes"].as_array().unwrap().iter().find(|v| v["name"] == "s").unwrap()["secret"];
+    assert_eq!(secret["defaultMode"], json!(384));
+    assert_eq!(secret["items"][0]["mode"], json!(24));
+}
+
+#[test]
+fn mode_text_is_never_rewritten() {
+    let extra = "    args: [\"echo 'file mode: 0600 ok'\", \"mode: 0600\"]\n    workingDir: |\n      mode: 0644\n";
+    let meta = "  annotations:\n    note: 'defaultMode: 0400'\n";
+    let configmap = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  a: \"mode: 0600\"\n  b: |\n    mode: 0600\n";
+    let input = format!("{}---\n{configmap}", pod(meta, extra));
+    let out = convert(&input);
+    let text = ok(&out);
+    assert!(text.ends_with(&format!("---\n{configmap}")), "an untouched document is copied: {text}");
+    let docs = pyyaml(text);
+    // The args travel in the manifest envshim reads (JSON text).
+    let manifest: Value = serde_json::from_str(env_value(&docs[0], "ENVSHIM_MANIFEST_JSON").as_str().unwrap()).unwrap();
+    assert_eq!(manifest["args"], json!(["echo 'file mode: 0600 ok'", "mode: 0600"]));
+    assert_eq!(app(&docs[0])["workingDir"], json!("mode: 0644\n"));
+    assert_eq!(docs[0]["metadata"]["annotations"]["note"], json!("defaultMode: 0400"));
+}
+
+#[test]
+fn merge_keys_only_when_plain_and_binary_decoded() {
+    let meta = "  labels: &base {a: \"1\", b: \"2\"}\n  annotations:\n    \"<<\": quoted-key\n    <<: *base\n    b: explicit\n    bin: !!binary aGVsbG8gd29ybGQ=\n";
+    let out = convert(&pod(meta, ""));
+    let doc = &pyyaml(ok(&out))[0];
+    assert_eq!(doc["metadata"]["annotations"], json!({"<<": "quoted-key", "a": "1", "b": "explicit", "bin": "hello world"}), "{}", out.stdout);
+}
+
+#[test]
+fn a_merge_list_earlier_maps_win() {
+    let meta = "  labels:\n    <<: [{a: first}, {a: second, b: second}]\n    c: own\n";
+    let out = convert(&pod(meta, ""));
+    let doc = &pyyaml(ok(&out))[0];
+    assert_eq!(doc["metadata"]["labels"], json!({"a": "first", "b": "second", "c": "own"}));
+}
+
+#[test]
+fn a_directive_after_an_end_marker() {
+    let input = format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\n...\n%YAML 1.1\n---\n{}", pod("", ""));
+    let out = convert(&input);
+    let text = ok(&out);
+    assert!(text.starts_with("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n...\n%YAML 1.1\n---\n"), "{text}");
+    let docs = pyyaml(text);
+    assert_eq!(docs[1]["spec"]["initContainers"][0]["name"], json!("envshim-install"));
+}
+
+#[test]
+fn alias_bombs_are_refused_quickly_in_bounded_memory() {
+    // One anchored list of n items referenced n times: n² nodes once expanded.
+    let n = 10_000;
+    let items: String = (0..n).map(|i| format!("x{i},")).collect();
+    let refs: String = (0..n).map(|_| "*a,").collect();
+    let flat = pod(&format!("  annotations: {{}}\nx: &a [{items}]\ny: [{refs}]\n"), "");
+    // Nested: each level refers to the one before nine times (9^9 leaves).
+    let mut nested = String::from("l0: &l0 [\"SENTINEL-s3cr3t-VALUE\"]\n");
+    for i in 1..10 {
+        nested += &format!("l{i}: &l{i} [{}]\n", vec![format!("*l{}", i - 1); 9].join(","));
+    }
+    let nested = pod("", "") + &nested;
+    for input in [flat, nested] {
+        // 1 GiB of address space: the thread stack (256 MiB) and a few MiB of heap fit.
+        let out = run_with("ulimit -v 1048576;", &["convert"], &input);
+        refused(&out, &["document 1", "excessive aliasing"]);
+        assert!(out.took < Duration::from_secs(5), "took {:?}", out.took);
+    }
+}
+
+#[test]
+fn deep_nesting_is_linear_or_refused() {
+    // 200 KB of flow nesting: refused at once, by depth.
+    let flow = pod("", "") + &format!("x: {}{}\n", "[".repeat(100_000), "]".repeat(100_000));
+    let out = convert(&flow);
+    refused(&out, &["document 1", "nested too deep"]);
+    assert!(out.took < Duration::from_secs(2), "took {:?}", out.took);
+    // Block nesting (`- - - x`): read and written back up to the depth limit, refused past it.
+    let times: Vec<Duration> = [2_000, 8_000]
+        .iter()
+        .map(|&depth| {
+            let input = pod("", "") + &format!("x:\n{}x\n", "- ".repeat(depth));
+            let out = convert(&input);
+            let text = ok(&out);
+            assert!(text.contains(&format!("{}x\n", "- ".repeat(depth))), "depth {depth}");
+            out.took
+        })
+        .collect();
+    assert!(times[1] < Duration::from_secs(3) && times[1] < times[0] * 12 + Duration::from_millis(200), "{times:?}");
+    let out = convert(&(pod("", "") + &format!("x:\n{}x\n", "- ".repeat(10_001))));
+    refused(&out, &["document 1", "deeper than 10000"]);
+}
+
+#[test]
+fn no_value_in_any_error() {
+    let cases: [(String, &[&str]); 6] = [
+        (pod(&format!("  annotations: {{a: !!int {SENTINEL}}}\n"), ""), &["document 1 (line 5)", "!!int", "a string"]),
+        (pod(&format!("  annotations: {{a: !!bool \"{SENTINEL}\"}}\n"), ""), &["document 1 (line 5)", "!!bool"]),
+        (pod(&format!("  annotations: {{a: !!binary \"{SENTINEL}!\"}}\n"), ""), &["document 1 (line 5)", "base64"]),
+        (format!("kind: ConfigMap\n---\n{}", pod(&format!("  annotations: {{a: {SENTINEL}, b: .inf}}\n"), "")), &["document 2", ".inf"]),
+        (pod(&format!("  annotations: {{? [{SENTINEL}] : x}}\n"), ""), &["document 1", "a list or a mapping"]),
+        (pod(&format!("  annotations: {{a: \"{SENTINEL}\\q\"}}\n"), ""), &["document 1 (line 5)", "not valid YAML"]),
+    ];
+    for (input, parts) in cases {
+        refused(&convert(&input), parts);
+    }
+}
+
+#[test]
+fn a_changed_document_keeps_its_marker_and_the_comments_above() {
+    let input = format!("# head\n--- # marker\n# above\n{}# below, dropped with the old text\n...\n", pod("", ""));
+    let out = convert(&input);
+    let text = ok(&out);
+    assert!(text.starts_with("# head\n--- # marker\n# above\napiVersion: v1\n"), "{text}");
+    assert!(text.ends_with("RuntimeDefault\n...\n") && !text.contains("# below"), "{text}");
+    // An indented root and a root on the marker's line.
+    for input in [indented(&pod("", "")), format!("--- !!map\n{}", pod("", ""))] {
+        let out = convert(&input);
+        assert_eq!(pyyaml(ok(&out))[0]["spec"]["initContainers"][0]["name"], json!("envshim-install"), "{}", out.stdout);
+    }
+}
+
+fn indented(text: &str) -> String {
+    text.lines().map(|l| format!("  {l}\n")).collect()
+}
+
+/// kubectl's own reading of converted YAML (`kubectl annotate --local -o json`,
+/// offline) equals the conversion of kubectl's reading of the input (the
+/// converter's JSON path, which no YAML reader touches).
+#[test]
+fn kubectl_reads_the_output_as_the_converted_input() {
+    let kubectl = "/usr/bin/kubectl";
+    if !std::path::Path::new(kubectl).exists() {
+        eprintln!("SKIPPED: {kubectl} is absent (kubectl's own reading is not compared)");
+        return;
+    }
+    let annotate = |text: &str| -> Vec<Value> {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("in.yaml");
+        std::fs::write(&file, text).unwrap();
+        let out = Command::new(kubectl).args(["annotate", "--local", "-o", "json", "x=y", "-f"]).arg(&file).output().unwrap();
+        assert!(out.status.success(), "kubectl cannot read:\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::Deserializer::from_slice(&out.stdout).into_iter::<Value>().map(Result::unwrap).collect()
+    };
+    let nasty = ["yes", "No", "on", "OFF", "y", "N", "~", "null", "1_000", "0x1F", "0o17", "030", "08080", "1:20", "1e3", ".5", "<<", "=", "-", "- a", "a: b", "a #b", "#c", " lead", "trail ", "x\ny\n", "x\n\n", "é", "'q'", "\"dq\"", "\\", "\t", "2001-12-14"];
+    let labels: String = nasty.iter().enumerate().map(|(i, s)| format!("    k{i}: {}\n", serde_json::to_string(s).unwrap())).collect();
+    let plain = "    p0: yes\n    p1: 030\n    p2: 08080\n    p3: 0x1F\n    p4: 1_000\n    p5: ~\n    p6: 0o17\n    p7: .5\n    p8: 1e3\n    p9: !!binary aGk=\n    p10: !!str 12\n    p11: !!float 3\n";
+    let meta = format!("  annotations:\n{labels}  labels:\n    <<: {{a: \"1\"}}\n    \"<<\": kept\n  generateName:\n    \"-\"\n");
+    let extra = format!("    args:\n    - \"echo 'file mode: 0600 ok'\"\n    - |\n      mode: 0644\n    x-plain:\n{plain}");
+    let input = format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\ndata: {{a: yes}}\n---\n{}", pod(&meta, &extra));
+    let out = convert(&input);
+    let converted = annotate(ok(&out));
+    let read = annotate(&input);
+    let json_in: String = read.iter().map(|d| d.to_string() + "\n").collect();
+    let expected: Vec<Value> =
+        serde_json::Deserializer::from_str(ok(&convert(&json_in))).into_iter::<Value>().map(Result::unwrap).collect();
+    // The manifest envshim gets is JSON text: compared as JSON (its key order is the input's).
+    assert_eq!(converted.iter().map(json_texts).collect::<Vec<_>>(), expected.iter().map(json_texts).collect::<Vec<_>>(), "kubectl reads the output otherwise:\n{}", out.stdout);
+    assert_eq!(converted[1]["metadata"]["annotations"]["k0"], json!("yes"));
+    // And PyYAML (YAML 1.1) reads the output as kubectl does, numbers compared as numbers.
+    let py = pyyaml(&out.stdout);
+    assert_eq!(py[1]["metadata"]["annotations"], without_x(&converted[1]["metadata"]["annotations"]));
+}
+
+fn without_x(v: &Value) -> Value {
+    let mut v = v.clone();
+    v.as_object_mut().unwrap().remove("x");
+    v
+}
+
+/// `v` with every string that holds a JSON object read as one.
+fn json_texts(v: &Value) -> Value {
+    match v {
+        Value::String(s) if s.starts_with('{') => serde_json::from_str(s).unwrap_or_else(|_| v.clone()),
+        Value::Array(a) => Value::Array(a.iter().map(json_texts).collect()),
+        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), json_texts(x))).collect()),
+        _ => v.clone(),
+    }
+}
