@@ -42,3 +42,6 @@ impl fmt::Display for Error {
         write!(f, "document {} (line {}): {}", self.document, self.line, self.message)
     }
 }
+
+#[cfg(test)]
+mod tests;
