@@ -280,9 +280,17 @@ fn kubectl_reads_the_output_as_the_converted_input() {
     };
     let nasty = ["yes", "No", "on", "OFF", "y", "N", "~", "null", "1_000", "0x1F", "0o17", "030", "08080", "1:20", "1e3", ".5", "<<", "=", "-", "- a", "a: b", "a #b", "#c", " lead", "trail ", "x\ny\n", "x\n\n", "é", "'q'", "\"dq\"", "\\", "\t", "2001-12-14"];
     let labels: String = nasty.iter().enumerate().map(|(i, s)| format!("    k{i}: {}\n", serde_json::to_string(s).unwrap())).collect();
-    let plain = "    p0: yes\n    p1: 030\n    p2: 08080\n    p3: 0x1F\n    p4: 1_000\n    p5: ~\n    p6: 0o17\n    p7: .5\n    p8: 1e3\n    p9: !!binary aGk=\n    p10: !!str 12\n    p11: !!float 3\n";
+    // Plain scalars and keys as go-yaml v2 resolves them (the resolver's table, against kubectl).
+    let scalars = [
+        "yes", "yEs", "030", "08080", "0x1F", "-0x1F", "+12", "1_000", "1__0", "~", "NULL", "nULL", "0o17", "0b101", "-0b11", ".5", "-.5",
+        ".5e3", "1e3", "1e400", "9223372036854775808", "18446744073709551615", "18446744073709551616", "2001-12-14", "2001-02-30",
+        "2001-12-14T21:59:43.10Z", "-x", "0x", "08", "0_1", "1:20", "!!binary aGk=", "!!str 12", "!!float 3", "!!int \"0x10\"", "! 12",
+        "!custom yes",
+    ];
+    let mut plain: String = scalars.iter().enumerate().map(|(i, s)| format!("      p{i}: {s}\n")).collect();
+    plain = format!("    x-plain:\n{plain}    x-keys: {{1: a, yes: b, 1.5: c, 0x10: d, 0.1: e, 1e7: f, 2001-12-14: g, ~x: h, .inf: i, 030: j}}\n");
     let meta = format!("  annotations:\n{labels}  labels:\n    <<: {{a: \"1\"}}\n    \"<<\": kept\n  generateName:\n    \"-\"\n");
-    let extra = format!("    args:\n    - \"echo 'file mode: 0600 ok'\"\n    - |\n      mode: 0644\n    x-plain:\n{plain}");
+    let extra = format!("    args:\n    - \"echo 'file mode: 0600 ok'\"\n    - |\n      mode: 0644\n{plain}");
     let input = format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\ndata: {{a: yes}}\n---\n{}", pod(&meta, &extra));
     let out = convert(&input);
     let converted = annotate(ok(&out));
