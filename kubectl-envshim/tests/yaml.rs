@@ -20,20 +20,9 @@ struct Out {
     took: Duration,
 }
 
-/// Runs `sh -c "PREFIX exec kubectl-envshim ARGS"` with `stdin` (PREFIX: e.g. a ulimit).
-fn run_with(prefix: &str, args: &[&str], stdin: &str) -> Out {
-    let script = format!("{prefix} exec \"$0\" \"$@\"");
-    let start = Instant::now();
-    let mut child = Command::new("sh")
-        .arg("-c")
-        .arg(script)
-        .arg(BIN)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start kubectl-envshim");
+/// Runs `command` with `stdin` written to it (from a thread: it may not read it all).
+fn piped(command: &mut Command, stdin: &str) -> std::process::Output {
+    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start");
     let mut input = child.stdin.take().unwrap();
     let text = stdin.to_string();
     let writer = std::thread::spawn(move || {
@@ -41,6 +30,13 @@ fn run_with(prefix: &str, args: &[&str], stdin: &str) -> Out {
     });
     let out = child.wait_with_output().unwrap();
     writer.join().unwrap();
+    out
+}
+
+/// Runs `sh -c "PREFIX exec kubectl-envshim ARGS"` with `stdin` (PREFIX: e.g. a ulimit).
+fn run_with(prefix: &str, args: &[&str], stdin: &str) -> Out {
+    let start = Instant::now();
+    let out = piped(Command::new("sh").arg("-c").arg(format!("{prefix} exec \"$0\" \"$@\"")).arg(BIN).args(args), stdin);
     Out {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8(out.stdout).unwrap(),
@@ -78,20 +74,7 @@ fn pyyaml(text: &str) -> Vec<Value> {
     let script = "import sys, json, yaml\n\
                   docs = [d for d in yaml.safe_load_all(sys.stdin) if d is not None]\n\
                   print(json.dumps(docs, default=str))";
-    let mut child = Command::new("python3")
-        .args(["-c", script])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("python3 (PyYAML: tests/e2e/deps.sh installs it)");
-    let mut input = child.stdin.take().unwrap();
-    let owned = text.to_string();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(owned.as_bytes());
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
+    let out = piped(Command::new("python3").args(["-c", script]), text);
     assert!(out.status.success(), "PyYAML cannot read:\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
