@@ -43,6 +43,10 @@ struct Open {
     height: usize,
 }
 
+/// The documents with content of `text`, each as kubectl reads it. Building
+/// and dropping a document recurses once per level of nesting (at most
+/// MAX_DEPTH): a caller that may meet deep input runs it on a thread with a
+/// large stack, as `stream.rs` does.
 pub fn read_stream(text: &str) -> Result<Vec<Document>, Error> {
     let mut docs = Vec::new();
     let mut offsets = Offsets::new(text);
