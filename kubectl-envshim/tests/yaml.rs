@@ -1,4 +1,4 @@
-//! YAML as kubectl reads it (issue 25, section 5), through the built binary:
+//! YAML as kubectl reads it, through the built binary:
 //! what a converted document means to kubectl's YAML 1.1 reader (PyYAML reads
 //! YAML 1.1 too; the machine's kubectl, offline, when it is there) equals what
 //! the input meant, plus the conversion's changes; no text is rewritten;
