@@ -196,6 +196,20 @@ fn describe(case: &Case) -> String {
 
 // ------------------------------------------------- the named cases of issue 25
 
+/// Runs `check` on every variant (label, value), then fails naming every
+/// failing one, not only the first (each one's message is printed above).
+fn every<L: std::fmt::Display, T>(variants: impl IntoIterator<Item = (L, T)>, check: impl Fn(&T)) {
+    let failures: Vec<String> = variants
+        .into_iter()
+        .filter_map(|(label, v)| {
+            let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&v))).err()?;
+            let why = failed.downcast_ref::<String>().cloned().or_else(|| failed.downcast_ref::<&str>().map(|s| s.to_string()));
+            Some(format!("  {label}: {}", why.unwrap_or_default().lines().next().unwrap_or_default()))
+        })
+        .collect();
+    assert!(failures.is_empty(), "{} variant(s) fail:\n{}", failures.len(), failures.join("\n"));
+}
+
 /// `F`: an entry taking `K` from `cfg/app.env` (which holds `K='v'`), so the
 /// container is converted.
 fn f() -> Value {
@@ -218,6 +232,11 @@ fn pod(dir: &tempfile::TempDir, fields: Value, file: &str) -> Case {
     let mut c = json!({"name": "app", "image": "app:1"});
     for (k, v) in fields.as_object().unwrap() {
         c[k] = v.clone();
+    }
+    // Every input holds the sentinel (checked on every stderr by the harness).
+    let env = c["env"].as_array_mut().unwrap();
+    if !env.iter().any(|e| e["value"] == SENTINEL) {
+        env.insert(0, json!({"name": "SECRET", "value": SENTINEL}));
     }
     c["volumeMounts"] = json!([{"name": "cfg", "mountPath": cfg}]);
     let image = generate::image(harness::printer());
@@ -249,7 +268,7 @@ fn exact(case: &Case, format: Format, extra: &[&str]) -> Started {
         Converted::Container(c, w) => harness::converted(&c, &w),
     };
     let diffs = harness::differences(&native, &converted);
-    assert!(diffs.is_empty(), "the converted program differs from the native one:\n  {}\n{}", diffs.join("\n  "), describe(case));
+    assert!(diffs.is_empty(), "the converted program differs from the native one: {}\n{}", diffs.join("; "), describe(case));
     match native {
         Outcome::Started(s) => s,
         Outcome::Fails(why) => panic!("the native pod does not start ({why}): a test mistake"),
@@ -315,12 +334,12 @@ fn optional_file_key_ref_missing_name_redefined_later() {
     // both optional, both find nothing; Y sees X as not defined yet.
     let missing_key = json!({"name": "X", "valueFrom": {"fileKeyRef": {"volumeName": "cfg", "path": "app.env", "key": "ABSENT", "optional": true}}});
     let missing_secret = json!({"name": "X", "valueFrom": {"secretKeyRef": {"name": "gone", "key": "x", "optional": true}}});
-    for first in [missing_key, missing_secret] {
+    every([("a fileKeyRef to a key the file lacks", missing_key), ("a secretKeyRef to a Secret that does not exist", missing_secret)], |first| {
         let dir = tempfile::tempdir().unwrap();
         let env = json!([first, {"name": "Y", "value": "y=$(X)"}, {"name": "X", "value": "late"}, f()]);
         let case = pod(&dir, json!({"command": printer(&[]), "env": env}), "K='v'\n");
         assert_eq!(exact(&case, Format::YamlStream, &[]).env["Y"], "y=$(X)");
-    }
+    });
 }
 
 #[test]
@@ -373,19 +392,20 @@ fn entrypoint_words_run_as_written() {
 fn empty_command_means_unset() {
     // `command: []` and `command: null` (Helm renders both) are no command:
     // the image's ENTRYPOINT runs, then the args.
-    for (command, format) in [(json!([]), Format::YamlStream), (Value::Null, Format::YamlStream), (json!([]), Format::JsonStream), (Value::Null, Format::JsonList)] {
+    let variants = [(json!([]), Format::YamlStream), (Value::Null, Format::YamlStream), (json!([]), Format::JsonStream), (Value::Null, Format::JsonList)];
+    every(variants.map(|(c, f)| (format!("command: {c} in {f:?}"), (c, f))), |(command, format)| {
         let dir = tempfile::tempdir().unwrap();
         let case = pod(&dir, json!({"command": command, "args": ["--k=$(F)"], "env": [f()]}), "K='v'\n");
-        let s = exact(&case, format, &[]);
+        let s = exact(&case, *format, &[]);
         assert_eq!(s.argv[1..], ["ep", "$(HOME)", "$$", "$(A)", "--k=v"], "command: {command}");
-    }
+    });
 }
 
 #[test]
 fn manifest_size_127k_128k_129k_1m() {
     // Literal values of 16 KiB each, the sentinel in them: natively every
     // string is far below the 128 KiB exec limit and the pod starts.
-    for total in [127 * 1024, 128 * 1024, 129 * 1024, 1024 * 1024] {
+    every([127 * 1024, 128 * 1024, 129 * 1024, 1024 * 1024].map(|t| (format!("{t} bytes"), t)), |&total| {
         let mut env = vec![f()];
         let mut left = total;
         let mut n = 0;
@@ -412,7 +432,7 @@ fn manifest_size_127k_128k_129k_1m() {
                 assert!(diffs.is_empty(), "{total} bytes of values: converted, then {}", diffs.join("; "));
             }
         }
-    }
+    });
 }
 
 #[test]
@@ -420,7 +440,7 @@ fn envshim_entries_in_env() {
     // envshim reads ENVSHIM_* as its own configuration; natively they are the
     // program's variables like any other. Refused at convert time (78, naming
     // the entry) or carried through: never converted and then failing.
-    for (name, value) in [("ENVSHIM_MANIFEST", "/x/manifest.json"), ("ENVSHIM_WAIT", "bad"), ("ENVSHIM_CONTAINER", "other")] {
+    every([("ENVSHIM_MANIFEST", "/x/manifest.json"), ("ENVSHIM_WAIT", "bad"), ("ENVSHIM_CONTAINER", "other")].map(|(n, v)| (n, (n, v))), |&(name, value)| {
         let dir = tempfile::tempdir().unwrap();
         let case = pod(&dir, json!({"command": printer(&[]), "env": [{"name": "S", "value": SENTINEL}, {"name": name, "value": value}, f()]}), "K='v'\n");
         match harness::convert_batch(&[&case], Format::YamlStream, &[]).remove(0) {
@@ -435,7 +455,7 @@ fn envshim_entries_in_env() {
                 assert!(diffs.is_empty(), "{name}={value}: converted, then {}", diffs.join("; "));
             }
         }
-    }
+    });
 }
 
 #[test]
@@ -443,7 +463,7 @@ fn manifest_checked_at_convert_time() {
     // What envshim would refuse at every start, the converter refuses once (78),
     // naming the document, the container and the entry.
     let cases = [("path", json!("../a.env")), ("path", json!("/abs/a.env")), ("path", json!("")), ("key", json!("1=2"))];
-    for (field, bad) in cases {
+    every(cases.map(|(f, b)| (format!("{f}: {b}"), (f, b))), |(field, bad)| {
         let dir = tempfile::tempdir().unwrap();
         let mut r = json!({"volumeName": "cfg", "path": "app.env", "key": "K"});
         r[field] = bad.clone();
@@ -456,7 +476,7 @@ fn manifest_checked_at_convert_time() {
             assert!(run.stderr.contains(part), "{field}: {bad}: the refusal does not name {part:?}: {}", run.stderr);
         }
         assert!(!run.stderr.contains(SENTINEL));
-    }
+    });
 }
 
 #[test]
@@ -474,7 +494,7 @@ fn unknown_kind_with_pod_template() {
         json!({"apiVersion": "serving.knative.dev/v1", "kind": "Service", "metadata": {"name": "p"},
                "spec": {"template": {"metadata": {"annotations": {"autoscaling.knative.dev/min-scale": "1"}}, "spec": spec}}}),
     ];
-    for doc in documents {
+    every(documents.map(|d| (d["kind"].to_string(), d)), |doc| {
         let kind = doc["kind"].as_str().unwrap();
         let args = harness::convert_args(&[&case], &[]);
         let input = harness::write(std::slice::from_ref(&doc), Format::YamlStream);
@@ -483,19 +503,25 @@ fn unknown_kind_with_pod_template() {
         let mut check = args.clone();
         check.push("--check".into());
         let checked = harness::kubectl_envshim(&check, &input);
-        assert_ne!(checked.code, 0, "{kind}: --check says nothing would change; stderr {}", checked.stderr);
+        let check_says = |code| assert_ne!(code, 0, "{kind}: --check says nothing would change; stderr {}", checked.stderr);
         if run.code == 78 {
             assert!(run.stderr.contains("document 1"), "{kind}: {}", run.stderr);
-            continue;
+            check_says(checked.code);
+            return;
         }
         assert_eq!(run.code, 0, "{kind}: {}", run.stderr);
         let out = harness::read(&run.stdout);
-        assert!(!out.iter().any(harness::has_file_key_ref), "{kind}: exit 0 with a fileKeyRef left in the output:\n{}", run.stdout);
+        assert!(!out.iter().any(harness::has_file_key_ref), "{kind}: exit 0 with a fileKeyRef left in the output");
+        check_says(checked.code);
         // Converted by structure: the template's program starts as natively.
         let template = out.iter().find(|d| d["kind"] == kind).expect("the document").clone();
         let as_pod = json!({"kind": "Pod", "metadata": {"name": "p"}, "spec": template["spec"]["template"]["spec"]});
         let converted = harness::container(&as_pod, "app").expect("container app").clone();
-        let diffs = harness::differences(&harness::native(&case), &harness::converted(&converted, &case.world));
+        let mut world = case.world.clone();
+        let (config_maps, secrets) = harness::generated_objects(&out);
+        world.config_maps.extend(config_maps);
+        world.secrets.extend(secrets);
+        let diffs = harness::differences(&harness::native(&case), &harness::converted(&converted, &world));
         assert!(diffs.is_empty(), "{kind}: {}", diffs.join("; "));
-    }
+    });
 }

@@ -220,8 +220,8 @@ pub fn from_output(text: &str, cases: &[&Case]) -> Vec<Converted> {
 }
 
 /// ConfigMaps and Secrets in the converter's output (the cluster gets them too).
-type Store = BTreeMap<String, BTreeMap<String, String>>;
-fn generated_objects(docs: &[Value]) -> (Store, Store) {
+pub type Store = BTreeMap<String, BTreeMap<String, String>>;
+pub fn generated_objects(docs: &[Value]) -> (Store, Store) {
     let mut maps = (Store::new(), Store::new());
     for d in docs {
         let name = d["metadata"]["name"].as_str().unwrap_or_default().to_string();
@@ -276,6 +276,13 @@ pub fn native(case: &Case) -> Outcome {
 /// environment, exactly, printing what reaches the program.
 pub fn converted(container: &Value, world: &World) -> Outcome {
     assert!(!has_file_key_ref(container), "a fileKeyRef left in the converted container: {container}");
+    // The harness provides the pod's own volumes (directories of this test);
+    // one the converter added (a generated ConfigMap mounted as a file, say)
+    // would need a mount namespace: say so rather than report a difference.
+    for mount in container.get("volumeMounts").and_then(Value::as_array).into_iter().flatten() {
+        let name = mount["name"].as_str().unwrap_or_default();
+        assert!(world.volumes.contains_key(name), "the converted container mounts volume {name:?} at {}, which this harness cannot provide: extend support/harness.rs", mount["mountPath"]);
+    }
     let started = match kubelet::start(container, world) {
         Ok(s) => s,
         Err(why) => return Outcome::Fails(format!("kubelet (converted): {why}")),
