@@ -51,7 +51,22 @@ impl Rng {
 /// APP_NAME), the runtime's HOSTNAME, service variables, envFrom keys with
 /// and without their prefixes.
 const NAMES: [&str; 16] = [
-    "A", "B", "URL", "HOST", "MODE", "DB_PASS", "TOKEN", "LOG", "PATH", "HOME", "APP_NAME", "HOSTNAME", "KUBERNETES_SERVICE_HOST", "DB_SERVICE_PORT", "P_MODE", "Q_HOST",
+    "A",
+    "B",
+    "URL",
+    "HOST",
+    "MODE",
+    "DB_PASS",
+    "TOKEN",
+    "LOG",
+    "PATH",
+    "HOME",
+    "APP_NAME",
+    "HOSTNAME",
+    "KUBERNETES_SERVICE_HOST",
+    "DB_SERVICE_PORT",
+    "P_MODE",
+    "Q_HOST",
 ];
 /// Referred to, never defined by an entry.
 const MISSING: [&str; 4] = ["NOPE", "KUBERNETES_SERVICE_PORT", "P_LOG", ""];
@@ -234,13 +249,16 @@ pub fn case(rng: &mut Rng, n: usize, pool: &Pool, printer: &str) -> Case {
         ("metadata.namespace".to_string(), "default".to_string()),
         ("status.podIP".to_string(), "10.1.2.3".to_string()),
     ]);
-    let volumes: BTreeMap<String, PathBuf> = [("cfg", &pool.cfg), ("data", &pool.data)].into_iter().map(|(v, dirs)| (v.to_string(), rng.pick(dirs).clone())).collect();
+    let volumes: BTreeMap<String, PathBuf> =
+        [("cfg", &pool.cfg), ("data", &pool.data)].into_iter().map(|(v, dirs)| (v.to_string(), rng.pick(dirs).clone())).collect();
 
     // The container.
-    let mut env: Vec<Value> = (0..rng.below(8)).map(|_| {
-        let name = *rng.pick(&NAMES);
-        entry(rng, name)
-    }).collect();
+    let mut env: Vec<Value> = (0..rng.below(8))
+        .map(|_| {
+            let name = *rng.pick(&NAMES);
+            entry(rng, name)
+        })
+        .collect();
     if !env.iter().any(|e| e["valueFrom"].get("fileKeyRef").is_some()) {
         let name = *rng.pick(&NAMES);
         let at = rng.below(env.len() + 1);
@@ -309,10 +327,5 @@ pub fn case(rng: &mut Rng, n: usize, pool: &Pool, printer: &str) -> Case {
             "volumes": volumes.keys().map(|v| json!({"name": v, "emptyDir": {}})).collect::<Vec<_>>(),
         }
     });
-    Case {
-        pod: doc,
-        container: name.to_string(),
-        world: World { config_maps, secrets, service_env, fields, volumes, image: img, hostname: pod },
-        entrypoint,
-    }
+    Case { pod: doc, container: name.to_string(), world: World { config_maps, secrets, service_env, fields, volumes, image: img, hostname: pod }, entrypoint }
 }

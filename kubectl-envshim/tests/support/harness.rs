@@ -76,15 +76,20 @@ pub struct Run {
     pub stderr: String,
 }
 
-/// The envshim binary of this workspace (built when missing, as `tests/convert.rs` does).
+/// The envshim binary of this workspace, built first (the shim may have
+/// changed since: `cargo test -p kubectl-envshim` builds only its library),
+/// in the profile the converter was built in.
 pub fn envshim() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
     BIN.get_or_init(|| {
         let bin = Path::new(CONVERTER).with_file_name("envshim");
-        if !bin.exists() {
-            let status = Command::new(env!("CARGO")).args(["build", "-p", "envshim", "--bin", "envshim"]).status().unwrap();
-            assert!(status.success(), "cargo build -p envshim");
+        let mut build = Command::new(env!("CARGO"));
+        build.args(["build", "--quiet", "-p", "envshim", "--bin", "envshim"]);
+        if bin.parent().and_then(Path::file_name).is_some_and(|p| p == "release") {
+            build.arg("--release");
         }
+        assert!(build.status().unwrap().success(), "cargo build -p envshim");
+        assert!(bin.exists(), "{} after cargo build", bin.display());
         bin
     })
 }
@@ -107,13 +112,8 @@ pub fn printer() -> &'static str {
 
 /// Runs `kubectl-envshim ARGS` with `input` on stdin.
 pub fn kubectl_envshim(args: &[String], input: &str) -> Run {
-    let mut child = Command::new(CONVERTER)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start kubectl-envshim");
+    let mut child =
+        Command::new(CONVERTER).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start kubectl-envshim");
     let mut stdin = child.stdin.take().unwrap();
     let text = input.to_string();
     let writer = std::thread::spawn(move || {
@@ -154,11 +154,7 @@ pub fn read(text: &str) -> Vec<Value> {
 
 /// The container NAME of a pod document.
 pub fn container<'a>(pod: &'a Value, name: &str) -> Option<&'a Value> {
-    ["containers", "initContainers"]
-        .iter()
-        .filter_map(|field| pod["spec"].get(*field).and_then(Value::as_array))
-        .flatten()
-        .find(|c| c["name"] == name)
+    ["containers", "initContainers"].iter().filter_map(|field| pod["spec"].get(*field).and_then(Value::as_array)).flatten().find(|c| c["name"] == name)
 }
 
 /// The converter's arguments for these cases: `--shim-path` the real envshim
@@ -209,8 +205,12 @@ pub fn from_output(text: &str, cases: &[&Case]) -> Vec<Converted> {
     cases
         .iter()
         .map(|c| {
-            let pod = out.iter().find(|d| d["kind"] == "Pod" && d["metadata"]["name"] == c.name()).unwrap_or_else(|| panic!("pod {} missing from the output", c.name()));
-            let converted = container(pod, &c.container).unwrap_or_else(|| panic!("pod {}: container {} missing from the output", c.name(), c.container)).clone();
+            let pod = out
+                .iter()
+                .find(|d| d["kind"] == "Pod" && d["metadata"]["name"] == c.name())
+                .unwrap_or_else(|| panic!("pod {} missing from the output", c.name()));
+            let converted =
+                container(pod, &c.container).unwrap_or_else(|| panic!("pod {}: container {} missing from the output", c.name(), c.container)).clone();
             let mut world = c.world.clone();
             world.config_maps.extend(config_maps.clone());
             world.secrets.extend(secrets.clone());
@@ -281,7 +281,11 @@ pub fn converted(container: &Value, world: &World) -> Outcome {
     // would need a mount namespace: say so rather than report a difference.
     for mount in container.get("volumeMounts").and_then(Value::as_array).into_iter().flatten() {
         let name = mount["name"].as_str().unwrap_or_default();
-        assert!(world.volumes.contains_key(name), "the converted container mounts volume {name:?} at {}, which this harness cannot provide: extend support/harness.rs", mount["mountPath"]);
+        assert!(
+            world.volumes.contains_key(name),
+            "the converted container mounts volume {name:?} at {}, which this harness cannot provide: extend support/harness.rs",
+            mount["mountPath"]
+        );
     }
     let started = match kubelet::start(container, world) {
         Ok(s) => s,

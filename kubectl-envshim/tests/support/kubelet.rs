@@ -201,11 +201,8 @@ pub fn env_file_value(text: &str, key: &str) -> Result<Option<String>, String> {
             continue;
         }
         let (name, quoted) = line.split_once('=').ok_or(format!("line {}: no '='", n + 1))?;
-        let value = quoted
-            .strip_prefix('\'')
-            .and_then(|v| v.strip_suffix('\''))
-            .filter(|v| !v.contains('\''))
-            .ok_or(format!("line {}: not KEY='value'", n + 1))?;
+        let value =
+            quoted.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')).filter(|v| !v.contains('\'')).ok_or(format!("line {}: not KEY='value'", n + 1))?;
         if name == key {
             return Ok(Some(value.to_string()).filter(|v| !v.is_empty()));
         }
