@@ -124,6 +124,30 @@ fn random_pods_start_converted_as_natively() {
     }
 }
 
+/// The harness itself: a pod the converter refuses (a fileKeyRef naming a
+/// volume the pod lacks: 78) is found alone in its batch, the others converted.
+#[test]
+fn a_refusal_is_found_in_its_batch() {
+    let root = tempfile::tempdir().unwrap();
+    let mut rng = generate::Rng::new(7);
+    let pool = generate::pool(&mut rng, root.path());
+    let mut cases: Vec<Case> = (0..9).map(|n| generate::case(&mut rng, n, &pool, harness::printer())).collect();
+    let env = cases[6].pod["spec"]["containers"][0]["env"].as_array_mut().unwrap();
+    env.push(json!({"name": "X", "valueFrom": {"fileKeyRef": {"volumeName": "nope", "path": "a.env", "key": "X"}}}));
+    for format in harness::FORMATS {
+        let converted = harness::convert_batch(&cases.iter().collect::<Vec<_>>(), format, &[]);
+        for (i, c) in converted.iter().enumerate() {
+            match c {
+                Converted::Refused(code, err) => {
+                    assert_eq!((i, *code), (6, 78), "{err}");
+                    assert!(err.contains("document 1 (Pod/p6)") && err.contains("volumeName"), "{err}");
+                }
+                Converted::Container(..) => assert_ne!(i, 6),
+            }
+        }
+    }
+}
+
 enum Verdict<'a> {
     /// Whether the pod starts natively, and the differences.
     Compared { case: &'a Case, native: bool, diffs: Vec<String> },
