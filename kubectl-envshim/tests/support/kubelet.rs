@@ -73,8 +73,8 @@ pub fn start(container: &Value, world: &World) -> Result<Started, String> {
     env.extend(list);
     // The runtime's execve: Linux refuses any one argv or `NAME=VALUE` string
     // over 128 KiB with its NUL (MAX_ARG_STRLEN): the container does not start.
-    let strings = argv.iter().map(String::len).chain(env.iter().map(|(k, v)| k.len() + 1 + v.len()));
-    if strings.into_iter().any(|n| n + 1 > MAX_ARG_STRLEN) {
+    let mut strings = argv.iter().map(String::len).chain(env.iter().map(|(k, v)| k.len() + 1 + v.len()));
+    if strings.any(|n| n + 1 > MAX_ARG_STRLEN) {
         return Err("execve: a string over 128 KiB (E2BIG)".into());
     }
     Ok(Started { argv, env })
