@@ -340,11 +340,8 @@ pub fn differences(native: &Outcome, converted: &Outcome) -> Vec<String> {
             let names: std::collections::BTreeSet<&String> = n.env.keys().chain(c.env.keys()).collect();
             for name in names {
                 let (a, b) = (n.env.get(name), c.env.get(name));
-                // docs/kubelet-differences.md entry 9: envshim adds
-                // KUBERNETES_SERVICE_URL where the kubelet sets none.
-                if name == "KUBERNETES_SERVICE_URL" && a.is_none() {
-                    continue;
-                }
+                // No allowance for KUBERNETES_SERVICE_URL (docs/kubelet-differences.md
+                // entry 9): a converted container never gets one the kubelet does not set.
                 if a != b {
                     diffs.push(format!("{name}: native {a:?}, converted {b:?}"));
                 }
