@@ -1,4 +1,4 @@
-//! Issue 25, "the converter, exact": the program in a converted pod gets
+//! The converter, exact: the program in a converted pod gets
 //! exactly the argv and environment that the kubelet 1.35 gives it with
 //! native `fileKeyRef`, except what docs/kubelet-differences.md lists.
 //!
@@ -13,7 +13,7 @@
 //! `random_pods_start_converted_as_natively` runs EXACT_PODS (3,000) pods
 //! from the fixed seed EXACT_SEED; set both to explore further (EXACT_ONLY=p17
 //! runs one of them, EXACT_SHOW=N lists N differing pods, not 8). The named
-//! tests are the classes of issue 25 sections 1 to 4, one each;
+//! tests are the classes of divergence the converter once had, one each;
 //! `references_to_earlier_names_only` is the control, exact already.
 
 #[path = "support/generate.rs"]
@@ -231,7 +231,7 @@ fn describe(case: &Case) -> String {
     )
 }
 
-// ------------------------------------------------- the named cases of issue 25
+// ------------------------------------------------- the named cases --
 
 /// Runs `check` on every variant (label, value), then fails naming every
 /// failing one, not only the first (each one's message is printed above).
@@ -260,7 +260,7 @@ fn printer(words: &[&str]) -> Value {
     json!(line)
 }
 
-/// The minimal pod of issue 25: volume `cfg` with `app.env` holding `file`;
+/// The minimal pod: volume `cfg` with `app.env` holding `file`;
 /// container `app` with `fields` (its command, env, ...), mounting `cfg`.
 fn pod(dir: &tempfile::TempDir, fields: Value, file: &str) -> Case {
     let cfg = dir.path().join("cfg");
