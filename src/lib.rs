@@ -115,6 +115,8 @@ enum Mode {
 /// and the problems found.
 struct Plan {
     env: Environment,
+    /// A converted container: what the program line's `$(NAME)` sees (the kubelet's view).
+    view: Option<Environment>,
     line: Vec<Word>,
     errors: Vec<Error>,
     /// `check`'s warnings, not printed yet (`run` and `render` print them as
@@ -151,7 +153,7 @@ pub fn run(opts: &Options) -> i32 {
     };
     let lookup = if opts.init { Lookup::Verify } else { Lookup::Lazy };
     let prepared =
-        program::expand_line(&plan.line, &plan.env).and_then(|words| exec::prepare(&plan.line, words, &plan.env, lookup));
+        program::expand_line(&plan.line, plan.view.as_ref().unwrap_or(&plan.env)).and_then(|words| exec::prepare(&plan.line, words, &plan.env, lookup));
     let mut errors = plan.errors;
     let target = match prepared {
         Ok(target) if errors.is_empty() => target,
@@ -187,7 +189,7 @@ pub fn check(opts: &Options) -> i32 {
     if plan.line.is_empty() {
         plan.errors.extend(exec::check_sizes(&[], &[], &plan.env, 0));
     } else {
-        let prepared = program::expand_line(&plan.line, &plan.env)
+        let prepared = program::expand_line(&plan.line, plan.view.as_ref().unwrap_or(&plan.env))
             .and_then(|words| exec::prepare(&plan.line, words, &plan.env, Lookup::Verify));
         match prepared {
             Ok(target) => program = format!("program {}", escape(target.path.as_bytes())),
@@ -334,7 +336,7 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
     let mut waited = None;
     let mut waits = 0;
     loop {
-        let Built { mut env, mut errors, mut warnings } = environment::build(std::env::vars_os().collect(), &inputs, &mut sources);
+        let Built { mut env, view, mut errors, mut warnings } = environment::build(std::env::vars_os().collect(), &inputs, &mut sources);
         let secrets = filenv::apply(&mut env, &opts.file_env, rule, waited.as_deref(), &mut errors);
         let mut awaited = Vec::new();
         if waited.is_none() && deadline.is_some() {
@@ -345,7 +347,7 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
             if mode == Mode::Check {
                 for word in line.iter().filter(|w| w.expand && environment::has_reference(&w.text)) {
                     let what = || format!("{} of the program line", word.origin);
-                    environment::unresolved_warning(&mut warnings, &env, &word.text, &what);
+                    environment::unresolved_warning(&mut warnings, view.as_ref().unwrap_or(&env), &word.text, &what);
                 }
             }
             // check prints them (or fails on them) after the program line's problems.
@@ -353,7 +355,7 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
                 warnings.print();
                 warnings = Warnings::default();
             }
-            return Ok(Plan { env, line, errors, warnings, _read: (manifest, sources) });
+            return Ok(Plan { env, view, line, errors, warnings, _read: (manifest, sources) });
         }
         // The first wait is for the whole DURATION; files that appeared may name more, waited for in the time left.
         let d = wait::show(opts.wait.unwrap_or_default());

@@ -79,7 +79,31 @@ pub struct Manifest<'a> {
     /// Empty when absent: Kubernetes treats `command: []` as unset too.
     pub command: Vec<Cow<'a, str>>,
     pub args: Vec<Cow<'a, str>>,
+    /// Written by `kubectl envshim convert` (not a Kubernetes field): this
+    /// `env` list continues a container's list the kubelet has processed up
+    /// to where it starts ([`Converted`]).
+    pub converted: Option<Converted<'a>>,
 }
+
+/// A converted container (docs/reference.md, "Converted containers"): the
+/// kubelet ran the container's `env` list up to its first `fileKeyRef`;
+/// envshim runs the rest as the kubelet would have, on what the kubelet saw
+/// there. `seen[j]` is a name the rest or the program line refers to; the
+/// kubelet's view of it at that point (its `$(NAME)`, expanded by the
+/// kubelet) is in the variable `ENVSHIM_SEEN_<j>`. A platform-resolved entry
+/// `env[i]` has its value in `ENVSHIM_VALUE_<i>_A` and `_B`: resolved when
+/// both are set and equal (each is set to a different literal first, so an
+/// optional reference that finds nothing leaves them different). Expansion
+/// sees only those names and what the list sets, as the kubelet's does, and
+/// no `KUBERNETES_SERVICE_URL` is added.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Converted<'a> {
+    pub seen: Vec<Cow<'a, str>>,
+}
+
+/// The variables a converted container's private values are in ([`Converted`]).
+pub const SEEN_PREFIX: &str = "ENVSHIM_SEEN_";
+pub const VALUE_PREFIX: &str = "ENVSHIM_VALUE_";
 
 /// Parses a manifest; every schema problem is reported, each naming its path.
 pub fn parse(bytes: &[u8]) -> Result<Manifest<'_>, Vec<Error>> {
@@ -97,7 +121,12 @@ pub fn parse_named<'a>(bytes: &'a [u8], shown: &str, container: Option<&[u8]>) -
     let mut errors = Vec::new();
     let manifest = read(bytes, |r| r.manifest(&mut errors)).map_err(|e| vec![syntax_error(bytes, shown, e)])?;
     let m = &manifest;
-    let empty = m.volume_mounts.is_empty() && m.env_from.is_empty() && m.env.is_empty() && m.command.is_empty() && m.args.is_empty();
+    let empty = m.volume_mounts.is_empty()
+        && m.env_from.is_empty()
+        && m.env.is_empty()
+        && m.command.is_empty()
+        && m.args.is_empty()
+        && m.converted.is_none();
     if container.is_some() || empty {
         return select::select(bytes, shown, container, manifest, errors);
     }

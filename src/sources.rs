@@ -367,7 +367,7 @@ enum Named<'a> {
 /// A `path` inside a volume: not empty, no `..` component. Ok(true) when it
 /// is plain: relative, and no component empty or `.` (one pass over it; the
 /// checks were four for each `fileKeyRef`).
-fn check_path(path: &str) -> Result<bool, &'static str> {
+pub fn check_path(path: &str) -> Result<bool, &'static str> {
     if path.is_empty() {
         return Err("is empty");
     }

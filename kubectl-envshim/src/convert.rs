@@ -1,13 +1,24 @@
-//! One document: find its pod spec(s), convert the containers that have a
-//! `fileKeyRef`, and add the install initContainer and its volume.
+//! One document: find its pod specs (by structure, in any kind), convert the
+//! containers that have a `fileKeyRef`, and add the install initContainer
+//! and its volume.
+//!
+//! A converted container gives its program what the kubelet would have given
+//! it with native `fileKeyRef` (docs/reference.md, "Converted containers"):
+//! the kubelet still runs the container's `env` list up to the first
+//! `fileKeyRef` entry, and records there, in private variables, what it sees
+//! of every name the rest of the list or the program line refers to; envshim
+//! runs the rest of the list on that view, as the kubelet would have.
 
+use std::fmt;
+
+use envshim::manifest::{SEEN_PREFIX, VALUE_PREFIX};
 use serde_json::{Map, Value};
+
+use crate::code;
 
 /// A mapping of the document tree (kubectl's reading of it: JSON, keys in their order).
 type Mapping = Map<String, Value>;
 type Sequence = Vec<Value>;
-
-use crate::code;
 
 pub const DEFAULT_SHIM_PATH: &str = "/.envshim/bin/envshim";
 /// Where the `envshim` volume is mounted, in the installer and in converted containers.
@@ -22,6 +33,10 @@ const INSTALLER: &str = "envshim-install";
 const INSTALLER_UID: u64 = 65532;
 pub const MANIFEST_VAR: &str = "ENVSHIM_MANIFEST_JSON";
 const WAIT_VAR: &str = "ENVSHIM_WAIT";
+/// envshim reads every `ENVSHIM_*` variable as its own configuration.
+const RESERVED: &str = "ENVSHIM_";
+/// The platform-resolved sources of `valueFrom` (the kubelet resolves them).
+const PLATFORM_SOURCES: [&str; 4] = ["configMapKeyRef", "secretKeyRef", "fieldRef", "resourceFieldRef"];
 
 pub struct Settings {
     pub shim_path: String,
@@ -40,72 +55,116 @@ pub struct Problem {
     pub message: String,
 }
 
-/// Converts a document in place. Ok(true): it changed.
-pub fn document(doc: &mut Value, s: &Settings) -> Result<bool, Vec<Problem>> {
-    object(doc, "", s)
+/// Where a node is in the document, rendered only for a message (building a
+/// path string at every node would make the walk quadratic in the depth).
+#[derive(Clone, Copy)]
+enum At<'p> {
+    Root,
+    Key(&'p At<'p>, &'p str),
+    Index(&'p At<'p>, usize),
 }
 
-fn object(doc: &mut Value, at: &str, s: &Settings) -> Result<bool, Vec<Problem>> {
-    let Some(map) = doc.as_object_mut() else { return Ok(false) };
-    let kind = map.get("kind").and_then(Value::as_str).unwrap_or("").to_string();
-    let group = map.get("apiVersion").and_then(Value::as_str).map(|v| v.rsplit_once('/').map_or("", |(g, _)| g).to_string());
-    let of = |groups: &[&str]| group.as_deref().is_none_or(|g| groups.contains(&g));
-    let spec_at: &[&str] = match kind.as_str() {
-        "List" if of(&[""]) => return list(map, at, s),
-        "Pod" if of(&[""]) => &["spec"],
-        "PodTemplate" if of(&[""]) => &["template", "spec"],
-        "ReplicationController" if of(&[""]) => &["spec", "template", "spec"],
-        "Deployment" | "ReplicaSet" | "DaemonSet" if of(&["apps", "extensions"]) => &["spec", "template", "spec"],
-        "StatefulSet" if of(&["apps"]) => &["spec", "template", "spec"],
-        "Job" if of(&["batch"]) => &["spec", "template", "spec"],
-        "CronJob" if of(&["batch"]) => &["spec", "jobTemplate", "spec", "template", "spec"],
-        _ => return Ok(false),
-    };
-    let name = map
+impl fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            At::Root => Ok(()),
+            At::Key(At::Root, k) => f.write_str(k),
+            At::Key(parent, k) => write!(f, "{parent}.{k}"),
+            At::Index(parent, i) => write!(f, "{parent}[{i}]"),
+        }
+    }
+}
+
+/// Converts a document in place. Ok(true): it changed.
+pub fn document(doc: &mut Value, s: &Settings) -> Result<bool, Vec<Problem>> {
+    let mut walk = Walk { s, problems: Vec::new(), changed: false };
+    walk.node(doc, &At::Root, "");
+    // A document without a kind (a bare container spec: envshim's own
+    // manifest) is not an object kubectl applies.
+    if walk.problems.is_empty() && doc.get("kind").is_some() {
+        leftover(doc, &At::Root, &object_name(doc, ""), &mut walk.problems);
+    }
+    if walk.problems.is_empty() {
+        Ok(walk.changed)
+    } else {
+        Err(walk.problems)
+    }
+}
+
+struct Walk<'s> {
+    s: &'s Settings,
+    problems: Vec<Problem>,
+    changed: bool,
+}
+
+/// `Kind/name` of an object (a mapping with a `kind`), else `outer`.
+fn object_name(v: &Value, outer: &str) -> String {
+    let Some(kind) = v.get("kind").and_then(Value::as_str) else { return outer.to_string() };
+    let name = v
         .get("metadata")
         .and_then(|m| m.get("name").or_else(|| m.get("generateName")))
         .and_then(Value::as_str)
-        .unwrap_or("(no name)")
-        .to_string();
-    let object = format!("{kind}/{name}");
-    let mut path = at.to_string();
-    let mut node: &mut Value = doc;
-    for key in spec_at {
-        match node.get_mut(*key) {
-            Some(next) => node = next,
-            None => return Ok(false),
+        .unwrap_or("(no name)");
+    format!("{kind}/{name}")
+}
+
+impl Walk<'_> {
+    /// Every pod spec below `v`: a mapping whose `containers` is a list. A
+    /// Pod's `spec`, a workload's `template.spec`, a `List`'s items', and
+    /// those of kinds the converter has never heard of (an Argo Rollout, a
+    /// Knative Service) alike.
+    fn node(&mut self, v: &mut Value, at: &At, outer: &str) {
+        let object = object_name(v, outer);
+        match v {
+            Value::Object(map) if map.get("containers").is_some_and(Value::is_array) => {
+                match pod(map, at, &object, self.s) {
+                    Ok(changed) => self.changed |= changed,
+                    Err(p) => self.problems.extend(p),
+                }
+            }
+            Value::Object(map) => {
+                for (k, child) in map.iter_mut() {
+                    self.node(child, &At::Key(at, k), &object);
+                }
+            }
+            Value::Array(items) => {
+                for (i, child) in items.iter_mut().enumerate() {
+                    self.node(child, &At::Index(at, i), &object);
+                }
+            }
+            _ => {}
         }
-        path = join(&path, key);
-    }
-    match node.as_object_mut() {
-        Some(spec) => pod(spec, &path, &object, s),
-        None => Ok(false),
     }
 }
 
-fn list(map: &mut Mapping, at: &str, s: &Settings) -> Result<bool, Vec<Problem>> {
-    let Some(items) = map.get_mut("items").and_then(Value::as_array_mut) else { return Ok(false) };
-    let (mut changed, mut problems) = (false, Vec::new());
-    for (i, item) in items.iter_mut().enumerate() {
-        match object(item, &join(at, &format!("items[{i}]")), s) {
-            Ok(c) => changed |= c,
-            Err(mut p) => problems.append(&mut p),
+/// A `valueFrom.fileKeyRef` that no conversion reached (a container list
+/// other than `containers`/`initContainers`, an entry that is not in an
+/// `env` list): never left in the output, where an old cluster drops it.
+fn leftover(v: &Value, at: &At, object: &str, problems: &mut Vec<Problem>) {
+    match v {
+        Value::Object(map) => {
+            let object = object_name(v, object);
+            for (k, child) in map {
+                let here = At::Key(at, k);
+                if k == "valueFrom" && child.get("fileKeyRef").is_some() {
+                    problems.push(Problem {
+                        code: code::CONFIG,
+                        object: object.clone(),
+                        path: At::Key(&here, "fileKeyRef").to_string(),
+                        message: "a fileKeyRef outside the env of a pod's containers or initContainers: the converter cannot convert it"
+                            .into(),
+                    });
+                } else {
+                    leftover(child, &here, &object, problems);
+                }
+            }
         }
-    }
-    if problems.is_empty() {
-        Ok(changed)
-    } else {
-        Err(problems)
-    }
-}
-
-fn join(path: &str, key: &str) -> String {
-    if path.is_empty() {
-        key.to_string()
-    } else if key.starts_with('[') {
-        format!("{path}{key}")
-    } else {
-        format!("{path}.{key}")
+        Value::Array(items) => {
+            for (i, child) in items.iter().enumerate() {
+                leftover(child, &At::Index(at, i), object, problems);
+            }
+        }
+        _ => {}
     }
 }
 
@@ -115,6 +174,12 @@ fn has_file_key_ref(container: &Value) -> bool {
 
 fn is_file_key_ref(entry: &Value) -> bool {
     entry.get("valueFrom").and_then(|v| v.get("fileKeyRef")).is_some()
+}
+
+/// The platform source of an entry (`secretKeyRef`, ...), if it has one.
+fn platform_source(entry: &Value) -> Option<&Value> {
+    let from = entry.get("valueFrom")?.as_object()?;
+    PLATFORM_SOURCES.iter().find_map(|s| from.get(*s))
 }
 
 fn string(s: &str) -> Value {
@@ -129,7 +194,12 @@ fn strings(words: &[&str]) -> Value {
     Value::Array(words.iter().map(|w| string(w)).collect())
 }
 
-fn pod(spec: &mut Mapping, path: &str, object: &str, s: &Settings) -> Result<bool, Vec<Problem>> {
+/// A list field that Kubernetes treats as unset when null or empty (`command: []`, as Helm renders it).
+fn words(c: &Mapping, key: &str) -> Option<Sequence> {
+    c.get(key).and_then(Value::as_array).filter(|l| !l.is_empty()).cloned()
+}
+
+fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, Vec<Problem>> {
     const LISTS: [&str; 2] = ["initContainers", "containers"];
     let wanted = LISTS.iter().any(|l| spec.get(*l).and_then(Value::as_array).is_some_and(|cs| cs.iter().any(has_file_key_ref)));
     if !wanted {
@@ -138,7 +208,7 @@ fn pod(spec: &mut Mapping, path: &str, object: &str, s: &Settings) -> Result<boo
     let problem = |path: String, message: String| Problem { code: code::CONFIG, object: object.to_string(), path, message };
     if spec.get("os").and_then(|o| o.get("name")).and_then(Value::as_str) == Some("windows") {
         return Err(vec![problem(
-            join(path, "os.name"),
+            At::Key(&At::Key(at, "os"), "name").to_string(),
             "a Windows pod: envshim runs Linux programs only, so its fileKeyRef entries cannot be converted".into(),
         )]);
     }
@@ -150,14 +220,16 @@ fn pod(spec: &mut Mapping, path: &str, object: &str, s: &Settings) -> Result<boo
     let mut problems = Vec::new();
     for list in LISTS {
         let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) else { continue };
+        let list_at = At::Key(at, list);
         for (i, c) in containers.iter_mut().enumerate() {
             if !has_file_key_ref(c) {
                 continue;
             }
             let name = c.get("name").and_then(Value::as_str).unwrap_or("(no name)").to_string();
-            let at = join(path, &format!("{list}[{i}]"));
+            let c_at = At::Index(&list_at, i);
             if let Some(c) = c.as_object_mut() {
-                problems.extend(container(c, &at, &volumes, s).into_iter().map(|(p, m)| problem(p, format!("container {name}: {m}"))));
+                let found = container(c, &volumes, s);
+                problems.extend(found.into_iter().map(|(p, m)| problem(join(&c_at, &p), format!("container {name}: {m}"))));
             }
         }
     }
@@ -170,103 +242,176 @@ fn pod(spec: &mut Mapping, path: &str, object: &str, s: &Settings) -> Result<boo
     Ok(true)
 }
 
-/// Converts one container; the problems as (JSON path, message).
-fn container(c: &mut Mapping, at: &str, volumes: &[String], s: &Settings) -> Vec<(String, String)> {
+/// `at` then a path relative to it (`env[2].name`; "" for `at` itself).
+fn join(at: &At, rel: &str) -> String {
+    match (at.to_string(), rel) {
+        (a, "") => a,
+        (a, r) if a.is_empty() => r.to_string(),
+        (a, r) => format!("{a}.{r}"),
+    }
+}
+
+/// The names `text` refers to (`$(NAME)`, as the expansion reads it), added to `names` once each.
+fn references(text: &str, names: &mut Vec<String>) {
+    let (found, _) = envshim::expand::unresolved(text.as_bytes(), |_| None, usize::MAX);
+    for n in found {
+        let n = String::from_utf8_lossy(n);
+        if !names.iter().any(|m| *m == n) {
+            names.push(n.into_owned());
+        }
+    }
+}
+
+/// Converts one container; the problems as (path relative to the container, message).
+fn container(c: &mut Mapping, volumes: &[String], s: &Settings) -> Vec<(String, String)> {
     let name = c.get("name").and_then(Value::as_str).unwrap_or("").to_string();
     let env: Sequence = c.get("env").and_then(Value::as_array).cloned().unwrap_or_default();
     let mut problems = Vec::new();
     if let Some(i) = env.iter().position(|e| e.get("name").and_then(Value::as_str) == Some(MANIFEST_VAR)) {
         // Converted already, and given a fileKeyRef since: its own command is gone.
-        problems.push((join(at, &format!("env[{i}].name")), format!("{MANIFEST_VAR} is set: the container was converted already; convert the original instead")));
+        problems.push((format!("env[{i}].name"), format!("{MANIFEST_VAR} is set: the container was converted already; convert the original instead")));
         return problems;
     }
-    let command = match c.get("command") {
-        Some(command) => command.clone(),
+    // Every `ENVSHIM_*` variable is envshim's configuration: in a converted
+    // container one would configure envshim, or be taken for its private state.
+    for (i, e) in env.iter().enumerate() {
+        if let Some(n) = e.get("name").and_then(Value::as_str).filter(|n| n.starts_with(RESERVED)) {
+            problems.push((
+                format!("env[{i}].name"),
+                format!("{n} is envshim's configuration (every {RESERVED}* name is): a converted container would read it as envshim's own; rename it"),
+            ));
+        }
+    }
+    for (i, e) in c.get("envFrom").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        if e.get("prefix").and_then(Value::as_str).is_some_and(|p| p.starts_with(RESERVED)) {
+            problems.push((
+                format!("envFrom[{i}].prefix"),
+                format!("starts with {RESERVED}: every {RESERVED}* variable is envshim's configuration, removed from the program's environment"),
+            ));
+        }
+    }
+
+    // The program line. A command (or the image's ENTRYPOINT and CMD, which
+    // `--entrypoint` stands for) and args; `[]` and null are unset.
+    let args = words(c, "args");
+    let own_command = words(c, "command");
+    let command = match own_command.clone() {
+        Some(command) => command,
         None => match s.entrypoints.iter().find(|(n, _)| *n == name) {
-            Some((_, words)) => Value::Array(words.iter().map(|w| string(w)).collect()),
+            // The runtime runs the image's words as written: `$` doubled, envshim's expansion gives them back.
+            Some((_, program)) => program.iter().map(|w| Value::String(double_dollars(w))).collect(),
             None => {
                 problems.push((
-                    join(at, "command"),
+                    "command".into(),
                     format!(
                         "no command: the image's ENTRYPOINT cannot be known without asking a registry, which the converter never does; \
                          set command, or give --entrypoint {name}=PROGRAM"
                     ),
                 ));
-                Value::Null
+                Vec::new()
             }
         },
     };
-    // The volumes the fileKeyRef entries name, in order, each with where this
-    // container sees it: its own mount of the volume root, else one added.
-    let mut mounts: Vec<(String, String, bool)> = Vec::new();
-    let own: Vec<(String, String)> = c
-        .get("volumeMounts")
-        .and_then(Value::as_array)
-        .map(|ms| {
-            ms.iter()
-                .filter(|m| ["subPath", "subPathExpr"].iter().all(|k| m.get(*k).and_then(Value::as_str).unwrap_or("").is_empty()))
-                .filter_map(|m| Some((m.get("name")?.as_str()?.to_string(), m.get("mountPath")?.as_str()?.to_string())))
-                .collect()
-        })
-        .unwrap_or_default();
-    for (i, e) in env.iter().enumerate() {
-        let Some(volume) = e.get("valueFrom").and_then(|v| v.get("fileKeyRef")).and_then(|f| f.get("volumeName")).and_then(Value::as_str) else {
-            continue; // not a fileKeyRef, or one without a volumeName: the manifest check says so
-        };
-        if mounts.iter().any(|(v, _, _)| v == volume) {
-            continue;
-        }
-        if !volumes.iter().any(|v| v == volume) {
-            problems.push((
-                join(at, &format!("env[{i}].valueFrom.fileKeyRef.volumeName")),
-                format!("the volume {volume:?} is not among the pod's volumes"),
-            ));
-            continue;
-        }
-        match own.iter().find(|(v, _)| v == volume) {
-            Some((_, path)) => mounts.push((volume.to_string(), path.clone(), false)),
-            None => mounts.push((volume.to_string(), format!("{VOLUMES_DIR}/{volume}"), true)),
+
+    // The list from the first fileKeyRef on is envshim's to run; what comes before, the kubelet's alone.
+    let first = env.iter().position(is_file_key_ref).unwrap_or(env.len());
+    let rest = &env[first..];
+    // What that part and the program line refer to: the kubelet's view of each name is recorded where `rest` starts.
+    let mut seen = Vec::new();
+    for e in rest {
+        if let Some(v) = e.get("value").and_then(Value::as_str).filter(|v| !v.is_empty()) {
+            references(v, &mut seen);
         }
     }
+    // The image's words are not expanded (nor written here): the pod's own command and args are.
+    for w in own_command.iter().chain(&args).flatten().filter_map(Value::as_str) {
+        references(w, &mut seen);
+    }
+    if let Some(n) = seen.iter().find(|n| n.starts_with(RESERVED)) {
+        problems.push(("env".into(), format!("$({n}) refers to envshim's configuration (every {RESERVED}* name is), which a converted container keeps from the program")));
+    }
+    // The kubelet expands a mount's subPathExpr with the container's final
+    // variables: one defined by envshim's part of the list would differ.
+    let defined_late: Vec<&str> = rest.iter().filter_map(|e| e.get("name").and_then(Value::as_str)).collect();
+    for (i, m) in c.get("volumeMounts").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        let mut refs = Vec::new();
+        references(m.get("subPathExpr").and_then(Value::as_str).unwrap_or(""), &mut refs);
+        if let Some(n) = refs.iter().find(|n| defined_late.contains(&n.as_str())) {
+            problems.push((
+                format!("volumeMounts[{i}].subPathExpr"),
+                format!("refers to $({n}), which is defined at or after the first fileKeyRef entry: the kubelet would expand it without the value envshim sets"),
+            ));
+        }
+    }
+    for (i, e) in env.iter().enumerate().skip(first) {
+        if let Some(f) = e.get("valueFrom").and_then(|v| v.get("fileKeyRef")) {
+            problems.extend(file_key_ref(f).into_iter().map(|(field, why)| (format!("env[{i}].valueFrom.fileKeyRef.{field}"), why)));
+        }
+    }
+
+    let mounts = match volume_mounts(c, rest, first, volumes) {
+        Ok(m) => m,
+        Err(p) => {
+            problems.extend(p);
+            return problems;
+        }
+    };
     if !problems.is_empty() {
         return problems;
     }
 
-    // The manifest: the env list as it was, command, args, where the volumes are.
+    // The manifest: the list from the first fileKeyRef on, the program line, where the volumes are, the names seen.
     let mut manifest = Mapping::new();
-    manifest.insert("env".to_string(), Value::Array(env.clone()));
-    manifest.insert("command".to_string(), command);
-    if let Some(args) = c.get("args") {
-        manifest.insert("args".to_string(), args.clone());
+    manifest.insert("env".into(), Value::Array(rest.to_vec()));
+    manifest.insert("command".into(), Value::Array(command));
+    if let Some(args) = args {
+        manifest.insert("args".into(), Value::Array(args));
     }
     let entries = mounts.iter().map(|(v, p, _)| mapping([("name", string(v)), ("mountPath", string(p))])).collect();
-    manifest.insert("volumeMounts".to_string(), Value::Array(entries));
+    manifest.insert("volumeMounts".into(), Value::Array(entries));
+    manifest.insert("converted".into(), mapping([("seen", Value::Array(seen.iter().map(|n| string(n)).collect()))]));
     let text = match serde_json::to_string(&Value::Object(manifest)) {
         Ok(t) => t,
-        Err(e) => return vec![(at.to_string(), format!("cannot be written as JSON ({e})"))],
+        Err(e) => return vec![(String::new(), format!("cannot be written as JSON ({e})"))],
     };
     // What envshim will read: checked by envshim's own parser now, not at the pod's start.
     if let Err(errors) = envshim::manifest::parse(text.as_bytes()) {
-        return errors
-            .into_iter()
-            .map(|e| {
-                let m = e.message.strip_prefix("manifest: ").unwrap_or(&e.message);
-                match m.split_once(": ") {
-                    Some((p, why)) if p.starts_with("env[") || p.starts_with("command") || p.starts_with("args") => (join(at, p), why.to_string()),
-                    _ => (at.to_string(), m.to_string()),
-                }
-            })
-            .collect();
+        return errors.into_iter().map(|e| manifest_problem(e, first)).collect();
+    }
+    // The kubelet turns `$$` back into `$`: the variable holds `text` as written.
+    let size = MANIFEST_VAR.len() + 1 + text.len();
+    if size > envshim::limits::MAX_EXEC_STRING_BYTES {
+        return vec![(
+            format!("env[{first}]"),
+            format!(
+                "the manifest envshim needs (the env list from the first fileKeyRef on, and the program line) is {size} bytes as \
+                 {MANIFEST_VAR}=..., over Linux's limit of {} bytes for one variable: the pod could not start; \
+                 move large literal values before the first fileKeyRef entry, or into a ConfigMap",
+                envshim::limits::MAX_EXEC_STRING_BYTES
+            ),
+        )];
     }
 
-    let mut new_env: Sequence = env.into_iter().filter(|e| !is_file_key_ref(e)).collect();
+    // The new env: the kubelet's part, the view it records, the rest as it
+    // was (without fileKeyRef entries) with each platform entry's copies, the manifest.
+    let mut new_env: Sequence = env[..first].to_vec();
+    new_env.extend(seen.iter().enumerate().map(|(j, n)| mapping([("name", Value::String(format!("{SEEN_PREFIX}{j}"))), ("value", Value::String(format!("$({n})")))])));
+    for (i, e) in rest.iter().enumerate() {
+        if is_file_key_ref(e) {
+            continue;
+        }
+        new_env.push(e.clone());
+        if let Some(source) = platform_source(e) {
+            new_env.extend(copies(i, e, source));
+        }
+    }
     new_env.push(mapping([("name", string(MANIFEST_VAR)), ("value", Value::String(double_dollars(&text)))]));
     if let Some(wait) = &s.wait {
         new_env.push(mapping([("name", string(WAIT_VAR)), ("value", string(wait))]));
     }
-    c.insert("command".to_string(), strings(&[&s.shim_path, "run"]));
+    c.insert("command".into(), strings(&[&s.shim_path, "run"]));
     c.shift_remove("args");
-    c.insert("env".to_string(), Value::Array(new_env));
+    c.insert("env".into(), Value::Array(new_env));
     let mut added = Vec::new();
     if s.shim_image.is_some() {
         added.push(mapping([("name", string(SHIM_VOLUME)), ("mountPath", string(SHIM_DIR)), ("readOnly", Value::Bool(true))]));
@@ -278,11 +423,110 @@ fn container(c: &mut Mapping, at: &str, volumes: &[String], s: &Settings) -> Vec
         match c.get_mut("volumeMounts").and_then(Value::as_array_mut) {
             Some(ms) => ms.extend(added),
             None => {
-                c.insert("volumeMounts".to_string(), Value::Array(added));
+                c.insert("volumeMounts".into(), Value::Array(added));
             }
         }
     }
     Vec::new()
+}
+
+/// A platform-resolved entry `i` of the manifest's list, carried twice under
+/// private names for envshim: `_A` and `_B`. An optional one is first set to a
+/// different literal each, so one that finds nothing leaves them different
+/// (and a ConfigMap key of the same name, imported by `envFrom`, cannot pass
+/// for the value: the entries set both after it).
+fn copies(i: usize, entry: &Value, source: &Value) -> Vec<Value> {
+    let optional = source.get("optional").and_then(Value::as_bool) == Some(true);
+    let mut out = Vec::new();
+    for (side, unset) in [("A", "0"), ("B", "1")] {
+        let name = Value::String(format!("{VALUE_PREFIX}{i}_{side}"));
+        if optional {
+            out.push(mapping([("name", name.clone()), ("value", string(unset))]));
+        }
+        out.push(mapping([("name", name), ("valueFrom", entry["valueFrom"].clone())]));
+    }
+    out
+}
+
+/// The checks the API server makes of a `fileKeyRef` and envshim makes at
+/// the start, made now: (field, why) for each that fails.
+fn file_key_ref(f: &Value) -> Vec<(&'static str, String)> {
+    let mut problems = Vec::new();
+    if let Some(path) = f.get("path").and_then(Value::as_str) {
+        if path.starts_with('/') {
+            problems.push(("path", "is absolute: it must be relative to the volume".to_string()));
+        } else if let Err(why) = envshim::sources::check_path(path) {
+            problems.push(("path", why.to_string()));
+        }
+    }
+    if let Some(key) = f.get("key").and_then(Value::as_str) {
+        if key.len() > envshim::limits::MAX_NAME_BYTES || !envshim::names::NameRule::Relaxed.accepts(key.as_bytes()) {
+            problems.push((
+                "key",
+                format!(
+                    "\"{}\" is not a valid variable name (printable ASCII except '=', at most {} bytes)",
+                    envshim::error::escape(key.as_bytes()),
+                    envshim::limits::MAX_NAME_BYTES
+                ),
+            ));
+        }
+    }
+    problems
+}
+
+/// The volumes the `fileKeyRef` entries of `rest` name, in order, each with
+/// where this container sees it: its own mount of the volume root, else one
+/// added (true).
+type Mounts = Vec<(String, String, bool)>;
+
+fn volume_mounts(c: &Mapping, rest: &[Value], first: usize, volumes: &[String]) -> Result<Mounts, Vec<(String, String)>> {
+    let own: Vec<(&str, &str)> = c
+        .get("volumeMounts")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|m| ["subPath", "subPathExpr"].iter().all(|k| m.get(*k).and_then(Value::as_str).unwrap_or("").is_empty()))
+        .filter_map(|m| Some((m.get("name")?.as_str()?, m.get("mountPath")?.as_str()?)))
+        .collect();
+    let (mut mounts, mut problems): (Mounts, _) = (Vec::new(), Vec::new());
+    for (i, e) in rest.iter().enumerate() {
+        let Some(volume) = e.get("valueFrom").and_then(|v| v.get("fileKeyRef")).and_then(|f| f.get("volumeName")).and_then(Value::as_str) else {
+            continue; // not a fileKeyRef, or one without a volumeName: the manifest check says so
+        };
+        if mounts.iter().any(|(v, _, _)| v == volume) {
+            continue;
+        }
+        if !volumes.iter().any(|v| v == volume) {
+            problems.push((format!("env[{}].valueFrom.fileKeyRef.volumeName", first + i), format!("the volume {volume:?} is not among the pod's volumes")));
+            continue;
+        }
+        match own.iter().find(|(v, _)| *v == volume) {
+            Some((_, path)) => mounts.push((volume.to_string(), path.to_string(), false)),
+            None => mounts.push((volume.to_string(), format!("{VOLUMES_DIR}/{volume}"), true)),
+        }
+    }
+    if problems.is_empty() {
+        Ok(mounts)
+    } else {
+        Err(problems)
+    }
+}
+
+/// An error of envshim's manifest parser, as (path relative to the
+/// container, why): the manifest's `env` starts at the container's entry `first`.
+fn manifest_problem(e: envshim::error::Error, first: usize) -> (String, String) {
+    let path = e.at.as_ref().and_then(|a| a.path.clone()).unwrap_or_default();
+    // The message is `manifest: PATH: WHY` (or `manifest: WHY`).
+    let why = e.message.strip_prefix("manifest: ").unwrap_or(&e.message);
+    let why = why.strip_prefix(&format!("{path}: ")).unwrap_or(why).to_string();
+    let path = match path.strip_prefix("env[").and_then(|p| p.split_once(']')) {
+        Some((i, more)) => match i.parse::<usize>() {
+            Ok(i) => format!("env[{}]{more}", first + i),
+            Err(_) => path,
+        },
+        None => path,
+    };
+    (path, why)
 }
 
 /// The kubelet expands `$(VAR)` in env values and turns `$$` into `$`:

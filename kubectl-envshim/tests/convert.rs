@@ -216,7 +216,10 @@ fn every_kind_has_its_pod_converted() {
         assert_eq!(json_of(&app["command"]), serde_json::json!(["/.envshim/bin/envshim", "run"]));
         assert!(app.get("args").is_none());
         let names: Vec<&str> = app["env"].as_sequence().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
-        assert_eq!(names, ["NS", "URL", "SECRET", "ENVSHIM_MANIFEST_JSON"], "{kind}");
+        // The kubelet's view where the fileKeyRef entry was: what the rest and the program line refer to.
+        assert_eq!(names, ["NS", "ENVSHIM_SEEN_0", "ENVSHIM_SEEN_1", "ENVSHIM_SEEN_2", "URL", "SECRET", "ENVSHIM_MANIFEST_JSON"], "{kind}");
+        let seen: Vec<&str> = app["env"].as_sequence().unwrap()[1..4].iter().map(|e| e["value"].as_str().unwrap()).collect();
+        assert_eq!(seen, ["$(TOKEN)", "$(NS)", "$(URL)"], "{kind}");
         assert_eq!(json_of(&app["resources"]), json_of(&before["containers"][0]["resources"]));
         assert_eq!(
             json_of(&app["volumeMounts"]),
@@ -225,13 +228,14 @@ fn every_kind_has_its_pod_converted() {
                 {"name": "config", "mountPath": "/.envshim/volumes/config", "readOnly": true},
             ])
         );
-        // The manifest, as envshim reads it after the kubelet: the container as it was.
+        // The manifest, as envshim reads it after the kubelet: the list from the fileKeyRef on, the program line.
         let b = &before["containers"][0];
         assert_eq!(
             manifest_seen(app),
             serde_json::json!({
-                "env": json_of(&b["env"]), "command": json_of(&b["command"]), "args": json_of(&b["args"]),
+                "env": json_of(&b["env"]).as_array().unwrap()[1..], "command": json_of(&b["command"]), "args": json_of(&b["args"]),
                 "volumeMounts": [{"name": "config", "mountPath": "/.envshim/volumes/config"}],
+                "converted": {"seen": ["TOKEN", "NS", "URL"]},
             }),
             "{kind}"
         );
@@ -264,7 +268,7 @@ fn a_list_has_every_item_converted() {
 fn a_stream_keeps_every_untouched_document_byte_for_byte() {
     let untouched = [
         "# leading comment, kept\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}   # flow style, a comment\ndata:\n  k: 'single quoted'\n",
-        "---\napiVersion: example.com/v1\nkind: Deployment   # another group's Deployment is not a workload\nmetadata: {name: crd}\nspec:\n  template:\n    spec:\n      containers: [{name: a, env: [{name: X, valueFrom: {fileKeyRef: {volumeName: v, path: p, key: k}}}]}]\n",
+        "---\napiVersion: example.com/v1\nkind: Deployment   # another group's, with a pod template and no fileKeyRef\nmetadata: {name: crd}\nspec:\n  template:\n    spec:\n      containers: [{name: a, env: [{name: X, valueFrom: {secretKeyRef: {name: s, key: k}}}]}]\n",
         "---\napiVersion: v1\nkind: Pod\nmetadata: {name: plain}\nspec:\n  containers:\n  - {name: a, image: a, command: [\"/a\"], env: [{name: A, value: \"$(B)\"}]}\n",
         "--- # a comment on the marker\n# only comments in this document\n",
         "---\napiVersion: v1\nkind: Service\nmetadata:\n    name: svc      # four-space indentation\nspec:\n    ports: [{port: 80}]\n...\n",
@@ -347,7 +351,9 @@ fn options_entrypoint_wait_shim_image_and_shim_path() {
     // --wait: ENVSHIM_WAIT after the manifest.
     let doc = yaml(kubectl_envshim(&["convert", "--wait", "30s"], &pod).ok());
     let env = json_of(&doc["spec"]["containers"][0]["env"]);
-    assert_eq!(env[4], serde_json::json!({"name": "ENVSHIM_WAIT", "value": "30s"}));
+    let env = env.as_array().unwrap();
+    assert_eq!(env[env.len() - 2]["name"], "ENVSHIM_MANIFEST_JSON");
+    assert_eq!(env[env.len() - 1], serde_json::json!({"name": "ENVSHIM_WAIT", "value": "30s"}));
     // --shim-image.
     let doc = yaml(kubectl_envshim(&["convert", "--shim-image", "registry.example.com/envshim:1"], &pod).ok());
     assert_eq!(doc["spec"]["initContainers"][0]["image"].as_str(), Some("registry.example.com/envshim:1"));
@@ -424,7 +430,7 @@ fn errors_name_the_document_the_object_the_container_and_the_path() {
     let converted = convert(&deployment).stdout;
     let again = converted.replacen("        env:\n", "        env:\n        - name: NEW\n          valueFrom: {fileKeyRef: {volumeName: config, path: app.env, key: NEW}}\n", 1);
     assert_ne!(again, converted);
-    convert(&again).fails(78, &["spec.template.spec.containers[0].env[4].name: container app: ENVSHIM_MANIFEST_JSON is set: the container was converted already"]);
+    convert(&again).fails(78, &["spec.template.spec.containers[0].env[7].name: container app: ENVSHIM_MANIFEST_JSON is set: the container was converted already"]);
     // Every failing document is reported; nothing is written, even for the good ones.
     let two = format!("{}---\n{}", deployment.replace("volumeName: config", "volumeName: a"), pod.replace("volumeName: config", "volumeName: b"));
     let err = convert(&format!("{}---\n{two}", workload("Job").0)).fails(78, &["document 2 (Deployment/w-deployment)", "document 3 (Pod/w-pod)"]).to_string();
@@ -577,7 +583,7 @@ fn arb_env_entry() -> impl Strategy<Value = serde_json::Value> {
     let name = "[A-Z]{1,3}";
     prop_oneof![
         (name, arb_text()).prop_map(|(n, v)| serde_json::json!({"name": n, "value": v})),
-        (name, prop_oneof![Just("v1"), Just("v2")], "[a-z.]{1,8}", any::<bool>()).prop_map(|(n, v, p, o)| serde_json::json!({"name": n, "valueFrom": {"fileKeyRef": {"volumeName": v, "path": p, "key": n, "optional": o}}})),
+        (name, prop_oneof![Just("v1"), Just("v2")], "[a-z][a-z.]{0,7}", any::<bool>()).prop_map(|(n, v, p, o)| serde_json::json!({"name": n, "valueFrom": {"fileKeyRef": {"volumeName": v, "path": p, "key": n, "optional": o}}})),
         (name,).prop_map(|(n,)| serde_json::json!({"name": n, "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}})),
     ]
 }
@@ -655,10 +661,13 @@ proptest! {
                 let after = &converted["spec"][list][i + usize::from(list == "initContainers" && once.stdout != text)];
                 let has = c["env"].as_array().unwrap().iter().any(|e| e["valueFrom"].get("fileKeyRef").is_some());
                 if has {
+                    // The manifest: the list from the first fileKeyRef on, the program line ([] is unset).
                     let m = manifest_seen(after);
-                    prop_assert_eq!(&m["env"], &c["env"]);
+                    let env = c["env"].as_array().unwrap();
+                    let first = env.iter().position(|e| e["valueFrom"].get("fileKeyRef").is_some()).unwrap();
+                    prop_assert_eq!(m["env"].as_array().unwrap(), &env[first..]);
                     prop_assert_eq!(&m["command"], &c["command"]);
-                    prop_assert_eq!(m.get("args"), c.get("args"));
+                    prop_assert_eq!(m.get("args"), c.get("args").filter(|a| a.as_array().is_some_and(|a| !a.is_empty())));
                 } else {
                     prop_assert_eq!(json_of(after), c.clone());
                 }
@@ -666,4 +675,19 @@ proptest! {
         }
         prop_assert_eq!(once.stdout == text, !pod.to_string().contains("fileKeyRef"));
     }
+}
+
+#[test]
+fn a_sub_path_expr_on_a_late_name_is_refused() {
+    // The kubelet expands subPathExpr with the container's final values: one
+    // that envshim sets (from the first fileKeyRef on) would differ.
+    let (pod, _) = workload("Pod");
+    let line = pod.lines().find(|l| l.trim_start().starts_with("resources:")).unwrap();
+    let indent = &line[..line.len() - line.trim_start().len()];
+    let late = pod.replace(line, &format!("{line}\n{indent}volumeMounts: [{{name: config, mountPath: /c, subPathExpr: \"$(URL)\"}}]"));
+    assert_ne!(late, pod);
+    convert(&late).fails(78, &["document 1 (Pod/w-pod): spec.containers[0].volumeMounts[0].subPathExpr: container app: refers to $(URL)"]);
+    // A name the kubelet alone defines is fine.
+    let early = late.replace("subPathExpr: \"$(URL)\"", "subPathExpr: \"$(NS)\"");
+    convert(&early).ok();
 }

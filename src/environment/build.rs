@@ -16,7 +16,7 @@ use crate::limits::{
     MAX_EXEC_STRING_BYTES, MAX_EXEC_TOTAL_BYTES, MAX_IMPORTED_BYTES, MAX_IMPORTED_ENTRIES, MAX_NAME_BYTES,
     MAX_SHOWN_NAME_BYTES, MAX_SKIPPED_KEYS_SHOWN,
 };
-use crate::manifest::{EnvFrom, EnvSource, FileRef, Manifest};
+use crate::manifest::{Converted, EnvFrom, EnvSource, FileRef, Manifest, SEEN_PREFIX, VALUE_PREFIX};
 use crate::names::NameRule;
 use crate::report::Warnings;
 use crate::sources::{Loaded, LoadedDir, Sources};
@@ -39,8 +39,26 @@ pub struct Inputs<'a> {
 /// error found, and the warnings (already formatted, without the prefix).
 pub struct Built {
     pub env: Environment,
+    /// A converted container: what `$(NAME)` sees (the kubelet's view, then
+    /// what the list sets: [`Converted`]). None: `env` itself.
+    pub view: Option<Environment>,
     pub errors: Vec<Error>,
     pub warnings: Warnings,
+}
+
+impl Built {
+    /// The environment `$(NAME)` is expanded against.
+    pub fn expansion_env(&self) -> &Environment {
+        self.view.as_ref().unwrap_or(&self.env)
+    }
+
+    /// Sets a variable of the program's environment (and of the view, when there is one).
+    fn define(&mut self, name: &[u8], value: &[u8], source: Source) {
+        if let Some(view) = &mut self.view {
+            view.set(name, value, source.clone());
+        }
+        self.env.set(name, value, source);
+    }
 }
 
 pub fn rule_text(rule: NameRule) -> &'static str {
@@ -70,13 +88,21 @@ pub(super) fn unknown_config(name: &[u8], warnings: &mut Warnings) -> bool {
 /// what `execve` ever takes, or the imports past their bound (`full`,
 /// reported once).
 pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mut Sources) -> Built {
-    let mut b = Built { env: Environment::default(), errors: Vec::new(), warnings: Warnings::default() };
+    let mut b = Built { env: Environment::default(), view: None, errors: Vec::new(), warnings: Warnings::default() };
     b.env.later = inputs.manifest.env.len() + inputs.cli_env.len();
     let mut full = false;
-    let inherited = inherit(&mut b, inherited, inputs.service_url);
+    let converted = inputs.manifest.converted.as_ref();
+    let (inherited, private) = inherit(&mut b, inherited, inputs.service_url && converted.is_none(), converted.is_some());
+    if let Some(c) = converted {
+        b.view = Some(kubelet_view(&mut b, c, &private));
+    }
     env_from(&mut b, inputs, sources, &mut full);
     let mut scratch = Vec::new();
-    manifest_env(&mut b, inputs, sources, &inherited, &mut scratch, &mut full);
+    let platform = match converted {
+        Some(_) => Platform::Copies(&private),
+        None => Platform::Inherited(&inherited),
+    };
+    manifest_env(&mut b, inputs, sources, platform, &mut scratch, &mut full);
     cli_env(&mut b, inputs, &mut scratch, &mut full);
     for w in sources.warnings.drain(..) {
         b.warnings.push(w);
@@ -84,15 +110,30 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
     b
 }
 
+type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// Step 1: the inherited environment, minus envshim's own configuration,
 /// and `KUBERNETES_SERVICE_URL`; returns it as bytes (the platform-resolved
-/// `env` entries of step 3 take their values from it again).
-fn inherit(b: &mut Built, inherited: Vec<(OsString, OsString)>, with_service_url: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let inherited: Vec<(Vec<u8>, Vec<u8>)> = inherited
+/// `env` entries of step 3 take their values from it again), and, for a
+/// converted container, its private variables, sorted by name ([`Converted`]).
+fn inherit(b: &mut Built, inherited: Vec<(OsString, OsString)>, with_service_url: bool, converted: bool) -> (Pairs, Pairs) {
+    let mut private = Vec::new();
+    let inherited: Pairs = inherited
         .into_iter()
         .map(|(k, v)| (k.into_vec(), v.into_vec()))
-        .filter(|(k, _)| !k.starts_with(b"ENVSHIM_") || unknown_config(k, &mut b.warnings))
+        .filter_map(|(k, v)| {
+            if !k.starts_with(b"ENVSHIM_") {
+                return Some((k, v));
+            }
+            if converted && (k.starts_with(SEEN_PREFIX.as_bytes()) || k.starts_with(VALUE_PREFIX.as_bytes())) {
+                private.push((k, v));
+            } else {
+                unknown_config(&k, &mut b.warnings);
+            }
+            None
+        })
         .collect();
+    private.sort_unstable();
     for (k, v) in &inherited {
         b.env.set(k, v, Source::Inherited);
     }
@@ -102,7 +143,40 @@ fn inherit(b: &mut Built, inherited: Vec<(OsString, OsString)>, with_service_url
             b.env.set(SERVICE_URL, url, Source::Inherited);
         }
     }
-    inherited
+    (inherited, private)
+}
+
+/// A private variable of a converted container, by name.
+fn private_var<'p>(private: &'p Pairs, name: &str) -> Option<&'p [u8]> {
+    let i = private.binary_search_by(|(k, _)| k.as_slice().cmp(name.as_bytes())).ok()?;
+    Some(&private[i].1)
+}
+
+/// What the kubelet saw of each name `c.seen` lists, where the manifest's
+/// `env` starts. A name it did not know holds `$(NAME)`, which expands as an
+/// unknown name does. A missing variable means the container's `env` was
+/// changed after the conversion: an error (78), as the view would be wrong.
+fn kubelet_view(b: &mut Built, c: &Converted, private: &Pairs) -> Environment {
+    let mut view = Environment::default();
+    for (j, name) in c.seen.iter().enumerate() {
+        let var = format!("{SEEN_PREFIX}{j}");
+        match private_var(private, &var) {
+            Some(value) => view.set(name.as_bytes(), value, Source::Inherited),
+            None => b.errors.push(Error::config(format!(
+                "manifest: converted.seen[{j}]: {var} is not set: the container's env was changed after kubectl envshim convert wrote it; convert the original again"
+            ))),
+        }
+    }
+    view
+}
+
+/// Where step 3 takes the value of a platform-resolved entry (`secretKeyRef`, ...).
+#[derive(Clone, Copy)]
+enum Platform<'p> {
+    /// The inherited variable of the same name: the kubelet's last value of it.
+    Inherited(&'p Pairs),
+    /// A converted container: the entry's own copies ([`Converted`]).
+    Copies(&'p Pairs),
 }
 
 /// Step 2, `envFrom`: the manifest's files, then `--env-file`s, then `--env-dir`s.
@@ -167,7 +241,7 @@ fn manifest_env(
     b: &mut Built,
     inputs: &Inputs,
     sources: &mut Sources,
-    inherited: &[(Vec<u8>, Vec<u8>)],
+    platform: Platform,
     scratch: &mut Vec<u8>,
     full: &mut bool,
 ) {
@@ -191,11 +265,23 @@ fn manifest_env(
             EnvSource::Value(v) => {
                 let value = expand_value(b, scratch, name, v.as_bytes(), &what, full);
                 if inputs.warn_unresolved && has_reference(value) {
-                    unresolved_warning(&mut b.warnings, &b.env, v.as_bytes(), &what);
+                    unresolved_warning(&mut b.warnings, b.view.as_ref().unwrap_or(&b.env), v.as_bytes(), &what);
                 }
-                b.env.set(name, value, Source::ManifestEnv(i));
+                b.define(name, value, Source::ManifestEnv(i));
             }
             EnvSource::Platform => {
+                let inherited = match platform {
+                    Platform::Inherited(inherited) => inherited,
+                    Platform::Copies(private) => {
+                        let copy = |side: &str| private_var(private, &format!("{VALUE_PREFIX}{i}_{side}"));
+                        match (copy("A"), copy("B")) {
+                            // Resolved; else an optional reference that found nothing: skipped, as the kubelet does.
+                            (Some(a), Some(b2)) if a == b2 => b.define(name, a, Source::Inherited),
+                            _ => {}
+                        }
+                        continue;
+                    }
+                };
                 // The last of a name given twice, as step 1 kept it. Found
                 // through an index of the inherited names, made for the first
                 // such entry (a scan per entry made 15,000 entries and 120,000
@@ -238,7 +324,7 @@ fn file_key(b: &mut Built, rule: NameRule, sources: &mut Sources, i: usize, name
     let at = format_args!("manifest: env[{i}].valueFrom.fileKeyRef");
     match sources.load_in_volume(&file.volume_name, &file.path, &at, &mut b.errors) {
         Loaded::File(f, display) => match f.get(key) {
-            Some((value, line)) => b.env.set(name, value, Source::FileKey { file: display, line }),
+            Some((value, line)) => b.define(name, value, Source::FileKey { file: display, line }),
             None if file.optional => {}
             None => b.errors.push(Error::new(code::NOINPUT, format!("{}: key \"{}\" not found in {display}", what(), escape(key)))),
         },
@@ -269,9 +355,9 @@ fn cli_env(b: &mut Built, inputs: &Inputs, scratch: &mut Vec<u8>, full: &mut boo
         let input = value;
         let value = expand_value(b, scratch, name, value, &what, full);
         if inputs.warn_unresolved && has_reference(value) {
-            unresolved_warning(&mut b.warnings, &b.env, input, &what);
+            unresolved_warning(&mut b.warnings, b.view.as_ref().unwrap_or(&b.env), input, &what);
         }
-        b.env.set(name, value, Source::CliEnv);
+        b.define(name, value, Source::CliEnv);
         if stop_when_full(b, full, what) {
             return;
         }
@@ -336,7 +422,7 @@ pub(super) fn expand_value<'v>(
     // Room for the usual result at once: grown from empty, the buffer was
     // reallocated four or five times a value (docs/performance.md).
     value.reserve((input.len() + 128).min(per_string.min(budget)));
-    let len = expand_capped(input, |n| b.env.get(n), value, per_string.min(budget));
+    let len = expand_capped(input, |n| b.expansion_env().get(n), value, per_string.min(budget));
     if len > per_string {
         b.errors.push(Error::new(
             code::NOEXEC,

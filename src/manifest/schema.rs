@@ -6,7 +6,7 @@ use std::borrow::Cow;
 use std::fmt;
 
 use super::reader::{kind, Got, Reader};
-use super::{EnvFrom, EnvSource, EnvVar, FileRef, Manifest, VolumeMount};
+use super::{Converted, EnvFrom, EnvSource, EnvVar, FileRef, Manifest, VolumeMount};
 use crate::error::{escape, At, Error};
 
 pub(super) type Text<'a> = Option<Got<Cow<'a, str>>>;
@@ -67,7 +67,7 @@ impl<'a> Reader<'a> {
             fail(errors, &Path::Root, format_args!("expected a JSON object (a Kubernetes container spec), found {}", kind(&v)));
             return Some(Manifest::default());
         }
-        let (mut mounts, mut env_from, mut env, mut command, mut args) = (None, None, None, None, None);
+        let (mut mounts, mut env_from, mut env, mut command, mut args, mut converted) = (None, None, None, None, None, None);
         self.object(|r| {
             r.field(|r, key| {
                 if r.named(key, b"volumeMounts\"")? {
@@ -80,6 +80,8 @@ impl<'a> Reader<'a> {
                     command = Some(r.list("command", Self::word)?);
                 } else if r.named(key, b"args\"")? {
                     args = Some(r.list("args", Self::word)?);
+                } else if r.named(key, b"converted\"")? {
+                    converted = Some(r.below(&Path::Root.field("converted"), Self::converted)?);
                 } else {
                     return Some(false);
                 }
@@ -93,7 +95,25 @@ impl<'a> Reader<'a> {
             env: list(errors, env, "env"),
             command: list(errors, command, "command"),
             args: list(errors, args, "args"),
+            converted: converted.and_then(|(c, below)| {
+                report(errors, below);
+                c
+            }),
         })
+    }
+
+    /// `converted`: `{"seen": [NAME, ...]}`, written by the converter.
+    pub(super) fn converted(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<Converted<'a>>> {
+        let mut seen = None;
+        let object = self.schema_object(path, errors, |r, key| {
+            if r.named(key, b"seen\"")? {
+                seen = Some(r.list("converted.seen", Self::word)?);
+                Some(true)
+            } else {
+                Some(false)
+            }
+        })?;
+        Some(object.then(|| Converted { seen: list(errors, seen, "converted.seen") }))
     }
 
     /// An array field of the top level, each item read by `item`: the items
