@@ -10,6 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use proptest::prelude::*;
+
+#[path = "support/quoted_yaml.rs"]
+mod quoted_yaml;
+use quoted_yaml::block_yaml;
 use serde_norway::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_kubectl-envshim");
@@ -614,33 +618,6 @@ fn arb_pod() -> impl Strategy<Value = serde_json::Value> {
         serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "json": json},
             "spec": {"initContainers": make("i", ics), "containers": make("c", cs), "volumes": [{"name": "v1", "emptyDir": {}}, {"name": "v2", "emptyDir": {}}]}})
     })
-}
-
-/// `v` as block YAML with every string double-quoted (a JSON string is a
-/// YAML double-quoted one): kubectl's YAML 1.1 reads it as `v`, where a YAML
-/// 1.2 emitter writes `Y` or `on` plain, which kubectl reads as booleans.
-fn block_yaml(v: &serde_json::Value) -> String {
-    fn node(v: &serde_json::Value, at: usize, out: &mut String) {
-        let pad = " ".repeat(at);
-        match v {
-            serde_json::Value::Object(m) if !m.is_empty() => {
-                for (k, x) in m {
-                    out.push_str(&format!("\n{pad}{}:", serde_json::Value::from(k.as_str())));
-                    node(x, at + 2, out);
-                }
-            }
-            serde_json::Value::Array(a) if !a.is_empty() => {
-                for x in a {
-                    out.push_str(&format!("\n{pad}-"));
-                    node(x, at + 2, out);
-                }
-            }
-            x => out.push_str(&format!(" {x}")),
-        }
-    }
-    let mut out = String::new();
-    node(v, 0, &mut out);
-    out.trim_start().to_string() + "\n"
 }
 
 proptest! {

@@ -22,6 +22,8 @@ mod generate;
 mod harness;
 #[path = "support/kubelet.rs"]
 mod kubelet;
+#[path = "support/quoted_yaml.rs"]
+mod quoted_yaml;
 
 use std::collections::BTreeMap;
 use std::time::Instant;

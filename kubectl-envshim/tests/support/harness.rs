@@ -126,7 +126,8 @@ pub fn kubectl_envshim(args: &[String], input: &str) -> Run {
 
 /// The documents as a stream in `format`.
 pub fn write(docs: &[Value], format: Format) -> String {
-    let yaml = |d: &Value| serde_norway::to_string(d).unwrap();
+    // Not a YAML 1.2 emitter: it writes `Y` or `on` plain, which kubectl (YAML 1.1) reads as booleans.
+    let yaml = super::quoted_yaml::block_yaml;
     match format {
         Format::YamlStream => docs.iter().map(|d| format!("---\n{}", yaml(d))).collect(),
         Format::YamlList => yaml(&json!({"apiVersion": "v1", "kind": "List", "items": docs})),
