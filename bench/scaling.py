@@ -168,6 +168,12 @@ def yaml_env_entries(n):
     return stream(f"env-{n}", pod("p", container("app", env)))
 
 
+def yaml_late_entries(n):
+    # The fileKeyRef first: every entry is envshim's, each refers to a new name (n names recorded).
+    env = ", ".join([KEY_REF] + [f"{{name: E{i}, value: \"v$(E{i - 1})$(R{i})\"}}" for i in range(n)])
+    return stream(f"late-{n}", pod("p", container("app", env)))
+
+
 def yaml_volumes(n):
     # n volumes, each named by one fileKeyRef.
     env = ", ".join(f"{{name: T{i}, valueFrom: {{fileKeyRef: {{volumeName: v{i}, path: a.env, key: T}}}}}}" for i in range(n))
@@ -192,7 +198,8 @@ CONVERTER_DIMENSIONS = [
     ("converter: documents (one converted Pod each)", 500, yaml_documents),
     ("converter: containers in one Pod (each converted)", 250, yaml_containers),
     ("converter: env entries of one container", 2000, yaml_env_entries),
-    ("converter: volumes (one fileKeyRef each)", 250, yaml_volumes),
+    ("converter: env entries after the first fileKeyRef (each recorded)", 400, yaml_late_entries),
+    ("converter: volumes (one fileKeyRef each)", 200, yaml_volumes),
     ("converter: nesting depth (a block sequence)", 2000, yaml_nesting),
     ("converter: aliases (containers sharing one anchored env)", 250, yaml_aliases),
 ]

@@ -9,6 +9,8 @@
 //! of every name the rest of the list or the program line refers to; envshim
 //! runs the rest of the list on that view, as the kubelet would have.
 
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use envshim::manifest::{SEEN_PREFIX, VALUE_PREFIX};
@@ -98,14 +100,14 @@ struct Walk<'s> {
 }
 
 /// `Kind/name` of an object (a mapping with a `kind`), else `outer`.
-fn object_name(v: &Value, outer: &str) -> String {
-    let Some(kind) = v.get("kind").and_then(Value::as_str) else { return outer.to_string() };
+fn object_name<'o>(v: &Value, outer: &'o str) -> Cow<'o, str> {
+    let Some(kind) = v.get("kind").and_then(Value::as_str) else { return Cow::Borrowed(outer) };
     let name = v
         .get("metadata")
         .and_then(|m| m.get("name").or_else(|| m.get("generateName")))
         .and_then(Value::as_str)
         .unwrap_or("(no name)");
-    format!("{kind}/{name}")
+    Cow::Owned(format!("{kind}/{name}"))
 }
 
 impl Walk<'_> {
@@ -117,12 +119,14 @@ impl Walk<'_> {
         let object = object_name(v, outer);
         match v {
             Value::Object(map) if map.get("containers").is_some_and(Value::is_array) => {
+                let object = object.into_owned();
                 match pod(map, at, &object, self.s) {
                     Ok(changed) => self.changed |= changed,
                     Err(p) => self.problems.extend(p),
                 }
             }
             Value::Object(map) => {
+                let object = object.into_owned();
                 for (k, child) in map.iter_mut() {
                     self.node(child, &At::Key(at, k), &object);
                 }
@@ -149,7 +153,7 @@ fn leftover(v: &Value, at: &At, object: &str, problems: &mut Vec<Problem>) {
                 if k == "valueFrom" && child.get("fileKeyRef").is_some() {
                     problems.push(Problem {
                         code: code::CONFIG,
-                        object: object.clone(),
+                        object: object.to_string(),
                         path: At::Key(&here, "fileKeyRef").to_string(),
                         message: "a fileKeyRef outside the env of a pod's containers or initContainers: the converter cannot convert it"
                             .into(),
@@ -212,7 +216,7 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, 
             "a Windows pod: envshim runs Linux programs only, so its fileKeyRef entries cannot be converted".into(),
         )]);
     }
-    let volumes: Vec<String> = spec
+    let volumes: HashSet<String> = spec
         .get("volumes")
         .and_then(Value::as_array)
         .map(|vs| vs.iter().filter_map(|v| v.get("name").and_then(Value::as_str)).map(str::to_string).collect())
@@ -251,19 +255,28 @@ fn join(at: &At, rel: &str) -> String {
     }
 }
 
-/// The names `text` refers to (`$(NAME)`, as the expansion reads it), added to `names` once each.
-fn references(text: &str, names: &mut Vec<String>) {
-    let (found, _) = envshim::expand::unresolved(text.as_bytes(), |_| None, usize::MAX);
-    for n in found {
-        let n = String::from_utf8_lossy(n);
-        if !names.iter().any(|m| *m == n) {
-            names.push(n.into_owned());
+/// Names in the order they were first added, each once.
+#[derive(Default)]
+struct Names {
+    list: Vec<String>,
+    known: HashSet<String>,
+}
+
+impl Names {
+    /// Adds the names `text` refers to (`$(NAME)`, as the expansion reads them).
+    fn references(&mut self, text: &str) {
+        let (found, _) = envshim::expand::unresolved(text.as_bytes(), |_| None, usize::MAX);
+        for n in found {
+            let n = String::from_utf8_lossy(n).into_owned();
+            if self.known.insert(n.clone()) {
+                self.list.push(n);
+            }
         }
     }
 }
 
 /// Converts one container; the problems as (path relative to the container, message).
-fn container(c: &mut Mapping, volumes: &[String], s: &Settings) -> Vec<(String, String)> {
+fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<(String, String)> {
     let name = c.get("name").and_then(Value::as_str).unwrap_or("").to_string();
     let env: Sequence = c.get("env").and_then(Value::as_array).cloned().unwrap_or_default();
     let mut problems = Vec::new();
@@ -317,26 +330,27 @@ fn container(c: &mut Mapping, volumes: &[String], s: &Settings) -> Vec<(String, 
     let first = env.iter().position(is_file_key_ref).unwrap_or(env.len());
     let rest = &env[first..];
     // What that part and the program line refer to: the kubelet's view of each name is recorded where `rest` starts.
-    let mut seen = Vec::new();
+    let mut seen = Names::default();
     for e in rest {
         if let Some(v) = e.get("value").and_then(Value::as_str).filter(|v| !v.is_empty()) {
-            references(v, &mut seen);
+            seen.references(v);
         }
     }
     // The image's words are not expanded (nor written here): the pod's own command and args are.
     for w in own_command.iter().chain(&args).flatten().filter_map(Value::as_str) {
-        references(w, &mut seen);
+        seen.references(w);
     }
+    let seen = seen.list;
     if let Some(n) = seen.iter().find(|n| n.starts_with(RESERVED)) {
         problems.push(("env".into(), format!("$({n}) refers to envshim's configuration (every {RESERVED}* name is), which a converted container keeps from the program")));
     }
     // The kubelet expands a mount's subPathExpr with the container's final
     // variables: one defined by envshim's part of the list would differ.
-    let defined_late: Vec<&str> = rest.iter().filter_map(|e| e.get("name").and_then(Value::as_str)).collect();
+    let defined_late: HashSet<&str> = rest.iter().filter_map(|e| e.get("name").and_then(Value::as_str)).collect();
     for (i, m) in c.get("volumeMounts").and_then(Value::as_array).into_iter().flatten().enumerate() {
-        let mut refs = Vec::new();
-        references(m.get("subPathExpr").and_then(Value::as_str).unwrap_or(""), &mut refs);
-        if let Some(n) = refs.iter().find(|n| defined_late.contains(&n.as_str())) {
+        let mut refs = Names::default();
+        refs.references(m.get("subPathExpr").and_then(Value::as_str).unwrap_or(""));
+        if let Some(n) = refs.list.iter().find(|n| defined_late.contains(n.as_str())) {
             problems.push((
                 format!("volumeMounts[{i}].subPathExpr"),
                 format!("refers to $({n}), which is defined at or after the first fileKeyRef entry: the kubelet would expand it without the value envshim sets"),
@@ -479,29 +493,30 @@ fn file_key_ref(f: &Value) -> Vec<(&'static str, String)> {
 /// added (true).
 type Mounts = Vec<(String, String, bool)>;
 
-fn volume_mounts(c: &Mapping, rest: &[Value], first: usize, volumes: &[String]) -> Result<Mounts, Vec<(String, String)>> {
-    let own: Vec<(&str, &str)> = c
-        .get("volumeMounts")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .filter(|m| ["subPath", "subPathExpr"].iter().all(|k| m.get(*k).and_then(Value::as_str).unwrap_or("").is_empty()))
-        .filter_map(|m| Some((m.get("name")?.as_str()?, m.get("mountPath")?.as_str()?)))
-        .collect();
-    let (mut mounts, mut problems): (Mounts, _) = (Vec::new(), Vec::new());
+fn volume_mounts(c: &Mapping, rest: &[Value], first: usize, volumes: &HashSet<String>) -> Result<Mounts, Vec<(String, String)>> {
+    // The container's mounts of whole volumes, the first of each.
+    let mut own: HashMap<&str, &str> = HashMap::new();
+    for m in c.get("volumeMounts").and_then(Value::as_array).into_iter().flatten() {
+        if ["subPath", "subPathExpr"].iter().all(|k| m.get(*k).and_then(Value::as_str).unwrap_or("").is_empty()) {
+            if let (Some(name), Some(path)) = (m.get("name").and_then(Value::as_str), m.get("mountPath").and_then(Value::as_str)) {
+                own.entry(name).or_insert(path);
+            }
+        }
+    }
+    let (mut mounts, mut problems, mut done): (Mounts, _, HashSet<&str>) = (Vec::new(), Vec::new(), HashSet::new());
     for (i, e) in rest.iter().enumerate() {
         let Some(volume) = e.get("valueFrom").and_then(|v| v.get("fileKeyRef")).and_then(|f| f.get("volumeName")).and_then(Value::as_str) else {
             continue; // not a fileKeyRef, or one without a volumeName: the manifest check says so
         };
-        if mounts.iter().any(|(v, _, _)| v == volume) {
+        if !done.insert(volume) {
             continue;
         }
-        if !volumes.iter().any(|v| v == volume) {
+        if !volumes.contains(volume) {
             problems.push((format!("env[{}].valueFrom.fileKeyRef.volumeName", first + i), format!("the volume {volume:?} is not among the pod's volumes")));
             continue;
         }
-        match own.iter().find(|(v, _)| *v == volume) {
-            Some((_, path)) => mounts.push((volume.to_string(), path.to_string(), false)),
+        match own.get(volume) {
+            Some(path) => mounts.push((volume.to_string(), path.to_string(), false)),
             None => mounts.push((volume.to_string(), format!("{VOLUMES_DIR}/{volume}"), true)),
         }
     }
