@@ -13,6 +13,7 @@ pub mod exec;
 pub mod expand;
 pub mod files;
 pub mod filenv;
+pub mod hints;
 pub mod index;
 pub mod init;
 pub mod install;
@@ -59,6 +60,8 @@ pub const CONFIG_VARS: &[&str] = &[
     "ENVSHIM_FILE_ENV",
     "ENVSHIM_WAIT",
     "ENVSHIM_ENV_DIR",
+    "ENVSHIM_ENV_FILE",
+    "ENVSHIM_NO_EXPAND_ARGS",
 ];
 
 /// Everything `run`, `check` and `render` take, as plain values.
@@ -347,6 +350,7 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
                     let what = || format!("{} of the program line", word.origin);
                     environment::unresolved_warning(&mut warnings, &env, &word.text, &what);
                 }
+                hints::warn(&mut warnings, &env, &line);
             }
             // check prints them (or fails on them) after the program line's problems.
             if mode != Mode::Check {

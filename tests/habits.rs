@@ -1,0 +1,142 @@
+//! Where the shim tripped a new user coming from tini, dumb-init, envdir and
+//! dotenv (issue 28), through the binary: ENTRYPOINT habits, the double
+//! expansion of a program line the kubelet has already expanded, shell and
+//! dotenv habits, and the configuration variables that keep an image's CMD.
+//! Every failing input carries the sentinel, which no output may hold.
+
+mod common;
+
+use common::*;
+
+#[test]
+fn tinis_habit_envshim_dash_dash_program_means_run() {
+    let out = envshim(["--", "/bin/sh", "-c", PRINT_ARGS, "a$(HOME)b", "--port=8080"]).env("HOME", "/h").run();
+    out.ok();
+    assert_eq!(out.args0(), ["a/hb", "--port=8080"]);
+}
+
+#[test]
+fn a_pods_args_after_a_bare_run_entrypoint_say_where_program_arguments_go() {
+    // ENTRYPOINT ["/envshim","run"] with the pod's `args: ["--port=SECRET", "--debug"]`.
+    let port = format!("--port={SENTINEL}");
+    let out = envshim(["run", &port, "--debug"]).run();
+    out.no_sentinel().fails_with(2, &[
+        "unexpected argument '--port' found",
+        "the program's arguments go after --: envshim run [OPTIONS] -- PROGRAM --port",
+        r#"ENTRYPOINT ["/envshim","run","--","/app"] lets a pod's args append"#,
+    ]);
+    // A misspelt option of envshim's own still gets its suggestion.
+    envshim(["run", "--verbos", "--", "true"]).run().fails_with(2, &["(did you mean --verbose? see envshim --help)"]);
+    // With the documented ENTRYPOINT, the pod's args append.
+    let out = envshim(["run", "--", "/bin/sh", "-c", PRINT_ARGS, "app", &port, "--debug"]).run();
+    out.ok();
+    assert_eq!(out.args0(), ["app", &port, "--debug"]);
+}
+
+#[test]
+fn an_option_before_the_subcommand_says_to_put_it_after() {
+    for opt in ["--verbose", "--manifest"] {
+        let line = envshim([opt, "run", "--", SENTINEL]).run().no_sentinel().fails_with(2, &[]);
+        assert_eq!(
+            line,
+            format!("envshim: unexpected argument '{opt}' found (options go after the subcommand: envshim run {opt} ..., not envshim {opt} run ...)")
+        );
+    }
+}
+
+#[test]
+fn envshim_env_file_adds_env_files_after_the_options_and_keeps_the_cmd() {
+    let v = Volume::new();
+    let a = v.file_str("a.env", "A=from-a\nB=from-a\n");
+    let b = v.file_str("b.env", "B=from-b\nC=from-b\n");
+    let opt = v.file_str("opt.env", "A=from-option\nB=from-option\nD=from-option\n");
+    let out = envshim(["run", "--env-file", &opt, "--"]).args(print_env()).env("ENVSHIM_ENV_FILE", format!("{a},{b}")).run();
+    out.ok();
+    let env = out.env_map();
+    assert_eq!((env["A"].as_str(), env["B"].as_str(), env["C"].as_str(), env["D"].as_str()), ("from-a", "from-b", "from-b", "from-option"));
+    assert!(!env.contains_key("ENVSHIM_ENV_FILE"), "{env:?}");
+    // Empty parts are none; a missing file is named as given (66).
+    let out = envshim(["run", "--"]).args(print_env()).env("ENVSHIM_ENV_FILE", format!(",{a},")).run();
+    out.ok();
+    assert_eq!(out.env_map()["A"], "from-a");
+    let missing = v.join("missing.env");
+    let out = envshim(["check"]).env("ENVSHIM_ENV_FILE", &missing).env("S", SENTINEL).run();
+    out.no_sentinel().fails_with(66, &[missing.to_str().unwrap()]);
+}
+
+#[test]
+fn envshim_no_expand_args_switches_the_program_lines_expansion_off() {
+    // What the kubelet already expanded (a Secret in args, `$$` in a shell line) reaches the program as given.
+    let out = envshim(["run", "--", "/bin/sh", "-c", PRINT_ARGS, "a$(HOME)b$$c"]).env("HOME", "/h").env("ENVSHIM_NO_EXPAND_ARGS", "true").run();
+    out.ok();
+    assert_eq!(out.args0(), ["a$(HOME)b$$c"]);
+    assert!(!out.stdout_str().contains("ENVSHIM"));
+    let out = envshim(["run", "--", "/bin/sh", "-c", PRINT_ARGS, "a$(HOME)b$$c"]).env("HOME", "/h").env("ENVSHIM_NO_EXPAND_ARGS", "0").run();
+    out.ok();
+    assert_eq!(out.args0(), ["a/hb$c"]);
+    let out = envshim(["run", "--", "true"]).env("ENVSHIM_NO_EXPAND_ARGS", SENTINEL).run();
+    out.no_sentinel().fails_with(2, &["ENVSHIM_NO_EXPAND_ARGS must be one of 1/0, true/false, yes/no, on/off"]);
+}
+
+#[test]
+fn check_warns_about_dollar_dollar_in_the_program_line_naming_no_expand_args() {
+    let out = envshim(["check", "--", "/bin/sh", "-c", "echo pid=$$"]).run();
+    out.code(0);
+    assert_eq!(
+        out.stderr_lines()[0],
+        "envshim: warning: argument 2 of the program line: envshim expands $$ to $ (and $(VAR)); on Kubernetes the kubelet has already expanded it: --no-expand-args or ENVSHIM_NO_EXPAND_ARGS=1 leaves it as written"
+    );
+    envshim(["check", "--strict", "--", "/bin/sh", "-c", "echo pid=$$"]).run().fails_with(78, &["$$"]);
+    // `$$(` escapes a reference on purpose: no warning.
+    envshim(["check", "--", "/bin/echo", "$$(Y)"]).run().ok();
+    // Switched off, or in run: silent.
+    envshim(["check", "--no-expand-args", "--", "/bin/sh", "-c", "echo pid=$$"]).run().ok();
+    envshim(["check", "--", "/bin/sh", "-c", "echo pid=$$"]).env("ENVSHIM_NO_EXPAND_ARGS", "1").run().ok();
+    let out = envshim(["run", "--", "/bin/sh", "-c", "printf %s pid=$$"]).run();
+    out.ok();
+    assert_eq!(out.stdout_str(), "pid=$");
+}
+
+#[test]
+fn check_warns_that_braces_are_not_expanded_and_run_stays_silent() {
+    let v = Volume::new();
+    let file = v.file_str("app.env", format!("URL=http://${{HOST}}/{SENTINEL}\nOK=$(HOST)\n"));
+    let env = format!("URL2=http://${{HOST}}/{SENTINEL}");
+    let out = envshim(["check", "--env", &env, "--env-file", &file]).env("HOST", "h").run();
+    out.code(0).no_sentinel();
+    let lines = out.stderr_lines();
+    assert_eq!(
+        lines[..2],
+        [
+            format!("envshim: warning: the variable from {file} line 1 holds ${{NAME}}, left as written: values read from files are never expanded"),
+            "envshim: warning: variable URL2 (--env) holds ${NAME}, left as written: envshim expands $(NAME), not ${NAME}".to_string(),
+        ]
+    );
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    let out = envshim(["run", "--env", &env, "--env-file", &file, "--"]).args(print_env()).run();
+    out.ok();
+    assert_eq!(out.env_map()["URL2"], format!("http://${{HOST}}/{SENTINEL}"));
+}
+
+#[test]
+fn an_env_file_given_to_env_dir_is_pointed_to_env_file() {
+    let v = Volume::new();
+    v.file("envs/app.env", format!("PASSWORD={SENTINEL}\n"));
+    v.file("envs/settings", format!("# dotenv\nexport MODE=fast\nKEY={SENTINEL}\n"));
+    v.file("envs/TOKEN", format!("{SENTINEL}\n"));
+    v.file("envs/ca.crt", "-----BEGIN CERTIFICATE-----\nA=B\n");
+    let dir = v.join("envs");
+    let dir = dir.to_str().unwrap();
+    let out = envshim(["check", "--env-dir", dir]).run();
+    out.code(0).no_sentinel();
+    let lines = out.stderr_lines();
+    assert_eq!(
+        lines[..2],
+        [
+            format!("envshim: warning: {dir}/app.env looks like an env file, yet --env-dir makes it one variable (app.env) holding the whole file: --env-file {dir}/app.env loads its lines as variables"),
+            format!("envshim: warning: {dir}/settings looks like an env file, yet --env-dir makes it one variable (settings) holding the whole file: --env-file {dir}/settings loads its lines as variables"),
+        ]
+    );
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    envshim(["check", "--strict", "--env-dir", dir]).run().no_sentinel().fails(78);
+}
