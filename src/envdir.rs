@@ -64,7 +64,7 @@ pub fn read(path: &OsStr, shown: &str, read: &mut usize, errors: &mut Vec<Error>
                 _ => ReadError::from(e),
             };
             errors.push(match e {
-                ReadError::NotRegular => Error::config(format!("--env-dir {shown} is not a directory")),
+                ReadError::NotRegular => Error::config(format!("--env-dir {shown} is not a directory (for an env file of NAME=VALUE lines: --env-file {shown})")),
                 e => read_error(e, &format!("--env-dir {shown}")),
             });
             return DirRead::Failed;

@@ -350,6 +350,9 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
                     let what = || format!("{} of the program line", word.origin);
                     environment::unresolved_warning(&mut warnings, &env, &word.text, &what);
                 }
+                if !errors.is_empty() {
+                    warnings.drop_unresolved();
+                }
                 hints::warn(&mut warnings, &env, &line);
             }
             // check prints them (or fails on them) after the program line's problems.
@@ -383,6 +386,10 @@ fn split_pairs(items: &[OsString], option: &str, form: &str, errors: &mut Vec<Er
         let bytes = item.as_bytes();
         match bytes.iter().position(|&b| b == b'=') {
             Some(eq) if eq > 0 || option == "--env" => pairs.push((bytes[..eq].to_vec(), bytes[eq + 1..].to_vec())),
+            // Docker's `-v NAME:DIR` habit.
+            _ if option == "--volume" && bytes.contains(&b':') => {
+                errors.push(Error::usage(format!("{option} #{}: expected {form} (envshim's --volume takes NAME=DIR, not Docker's NAME:DIR)", i + 1)))
+            }
             _ => errors.push(Error::usage(format!("{option} #{}: expected {form}", i + 1))),
         }
     }

@@ -75,6 +75,18 @@ impl Warnings {
         }
     }
 
+    /// `check` with errors: the unresolved-reference warnings are left out, as
+    /// a variable an error left unset (a missing volume) makes them all follow-ons.
+    pub fn drop_unresolved(&mut self) {
+        let (kept, codes) = (std::mem::take(&mut self.kept), std::mem::take(&mut self.codes));
+        for (w, c) in kept.into_iter().zip(codes) {
+            if !w.ends_with(" not defined there: left as written") {
+                self.kept.push(w);
+                self.codes.push(c);
+            }
+        }
+    }
+
     pub fn kept(&self) -> &[String] {
         &self.kept
     }

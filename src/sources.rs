@@ -193,10 +193,11 @@ impl Sources {
                         format!("volume {}: permission denied opening mountPath {} (uid {})", escape(v.name.as_bytes()), escape(v.mount_path.as_bytes()), sys::uid()),
                     ),
                     _ => Error::config(format!(
-                        "volume {}: mountPath {} is not a directory in this container ({})",
+                        "volume {}: mountPath {} is not a directory in this container ({}){}",
                         escape(v.name.as_bytes()),
                         escape(v.mount_path.as_bytes()),
-                        crate::error::os_reason(&e)
+                        crate::error::os_reason(&e),
+                        relative_hint(v.name.as_bytes(), v.mount_path.as_bytes()),
                     )),
                 });
                 None
@@ -453,4 +454,14 @@ mod tests {
             _ => panic!("{errors:?}"),
         }
     }
+}
+
+/// For a relative mountPath: what it is relative to, and how to map it.
+#[cold]
+fn relative_hint(name: &[u8], mount_path: &[u8]) -> String {
+    if mount_path.starts_with(b"/") {
+        return String::new();
+    }
+    let cwd = std::env::current_dir().map_or_else(|_| "?".into(), |d| escape(std::os::unix::ffi::OsStrExt::as_bytes(d.as_os_str())));
+    format!("; it is relative to the working directory, {cwd}: --volume {}=DIR maps the volume to a directory", escape(name))
 }

@@ -7,6 +7,7 @@
 mod common;
 
 use common::*;
+use serde_json::json;
 
 #[test]
 fn tinis_habit_envshim_dash_dash_program_means_run() {
@@ -139,4 +140,77 @@ fn an_env_file_given_to_env_dir_is_pointed_to_env_file() {
     );
     assert_eq!(lines.len(), 3, "{lines:?}");
     envshim(["check", "--strict", "--env-dir", dir]).run().no_sentinel().fails(78);
+}
+
+#[test]
+fn messages_lead_somewhere_misspelt_fields_container_volume_env_dir_install() {
+    let v = Volume::new();
+    let value = json!({"name": "A", "valu": SENTINEL});
+    let file_key = json!({"name": "B", "valueFrom": {"fileKeyref": {"volumeName": "v", "path": "p", "key": "k"}}});
+    let m = v.manifest(&json!({"env": [value, file_key]}));
+    let out = envshim(["check", "--manifest", &m]).run();
+    let lines = out.fails(78);
+    out.no_sentinel();
+    assert!(lines.contains(&format!("envshim: manifest {m}: env[0].valu: unknown field (did you mean value?)")), "{lines:?}");
+    assert!(lines.contains(&format!("envshim: manifest {m}: env[1].valueFrom.fileKeyref: unknown field (did you mean fileKeyRef?)")), "{lines:?}");
+    // A field no schema field is close to gets no guess.
+    let m = v.manifest(&json!({"env": [{"name": "A", "value": SENTINEL, "zzzzzz": 1}]}));
+    envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(78, &["env[0].zzzzzz: unknown field"]);
+    // --container ap.
+    let pod = json!({"kind": "Pod", "spec": {"containers": [{"name": "app", "env": [{"name": "S", "value": SENTINEL}]}, {"name": "sidecar"}]}});
+    let m = v.manifest(&pod);
+    envshim(["check", "--manifest", &m, "--container", "ap"]).run().no_sentinel().fails_with(78, &["--container ap: no such container", "(it has app, sidecar); did you mean app?"]);
+    // Docker's -v habit.
+    let out = envshim(["check", "--volume", "cfg:/tmp"]).env("S", SENTINEL).run();
+    out.no_sentinel().fails_with(2, &["--volume #1: expected NAME=DIR (envshim's --volume takes NAME=DIR, not Docker's NAME:DIR)"]);
+    // An env file given to --env-dir.
+    let file = v.file_str("app.env", format!("A={SENTINEL}\n"));
+    envshim(["check", "--env-dir", &file]).run().no_sentinel().fails_with(78, &[&format!("--env-dir {file} is not a directory (for an env file of NAME=VALUE lines: --env-file {file})")]);
+    // install into a directory that does not exist.
+    let dest = v.join("no/such/dir/envshim");
+    let out = envshim(["install", dest.to_str().unwrap()]).run();
+    out.fails_with(73, &[&format!("install: the directory {} does not exist (for {})", v.join("no/such/dir").display(), dest.display())]);
+    assert!(!v.join("no").exists());
+}
+
+#[test]
+fn a_yaml_manifest_points_to_the_converter_and_both_yqs() {
+    let v = Volume::new();
+    let m = v.file_str("m.yaml", format!("env:\n- name: A\n  value: {SENTINEL}\n"));
+    envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(78, &[
+        "it looks like YAML; convert it offline: kubectl envshim manifest -f FILE, or yq (Go yq: yq -o json FILE; Python yq: yq . FILE)",
+    ]);
+}
+
+#[test]
+fn a_missing_relative_mount_path_names_the_working_directory_and_volume() {
+    let v = Volume::new();
+    let m = json!({"volumeMounts": [{"name": "cfg", "mountPath": "config"}], "env": [file_key_ref("A", "cfg", "app.env", "A", false)]});
+    let m = v.manifest(&m);
+    let out = envshim(["check", "--manifest", &m]).cwd(v.path()).env("S", SENTINEL).run();
+    out.no_sentinel().fails_with(78, &[&format!(
+        "volume cfg: mountPath config is not a directory in this container (No such file or directory); it is relative to the working directory, {}: --volume cfg=DIR maps the volume to a directory",
+        v.dir()
+    )]);
+}
+
+#[test]
+fn check_after_a_volume_error_adds_no_follow_on_warnings() {
+    let v = Volume::new();
+    let missing = v.join("missing");
+    let m = json!({
+        "volumeMounts": [{"name": "cfg", "mountPath": missing.to_str().unwrap()}],
+        "env": [file_key_ref("A", "cfg", "app.env", "A", false), {"name": "B", "value": format!("$(A){SENTINEL}")}],
+        "command": ["/bin/echo", "$(A)"]
+    });
+    let m = v.manifest(&m);
+    let out = envshim(["check", "--manifest", &m]).run();
+    let lines = out.fails(78);
+    out.no_sentinel();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(lines[0].starts_with("envshim: volume cfg: mountPath "), "{lines:?}");
+    // Without the error, the same reference is warned about.
+    let m = v.manifest(&json!({"env": [{"name": "B", "value": format!("$(A){SENTINEL}")}]}));
+    let out = envshim(["check", "--manifest", &m]).run();
+    out.code(0).no_sentinel().stderr_has("$(A) is not defined there");
 }
