@@ -183,17 +183,17 @@ pub fn run(opts: &Options) -> i32 {
 pub fn check(opts: &Options) -> i32 {
     let mut plan = match prepare(opts, Mode::Check) {
         Ok(p) => p,
-        Err(errors) if opts.check_json => return report::json(&errors, &report::Warnings::default(), opts.termination_log.as_deref()),
+        Err(errors) if opts.check_json => return report::json(&errors, &report::Warnings::default(), None, opts.termination_log.as_deref()),
         Err(errors) => return fail(opts, &errors),
     };
-    let mut program = "no program line".to_string();
+    let mut program = None;
     if plan.line.is_empty() {
         plan.errors.extend(exec::check_sizes(&[], &[], &plan.env, 0));
     } else {
         let prepared = program::expand_line(&plan.line, &plan.env)
             .and_then(|words| exec::prepare(&plan.line, words, &plan.env, Lookup::Verify));
         match prepared {
-            Ok(target) => program = format!("program {}", escape(target.path.as_bytes())),
+            Ok(target) => program = Some(escape(target.path.as_bytes())),
             Err(errors) => plan.errors.extend(errors),
         }
     }
@@ -206,11 +206,14 @@ pub fn check(opts: &Options) -> i32 {
         verbose(&plan.env);
     }
     let code = if opts.check_json {
-        report::json(&plan.errors, &warnings, opts.termination_log.as_deref())
+        // Only for a success, as the text's `ok:` line: a failed build's count means nothing.
+        let summary = plan.errors.is_empty().then(|| report::Summary { variables: plan.env.len(), from_files: plan.env.from_files(), program });
+        report::json(&plan.errors, &warnings, summary.as_ref(), opts.termination_log.as_deref())
     } else {
         warnings.print();
         if plan.errors.is_empty() {
             let from_files = plan.env.from_files();
+            let program = program.map_or("no program line".to_string(), |p| format!("program {p}"));
             let ok = format!("envshim: ok: {} variables ({from_files} from files), {program}\n", plan.env.len());
             let _ = std::io::stderr().lock().write_all(ok.as_bytes());
             code::OK

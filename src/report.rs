@@ -92,12 +92,19 @@ impl Warnings {
     }
 }
 
+/// What `check`'s `ok:` line says: the variables, how many from files, the program (None: no program line).
+pub struct Summary {
+    pub variables: usize,
+    pub from_files: usize,
+    pub program: Option<String>,
+}
+
 /// `check --format json`: one document on stdout (README, "check --format
 /// json"), the failures also in the termination log; returns the exit code
 /// of the first error (0 when none). Bounded as the lines are: at most
 /// [`MAX_ERROR_LINES`] errors and [`MAX_WARNING_LINES`] warnings, each cut
 /// as a line is, and counts of those left out.
-pub fn json(errors: &[Error], warnings: &Warnings, termination_log: Option<&OsStr>) -> i32 {
+pub fn json(errors: &[Error], warnings: &Warnings, summary: Option<&Summary>, termination_log: Option<&OsStr>) -> i32 {
     use crate::error::json_string;
     let code = errors.first().map_or(0, |e| e.code);
     // A string, cut as a line is, or null.
@@ -126,7 +133,14 @@ pub fn json(errors: &[Error], warnings: &Warnings, termination_log: Option<&OsSt
         text(&mut out, Some(w));
         out.push('}');
     }
-    out.push_str(&format!("{}],\n  \"warnings_not_shown\": {}\n}}\n", if warnings.kept.is_empty() { "" } else { "\n  " }, warnings.more));
+    out.push_str(&format!("{}],\n  \"warnings_not_shown\": {},\n  \"variables\": ", if warnings.kept.is_empty() { "" } else { "\n  " }, warnings.more));
+    // As the text's `ok:` line: null when there are errors.
+    match summary {
+        Some(s) => out.push_str(&format!("{},\n  \"from_files\": {},\n  \"program\": ", s.variables, s.from_files)),
+        None => out.push_str("null,\n  \"from_files\": null,\n  \"program\": "),
+    }
+    text(&mut out, summary.and_then(|s| s.program.as_deref()));
+    out.push_str("\n}\n");
     if !errors.is_empty() {
         write_termination_log(&log, termination_log);
     }

@@ -149,10 +149,13 @@ impl Sources {
         let last = self.last.and_then(|i| self.files[i].volume).filter(|&vi| same(volumes[vi].name.as_bytes(), volume.as_bytes()));
         let Some(vi) = last.or_else(|| self.volume_names.get(volume.as_bytes(), |i| volumes[i as usize].name.as_bytes()).map(|i| i as usize))
         else {
-            errors.push(Error::config(format!(
-                "{at}.volumeName: volume \"{}\" is not in volumeMounts (or --volume)",
-                escape(volume.as_bytes())
-            )));
+            let at = format!("{at}.volumeName");
+            let e = Error::config(format!("{at}: volume \"{}\" is not in volumeMounts (or --volume)", escape(volume.as_bytes())));
+            let path = at.strip_prefix("manifest: ").map(str::to_string);
+            errors.push(match path {
+                Some(p) => Error { at: Some(Box::new(crate::error::At { path: Some(p), file: None, line: 0 })), ..e },
+                None => e,
+            });
             return Loaded::Failed;
         };
         // The path without empty and `.` components; built only when it has
@@ -187,7 +190,7 @@ impl Sources {
         let root = v.root.get_or_init(|| match files::open_dir(&v.mount_path) {
             Ok(fd) => Some(fd),
             Err(e) => {
-                errors.push(match e.raw_os_error() {
+                let e = match e.raw_os_error() {
                     Some(libc::EACCES) => Error::new(
                         code::NOPERM,
                         format!("volume {}: permission denied opening mountPath {} (uid {})", escape(v.name.as_bytes()), escape(v.mount_path.as_bytes()), sys::uid()),
@@ -199,7 +202,9 @@ impl Sources {
                         crate::error::os_reason(&e),
                         relative_hint(v.name.as_bytes(), v.mount_path.as_bytes()),
                     )),
-                });
+                };
+                // check --format json: the directory in `file`.
+                errors.push(e.located(None, &escape(v.mount_path.as_bytes())));
                 None
             }
         });

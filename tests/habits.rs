@@ -214,3 +214,36 @@ fn check_after_a_volume_error_adds_no_follow_on_warnings() {
     let out = envshim(["check", "--manifest", &m]).run();
     out.code(0).no_sentinel().stderr_has("$(A) is not defined there");
 }
+
+#[test]
+fn check_format_json_locates_volume_key_and_missing_file_errors_and_summarises_a_success() {
+    let v = Volume::new();
+    v.file("vol/a.env", format!("A={SENTINEL}\n"));
+    let missing = v.join("missing");
+    let m = v.manifest(&json!({
+        "volumeMounts": [{"name": "cfg", "mountPath": v.join("vol").to_str().unwrap()}, {"name": "gone", "mountPath": missing.to_str().unwrap()}],
+        "envFrom": [{"fileRef": {"volumeName": "cfg", "path": "none.env"}}],
+        "env": [
+            file_key_ref("K", "cfg", "a.env", "NOPE", false),
+            file_key_ref("G", "gone", "g.env", "G", false),
+            file_key_ref("U", "nope", "u.env", "U", false),
+        ],
+    }));
+    let out = envshim(["check", "--format", "json", "--manifest", &m]).run();
+    out.no_sentinel();
+    let doc = out.json();
+    let at = |i: usize| (doc["errors"][i]["path"].clone(), doc["errors"][i]["file"].clone());
+    let errors = doc["errors"].as_array().unwrap();
+    assert_eq!(errors.len(), 4, "{doc}");
+    assert_eq!(at(0), (json!("envFrom[0].fileRef.path"), json!("cfg/none.env")));
+    assert_eq!(at(1), (json!("env[0].valueFrom.fileKeyRef.key"), json!("cfg/a.env")));
+    assert_eq!(at(2), (json!(null), json!(missing.to_str().unwrap())));
+    assert_eq!(at(3), (json!("env[2].valueFrom.fileKeyRef.volumeName"), json!(null)));
+    assert_eq!((doc["variables"].clone(), doc["program"].clone()), (json!(null), json!(null)));
+    // A success carries what the `ok:` line says.
+    let env = v.file_str("ok.env", format!("A={SENTINEL}\nB=2\n"));
+    let out = envshim(["check", "--format", "json", "--env-file", &env, "--env", "C=3", "--", "/bin/true"]).run();
+    out.code(0).no_sentinel();
+    let doc = out.json();
+    assert_eq!((doc["ok"].clone(), doc["variables"].clone(), doc["from_files"].clone(), doc["program"].clone()), (json!(true), json!(3), json!(2), json!("/bin/true")));
+}

@@ -315,7 +315,7 @@ fn check_format_json_reports_every_problem_and_warning() {
             "exit_code": 65,
             "errors": [
                 {"code": 65, "message": "volume cfg, path bad.env, line 2: opens a single quote that is never closed", "path": null, "file": "cfg/bad.env", "line": 2},
-                {"code": 66, "message": "manifest: env[0] (X): file cfg/missing.env not found", "path": null, "file": null, "line": null},
+                {"code": 66, "message": "manifest: env[0] (X): file cfg/missing.env not found", "path": "env[0].valueFrom.fileKeyRef.path", "file": "cfg/missing.env", "line": null},
             ],
             "errors_not_shown": 0,
             "warnings": [
@@ -323,6 +323,9 @@ fn check_format_json_reports_every_problem_and_warning() {
                 {"message": "env file dup.env: the name on line 1 is given again on line 2: the last one wins (the kubelet takes the first)"},
             ],
             "warnings_not_shown": 0,
+            "variables": null,
+            "from_files": null,
+            "program": null,
         })
     );
     // A manifest error carries its JSON path and the manifest file.
@@ -340,7 +343,7 @@ fn check_format_json_reports_every_problem_and_warning() {
     // Nothing wrong.
     let out = envshim(["check", "--format", "json"]).run();
     out.ok();
-    assert_eq!(out.json(), json!({"ok": true, "exit_code": 0, "errors": [], "errors_not_shown": 0, "warnings": [], "warnings_not_shown": 0}));
+    assert_eq!(out.json(), json!({"ok": true, "exit_code": 0, "errors": [], "errors_not_shown": 0, "warnings": [], "warnings_not_shown": 0, "variables": 0, "from_files": 0, "program": null}));
 }
 
 /// A whole object of many containers under a long key is refused in bounded

@@ -121,7 +121,8 @@ fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bo
                 }
             }
             Loaded::Missing(display) if !file.optional => {
-                b.errors.push(sources.required(&display, format!("manifest: envFrom[{i}]: file {display} not found")))
+                let e = sources.required(&display, format!("manifest: envFrom[{i}]: file {display} not found"));
+                b.errors.push(e.located(Some(format!("envFrom[{i}].fileRef.path")), &display))
             }
             _ => {}
         }
@@ -137,7 +138,7 @@ fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bo
                 }
             }
             Loaded::Missing(display) => {
-                b.errors.push(sources.required(&display, format!("--env-file {display}: file not found")))
+                b.errors.push(sources.required(&display, format!("--env-file {display}: file not found")).located(None, &display))
             }
             Loaded::Failed => {}
         }
@@ -154,7 +155,7 @@ fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bo
                 }
             }
             LoadedDir::Missing(display) => {
-                b.errors.push(sources.required(&display, format!("--env-dir {display}: directory not found")))
+                b.errors.push(sources.required(&display, format!("--env-dir {display}: directory not found")).located(None, &display))
             }
             LoadedDir::Failed => {}
         }
@@ -240,10 +241,14 @@ fn file_key(b: &mut Built, rule: NameRule, sources: &mut Sources, i: usize, name
         Loaded::File(f, display) => match f.get(key) {
             Some((value, line)) => b.env.set(name, value, Source::FileKey { file: display, line }),
             None if file.optional => {}
-            None => b.errors.push(Error::new(code::NOINPUT, format!("{}: key \"{}\" not found in {display}", what(), escape(key)))),
+            None => b.errors.push(
+                Error::new(code::NOINPUT, format!("{}: key \"{}\" not found in {display}", what(), escape(key)))
+                    .located(Some(format!("env[{i}].valueFrom.fileKeyRef.key")), &display),
+            ),
         },
         Loaded::Missing(display) if !file.optional => {
-            b.errors.push(sources.required(&display, format!("{}: file {display} not found", what())))
+            let e = sources.required(&display, format!("{}: file {display} not found", what()));
+            b.errors.push(e.located(Some(format!("env[{i}].valueFrom.fileKeyRef.path")), &display))
         }
         _ => {}
     }
