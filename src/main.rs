@@ -201,7 +201,7 @@ fn options(common: Common) -> Result<envshim::Options, String> {
         ]);
     let mut env_files = common.env_files;
     // Appended to the options' files (an image's CMD keeps its own): empty parts are none.
-    env_files.extend(comma_lists(Vec::new(), env_file_var).into_iter().filter(|f| !f.is_empty()).map(|f| std::os::unix::ffi::OsStringExt::from_vec(f)));
+    env_files.extend(comma_lists(Vec::new(), env_file_var).into_iter().filter(|f| !f.is_empty()).map(std::os::unix::ffi::OsStringExt::from_vec));
     let init = env_flag("ENVSHIM_INIT", init_var)? | common.init;
     if !init && (common.init_group || common.term_delay.is_some()) {
         return Err("--init-group and --term-delay need --init (or ENVSHIM_INIT)".into());

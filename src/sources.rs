@@ -388,6 +388,16 @@ fn check_path(path: &str) -> Result<bool, &'static str> {
     Ok(plain)
 }
 
+/// For a relative mountPath: what it is relative to, and how to map it.
+#[cold]
+fn relative_hint(name: &[u8], mount_path: &[u8]) -> String {
+    if mount_path.starts_with(b"/") {
+        return String::new();
+    }
+    let cwd = std::env::current_dir().map_or_else(|_| "?".into(), |d| escape(std::os::unix::ffi::OsStrExt::as_bytes(d.as_os_str())));
+    format!("; it is relative to the working directory, {cwd}: --volume {}=DIR maps the volume to a directory", escape(name))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -461,12 +471,3 @@ mod tests {
     }
 }
 
-/// For a relative mountPath: what it is relative to, and how to map it.
-#[cold]
-fn relative_hint(name: &[u8], mount_path: &[u8]) -> String {
-    if mount_path.starts_with(b"/") {
-        return String::new();
-    }
-    let cwd = std::env::current_dir().map_or_else(|_| "?".into(), |d| escape(std::os::unix::ffi::OsStrExt::as_bytes(d.as_os_str())));
-    format!("; it is relative to the working directory, {cwd}: --volume {}=DIR maps the volume to a directory", escape(name))
-}
