@@ -90,7 +90,8 @@ struct CheckArgs {
 }
 
 /// `render` starts no program: the options that only concern one are not in
-/// its help (main.rs refuses them on its command line).
+/// its help. They are still accepted (SPEC §1: one table of options for run,
+/// check and render, so one command line serves the three), and change nothing.
 #[derive(Args)]
 #[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
 #[command(

@@ -373,12 +373,6 @@ fn dispatch(command: Command) -> i32 {
             Ok(envshim::check(&envshim::Options { program, strict, check_json, ..o }))
         }),
         Command::Render(RenderArgs { common, format, show_values }) => {
-            // Hidden from its help (src/cli.rs): refused rather than ignored.
-            let c = &common;
-            if c.init || c.init_group || c.no_expand_args || c.verbose || c.term_delay.is_some() || !c.success_exits.is_empty() || !c.rewrite_signals.is_empty() {
-                let message = "render starts no program: --init, --init-group, --term-delay, --success-exit, --rewrite-signal, --no-expand-args and --verbose are run's (and check's)";
-                return usage(message.into(), common.termination_log.as_deref());
-            }
             let format = match format {
                 Format::Env => envshim::Format::Env,
                 Format::Json => envshim::Format::Json,
