@@ -25,10 +25,10 @@ pub fn warn(warnings: &mut Warnings, env: &Environment, line: &[Word]) {
         }
     }
     for v in env.vars() {
-        let from_file = matches!(v.source, Source::EnvFrom { .. } | Source::FileKey { .. } | Source::FileEnv(_) | Source::EnvDir(_));
         if matches!(v.source, Source::Inherited) {
             continue;
         }
+        let from_file = matches!(v.source, Source::EnvFrom { .. } | Source::FileKey { .. } | Source::FileEnv(_) | Source::EnvDir(_));
         if has_brace_reference(v.value) {
             let (at, how) = match from_file {
                 true => (v.describe(), "values read from files are never expanded"),

@@ -151,9 +151,9 @@ impl Sources {
         else {
             let at = format!("{at}.volumeName");
             let e = Error::config(format!("{at}: volume \"{}\" is not in volumeMounts (or --volume)", escape(volume.as_bytes())));
-            let path = at.strip_prefix("manifest: ").map(str::to_string);
-            errors.push(match path {
-                Some(p) => Error { at: Some(Box::new(crate::error::At { path: Some(p), file: None, line: 0 })), ..e },
+            // check --format json: the entry's JSON path (a manifest's entry, `manifest: PATH`).
+            errors.push(match at.strip_prefix("manifest: ") {
+                Some(path) => e.located(Some(path.to_string()), None),
                 None => e,
             });
             return Loaded::Failed;
@@ -204,7 +204,7 @@ impl Sources {
                     )),
                 };
                 // check --format json: the directory in `file`.
-                errors.push(e.located(None, &escape(v.mount_path.as_bytes())));
+                errors.push(e.located(None, Some(&escape(v.mount_path.as_bytes()))));
                 None
             }
         });
@@ -470,4 +470,3 @@ mod tests {
         }
     }
 }
-

@@ -122,7 +122,7 @@ fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bo
             }
             Loaded::Missing(display) if !file.optional => {
                 let e = sources.required(&display, format!("manifest: envFrom[{i}]: file {display} not found"));
-                b.errors.push(e.located(Some(format!("envFrom[{i}].fileRef.path")), &display))
+                b.errors.push(e.located(Some(format!("envFrom[{i}].fileRef.path")), Some(&display)))
             }
             _ => {}
         }
@@ -138,7 +138,7 @@ fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bo
                 }
             }
             Loaded::Missing(display) => {
-                b.errors.push(sources.required(&display, format!("--env-file {display}: file not found")).located(None, &display))
+                b.errors.push(sources.required(&display, format!("--env-file {display}: file not found")).located(None, Some(&display)))
             }
             Loaded::Failed => {}
         }
@@ -155,7 +155,7 @@ fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bo
                 }
             }
             LoadedDir::Missing(display) => {
-                b.errors.push(sources.required(&display, format!("--env-dir {display}: directory not found")).located(None, &display))
+                b.errors.push(sources.required(&display, format!("--env-dir {display}: directory not found")).located(None, Some(&display)))
             }
             LoadedDir::Failed => {}
         }
@@ -243,12 +243,12 @@ fn file_key(b: &mut Built, rule: NameRule, sources: &mut Sources, i: usize, name
             None if file.optional => {}
             None => b.errors.push(
                 Error::new(code::NOINPUT, format!("{}: key \"{}\" not found in {display}", what(), escape(key)))
-                    .located(Some(format!("env[{i}].valueFrom.fileKeyRef.key")), &display),
+                    .located(Some(format!("env[{i}].valueFrom.fileKeyRef.key")), Some(&display)),
             ),
         },
         Loaded::Missing(display) if !file.optional => {
             let e = sources.required(&display, format!("{}: file {display} not found", what()));
-            b.errors.push(e.located(Some(format!("env[{i}].valueFrom.fileKeyRef.path")), &display))
+            b.errors.push(e.located(Some(format!("env[{i}].valueFrom.fileKeyRef.path")), Some(&display)))
         }
         _ => {}
     }
