@@ -89,8 +89,20 @@ struct CheckArgs {
     program: Vec<OsString>,
 }
 
+/// `render` starts no program: the options that only concern one are not in
+/// its help. They are still accepted (SPEC §1: one table of options for run,
+/// check and render, so one command line serves the three), and change nothing.
 #[derive(Args)]
 #[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
+#[command(
+    mut_arg("no_expand_args", |a| a.hide(true)),
+    mut_arg("init", |a| a.hide(true)),
+    mut_arg("init_group", |a| a.hide(true)),
+    mut_arg("term_delay", |a| a.hide(true)),
+    mut_arg("success_exits", |a| a.hide(true)),
+    mut_arg("rewrite_signals", |a| a.hide(true)),
+    mut_arg("verbose", |a| a.hide(true))
+)]
 struct RenderArgs {
     #[command(flatten)]
     common: Common,

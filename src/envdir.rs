@@ -64,7 +64,7 @@ pub fn read(path: &OsStr, shown: &str, read: &mut usize, errors: &mut Vec<Error>
                 _ => ReadError::from(e),
             };
             errors.push(match e {
-                ReadError::NotRegular => Error::config(format!("--env-dir {shown} is not a directory")),
+                ReadError::NotRegular => Error::config(format!("--env-dir {shown} is not a directory (for an env file of NAME=VALUE lines: --env-file {shown})")),
                 e => read_error(e, &format!("--env-dir {shown}")),
             });
             return DirRead::Failed;
@@ -130,6 +130,13 @@ fn data_target(dir: BorrowedFd) -> std::io::Result<Option<Vec<u8>>> {
     }
 }
 
+/// Whether `..data` names another target than `data` now (or is gone): the
+/// set read was replaced by an update, not broken. Asked only on a failure.
+#[cold]
+fn swapped(dir: BorrowedFd, data: Option<&[u8]>) -> bool {
+    data_target(dir).ok().flatten().as_deref() != data
+}
+
 /// One read of the directory: listed and read through `data` (the target of
 /// `..data`) when there is one, else DIR itself.
 fn read_once(dir: BorrowedFd, data: Option<&[u8]>, shown: &str, read: &mut usize, errors: &mut Vec<Error>) -> Once {
@@ -141,7 +148,19 @@ fn read_once(dir: BorrowedFd, data: Option<&[u8]>, shown: &str, read: &mut usize
     let names = match names {
         Ok(Some(names)) => names,
         // `..data` named a directory that has been removed since.
-        Err(e) if data.is_some() && matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => return Once::Vanished,
+        Err(e) if data.is_some() && matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {
+            if swapped(dir, data) {
+                return Once::Vanished;
+            }
+            // `..data` still names it: no update, a broken layout.
+            let what = if e.raw_os_error() == Some(libc::ENOENT) {
+                "a link to nothing (its target is not in the directory)"
+            } else {
+                "not a directory nor a link to one (Kubernetes' ..data links to the current set of files)"
+            };
+            errors.push(Error::new(code::NOINPUT, format!("--env-dir {shown}/..data: {what}; not read")));
+            return Once::Failed;
+        }
         Ok(None) => {
             errors.push(Error::new(code::DATAERR, format!("--env-dir {shown} has more than {MAX_ENV_DIR_ENTRIES} entries")));
             return Once::Failed;
@@ -180,7 +199,11 @@ fn read_once(dir: BorrowedFd, data: Option<&[u8]>, shown: &str, read: &mut usize
                     continue;
                 }
             }
-            Err(ReadError::NotFound) if data.is_some() => return Once::Vanished,
+            Err(ReadError::NotFound) if data.is_some() && swapped(dir, data) => return Once::Vanished,
+            // A timestamped directory never changes while `..data` names it.
+            Err(ReadError::NotFound) if data.is_some() => {
+                Ok((code::NOINPUT, "a link to nothing, or out of the directory (links are read with it as /); not read"))
+            }
             Err(ReadError::NotFound) => Ok((code::NOINPUT, "not found (removed since it was listed, or a link to nothing)")),
             Err(e) => Err(e),
         };

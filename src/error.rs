@@ -56,6 +56,12 @@ impl Error {
         self.at = Some(Box::new(At { path: None, file: Some(file.to_string()), line }));
         self
     }
+    /// The same error, at the manifest's JSON `path` and in `file` (each when
+    /// there is one), for `check --format json`.
+    pub fn located(mut self, path: Option<String>, file: Option<&dyn fmt::Display>) -> Self {
+        self.at = Some(Box::new(At { path, file: file.map(ToString::to_string), line: 0 }));
+        self
+    }
     pub fn usage(message: impl Into<String>) -> Self {
         Self::new(code::USAGE, message)
     }

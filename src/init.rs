@@ -208,13 +208,9 @@ fn reset_signals() -> Result<(), (&'static str, io::Error)> {
         if sig == libc::SIGKILL || sig == libc::SIGSTOP {
             continue;
         }
-        match sys::set_disposition(sig, Disposition::Default) {
-            Ok(()) => {}
-            // The C library keeps a few real-time signals for itself and refuses
-            // them; they carry its handlers, which execve resets anyway.
-            Err(e) if e.raw_os_error() == Some(libc::EINVAL) => {}
-            Err(e) => return Err(("sigaction", e)),
-        }
+        // Raw: the C library's reserved real-time signals too (an inherited
+        // SIG_IGN of one would survive execve).
+        sys::set_disposition(sig, Disposition::Default).map_err(|e| ("sigaction", e))?;
     }
     sys::set_signal_mask(&SigSet::empty()).map(drop).map_err(|e| ("sigprocmask", e))
 }

@@ -108,6 +108,9 @@ pub fn install(source: &Path, dest: &Path, force: bool) -> Result<PathBuf, Error
             // PID 1 again, so the name repeats. It may also be another
             // installer's (PID 1 of another container), so it is left alone.
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 16 => n += 1,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                return Err(Error::new(code::CANTCREAT, format!("install: the directory {} does not exist (for {})", shown(&dir), shown(&dest))))
+            }
             Err(e) => return Err(fail("cannot create a file beside", e)),
         }
     };

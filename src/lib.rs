@@ -13,6 +13,7 @@ pub mod exec;
 pub mod expand;
 pub mod files;
 pub mod filenv;
+pub mod hints;
 pub mod index;
 pub mod init;
 pub mod install;
@@ -59,6 +60,8 @@ pub const CONFIG_VARS: &[&str] = &[
     "ENVSHIM_FILE_ENV",
     "ENVSHIM_WAIT",
     "ENVSHIM_ENV_DIR",
+    "ENVSHIM_ENV_FILE",
+    "ENVSHIM_NO_EXPAND_ARGS",
 ];
 
 /// Everything `run`, `check` and `render` take, as plain values.
@@ -182,17 +185,17 @@ pub fn run(opts: &Options) -> i32 {
 pub fn check(opts: &Options) -> i32 {
     let mut plan = match prepare(opts, Mode::Check) {
         Ok(p) => p,
-        Err(errors) if opts.check_json => return report::json(&errors, &report::Warnings::default(), opts.termination_log.as_deref()),
+        Err(errors) if opts.check_json => return report::json(&errors, &report::Warnings::default(), None, opts.termination_log.as_deref()),
         Err(errors) => return fail(opts, &errors),
     };
-    let mut program = "no program line".to_string();
+    let mut program = None;
     if plan.line.is_empty() {
         plan.errors.extend(exec::check_sizes(&[], &[], &plan.env, 0));
     } else {
         let prepared = program::expand_line(&plan.line, plan.view.as_ref().unwrap_or(&plan.env))
             .and_then(|words| exec::prepare(&plan.line, words, &plan.env, Lookup::Verify));
         match prepared {
-            Ok(target) => program = format!("program {}", escape(target.path.as_bytes())),
+            Ok(target) => program = Some(escape(target.path.as_bytes())),
             Err(errors) => plan.errors.extend(errors),
         }
     }
@@ -205,11 +208,14 @@ pub fn check(opts: &Options) -> i32 {
         verbose(&plan.env);
     }
     let code = if opts.check_json {
-        report::json(&plan.errors, &warnings, opts.termination_log.as_deref())
+        // Only for a success, as the text's `ok:` line: a failed build's count means nothing.
+        let summary = plan.errors.is_empty().then(|| report::Summary { variables: plan.env.len(), from_files: plan.env.from_files(), program });
+        report::json(&plan.errors, &warnings, summary.as_ref(), opts.termination_log.as_deref())
     } else {
         warnings.print();
         if plan.errors.is_empty() {
             let from_files = plan.env.from_files();
+            let program = program.map_or("no program line".to_string(), |p| format!("program {p}"));
             let ok = format!("envshim: ok: {} variables ({from_files} from files), {program}\n", plan.env.len());
             let _ = std::io::stderr().lock().write_all(ok.as_bytes());
             code::OK
@@ -349,6 +355,10 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
                     let what = || format!("{} of the program line", word.origin);
                     environment::unresolved_warning(&mut warnings, view.as_ref().unwrap_or(&env), &word.text, &what);
                 }
+                if !errors.is_empty() {
+                    warnings.drop_unresolved();
+                }
+                hints::warn(&mut warnings, &env, &line);
             }
             // check prints them (or fails on them) after the program line's problems.
             if mode != Mode::Check {
@@ -381,6 +391,10 @@ fn split_pairs(items: &[OsString], option: &str, form: &str, errors: &mut Vec<Er
         let bytes = item.as_bytes();
         match bytes.iter().position(|&b| b == b'=') {
             Some(eq) if eq > 0 || option == "--env" => pairs.push((bytes[..eq].to_vec(), bytes[eq + 1..].to_vec())),
+            // Docker's `-v NAME:DIR` habit.
+            _ if option == "--volume" && bytes.contains(&b':') => {
+                errors.push(Error::usage(format!("{option} #{}: expected {form} (envshim's --volume takes NAME=DIR, not Docker's NAME:DIR)", i + 1)))
+            }
             _ => errors.push(Error::usage(format!("{option} #{}: expected {form}", i + 1))),
         }
     }

@@ -35,7 +35,11 @@ fn help_of_help(mut args: Vec<OsString>) -> Vec<OsString> {
 /// command (every subcommand's arguments) was 18 of a start-up's page faults
 /// and 0.1 M instructions (docs/performance.md). Help, `--version` and every
 /// error go through the whole command, so their text is clap's as before.
-fn parse(args: Vec<OsString>) -> Result<Cli, clap::Error> {
+fn parse(mut args: Vec<OsString>) -> Result<Cli, clap::Error> {
+    // tini's habit, `ENTRYPOINT ["/envshim", "--", "/app"]`: `run` is meant.
+    if args.get(1).is_some_and(|a| a == "--") {
+        args.insert(1, "run".into());
+    }
     if let Some(cli) = common_line(&args) {
         // Every command line a debug build (the tests') reads here is read by clap too, and must agree.
         #[cfg(debug_assertions)]
@@ -181,7 +185,7 @@ fn options(common: Common) -> Result<envshim::Options, String> {
     }
     // Every configuration variable in one pass over the environment (a
     // `getenv` each was a pass each, ~1.2 K instructions for 40 variables).
-    let [manifest_file, manifest_json, init_var, strict_names_var, verbose_var, container_var, env_dir_var, file_env_var, wait_var] =
+    let [manifest_file, manifest_json, init_var, strict_names_var, verbose_var, container_var, env_dir_var, file_env_var, wait_var, env_file_var, no_expand_var] =
         envshim::sys::envshim_vars([
             "ENVSHIM_MANIFEST",
             "ENVSHIM_MANIFEST_JSON",
@@ -192,7 +196,12 @@ fn options(common: Common) -> Result<envshim::Options, String> {
             "ENVSHIM_ENV_DIR",
             "ENVSHIM_FILE_ENV",
             "ENVSHIM_WAIT",
+            "ENVSHIM_ENV_FILE",
+            "ENVSHIM_NO_EXPAND_ARGS",
         ]);
+    let mut env_files = common.env_files;
+    // Appended to the options' files (an image's CMD keeps its own): empty parts are none.
+    env_files.extend(comma_lists(Vec::new(), env_file_var).into_iter().filter(|f| !f.is_empty()).map(std::os::unix::ffi::OsStringExt::from_vec));
     let init = env_flag("ENVSHIM_INIT", init_var)? | common.init;
     if !init && (common.init_group || common.term_delay.is_some()) {
         return Err("--init-group and --term-delay need --init (or ENVSHIM_INIT)".into());
@@ -218,7 +227,7 @@ fn options(common: Common) -> Result<envshim::Options, String> {
             Some(text) => Some(("--manifest-json", text)),
             None => manifest_json.map(|text| ("ENVSHIM_MANIFEST_JSON", text)),
         },
-        env_files: common.env_files,
+        env_files,
         env_dirs: comma_lists(common.env_dirs, env_dir_var),
         envs: common.envs,
         volumes: common.volumes,
@@ -226,7 +235,7 @@ fn options(common: Common) -> Result<envshim::Options, String> {
         strict: false,
         no_service_url: common.no_service_url,
         termination_log: common.termination_log,
-        no_expand_args: common.no_expand_args,
+        no_expand_args: env_flag("ENVSHIM_NO_EXPAND_ARGS", no_expand_var)? | common.no_expand_args,
         init,
         init_group: common.init_group,
         term_delay: common.term_delay,
@@ -308,8 +317,17 @@ fn usage_line(e: &clap::Error, args: &[OsString]) -> String {
         _ => String::new(),
     };
     let known = known_names(e.kind(), args);
+    let sub = args.get(1).map_or(&b""[..], |a| std::os::unix::ffi::OsStrExt::as_bytes(a.as_os_str()));
     match envshim::suggest::closest(wrong.as_bytes(), &known).filter(|name| **name != wrong) {
         Some(name) => format!("{first} (did you mean {name}? see envshim --help)"),
+        // `envshim --verbose run`: an option of the subcommands before one.
+        None if sub.starts_with(b"-") && wrong.starts_with("--") && known_names(e.kind(), &[OsString::new(), "run".into()]).contains(&&*wrong) => {
+            format!("{first} (options go after the subcommand: envshim run {wrong} ..., not envshim {wrong} run ...)")
+        }
+        // `ENTRYPOINT ["/envshim","run"]` with a pod's `args: ["--port=8080"]`.
+        None if sub == b"run" && wrong.starts_with('-') => format!(
+            "{first} (the program's arguments go after --: envshim run [OPTIONS] -- PROGRAM {wrong}; in an image, ENTRYPOINT [\"/envshim\",\"run\",\"--\",\"/app\"] lets a pod's args append)"
+        ),
         None => format!("{first} (see envshim --help)"),
     }
 }

@@ -75,9 +75,28 @@ impl Warnings {
         }
     }
 
+    /// `check` with errors: the unresolved-reference warnings are left out, as
+    /// a variable an error left unset (a missing volume) makes them all follow-ons.
+    pub fn drop_unresolved(&mut self) {
+        let (kept, codes) = (std::mem::take(&mut self.kept), std::mem::take(&mut self.codes));
+        for (w, c) in kept.into_iter().zip(codes) {
+            if !w.ends_with(" not defined there: left as written") {
+                self.kept.push(w);
+                self.codes.push(c);
+            }
+        }
+    }
+
     pub fn kept(&self) -> &[String] {
         &self.kept
     }
+}
+
+/// What `check`'s `ok:` line says: the variables, how many from files, the program (None: no program line).
+pub struct Summary {
+    pub variables: usize,
+    pub from_files: usize,
+    pub program: Option<String>,
 }
 
 /// `check --format json`: one document on stdout (README, "check --format
@@ -85,7 +104,7 @@ impl Warnings {
 /// of the first error (0 when none). Bounded as the lines are: at most
 /// [`MAX_ERROR_LINES`] errors and [`MAX_WARNING_LINES`] warnings, each cut
 /// as a line is, and counts of those left out.
-pub fn json(errors: &[Error], warnings: &Warnings, termination_log: Option<&OsStr>) -> i32 {
+pub fn json(errors: &[Error], warnings: &Warnings, summary: Option<&Summary>, termination_log: Option<&OsStr>) -> i32 {
     use crate::error::json_string;
     let code = errors.first().map_or(0, |e| e.code);
     // A string, cut as a line is, or null.
@@ -114,7 +133,14 @@ pub fn json(errors: &[Error], warnings: &Warnings, termination_log: Option<&OsSt
         text(&mut out, Some(w));
         out.push('}');
     }
-    out.push_str(&format!("{}],\n  \"warnings_not_shown\": {}\n}}\n", if warnings.kept.is_empty() { "" } else { "\n  " }, warnings.more));
+    out.push_str(&format!("{}],\n  \"warnings_not_shown\": {},\n  \"variables\": ", if warnings.kept.is_empty() { "" } else { "\n  " }, warnings.more));
+    // As the text's `ok:` line: null when there are errors.
+    match summary {
+        Some(s) => out.push_str(&format!("{},\n  \"from_files\": {},\n  \"program\": ", s.variables, s.from_files)),
+        None => out.push_str("null,\n  \"from_files\": null,\n  \"program\": "),
+    }
+    text(&mut out, summary.and_then(|s| s.program.as_deref()));
+    out.push_str("\n}\n");
     if !errors.is_empty() {
         write_termination_log(&log, termination_log);
     }

@@ -149,10 +149,13 @@ impl Sources {
         let last = self.last.and_then(|i| self.files[i].volume).filter(|&vi| same(volumes[vi].name.as_bytes(), volume.as_bytes()));
         let Some(vi) = last.or_else(|| self.volume_names.get(volume.as_bytes(), |i| volumes[i as usize].name.as_bytes()).map(|i| i as usize))
         else {
-            errors.push(Error::config(format!(
-                "{at}.volumeName: volume \"{}\" is not in volumeMounts (or --volume)",
-                escape(volume.as_bytes())
-            )));
+            let at = format!("{at}.volumeName");
+            let e = Error::config(format!("{at}: volume \"{}\" is not in volumeMounts (or --volume)", escape(volume.as_bytes())));
+            // check --format json: the entry's JSON path (a manifest's entry, `manifest: PATH`).
+            errors.push(match at.strip_prefix("manifest: ") {
+                Some(path) => e.located(Some(path.to_string()), None),
+                None => e,
+            });
             return Loaded::Failed;
         };
         // The path without empty and `.` components; built only when it has
@@ -187,18 +190,21 @@ impl Sources {
         let root = v.root.get_or_init(|| match files::open_dir(&v.mount_path) {
             Ok(fd) => Some(fd),
             Err(e) => {
-                errors.push(match e.raw_os_error() {
+                let e = match e.raw_os_error() {
                     Some(libc::EACCES) => Error::new(
                         code::NOPERM,
                         format!("volume {}: permission denied opening mountPath {} (uid {})", escape(v.name.as_bytes()), escape(v.mount_path.as_bytes()), sys::uid()),
                     ),
                     _ => Error::config(format!(
-                        "volume {}: mountPath {} is not a directory in this container ({})",
+                        "volume {}: mountPath {} is not a directory in this container ({}){}",
                         escape(v.name.as_bytes()),
                         escape(v.mount_path.as_bytes()),
-                        crate::error::os_reason(&e)
+                        crate::error::os_reason(&e),
+                        relative_hint(v.name.as_bytes(), v.mount_path.as_bytes()),
                     )),
-                });
+                };
+                // check --format json: the directory in `file`.
+                errors.push(e.located(None, Some(&escape(v.mount_path.as_bytes()))));
                 None
             }
         });
@@ -380,6 +386,16 @@ pub fn check_path(path: &str) -> Result<bool, &'static str> {
         }
     }
     Ok(plain)
+}
+
+/// For a relative mountPath: what it is relative to, and how to map it.
+#[cold]
+fn relative_hint(name: &[u8], mount_path: &[u8]) -> String {
+    if mount_path.starts_with(b"/") {
+        return String::new();
+    }
+    let cwd = std::env::current_dir().map_or_else(|_| "?".into(), |d| escape(std::os::unix::ffi::OsStrExt::as_bytes(d.as_os_str())));
+    format!("; it is relative to the working directory, {cwd}: --volume {}=DIR maps the volume to a directory", escape(name))
 }
 
 #[cfg(test)]

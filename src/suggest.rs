@@ -12,7 +12,8 @@ pub fn distance(a: &[u8], b: &[u8]) -> usize {
     let (a, b) = (&a[..a.len().min(MAX_COMPARED)], &b[..b.len().min(MAX_COMPARED)]);
     // Three rows: two back (for a swap), one back, this one.
     let mut rows = [[0usize; MAX_COMPARED + 1]; 3];
-    for (j, cell) in rows[1].iter_mut().enumerate().take(b.len() + 1) {
+    // The row of the empty prefix of `a`, "one back" once the loop rotates.
+    for (j, cell) in rows[2].iter_mut().enumerate().take(b.len() + 1) {
         *cell = j;
     }
     for i in 1..=a.len() {
@@ -28,7 +29,7 @@ pub fn distance(a: &[u8], b: &[u8]) -> usize {
             row[j] = d;
         }
     }
-    rows[2 - usize::from(a.is_empty())][b.len()]
+    rows[2][b.len()]
 }
 
 /// The known name closest to `word`, if it is close enough to be a
@@ -51,6 +52,9 @@ mod tests {
         assert_eq!(distance(b"ENVSHIM_MANIFST", b"ENVSHIM_MANIFEST"), 1);
         assert_eq!(distance(b"chekc", b"check"), 1);
         assert_eq!(distance(b"kitten", b"sitting"), 3);
+        // A short word is not close to a long one that merely ends like it.
+        assert_eq!(distance(b"aa", b"optional"), 7);
+        assert_eq!(distance(b"aa", b"args"), 3);
         let long = vec![b'x'; 100_000];
         assert_eq!(distance(&long, b"x"), MAX_COMPARED - 1);
     }

@@ -73,13 +73,13 @@ fn zsh_fish_completions_and_man_pages_are_generated() {
     }
     let page = std::fs::read_to_string(d.join("man/envshim.1")).unwrap();
     assert!(page.starts_with(".ie \\n(.g") || page.contains(".TH envshim 1"), "{page}");
-    assert!(page.contains("Exit codes") && page.contains("127"), "{page}");
+    assert!(page.contains("EXIT STATUS") && page.contains("127"), "{page}");
     for sub in ["run", "check", "render", "install"] {
         let page = std::fs::read_to_string(d.join(&format!("man/envshim-{sub}.1"))).unwrap();
         assert!(page.contains(&format!(".TH envshim-{sub} 1")), "{page}");
     }
     let run = std::fs::read_to_string(d.join("man/envshim-run.1")).unwrap();
-    assert!(run.contains("manifest") && run.contains("Exit codes"), "{run}");
+    assert!(run.contains("manifest") && run.contains("EXIT STATUS"), "{run}");
 }
 
 #[test]
@@ -114,4 +114,44 @@ fn help_ends_with_the_exit_codes() {
         }
         assert_eq!(table.trim_end().lines().last().map(str::trim_start).map(|l| l.starts_with("128+N")), Some(true), "{args:?}: the table is not the end\n{text}");
     }
+}
+
+#[test]
+fn man_pages_describe_formats_environment_exit_status_files_and_examples() {
+    let d = generated();
+    for page in ["envshim", "envshim-run", "envshim-check", "envshim-render"] {
+        let text = std::fs::read_to_string(d.join(&format!("man/{page}.1"))).unwrap();
+        for section in ["DESCRIPTION", "OPTIONS", "THE MANIFEST", "ENV FILES", "ENVIRONMENT", "EXIT STATUS", "FILES", "EXAMPLES"] {
+            assert!(text.contains(&format!(".SH \"{section}\"")) || text.contains(&format!(".SH {section}")), "{page}: no {section}\n{text}");
+        }
+        // Every configuration variable the binary knows is in ENVIRONMENT.
+        for var in ["ENVSHIM_MANIFEST", "ENVSHIM_ENV_FILE", "ENVSHIM_NO_EXPAND_ARGS", "ENVSHIM_ENV_DIR", "ENVSHIM_FILE_ENV", "ENVSHIM_WAIT", "ENVSHIM_VERBOSE"] {
+            assert!(text.contains(var), "{page}: no {var}");
+        }
+        assert!(text.contains("127") && text.contains("/etc/envshim/manifest.json"), "{page}");
+    }
+    // Each subcommand's page describes that subcommand.
+    let check = std::fs::read_to_string(d.join("man/envshim-check.1")).unwrap();
+    assert!(check.contains("executes nothing"), "{check}");
+    let install = std::fs::read_to_string(d.join("man/envshim-install.1")).unwrap();
+    assert!(install.contains("atomically") && install.contains(".SH \"EXIT STATUS\""), "{install}");
+}
+
+#[test]
+fn bash_completes_check_format_values_and_render_help_lists_only_what_it_uses() {
+    let d = generated();
+    let offered = complete(&d.join("completions/envshim.bash"), &["envshim", "check", "--format", ""]);
+    assert_eq!(offered, ["text", "json"]);
+    let help = envshim(["render", "--help"]).run();
+    help.ok();
+    let text = help.stdout_str();
+    let text = &text[..text.find("Exit codes:").unwrap()];
+    for gone in ["--init", "--success-exit", "--rewrite-signal", "--term-delay", "--no-expand-args", "--verbose"] {
+        assert!(!text.contains(gone), "render --help lists {gone}:\n{text}");
+    }
+    assert!(text.contains("--show-values") && text.contains("--env-dir"), "{text}");
+    // Still accepted (one table of options for run, check and render): a run's command line renders.
+    let out = envshim(["render", "--init", "--verbose", "--rewrite-signal", "TERM:QUIT", "--env", "A=1"]).run();
+    out.ok();
+    assert!(out.stdout_str().contains("A=<set, 1 bytes>"), "{}", out.stdout_str());
 }

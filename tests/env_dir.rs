@@ -404,3 +404,31 @@ fn a_directory_envshim_cannot_read_is_77() {
     let out = shim.run();
     out.fails(77);
 }
+
+#[test]
+fn a_broken_kubernetes_layout_is_named_for_what_is_wrong_not_an_update() {
+    // Each broken layout: 66 as for any unreadable set, a message that says
+    // what is wrong (not "replaced while being read"), and no value.
+    let dangling = Volume::new();
+    dangling.file("..2026_01/TOKEN", SENTINEL);
+    symlink("..2026_gone", dangling.join("..data")).unwrap();
+    symlink("..data/TOKEN", dangling.join("TOKEN")).unwrap();
+    let plain = Volume::new();
+    plain.file("..data", SENTINEL);
+    let out_link = Volume::new();
+    out_link.file("..2026_01/USER", "app");
+    symlink("/etc/passwd", out_link.join("..2026_01/TOKEN")).unwrap();
+    symlink("..2026_01", out_link.join("..data")).unwrap();
+    for (v, want) in [
+        (&dangling, "/..data: a link to nothing (its target is not in the directory); not read"),
+        (&plain, "/..data: not a directory nor a link to one (Kubernetes' ..data links to the current set of files); not read"),
+        (&out_link, "/TOKEN: a link to nothing, or out of the directory (links are read with it as /); not read"),
+    ] {
+        let out = envshim(["check", "--env-dir", &v.dir()]).run();
+        let lines = out.fails(66);
+        out.no_sentinel();
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].ends_with(want) && !lines[0].contains("replaced"), "{lines:?}");
+        assert!(!out.stderr_str().contains("root:"), "{}", out.stderr_str());
+    }
+}

@@ -745,3 +745,26 @@ fn success_exit_and_rewrite_signal_need_init_and_valid_values() {
     let out = Command::new(ENVSHIM).args(["run", "--init", "--success-exit", "7", "--", "sh", "-c", "exit 7"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn the_real_time_signals_the_c_library_reserves_are_forwarded_too() {
+    // 32-34: musl keeps them for itself, glibc 32-33; the kernel delivers
+    // them like any other. Not PID 1, where a signal left unhandled would
+    // kill envshim and orphan the program. Their default action ends the
+    // program, and envshim exits as it did: 128 + the signal.
+    for sig in [32, 33, 34] {
+        let mut r = Run::start(&["--init"], ": > $D/ready; while :; do sleep 0.02; done", false);
+        r.wait_for("ready", |_| true);
+        r.signal(sig);
+        let done = r.finish();
+        assert_eq!(done.code(), Some(128 + sig), "signal {sig}: {:?} {}", done.status, done.stderr);
+        assert_eq!(done.stderr, "");
+    }
+    // A rewrite of one of them fires.
+    let script = "trap 'echo TERM >> $D/got; exit 5' TERM; : > $D/ready; while :; do sleep 0.02; done";
+    let mut r = Run::start(&["--init", "--rewrite-signal", "32:TERM"], script, false);
+    r.wait_for("ready", |_| true);
+    r.signal(32);
+    r.wait_for("got", |got| got == "TERM\n");
+    assert_eq!(r.finish().code(), Some(5));
+}

@@ -105,7 +105,7 @@ fn a_yaml_manifest_says_so_and_how_to_get_json() {
         let m = v.file_str("m.yaml", &yaml);
         envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(
             78,
-            &[&format!("manifest {m} is not valid JSON: it looks like YAML; convert it (yq -o json FILE, or kubectl create --dry-run=client -o json -f FILE for a whole object)")],
+            &[&format!("manifest {m} is not valid JSON: it looks like YAML; convert it offline: kubectl envshim manifest -f FILE, or yq (Go yq: yq -o json FILE; Python yq: yq . FILE)")],
         );
     }
     // Broken JSON is not called YAML.
@@ -170,7 +170,7 @@ fn an_unwritable_termination_log_is_warned_about() {
     out.no_sentinel().code(78);
     assert_eq!(
         out.stderr_lines(),
-        [format!("envshim: warning: cannot write the termination log {} (No such file or directory)", log.display()), format!("envshim: manifest {m}: env[0].valu: unknown field")]
+        [format!("envshim: warning: cannot write the termination log {} (No such file or directory)", log.display()), format!("envshim: manifest {m}: env[0].valu: unknown field (did you mean value?)")]
     );
     // A log that cannot take the text: the same, the exit code still the failure's own.
     let out = envshim(["check", "--termination-log", "/dev/full", "--manifest", &m]).run();
@@ -315,7 +315,7 @@ fn check_format_json_reports_every_problem_and_warning() {
             "exit_code": 65,
             "errors": [
                 {"code": 65, "message": "volume cfg, path bad.env, line 2: opens a single quote that is never closed", "path": null, "file": "cfg/bad.env", "line": 2},
-                {"code": 66, "message": "manifest: env[0] (X): file cfg/missing.env not found", "path": null, "file": null, "line": null},
+                {"code": 66, "message": "manifest: env[0] (X): file cfg/missing.env not found", "path": "env[0].valueFrom.fileKeyRef.path", "file": "cfg/missing.env", "line": null},
             ],
             "errors_not_shown": 0,
             "warnings": [
@@ -323,6 +323,9 @@ fn check_format_json_reports_every_problem_and_warning() {
                 {"message": "env file dup.env: the name on line 1 is given again on line 2: the last one wins (the kubelet takes the first)"},
             ],
             "warnings_not_shown": 0,
+            "variables": null,
+            "from_files": null,
+            "program": null,
         })
     );
     // A manifest error carries its JSON path and the manifest file.
@@ -332,7 +335,7 @@ fn check_format_json_reports_every_problem_and_warning() {
     let doc = out.json();
     assert_eq!(doc["errors"][0]["path"], "env[0].valueFrom.fileKeyRef.optinal");
     assert_eq!(doc["errors"][0]["file"], bad.as_str());
-    assert_eq!(doc["errors"][0]["message"], format!("manifest {bad}: env[0].valueFrom.fileKeyRef.optinal: unknown field"));
+    assert_eq!(doc["errors"][0]["message"], format!("manifest {bad}: env[0].valueFrom.fileKeyRef.optinal: unknown field (did you mean optional?)"));
     // A syntax error: the line.
     let broken = v.file_str("broken.json", format!("{{\n\"env\": [\n{SENTINEL}\n"));
     let doc = envshim(["check", "--format", "json", "--manifest", &broken]).run().json();
@@ -340,7 +343,7 @@ fn check_format_json_reports_every_problem_and_warning() {
     // Nothing wrong.
     let out = envshim(["check", "--format", "json"]).run();
     out.ok();
-    assert_eq!(out.json(), json!({"ok": true, "exit_code": 0, "errors": [], "errors_not_shown": 0, "warnings": [], "warnings_not_shown": 0}));
+    assert_eq!(out.json(), json!({"ok": true, "exit_code": 0, "errors": [], "errors_not_shown": 0, "warnings": [], "warnings_not_shown": 0, "variables": 0, "from_files": 0, "program": null}));
 }
 
 /// A whole object of many containers under a long key is refused in bounded

@@ -23,19 +23,23 @@ fn main() {
 }
 
 pub fn write(dir: &std::path::Path) -> std::io::Result<()> {
-    use clap::CommandFactory;
     use clap_complete::Shell;
     let completions = dir.join("completions");
     let man = dir.join("man");
     std::fs::create_dir_all(&completions)?;
     std::fs::create_dir_all(&man)?;
     for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
-        let path = clap_complete::generate_to(shell, &mut Cli::command(), "envshim", &completions)?;
+        let path = clap_complete::generate_to(shell, &mut documented(), "envshim", &completions)?;
         println!("cli-docs: {}", path.display());
     }
     // The man page's VERSION section: the version alone (the generator's own
     // commit, target and compiler are not the binary's).
-    clap_mangen::generate_to(Cli::command().long_version(None), &man)?;
+    let mut cmd = documented().long_version(None).disable_help_subcommand(true);
+    cmd.build();
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        page(sub.clone(), &man)?;
+    }
+    page(cmd, &man)?;
     let mut pages: Vec<_> = std::fs::read_dir(&man)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
     pages.sort();
     for page in pages {
@@ -43,3 +47,84 @@ pub fn write(dir: &std::path::Path) -> std::io::Result<()> {
     }
     Ok(())
 }
+
+/// The command as the documents show it: `check --format` with its two
+/// values, which the binary checks itself (a value parser was ~2 KB of it).
+fn documented() -> clap::Command {
+    use clap::CommandFactory;
+    Cli::command().mut_subcommand("check", |c| c.mut_arg("format", |a| a.value_parser(["text", "json"])))
+}
+
+/// One man page: clap's title, name, synopsis and options, then the sections
+/// written here (what a man page reader looks for: DESCRIPTION, the formats,
+/// ENVIRONMENT, EXIT STATUS, FILES, EXAMPLES), then the version.
+fn page(cmd: clap::Command, dir: &std::path::Path) -> std::io::Result<()> {
+    use std::io::Write;
+    // A subcommand's page (`run`), or the main one (`envshim`).
+    let sub = (cmd.get_name() != "envshim").then(|| cmd.get_name().to_string());
+    let man = clap_mangen::Man::new(cmd.clone());
+    let mut out = Vec::new();
+    man.render_title(&mut out)?;
+    man.render_name_section(&mut out)?;
+    man.render_synopsis_section(&mut out)?;
+    section(&mut out, "DESCRIPTION", description(sub.as_deref()))?;
+    if cmd.get_arguments().any(|a| !a.is_hide_set()) {
+        man.render_options_section(&mut out)?;
+    }
+    if cmd.has_subcommands() {
+        man.render_subcommands_section(&mut out)?;
+    }
+    if sub.as_deref() != Some("install") {
+        section(&mut out, "THE MANIFEST", MANIFEST)?;
+        section(&mut out, "ENV FILES", ENV_FILES)?;
+        section(&mut out, "ENVIRONMENT", ENVIRONMENT)?;
+    }
+    section(&mut out, "EXIT STATUS", EXIT_CODES.strip_prefix("Exit codes:\n").unwrap_or(EXIT_CODES))?;
+    section(&mut out, "FILES", FILES)?;
+    section(&mut out, "EXAMPLES", EXAMPLES)?;
+    if cmd.get_version().is_some() {
+        man.render_version_section(&mut out)?;
+    }
+    let path = dir.join(man.get_filename());
+    std::fs::File::create(path)?.write_all(&out)
+}
+
+/// A section of plain text: paragraphs apart, lines that start with blanks kept as they are.
+fn section(out: &mut Vec<u8>, title: &str, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    writeln!(out, ".SH \"{title}\"")?;
+    for para in text.trim_matches('\n').split("\n\n") {
+        let literal = para.lines().any(|l| l.starts_with(' '));
+        writeln!(out, "{}", if literal { ".nf" } else { ".PP" })?;
+        for line in para.lines() {
+            // roff: a backslash is `\e`, a minus `\-`, and a line may not start with `.` or `'`.
+            let line = line.replace('\\', "\\e").replace('-', "\\-");
+            let lead = if line.starts_with(['.', '\'']) { "\\&" } else { "" };
+            writeln!(out, "{lead}{line}")?;
+        }
+        if literal {
+            writeln!(out, ".fi")?;
+        }
+    }
+    Ok(())
+}
+
+fn description(sub: Option<&str>) -> &'static str {
+    match sub {
+        Some("run") => "Builds the program's environment in the kubelet's order (the inherited environment without ENVSHIM_* variables, then each envFrom source and --env-file, --env-dir, then each env entry and --env), validates all of it, expands $(VAR) in env values and in the program line, and only then execs the program: it never starts one with a partial environment. With --init it stays as PID 1 instead: it starts the program as a child, forwards signals and reaps zombies.\n\nThe program line starts after --, or at the first word that is not an option; a manifest's command replaces it. envshim -- PROGRAM [ARGS...] means envshim run -- PROGRAM [ARGS...].",
+        Some("check") => "Reads and validates everything run would, including a program line (after -- or the first word that is not an option, or the manifest's command), executes nothing, reports every problem, and exits with the first one's code. It warns about $(NAME) references left unresolved, $$ in the program line, ${NAME} in values and env files given to --env-dir; --strict turns every warning into a failure. On success it ends with one line: envshim: ok: N variables (M from files), program PATH.",
+        Some("render") => "Prints the environment run would give the program, each variable with where it came from, values masked unless --show-values is given: as an env file (--format env, sources as comments) or as JSON.",
+        Some("install") => "Copies this binary to DEST atomically (a temporary file in the same directory, fsync, mode 0755, rename), without a shell: how an initContainer ships envshim from a FROM scratch image into an emptyDir. An existing DEST is replaced only when it is an envshim binary, unless --force is given.",
+        _ => "envshim is a container entrypoint. It reads a Kubernetes container spec (the manifest, JSON), env files and directories of files, builds the program's environment the way the kubelet would (KEP-3721 fileKeyRef and env files, KEP-4369 relaxed names, $(VAR) expansion), validates all of it, then execs the program. It needs no shell, so it fits distroless and scratch images, on any cluster version and any runtime.\n\nrun builds and execs; check validates and execs nothing; render prints the environment; install copies the binary.",
+    }
+}
+
+const MANIFEST: &str = "A Kubernetes container spec as JSON, by default /etc/envshim/manifest.json when it exists (--manifest, --manifest-json). envshim reads env (name, with value or valueFrom), envFrom (with prefix), volumeMounts (name, mountPath), command and args. valueFrom.fileKeyRef {volumeName, path, key, optional} and envFrom fileRef {volumeName, path, optional} read an env file inside a mounted volume; configMapKeyRef, secretKeyRef, fieldRef, resourceFieldRef, configMapRef and secretRef are resolved by the kubelet, and their variables taken from the inherited environment. A Pod, a workload or a List of them is read with --container NAME. YAML is refused: convert it with kubectl envshim manifest -f FILE, or yq (Go yq: yq -o json FILE; Python yq: yq . FILE).";
+
+const ENV_FILES: &str = "At most 65,536 bytes, one NAME=VALUE a line (names at most 128 bytes, values at most 32,768 bytes):\n\n  # comments and blank lines are ignored\n  PLAIN=value with inner blanks   # a comment after a blank\n  export EXPORTED=1\n  SINGLE='literal, may span lines'\n  DOUBLE=\"escapes: \\\\ \\\" \\n \\t \\r \\$\"\n\nUTF-8, LF or CRLF line endings; the last of a duplicate name wins; an error on any line fails the whole file. Values read from files are never expanded.";
+
+const ENVIRONMENT: &str = "Every inherited variable whose name starts with ENVSHIM_ configures envshim and is removed from the program's environment; an unknown one gets a warning. An option on the command line wins over its variable. Boolean variables take 1/0, true/false, yes/no, on/off.\n\n  ENVSHIM_MANIFEST        --manifest\n  ENVSHIM_MANIFEST_JSON   --manifest-json\n  ENVSHIM_CONTAINER       --container\n  ENVSHIM_ENV_FILE        --env-file, comma-separated, added after the options' files\n  ENVSHIM_ENV_DIR         --env-dir, comma-separated\n  ENVSHIM_FILE_ENV        --file-env, comma-separated\n  ENVSHIM_WAIT            --wait\n  ENVSHIM_STRICT_NAMES    --strict-names (boolean)\n  ENVSHIM_NO_EXPAND_ARGS  --no-expand-args (boolean)\n  ENVSHIM_INIT            --init (boolean)\n  ENVSHIM_VERBOSE         --verbose (boolean)";
+
+const FILES: &str = "/etc/envshim/manifest.json\n    the manifest when none is named, if it exists\n\n/dev/termination-log\n    where a failure is also written when it exists and is writable (--termination-log)";
+
+const EXAMPLES: &str = "An image's ENTRYPOINT, so that a pod's args append to the program:\n\n  ENTRYPOINT [\"/envshim\", \"run\", \"--\", \"/app\"]\n\nAn env file and a variable expanded from it, then a program:\n\n  envshim run --env-file app.env --env 'URL=http://$(HOST)' -- /app\n\nA Kubernetes Secret volume as variables, under a supervising PID 1:\n\n  envshim run --init --env-dir /run/secrets/app -- /app\n\nA CI gate for an image's configuration and CMD:\n\n  envshim check --strict --manifest manifest.json -- /app --listen=:8080\n\nShip envshim into an emptyDir from an initContainer:\n\n  envshim install /shared/envshim";

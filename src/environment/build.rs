@@ -195,7 +195,8 @@ fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bo
                 }
             }
             Loaded::Missing(display) if !file.optional => {
-                b.errors.push(sources.required(&display, format!("manifest: envFrom[{i}]: file {display} not found")))
+                let e = sources.required(&display, format!("manifest: envFrom[{i}]: file {display} not found"));
+                b.errors.push(e.located(Some(format!("envFrom[{i}].fileRef.path")), Some(&display)))
             }
             _ => {}
         }
@@ -211,7 +212,7 @@ fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bo
                 }
             }
             Loaded::Missing(display) => {
-                b.errors.push(sources.required(&display, format!("--env-file {display}: file not found")))
+                b.errors.push(sources.required(&display, format!("--env-file {display}: file not found")).located(None, Some(&display)))
             }
             Loaded::Failed => {}
         }
@@ -228,7 +229,7 @@ fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bo
                 }
             }
             LoadedDir::Missing(display) => {
-                b.errors.push(sources.required(&display, format!("--env-dir {display}: directory not found")))
+                b.errors.push(sources.required(&display, format!("--env-dir {display}: directory not found")).located(None, Some(&display)))
             }
             LoadedDir::Failed => {}
         }
@@ -326,10 +327,14 @@ fn file_key(b: &mut Built, rule: NameRule, sources: &mut Sources, i: usize, name
         Loaded::File(f, display) => match f.get(key) {
             Some((value, line)) => b.define(name, value, Source::FileKey { file: display, line }),
             None if file.optional => {}
-            None => b.errors.push(Error::new(code::NOINPUT, format!("{}: key \"{}\" not found in {display}", what(), escape(key)))),
+            None => b.errors.push(
+                Error::new(code::NOINPUT, format!("{}: key \"{}\" not found in {display}", what(), escape(key)))
+                    .located(Some(format!("env[{i}].valueFrom.fileKeyRef.key")), Some(&display)),
+            ),
         },
         Loaded::Missing(display) if !file.optional => {
-            b.errors.push(sources.required(&display, format!("{}: file {display} not found", what())))
+            let e = sources.required(&display, format!("{}: file {display} not found", what()));
+            b.errors.push(e.located(Some(format!("env[{i}].valueFrom.fileKeyRef.path")), Some(&display)))
         }
         _ => {}
     }

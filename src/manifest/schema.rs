@@ -46,7 +46,7 @@ impl<'a> Reader<'a> {
             unknown.sort_unstable();
             unknown.dedup();
             for key in unknown {
-                fail(errors, &path.field(&key), "unknown field");
+                fail(errors, &path.field(&key), unknown_field(&key));
             }
         }
         Some(true)
@@ -470,5 +470,20 @@ pub(super) fn list<T>(errors: &mut Vec<Error>, got: Option<Got<Below<Vec<T>>>>, 
             fail(errors, &Path::Root.field(key), format_args!("expected an array, found {k}"));
             Vec::new()
         }
+    }
+}
+
+/// "unknown field", with the closest field of the schema when it is a likely misspelling of one.
+#[cold]
+fn unknown_field(key: &str) -> String {
+    const FIELDS: &[&str] = &[
+        "args", "command", "configMapKeyRef", "configMapRef", "envFrom", "env", "fieldRef", "fileKeyRef", "fileRef", "key", "mountPath",
+        "mountPropagation", "name", "optional", "path", "prefix", "readOnly", "recursiveReadOnly", "resourceFieldRef", "secretKeyRef",
+        "secretRef", "subPathExpr", "subPath", "valueFrom", "value", "volumeMounts", "volumeName",
+    ];
+    // A field of the schema in the wrong object (`key` in a fileRef) gets no guess.
+    match crate::suggest::closest(key.as_bytes(), FIELDS).filter(|known| *known != key) {
+        Some(known) => format!("unknown field (did you mean {known}?)"),
+        None => "unknown field".into(),
     }
 }

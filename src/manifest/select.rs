@@ -80,7 +80,9 @@ pub(super) fn select<'a>(
     }
     let mut chosen = found.iter().filter(|(_, c)| text(c, "name").is_some_and(|n| n.as_bytes() == wanted));
     let Some((_, one)) = chosen.next() else {
-        return fail(format!("--container {wanted_shown}: no such container in {name}, {kind} ({})", names()));
+        let all: Vec<&str> = found.iter().filter_map(|(_, c)| text(c, "name")).collect();
+        let hint = crate::suggest::closest(wanted, &all).map_or(String::new(), |n| format!("; did you mean {}?", escape(n.as_bytes())));
+        return fail(format!("--container {wanted_shown}: no such container in {name}, {kind} ({}){hint}", names()));
     };
     let path = path_of(&doc, one);
     if let Some((_, other)) = chosen.next() {

@@ -53,13 +53,13 @@ fn every_error_names_its_json_path() {
     let table: &[(&str, &str)] = &[
         (r#"[]"#, "manifest: expected a JSON object (a Kubernetes container spec), found an array"),
         (r#"{"env": {}}"#, "manifest: env: expected an array, found an object"),
-        (r#"{"env": [{"name": "A", "valu": "x"}]}"#, "manifest: env[0].valu: unknown field"),
+        (r#"{"env": [{"name": "A", "valu": "x"}]}"#, "manifest: env[0].valu: unknown field (did you mean value?)"),
         (r#"{"env": [{"value": "x"}]}"#, "manifest: env[0].name: required field is missing"),
         (r#"{"env": [{"name": 5}]}"#, "manifest: env[0].name: expected a string, found a number"),
         (r#"{"env": [{"name": "A", "value": "x", "valueFrom": {"fieldRef": {}}}]}"#, "manifest: env[0]: has both value and valueFrom"),
         (r#"{"env": [{"name": "A", "valueFrom": {}}]}"#, "manifest: env[0].valueFrom: needs exactly one source (fileKeyRef, configMapKeyRef, secretKeyRef, fieldRef or resourceFieldRef)"),
         (r#"{"env": [{"name": "A", "valueFrom": {"fieldRef": {}, "secretKeyRef": {}}}]}"#, "manifest: env[0].valueFrom: needs exactly one source (fileKeyRef, configMapKeyRef, secretKeyRef, fieldRef or resourceFieldRef)"),
-        (r#"{"env": [{"name": "A", "valueFrom": {"fileKeyRef": {"volumeName": "v", "path": "p", "key": "k", "optinal": true}}}]}"#, "manifest: env[0].valueFrom.fileKeyRef.optinal: unknown field"),
+        (r#"{"env": [{"name": "A", "valueFrom": {"fileKeyRef": {"volumeName": "v", "path": "p", "key": "k", "optinal": true}}}]}"#, "manifest: env[0].valueFrom.fileKeyRef.optinal: unknown field (did you mean optional?)"),
         (r#"{"env": [{"name": "A", "valueFrom": {"fileKeyRef": {"volumeName": "v", "path": "p"}}}]}"#, "manifest: env[0].valueFrom.fileKeyRef.key: required field is missing"),
         (r#"{"env": [{"name": "A", "valueFrom": {"fileKeyRef": {"volumeName": "v", "path": "p", "key": "k", "optional": "yes"}}}]}"#, "manifest: env[0].valueFrom.fileKeyRef.optional: expected a boolean, found a string"),
         (r#"{"env": [{"name": "A", "valueFrom": {"bogusRef": {}}}]}"#, "manifest: env[0].valueFrom.bogusRef: unknown field"),
@@ -69,7 +69,7 @@ fn every_error_names_its_json_path() {
         (r#"{"envFrom": [{"fileRef": {"path": "p"}}]}"#, "manifest: envFrom[0].fileRef.volumeName: required field is missing"),
         (r#"{"volumeMounts": [{"name": "v", "mountPath": "/d", "subPath": "x"}]}"#, "manifest: volumeMounts[0].subPath: is not supported (the volume root would be ambiguous)"),
         (r#"{"volumeMounts": [{"name": "v", "mountPath": "/d", "subPathExpr": "x"}]}"#, "manifest: volumeMounts[0].subPathExpr: is not supported (the volume root would be ambiguous)"),
-        (r#"{"volumeMounts": [{"name": "v", "mountPth": "/d"}]}"#, "manifest: volumeMounts[0].mountPth: unknown field"),
+        (r#"{"volumeMounts": [{"name": "v", "mountPth": "/d"}]}"#, "manifest: volumeMounts[0].mountPth: unknown field (did you mean mountPath?)"),
         (r#"{"command": ["a", 1]}"#, "manifest: command[1]: expected a string, found a number"),
         (r#"{"args": "x"}"#, "manifest: args: expected an array, found a string"),
         (r#"{"args": ["a\u0000b"]}"#, "manifest: args[0]: contains a NUL byte"),
@@ -355,9 +355,13 @@ fn an_escaped_key_is_the_field_it_spells() {
     assert_eq!(m.env_from, vec![EnvFrom::File { file: file("p", false), prefix: "P_".into() }]);
     // A name that is only a prefix of the key, or the key a prefix of a name, is another field.
     let got = errors(r#"{"env": [{"name": "A", "names": 1, "nam": 2, "valueFro": 3, "n\u0061mes": 4}]}"#);
-    assert_eq!(got, ["manifest: env[0].nam: unknown field", "manifest: env[0].names: unknown field", "manifest: env[0].valueFro: unknown field"]);
+    assert_eq!(got, [
+        "manifest: env[0].nam: unknown field (did you mean name?)",
+        "manifest: env[0].names: unknown field (did you mean name?)",
+        "manifest: env[0].valueFro: unknown field (did you mean valueFrom?)"
+    ]);
     let got = errors(r#"{"volumeMounts": [{"name": "v", "mountPath": "/d", "subPat\u0068": "x", "subPathEx": 1}]}"#);
-    assert_eq!(got, ["manifest: volumeMounts[0].subPathEx: unknown field", "manifest: volumeMounts[0].subPath: is not supported (the volume root would be ambiguous)"]);
+    assert_eq!(got, ["manifest: volumeMounts[0].subPathEx: unknown field (did you mean subPathExpr?)", "manifest: volumeMounts[0].subPath: is not supported (the volume root would be ambiguous)"]);
 }
 
 /// The word-at-a-time comparison the reader's keys use agrees with `==`

@@ -1,62 +1,74 @@
 //! Signals: sets and masks, dispositions and handlers, waiting for one, sending one.
 //!
-//! Sets and masks go through `nix`. Dispositions, `sigtimedwait` and `kill`
-//! stay raw `libc`: `nix`'s `Signal` has no real-time signals, which `--init`
-//! forwards and resets in its child (every signal up to `SIGRTMAX`); its
-//! `sigaction` cannot read an action without installing one, and
-//! [`catch_if_default`] must not replace an inherited `SIG_IGN` even for an
-//! instant; and it has no `sigtimedwait`.
+//! Sets, masks and `sigtimedwait` are the kernel's own, through raw system
+//! calls: the C library leaves out of `sigfillset` and `sigaddset` the
+//! real-time signals it reserves for itself (32-34 with musl, 32-33 with
+//! glibc) and glibc's `sigprocmask` removes them from a mask, yet the kernel
+//! delivers them like any other: `--init` must block, wait for and forward
+//! every signal up to 64 (SIGRTMAX), those included. Dispositions and `kill`
+//! stay `libc`: [`catch_if_default`] must read an action without installing
+//! one, which `nix`'s `sigaction` cannot.
 
 use std::io;
 
-use nix::sys::signal::{sigprocmask, SigmaskHow, Signal};
-
 use super::cvt;
 
-/// A set of signals (`sigset_t`).
+/// The kernel's number of signals (`_NSIG - 1`), the same on every architecture envshim is built for.
+const KERNEL_SIGNALS: libc::c_int = 64;
+
+/// A set of signals as the kernel takes it: bit N-1 is signal N.
 #[derive(Clone, Copy)]
-pub struct SigSet(nix::sys::signal::SigSet);
+pub struct SigSet(u64);
 
 impl SigSet {
     /// The empty set.
     pub fn empty() -> SigSet {
-        SigSet(nix::sys::signal::SigSet::empty())
+        SigSet(0)
     }
 
-    /// Every signal.
+    /// Every signal, the C library's reserved ones included.
     pub fn full() -> SigSet {
-        SigSet(nix::sys::signal::SigSet::all())
+        SigSet(u64::MAX)
     }
 
-    /// Adds `sig`; EINVAL when it is not a signal number (or a real-time one).
+    /// Adds `sig`; EINVAL when it is not a signal number.
     pub fn add(&mut self, sig: libc::c_int) -> io::Result<()> {
-        self.0.add(Signal::try_from(sig)?);
+        self.0 |= bit(sig)?;
         Ok(())
     }
 
-    /// Removes `sig`; EINVAL when it is not a signal number (or a real-time one).
+    /// Removes `sig`; EINVAL when it is not a signal number.
     pub fn remove(&mut self, sig: libc::c_int) -> io::Result<()> {
-        self.0.remove(Signal::try_from(sig)?);
+        self.0 &= !bit(sig)?;
         Ok(())
     }
+}
 
-    fn as_ptr(&self) -> *const libc::sigset_t {
-        self.0.as_ref()
+fn bit(sig: libc::c_int) -> io::Result<u64> {
+    if (1..=KERNEL_SIGNALS).contains(&sig) {
+        Ok(1 << (sig - 1))
+    } else {
+        Err(io::Error::from_raw_os_error(libc::EINVAL))
     }
+}
+
+/// `rt_sigprocmask(how, set)`; returns the previous mask.
+fn sigprocmask(how: libc::c_int, set: &SigSet) -> io::Result<SigSet> {
+    let mut old = SigSet::empty();
+    // SAFETY: both sets are 8 bytes, the size passed, and outlive the call.
+    let r = unsafe { libc::syscall(libc::SYS_rt_sigprocmask, how, &set.0 as *const u64, &mut old.0 as *mut u64, 8usize) };
+    cvt(r as libc::c_int)?;
+    Ok(old)
 }
 
 /// `sigprocmask(SIG_SETMASK)`: blocks exactly `set`; returns the previous mask.
 pub fn set_signal_mask(set: &SigSet) -> io::Result<SigSet> {
-    let mut old = SigSet::empty();
-    sigprocmask(SigmaskHow::SIG_SETMASK, Some(&set.0), Some(&mut old.0))?;
-    Ok(old)
+    sigprocmask(libc::SIG_SETMASK, set)
 }
 
 /// `sigprocmask(SIG_BLOCK)`: blocks `set` as well; returns the previous mask.
 pub fn block_signals(set: &SigSet) -> io::Result<SigSet> {
-    let mut old = SigSet::empty();
-    sigprocmask(SigmaskHow::SIG_BLOCK, Some(&set.0), Some(&mut old.0))?;
-    Ok(old)
+    sigprocmask(libc::SIG_BLOCK, set)
 }
 
 /// What a signal does when it is delivered.
@@ -66,16 +78,28 @@ pub enum Disposition {
     Ignore,
 }
 
-/// `sigaction(2)` setting `SIG_DFL` or `SIG_IGN`.
+/// The kernel's `struct sigaction` (x86_64 and aarch64 alike), for the
+/// raw `rt_sigaction`: the C library's refuses its reserved signals.
+#[repr(C)]
+struct KernelSigaction {
+    handler: libc::sighandler_t,
+    flags: libc::c_ulong,
+    restorer: usize,
+    mask: u64,
+}
+
+/// `rt_sigaction(2)` setting `SIG_DFL` or `SIG_IGN`, for any signal up to 64
+/// (no handler: neither needs the C library's restorer).
 pub fn set_disposition(sig: libc::c_int, disposition: Disposition) -> io::Result<()> {
-    // SAFETY: a zeroed `sigaction` is valid: no flags, an empty mask.
-    let mut action: libc::sigaction = unsafe { std::mem::zeroed() };
-    action.sa_sigaction = match disposition {
+    let handler = match disposition {
         Disposition::Default => libc::SIG_DFL,
         Disposition::Ignore => libc::SIG_IGN,
     };
-    // SAFETY: `action` is valid for the call; the previous action is not asked for.
-    cvt(unsafe { libc::sigaction(sig, &action, std::ptr::null_mut()) }).map(drop)
+    let action = KernelSigaction { handler, flags: 0, restorer: 0, mask: 0 };
+    // SAFETY: `action` is the kernel's layout, its mask 8 bytes (the size
+    // passed), valid for the call; the previous action is not asked for.
+    let r = unsafe { libc::syscall(libc::SYS_rt_sigaction, sig, &action as *const KernelSigaction, std::ptr::null_mut::<KernelSigaction>(), 8usize) };
+    cvt(r as libc::c_int).map(drop)
 }
 
 /// What a signal caught by [`catch_if_default`] does.
@@ -138,8 +162,8 @@ pub fn wait_signal(set: &SigSet, timeout: Option<std::time::Duration>) -> io::Re
     let ts_ptr = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
     // SAFETY: a zeroed `siginfo_t` is valid storage; the kernel fills it.
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    // SAFETY: `set`, `info` and `ts` (when given) outlive the call.
-    let sig = unsafe { libc::sigtimedwait(set.as_ptr(), &mut info, ts_ptr) };
+    // SAFETY: `set` (8 bytes, the size passed), `info` and `ts` (when given) outlive the call.
+    let sig = unsafe { libc::syscall(libc::SYS_rt_sigtimedwait, &set.0 as *const u64, &mut info as *mut libc::siginfo_t, ts_ptr, 8usize) } as libc::c_int;
     if sig >= 0 {
         return Ok(Some(sig));
     }
