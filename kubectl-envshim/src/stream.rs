@@ -5,11 +5,13 @@ use serde_json::Value;
 
 use crate::code;
 use crate::convert::{self, Problem, Settings};
+use crate::warn::Note;
 
 pub struct Output {
     pub text: String,
     pub json: bool,
-    pub changed: bool,
+    /// Each object that changed, with its document's number (none: nothing changed).
+    pub notes: Vec<(usize, Note)>,
 }
 
 /// Converts the stream `text` (from `shown`). Err: every problem, as (exit code, message).
@@ -32,7 +34,7 @@ fn located(shown: &str, n: usize, problems: Vec<Problem>) -> Vec<(u8, String)> {
 /// None when the text is not a stream of JSON values.
 fn json(text: &str, shown: &str, s: &Settings) -> Option<Result<Output, Vec<(u8, String)>>> {
     let mut values = serde_json::Deserializer::from_str(text).into_iter::<Value>();
-    let (mut out, mut errors, mut changed, mut copied, mut n) = (String::new(), Vec::new(), false, 0usize, 0usize);
+    let (mut out, mut errors, mut notes, mut copied, mut n) = (String::new(), Vec::new(), Vec::new(), 0usize, 0usize);
     loop {
         let before = values.byte_offset();
         let next = values.next();
@@ -49,10 +51,10 @@ fn json(text: &str, shown: &str, s: &Settings) -> Option<Result<Output, Vec<(u8,
         let end = values.byte_offset();
         let start = before + text[before..end].len() - text[before..end].trim_start().len();
         match convert::document(&mut doc, s) {
-            Ok(false) => {}
-            Ok(true) => match serde_json::to_string_pretty(&doc) {
+            Ok(changed) if changed.is_empty() => {}
+            Ok(changed) => match serde_json::to_string_pretty(&doc) {
                 Ok(t) => {
-                    changed = true;
+                    notes.extend(changed.into_iter().map(|c| (n, c)));
                     out.push_str(&text[copied..start]);
                     out.push_str(&t);
                     copied = end;
@@ -63,7 +65,7 @@ fn json(text: &str, shown: &str, s: &Settings) -> Option<Result<Output, Vec<(u8,
         }
     }
     out.push_str(&text[copied..]);
-    Some(if errors.is_empty() { Ok(Output { text: out, json: true, changed }) } else { Err(errors) })
+    Some(if errors.is_empty() { Ok(Output { text: out, json: true, notes }) } else { Err(errors) })
 }
 
 /// Is `line` a document marker (`---` or `...` at the start of a line, then a blank or the end)?
@@ -97,7 +99,7 @@ fn yaml(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(u8, String
     if begin < text.len() || chunks.is_empty() {
         chunks.push((begin_line, &text[begin..]));
     }
-    let (mut out, mut errors, mut changed, mut n) = (String::with_capacity(text.len()), Vec::new(), false, 0usize);
+    let (mut out, mut errors, mut notes, mut n) = (String::with_capacity(text.len()), Vec::new(), Vec::new(), 0usize);
     for (line, chunk) in chunks {
         let content = chunk.lines().any(|l| !nothing(l) && !marker(l, "---") && !marker(l, "...") && !l.starts_with('%'))
             || chunk.lines().any(|l| marker(l, "---") && !nothing(&l[3..]));
@@ -123,10 +125,10 @@ fn yaml(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(u8, String
             }
         };
         match convert::document(&mut doc, s) {
-            Ok(false) => out.push_str(chunk),
-            Ok(true) => match serde_norway::to_string(&doc) {
+            Ok(changed) if changed.is_empty() => out.push_str(chunk),
+            Ok(changed) => match serde_norway::to_string(&doc) {
                 Ok(t) => {
-                    changed = true;
+                    notes.extend(changed.into_iter().map(|c| (n, c)));
                     // Keep the marker line (when it holds nothing else) and the comments above the document.
                     let mut kept = 0;
                     for l in chunk.split_inclusive('\n') {
@@ -149,7 +151,7 @@ fn yaml(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(u8, String
         }
     }
     if errors.is_empty() {
-        Ok(Output { text: out, json: false, changed })
+        Ok(Output { text: out, json: false, notes })
     } else {
         Err(errors)
     }
@@ -159,7 +161,7 @@ fn yaml(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(u8, String
 /// kubectl reads YAML 1.1, where a plain number with a leading 0 is octal; the
 /// parser reads YAML 1.2, where it is a string, which would be written back
 /// quoted, and refused by the API server. Only these two keys hold modes.
-fn octal_modes(chunk: &str) -> std::borrow::Cow<'_, str> {
+pub fn octal_modes(chunk: &str) -> std::borrow::Cow<'_, str> {
     if !chunk.contains("ode:") {
         return chunk.into();
     }

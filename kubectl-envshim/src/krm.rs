@@ -1,0 +1,192 @@
+//! `kubectl-envshim krm`: the conversion as a step of kpt's or kustomize's
+//! pipeline.
+//!
+//! - No argument: a KRM function (kpt, and standalone kustomize's exec
+//!   functions): a `ResourceList` on stdin, written back on stdout with its
+//!   items converted and `results` for errors and warnings; an item the
+//!   conversion does not change is the tree it came as (annotations kept).
+//!   Its `functionConfig` is a ConfigMap whose `data` keys are the long
+//!   option names of `convert`.
+//! - One argument: kustomize's exec transformer plugin (`kubectl kustomize
+//!   --enable-alpha-plugins`): argv[1] is the transformer's config file (the
+//!   same `data` keys), stdin and stdout plain YAML streams, converted as
+//!   `convert` does (a document it does not change is copied byte for byte).
+
+use serde_json::{json, Map, Value};
+
+use crate::cli::{KrmArgs, Options};
+use crate::{code, convert, fail, input, say, settings, stream, tree, usage, MAX_INPUT_BYTES};
+
+/// The `data` keys of the config: `convert`'s long option names.
+const KEYS: [&str; 6] = ["shim-image", "shim-path", "entrypoint", "wait", "installer-cpu", "installer-memory"];
+
+pub fn command(args: &KrmArgs) -> u8 {
+    let stdin = match input::read(std::path::Path::new("-"), MAX_INPUT_BYTES) {
+        Ok(t) => t,
+        Err(e) => return fail(&[(code::DATAERR, format!("stdin {e}"))]),
+    };
+    match &args.config {
+        Some(config) => transformer(config, &stdin),
+        None => function(&stdin),
+    }
+}
+
+/// kustomize's exec transformer plugin: the config file, a plain stream on stdin.
+fn transformer(config: &std::ffi::OsString, stdin: &str) -> u8 {
+    let shown = std::path::Path::new(config).display().to_string();
+    let config = input::read(std::path::Path::new(config), MAX_INPUT_BYTES)
+        .map_err(|e| (code::DATAERR, format!("{shown} {e}")))
+        .and_then(|text| tree::read(&text).map_err(|e| (code::DATAERR, format!("{shown}: {e}"))));
+    let config = match config {
+        Ok(docs) if docs.len() == 1 => docs.into_iter().next().unwrap_or_default(),
+        Ok(_) => return fail(&[(code::DATAERR, format!("{shown}: expected one document, the transformer's config"))]),
+        Err(e) => return fail(&[e]),
+    };
+    let settings = match options(&config).and_then(|o| settings(&o)) {
+        Ok(s) => s,
+        Err(e) => return usage(&format!("{shown}: {e}")),
+    };
+    match stream::convert(stdin, "stdin", &settings) {
+        Ok(out) => {
+            for (n, note) in &out.notes {
+                for w in &note.warnings {
+                    say(&format!("warning: stdin: document {n} ({}): {w}", note.object));
+                }
+            }
+            crate::write_stdout(out.text.as_bytes())
+        }
+        Err(errors) => fail(&errors),
+    }
+}
+
+/// A KRM function: a `ResourceList` on stdin and stdout.
+fn function(stdin: &str) -> u8 {
+    let list = match tree::read(stdin) {
+        Ok(docs) if docs.len() == 1 => docs.into_iter().next().unwrap_or_default(),
+        Ok(_) => return fail(&[(code::DATAERR, "stdin: expected one ResourceList (a KRM function's input)".into())]),
+        Err(e) => return fail(&[(code::DATAERR, format!("stdin: {e}"))]),
+    };
+    let Some(mut list) = list.as_object().filter(|l| l.get("kind").and_then(Value::as_str) == Some("ResourceList")).cloned() else {
+        return fail(&[(
+            code::DATAERR,
+            "stdin: not a ResourceList; kpt and KRM function runners send one, and kustomize's exec transformer plugin gives its config file as the argument".into(),
+        )]);
+    };
+    let mut results = Vec::new();
+    let settings = list.get("functionConfig").filter(|c| !c.is_null()).map_or_else(|| options(&json!({})), options).and_then(|o| settings(&o));
+    let failed = match settings {
+        Err(e) => {
+            results.push(json!({"message": format!("functionConfig: {e}"), "severity": "error"}));
+            true
+        }
+        Ok(s) => {
+            let items = list.get_mut("items").and_then(Value::as_array_mut).map(std::mem::take).unwrap_or_default();
+            let (items, failed) = convert_items(items, &s, &mut results);
+            list.insert("items".into(), Value::Array(items));
+            failed
+        }
+    };
+    if !results.is_empty() {
+        list.insert("results".into(), Value::Array(results));
+    }
+    let code = match tree::write(&Value::Object(list)) {
+        Ok(text) => crate::write_stdout(text.as_bytes()),
+        Err(e) => return fail(&[(code::DATAERR, format!("stdout: the ResourceList {e}"))]),
+    };
+    if failed {
+        code::CONFIG
+    } else {
+        code
+    }
+}
+
+/// Each item converted, or as it came; the errors and warnings as results.
+/// With any error, every item comes back as it came (a pipeline stops there).
+fn convert_items(items: Vec<Value>, s: &convert::Settings, results: &mut Vec<Value>) -> (Vec<Value>, bool) {
+    let mut out = Vec::with_capacity(items.len());
+    let mut failed = false;
+    for item in &items {
+        let mut converted = item.clone();
+        match convert::document(&mut converted, s) {
+            Ok(notes) => {
+                for note in notes {
+                    for w in note.warnings {
+                        results.push(result(item, &w, "warning", None));
+                    }
+                }
+                out.push(converted);
+            }
+            Err(problems) => {
+                failed = true;
+                for p in problems {
+                    results.push(result(item, &format!("{}: {}", p.object, p.message), "error", Some(&p.path)));
+                }
+            }
+        }
+    }
+    (if failed { items } else { out }, failed)
+}
+
+/// A result of the KRM functions specification, naming the item and its file.
+fn result(item: &Value, message: &str, severity: &str, field: Option<&str>) -> Value {
+    let mut r = Map::new();
+    r.insert("message".into(), message.into());
+    r.insert("severity".into(), severity.into());
+    let meta = &item["metadata"];
+    let mut reference = Map::new();
+    for (key, value) in [("apiVersion", &item["apiVersion"]), ("kind", &item["kind"]), ("name", &meta["name"]), ("namespace", &meta["namespace"])] {
+        if value.is_string() {
+            reference.insert(key.into(), value.clone());
+        }
+    }
+    r.insert("resourceRef".into(), Value::Object(reference));
+    if let Some(path) = field {
+        r.insert("field".into(), json!({"path": path}));
+    }
+    let annotations = &meta["annotations"];
+    let path = ["internal.config.kubernetes.io/path", "config.kubernetes.io/path"].iter().find_map(|k| annotations[*k].as_str());
+    if let Some(path) = path {
+        r.insert("file".into(), json!({"path": path}));
+    }
+    Value::Object(r)
+}
+
+/// `convert`'s options from a config's `data` (every value a string;
+/// `entrypoint` one `CONTAINER=PROGRAM` a line). Err: a key or value it does
+/// not take.
+fn options(config: &Value) -> Result<Options, String> {
+    let mut o = Options {
+        shim_image: None,
+        shim_path: convert::DEFAULT_SHIM_PATH.into(),
+        entrypoint: Vec::new(),
+        wait: None,
+        installer_cpu: crate::cli::DEFAULT_INSTALLER_CPU.into(),
+        installer_memory: crate::cli::DEFAULT_INSTALLER_MEMORY.into(),
+    };
+    let data = match config.get("data") {
+        None | Some(Value::Null) => return Ok(o),
+        Some(Value::Object(data)) => data,
+        Some(_) => return Err("data is not a mapping of option names to strings".into()),
+    };
+    for (key, value) in data {
+        let Some(value) = value.as_str() else {
+            return Err(format!("data.{key} is not a string (quote it)"));
+        };
+        match key.as_str() {
+            "shim-image" => o.shim_image = Some(value.into()),
+            "shim-path" => o.shim_path = value.into(),
+            "wait" => o.wait = Some(value.into()),
+            "installer-cpu" => o.installer_cpu = value.into(),
+            "installer-memory" => o.installer_memory = value.into(),
+            "entrypoint" => o.entrypoint = value.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect(),
+            _ => {
+                let hint = match envshim::suggest::closest(key.as_bytes(), &KEYS) {
+                    Some(k) => format!("did you mean {k}?"),
+                    None => format!("it takes {}", KEYS.join(", ")),
+                };
+                return Err(format!("data.{key} is not an option of kubectl envshim ({hint})"));
+            }
+        }
+    }
+    Ok(o)
+}
