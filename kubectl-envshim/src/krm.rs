@@ -73,48 +73,114 @@ fn function(stdin: &str) -> u8 {
         )]);
     };
     let mut results = Vec::new();
-    let settings = list.get("functionConfig").filter(|c| !c.is_null()).map_or_else(|| options(&json!({})), options).and_then(|o| settings(&o));
-    let failed = match settings {
+    let config = list.get("functionConfig").cloned().unwrap_or_default();
+    let items = list.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
+    let converted = match options(&config).and_then(|o| settings(&o)) {
         Err(e) => {
             results.push(json!({"message": format!("functionConfig: {e}"), "severity": "error"}));
-            true
+            None
         }
-        Ok(s) => {
-            let items = list.get_mut("items").and_then(Value::as_array_mut).map(std::mem::take).unwrap_or_default();
-            let (items, failed) = convert_items(items, &s, &mut results);
-            list.insert("items".into(), Value::Array(items));
-            failed
+        Ok(s) => convert_items(&items, &s, &mut results),
+    };
+    // The output: the input's text with each converted item's text replaced
+    // (kpt rewrites each file from it: an item left alone stays byte for
+    // byte), or, when the text is not laid out as kpt and kyaml write a
+    // ResourceList, the whole list written anew.
+    let results_text = match results.is_empty() {
+        true => Ok(String::new()),
+        false => tree::write(&json!({ "results": results })),
+    };
+    let spans = item_spans(stdin).filter(|s| s.len() == items.len() && !list.contains_key("results"));
+    let text = match (spans, results_text) {
+        (Some(spans), Ok(results_text)) => {
+            let mut out = String::with_capacity(stdin.len());
+            let mut copied = 0;
+            for (span, item) in spans.iter().zip(converted.iter().flatten()) {
+                let Some(item) = item else { continue };
+                let Ok(written) = tree::write(item) else { continue };
+                out.push_str(&stdin[copied..span.start]);
+                for (i, line) in written.lines().enumerate() {
+                    let indent = if i == 0 { "- " } else if line.is_empty() { "" } else { "  " };
+                    out.push_str(&format!("{indent}{line}\n"));
+                }
+                copied = span.end;
+            }
+            out.push_str(&stdin[copied..]);
+            if !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out.push_str(&results_text);
+            Ok(out)
+        }
+        _ => {
+            if let Some(converted) = &converted {
+                let items = items.iter().zip(converted).map(|(i, c)| c.as_ref().unwrap_or(i).clone()).collect();
+                list.insert("items".into(), Value::Array(items));
+            }
+            if !results.is_empty() {
+                list.insert("results".into(), Value::Array(results));
+            }
+            tree::write(&Value::Object(list))
         }
     };
-    if !results.is_empty() {
-        list.insert("results".into(), Value::Array(results));
-    }
-    let code = match tree::write(&Value::Object(list)) {
+    let written = match text {
         Ok(text) => crate::write_stdout(text.as_bytes()),
         Err(e) => return fail(&[(code::DATAERR, format!("stdout: the ResourceList {e}"))]),
     };
-    if failed {
-        code::CONFIG
-    } else {
-        code
+    match converted {
+        None => code::CONFIG,
+        Some(_) => written,
     }
 }
 
-/// Each item converted, or as it came; the errors and warnings as results.
-/// With any error, every item comes back as it came (a pipeline stops there).
-fn convert_items(items: Vec<Value>, s: &convert::Settings, results: &mut Vec<Value>) -> (Vec<Value>, bool) {
+/// The byte ranges of the items in `text`, a ResourceList as kyaml writes
+/// it: `items:` at column 0, each item a `- ` line at column 0 and the lines
+/// under it indented. None: laid out otherwise.
+fn item_spans(text: &str) -> Option<Vec<std::ops::Range<usize>>> {
+    let (mut spans, mut current, mut offset, mut in_items) = (Vec::new(), None, 0, false);
+    for line in text.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let body = line.trim_end_matches(['\n', '\r']);
+        if !in_items {
+            in_items = body == "items:";
+            if body.starts_with("items:") && !in_items {
+                return None; // `items: []`, a flow sequence
+            }
+            continue;
+        }
+        if body.starts_with("- ") || body == "-" {
+            spans.extend(current.replace(start).map(|s| s..start));
+        } else if body.starts_with(' ') || body.starts_with('#') || body.is_empty() {
+            if current.is_none() && !body.trim().is_empty() && !body.starts_with('#') {
+                return None; // `items:` then an indented sequence
+            }
+        } else {
+            // The next key of the ResourceList: the items end here.
+            spans.extend(current.take().map(|s| s..start));
+            break;
+        }
+    }
+    spans.extend(current.map(|s| s..offset));
+    // A document marker after the items would put `results` in another document.
+    let tail = spans.last().map_or(0, |s| s.end);
+    (!text[tail..].lines().any(|l| l.starts_with("---") || l.starts_with("..."))).then_some(spans)
+}
+
+/// Each item converted (None: unchanged); the errors and warnings as
+/// results. None when any item cannot be converted (the pipeline stops
+/// there, its items as they came).
+fn convert_items(items: &[Value], s: &convert::Settings, results: &mut Vec<Value>) -> Option<Vec<Option<Value>>> {
     let mut out = Vec::with_capacity(items.len());
     let mut failed = false;
-    for item in &items {
+    for item in items {
         let mut converted = item.clone();
         match convert::document(&mut converted, s) {
             Ok(notes) => {
-                for note in notes {
-                    for w in note.warnings {
-                        results.push(result(item, &w, "warning", None));
-                    }
+                for w in notes.iter().flat_map(|n| &n.warnings) {
+                    results.push(result(item, w, "warning", None));
                 }
-                out.push(converted);
+                out.push((!notes.is_empty()).then_some(converted));
             }
             Err(problems) => {
                 failed = true;
@@ -124,7 +190,7 @@ fn convert_items(items: Vec<Value>, s: &convert::Settings, results: &mut Vec<Val
             }
         }
     }
-    (if failed { items } else { out }, failed)
+    (!failed).then_some(out)
 }
 
 /// A result of the KRM functions specification, naming the item and its file.
