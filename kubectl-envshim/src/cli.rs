@@ -10,7 +10,6 @@ use clap::{Args, Parser, Subcommand};
 #[derive(Parser)]
 #[command(
     name = "kubectl-envshim",
-    bin_name = "kubectl envshim",
     version,
     about = "Converts workloads written with native fileKeyRef (Kubernetes 1.34+) to run envshim, for any cluster.",
     after_help = "Exit codes: 0 done; 1 --check: something would change; 2 usage; 65 unreadable or unparsable input; 74 cannot write; 78 a pod that cannot be converted."

@@ -23,7 +23,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 
 use cli::{Cli, Command, ConvertArgs, Options};
 use convert::{Settings, DEFAULT_SHIM_PATH};
@@ -43,7 +43,10 @@ pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
 
 fn main() -> ExitCode {
     let args: Vec<OsString> = std::env::args_os().collect();
-    let cli = match Cli::try_parse_from(&args) {
+    // Its help names it as users type it (`kubectl envshim`); the generated
+    // completions and man pages, as the file on PATH (`kubectl-envshim`).
+    let parsed = Cli::command().bin_name("kubectl envshim").try_get_matches_from(&args).and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
             // --help, --version
