@@ -86,20 +86,15 @@ fn function(stdin: &str) -> u8 {
     // (kpt rewrites each file from it: an item left alone stays byte for
     // byte), or, when the text is not laid out as kpt and kyaml write a
     // ResourceList, the whole list written anew.
-    let results_text = match results.is_empty() {
-        true => Ok(String::new()),
-        false => tree::write(&json!({ "results": results })),
-    };
-    let spans = item_spans(stdin).filter(|s| s.len() == items.len() && !list.contains_key("results"));
-    let text = match (spans, results_text) {
-        (Some(spans), Ok(results_text)) => {
+    let results_text = if results.is_empty() { String::new() } else { tree::write(&json!({ "results": results })) };
+    let text = match item_spans(stdin).filter(|s| s.len() == items.len() && !list.contains_key("results")) {
+        Some(spans) => {
             let mut out = String::with_capacity(stdin.len());
             let mut copied = 0;
             for (span, item) in spans.iter().zip(converted.iter().flatten()) {
                 let Some(item) = item else { continue };
-                let Ok(written) = tree::write(item) else { continue };
                 out.push_str(&stdin[copied..span.start]);
-                for (i, line) in written.lines().enumerate() {
+                for (i, line) in tree::write(item).lines().enumerate() {
                     let indent = if i == 0 { "- " } else if line.is_empty() { "" } else { "  " };
                     out.push_str(&format!("{indent}{line}\n"));
                 }
@@ -109,10 +104,9 @@ fn function(stdin: &str) -> u8 {
             if !out.ends_with('\n') {
                 out.push('\n');
             }
-            out.push_str(&results_text);
-            Ok(out)
+            out + &results_text
         }
-        _ => {
+        None => {
             if let Some(converted) = &converted {
                 let items = items.iter().zip(converted).map(|(i, c)| c.as_ref().unwrap_or(i).clone()).collect();
                 list.insert("items".into(), Value::Array(items));
@@ -123,10 +117,7 @@ fn function(stdin: &str) -> u8 {
             tree::write(&Value::Object(list))
         }
     };
-    let written = match text {
-        Ok(text) => crate::write_stdout(text.as_bytes()),
-        Err(e) => return fail(&[(code::DATAERR, format!("stdout: the ResourceList {e}"))]),
-    };
+    let written = crate::write_stdout(text.as_bytes());
     match converted {
         None => code::CONFIG,
         Some(_) => written,

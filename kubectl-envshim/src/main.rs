@@ -18,6 +18,7 @@ mod manifest;
 mod stream;
 mod tree;
 mod warn;
+mod yaml;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -57,8 +58,9 @@ fn main() -> ExitCode {
     };
     ExitCode::from(match cli.command {
         Command::Convert(args) => convert_command(args),
-        Command::Manifest(args) => manifest::command(&args),
-        Command::Krm(args) => krm::command(&args),
+        // Whole trees read, walked and compared: on the YAML reader's stack.
+        Command::Manifest(args) => stream::on_yaml_stack(|| manifest::command(&args)),
+        Command::Krm(args) => stream::on_yaml_stack(|| krm::command(&args)),
     })
 }
 

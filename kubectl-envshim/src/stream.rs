@@ -6,6 +6,7 @@ use serde_json::Value;
 use crate::code;
 use crate::convert::{self, Problem, Settings};
 use crate::warn::Note;
+use crate::yaml;
 
 pub struct Output {
     pub text: String,
@@ -68,142 +69,63 @@ fn json(text: &str, shown: &str, s: &Settings) -> Option<Result<Output, Vec<(u8,
     Some(if errors.is_empty() { Ok(Output { text: out, json: true, notes }) } else { Err(errors) })
 }
 
-/// Is `line` a document marker (`---` or `...` at the start of a line, then a blank or the end)?
-fn marker(line: &str, m: &str) -> bool {
-    line.strip_prefix(m).is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', '\t', '\r', '\n']))
-}
-
-/// A blank line or a comment.
-fn nothing(line: &str) -> bool {
-    let t = line.trim_start();
-    t.is_empty() || t.starts_with('#')
-}
+/// The stack the YAML path runs on: reading, converting and writing recurse
+/// once per level of nesting, up to the reader's depth limit (10,000).
+const YAML_STACK_BYTES: usize = 256 << 20;
 
 fn yaml(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(u8, String)>> {
-    // The documents' texts, each from its `---` line (or the start) to the next.
-    // A line starting with `---` is always a marker: YAML allows it in no scalar.
-    let mut chunks: Vec<(usize, &str)> = Vec::new(); // (first line number, text)
-    let (mut begin, mut begin_line, mut offset) = (0usize, 1usize, 0usize);
-    for (i, line) in text.split_inclusive('\n').enumerate() {
-        if marker(line, "---") && offset > begin {
-            let prev = &text[begin..offset];
-            // Directives (`%YAML`) before a `---` belong to the document it starts.
-            if !prev.lines().all(|l| nothing(l) || l.starts_with('%')) || !prev.lines().any(|l| l.starts_with('%')) {
-                chunks.push((begin_line, prev));
-                begin = offset;
-                begin_line = i + 1;
-            }
+    on_yaml_stack(|| yaml_documents(text, shown, s))
+}
+
+/// `f` run on a thread with [`YAML_STACK_BYTES`] of stack (`manifest` and
+/// `krm` read and walk whole trees too).
+pub fn on_yaml_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    let f = std::sync::Mutex::new(Some(f));
+    let take = || f.lock().map_or(None, |mut f| f.take());
+    std::thread::scope(|scope| {
+        let run = std::thread::Builder::new().stack_size(YAML_STACK_BYTES).spawn_scoped(scope, || take().map(|f| f()));
+        match run.map(|t| t.join()) {
+            Ok(Ok(Some(out))) => return out,
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            _ => {}
         }
-        offset += line.len();
-    }
-    if begin < text.len() || chunks.is_empty() {
-        chunks.push((begin_line, &text[begin..]));
-    }
-    let (mut out, mut errors, mut notes, mut n) = (String::with_capacity(text.len()), Vec::new(), Vec::new(), 0usize);
-    for (line, chunk) in chunks {
-        let content = chunk.lines().any(|l| !nothing(l) && !marker(l, "---") && !marker(l, "...") && !l.starts_with('%'))
-            || chunk.lines().any(|l| marker(l, "---") && !nothing(&l[3..]));
-        if !content {
-            out.push_str(chunk);
-            continue;
+        // No thread (the system refused one): on this one (the thread never took `f`).
+        match take() {
+            Some(f) => f(),
+            None => unreachable!("f is taken once, by a thread that returned its result"),
         }
-        n += 1;
-        let mut yaml: serde_norway::Value = match serde_norway::from_str(&octal_modes(chunk)) {
-            Ok(doc) => doc,
-            Err(e) => {
-                let at = e.location().map(|l| format!(" (line {})", line + l.line() - 1)).unwrap_or_default();
-                errors.push((code::DATAERR, format!("{shown}: document {n}{at}: not valid YAML: {}", strip_location(&e.to_string()))));
-                continue;
-            }
-        };
-        let _ = yaml.apply_merge();
-        let mut doc: Value = match serde_json::to_value(&yaml) {
-            Ok(doc) => doc,
-            Err(e) => {
-                errors.push((code::DATAERR, format!("{shown}: document {n}: not a JSON document ({e})")));
-                continue;
-            }
-        };
-        match convert::document(&mut doc, s) {
-            Ok(changed) if changed.is_empty() => out.push_str(chunk),
-            Ok(changed) => match serde_norway::to_string(&doc) {
-                Ok(t) => {
-                    notes.extend(changed.into_iter().map(|c| (n, c)));
-                    // Keep the marker line (when it holds nothing else) and the comments above the document.
-                    let mut kept = 0;
-                    for l in chunk.split_inclusive('\n') {
-                        if nothing(l) || (marker(l, "---") && nothing(&l[3..])) || l.starts_with('%') {
-                            kept += l.len();
-                        } else {
-                            break;
-                        }
-                    }
-                    let head = &chunk[..kept];
-                    if head.is_empty() && marker(chunk, "---") {
-                        out.push_str("---\n");
-                    }
-                    out.push_str(head);
-                    out.push_str(&t);
+    })
+}
+
+/// Each document read as kubectl reads it; one the conversion changes is
+/// written anew in its place (the `---` line, directives and the comments
+/// around it stay), every other byte is copied.
+fn yaml_documents(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(u8, String)>> {
+    let docs = yaml::read_stream(text).map_err(|e| vec![(code::DATAERR, format!("{shown}: {e}"))])?;
+    let (mut out, mut errors, mut notes, mut copied) = (String::with_capacity(text.len()), Vec::new(), Vec::new(), 0usize);
+    for (i, mut doc) in docs.into_iter().enumerate() {
+        match convert::document(&mut doc.value, s) {
+            Ok(changed) if changed.is_empty() => {}
+            Ok(changed) => {
+                notes.extend(changed.into_iter().map(|c| (i + 1, c)));
+                let line_start = text[..doc.span.start].rfind('\n').map_or(0, |i| i + 1);
+                let shares_line = !text[line_start..doc.span.start].trim().is_empty();
+                // An indented root is rewritten from its line's start; one after `--- ` on a line of its own.
+                let start = if shares_line { doc.span.start } else { line_start };
+                out.push_str(&text[copied..start]);
+                if shares_line {
+                    out.push('\n');
                 }
-                Err(e) => errors.push((code::DATAERR, format!("{shown}: document {n}: cannot be written as YAML ({e})"))),
-            },
-            Err(problems) => errors.extend(located(shown, n, problems)),
+                out.push_str(&yaml::write(&doc.value));
+                copied = doc.span.end;
+            }
+            Err(problems) => errors.extend(located(shown, i + 1, problems)),
         }
     }
+    out.push_str(&text[copied..]);
     if errors.is_empty() {
         Ok(Output { text: out, json: false, notes })
     } else {
         Err(errors)
-    }
-}
-
-/// The file modes of volumes (`defaultMode: 0400`, `mode: 0644`) in decimal.
-/// kubectl reads YAML 1.1, where a plain number with a leading 0 is octal; the
-/// parser reads YAML 1.2, where it is a string, which would be written back
-/// quoted, and refused by the API server. Only these two keys hold modes.
-pub fn octal_modes(chunk: &str) -> std::borrow::Cow<'_, str> {
-    if !chunk.contains("ode:") {
-        return chunk.into();
-    }
-    let mut out = String::with_capacity(chunk.len());
-    for line in chunk.split_inclusive('\n') {
-        let mut line = line.to_string();
-        while let Some(fixed) = octal_mode(&line) {
-            line = fixed;
-        }
-        out.push_str(&line);
-    }
-    out.into()
-}
-
-fn octal_mode(line: &str) -> Option<String> {
-    for key in ["defaultMode:", "mode:"] {
-        let mut from = 0;
-        while let Some(i) = line[from..].find(key).map(|i| i + from) {
-            from = i + key.len();
-            let before = line[..i].chars().next_back();
-            if !before.is_none_or(|c| c.is_whitespace() || c == '{' || c == ',' || c == '-') {
-                continue;
-            }
-            let rest = &line[from..];
-            let digits_at = from + (rest.len() - rest.trim_start_matches([' ', '\t']).len());
-            let digits: &str = &line[digits_at..];
-            let end = digits.find(|c: char| !c.is_ascii_digit()).unwrap_or(digits.len());
-            let (number, after) = digits.split_at(end);
-            let ends = after.is_empty() || after.starts_with([' ', '\t', '\r', '\n', ',', '}']);
-            if digits_at > from && number.len() > 1 && number.starts_with('0') && number.bytes().all(|b| (b'0'..=b'7').contains(&b)) && ends {
-                let value = u32::from_str_radix(number, 8).ok()?;
-                return Some(format!("{}{value}{after}", &line[..digits_at]));
-            }
-        }
-    }
-    None
-}
-
-/// The parser's message without its ` at line L column C` (the caller gives the line in the stream).
-fn strip_location(message: &str) -> &str {
-    match message.find(" at line ") {
-        Some(i) => &message[..i],
-        None => message,
     }
 }

@@ -264,7 +264,7 @@ fn manifest_prints_one_container_for_envshim() {
     assert_eq!(out.stderr, "kubectl-envshim: warning: container app reads the volume config without mounting it: mount it in the container, where envshim reads it\n");
     // A schema error envshim would give at start-up, given now.
     envshim(&["manifest"], &DEPLOYMENT.replace("path: app.env", "path: app.env, paht: x")).fails(78, &["paht"]);
-    envshim(&["manifest"], &format!("kind: Pod\nmetadata: {{name: \"{SENTINEL}\n")).fails(65, &["stdin: document 1: not valid YAML"]);
+    envshim(&["manifest"], &format!("kind: Pod\nmetadata: {{name: \"{SENTINEL}\n")).fails(65, &["stdin: document 1 (line 2): not valid YAML"]);
 }
 
 #[test]
