@@ -141,7 +141,7 @@ fn syntax_error(bytes: &[u8], shown: &str, (e, line): (String, usize)) -> Error 
     let name = display(shown);
     let mut error = if looks_like_yaml(bytes) {
         Error::config(format!(
-            "{name} is not valid JSON: it looks like YAML; convert it (yq -o json FILE, or kubectl create --dry-run=client -o json -f FILE for a whole object)"
+            "{name} is not valid JSON: it looks like YAML; convert it (kubectl envshim manifest -f FILE [--container NAME], or yq -o json FILE)"
         ))
     } else {
         Error::config(format!("{name} is not valid JSON: {e}"))

@@ -105,7 +105,7 @@ fn a_yaml_manifest_says_so_and_how_to_get_json() {
         let m = v.file_str("m.yaml", &yaml);
         envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(
             78,
-            &[&format!("manifest {m} is not valid JSON: it looks like YAML; convert it (yq -o json FILE, or kubectl create --dry-run=client -o json -f FILE for a whole object)")],
+            &[&format!("manifest {m} is not valid JSON: it looks like YAML; convert it (kubectl envshim manifest -f FILE [--container NAME], or yq -o json FILE)")],
         );
     }
     // Broken JSON is not called YAML.
