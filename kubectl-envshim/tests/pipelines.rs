@@ -319,6 +319,20 @@ fn kpt_runs_it_as_a_function() {
 }
 
 #[test]
+fn a_kptfile_pipeline_runs_it_with_kpt_fn_render() {
+    let d = package();
+    let pkg = d.path().join("pkg");
+    let bin = bin_dir();
+    write(&pkg, "envshim.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: envshim\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n  wait: 5s\n");
+    write(&pkg, "Kptfile", "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n  mutators:\n  - exec: \"kubectl-envshim krm\"\n    configPath: envshim.yaml\n");
+    let out = run("kpt", &["fn", "render", pkg.to_str().unwrap(), "--allow-exec"], "", Some(bin.path()), &[]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let app = std::fs::read_to_string(pkg.join("app.yaml")).unwrap();
+    assert_eq!(docs(&app)[0]["spec"]["template"]["spec"]["containers"][0]["env"][3], serde_json::json!({"name": "ENVSHIM_WAIT", "value": "5s"}));
+    assert!(app.ends_with(&format!("---\n{CONFIG_MAP}")), "{app}");
+}
+
+#[test]
 fn kpt_shows_its_errors_as_results_and_changes_nothing() {
     let d = package();
     let pkg = d.path().join("pkg");
