@@ -10,9 +10,10 @@ const MAX_COMPARED: usize = 64;
 /// substitutions and swaps of two neighbours, each 1) between `a` and `b`.
 pub fn distance(a: &[u8], b: &[u8]) -> usize {
     let (a, b) = (&a[..a.len().min(MAX_COMPARED)], &b[..b.len().min(MAX_COMPARED)]);
-    // Three rows: two back (for a swap), one back, this one.
+    // Three rows: two back (for a swap), one back, this one. Row 0 (the
+    // distances from "") starts last: the first rotation makes it "one back".
     let mut rows = [[0usize; MAX_COMPARED + 1]; 3];
-    for (j, cell) in rows[1].iter_mut().enumerate().take(b.len() + 1) {
+    for (j, cell) in rows[2].iter_mut().enumerate().take(b.len() + 1) {
         *cell = j;
     }
     for i in 1..=a.len() {
@@ -28,7 +29,7 @@ pub fn distance(a: &[u8], b: &[u8]) -> usize {
             row[j] = d;
         }
     }
-    rows[2 - usize::from(a.is_empty())][b.len()]
+    rows[2][b.len()]
 }
 
 /// The known name closest to `word`, if it is close enough to be a
@@ -51,6 +52,10 @@ mod tests {
         assert_eq!(distance(b"ENVSHIM_MANIFST", b"ENVSHIM_MANIFEST"), 1);
         assert_eq!(distance(b"chekc", b"check"), 1);
         assert_eq!(distance(b"kitten", b"sitting"), 3);
+        // A short word against a long one: each missing byte counts.
+        assert_eq!(distance(b"-x", b"--help"), 5);
+        assert_eq!(distance(b"ab", b"abcdef"), 4);
+        assert_eq!(distance(b"abcdef", b"ab"), 4);
         let long = vec![b'x'; 100_000];
         assert_eq!(distance(&long, b"x"), MAX_COMPARED - 1);
     }
@@ -63,5 +68,6 @@ mod tests {
         assert_eq!(closest(b"--verbos", &known), Some("--verbose"));
         assert_eq!(closest(b"--bogus", &known), None);
         assert_eq!(closest(b"x", &[]), None);
+        assert_eq!(closest(b"-x", &["--help", "--version"]), None);
     }
 }
