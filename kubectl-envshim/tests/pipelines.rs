@@ -168,6 +168,7 @@ fn misspelt_subcommands_and_options_get_a_suggestion() {
         (&["convert", "--chek"], "did you mean --check?"),
         (&["manifest", "--containr", "a"], "did you mean --container?"),
         (&["convert", "--zzzzzz"], "unexpected argument '--zzzzzz' found (see kubectl envshim convert --help)"),
+        (&["convert", "-x"], "unexpected argument '-x' found (see kubectl envshim convert --help)"),
     ] {
         let err = envshim(args, "").fails(2, &[said]).to_string();
         assert_eq!(err.lines().count(), 1, "{err}");
