@@ -218,8 +218,9 @@ fn probes_hooks_and_sub_path_exprs_that_need_an_envshim_variable_are_warned_abou
     // --check says them too; a pod without such a place gets none.
     let out = envshim(&["convert", "--check"], &with_probes);
     assert_eq!(out.stderr.lines().filter(|l| l.contains("warning:")).count(), 4);
-    assert_eq!(envshim(&["convert"], DEPLOYMENT).ok().lines().count() > 10, true);
-    assert_eq!(envshim(&["convert"], DEPLOYMENT).stderr, "");
+    let plain = envshim(&["convert"], DEPLOYMENT);
+    plain.ok();
+    assert_eq!(plain.stderr, "");
 }
 
 #[test]
