@@ -87,7 +87,12 @@ fn function(stdin: &str) -> u8 {
     // byte), or, when the text is not laid out as kpt and kyaml write a
     // ResourceList, the whole list written anew.
     let results_text = if results.is_empty() { String::new() } else { tree::write(&json!({ "results": results })) };
-    let text = match item_spans(stdin).filter(|s| s.len() == items.len() && !list.contains_key("results")) {
+    // Each span replaced reads back as its item: the layout was understood.
+    let understood = |spans: &Vec<std::ops::Range<usize>>| {
+        let replaced = spans.iter().zip(&items).zip(converted.iter().flatten()).filter(|(_, c)| c.is_some());
+        spans.len() == items.len() && replaced.into_iter().all(|((span, item), _)| tree::read(&unindent(&stdin[span.clone()])).is_ok_and(|d| d == [item.clone()]))
+    };
+    let text = match item_spans(stdin).filter(|s| !list.contains_key("results") && understood(s)) {
         Some(spans) => {
             let mut out = String::with_capacity(stdin.len());
             let mut copied = 0;
@@ -122,6 +127,17 @@ fn function(stdin: &str) -> u8 {
         None => code::CONFIG,
         Some(_) => written,
     }
+}
+
+/// An item's text as a document of its own: its `- ` and the indentation under it removed.
+fn unindent(item: &str) -> String {
+    item.split_inclusive('\n')
+        .enumerate()
+        .map(|(i, line)| match i {
+            0 => line.strip_prefix("- ").or_else(|| line.strip_prefix('-')).unwrap_or(line),
+            _ => line.strip_prefix("  ").unwrap_or(line),
+        })
+        .collect()
 }
 
 /// The byte ranges of the items in `text`, a ResourceList as kyaml writes

@@ -376,6 +376,12 @@ fn krm_reads_a_resource_list_and_keeps_every_item_it_does_not_change() {
     assert_eq!(results[0]["severity"], "warning");
     assert_eq!(results[0]["resourceRef"], serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}));
     assert!(!out.stdout[out.stdout.find("results:").unwrap()..].contains("s3cr3t"));
+    // A ResourceList laid out otherwise (JSON): written anew, converted the same.
+    let as_json = serde_json::json!({"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": docs(&format!("{CONFIG_MAP}---\n{DEPLOYMENT}"))});
+    let out = envshim(&["krm"], &as_json.to_string());
+    let all = docs(out.ok());
+    assert_eq!(all[0]["items"][0], docs(CONFIG_MAP)[0]);
+    assert_eq!(all[0]["items"][1]["spec"]["template"]["spec"]["initContainers"][0]["name"], "envshim-install");
     // Not a ResourceList, and no argument: what to do.
     envshim(&["krm"], DEPLOYMENT).fails(65, &["stdin: not a ResourceList", "kustomize's exec transformer plugin gives its config file as the argument"]);
 }
