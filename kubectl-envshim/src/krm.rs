@@ -75,12 +75,13 @@ fn function(stdin: &str) -> u8 {
     let mut results = Vec::new();
     let config = list.get("functionConfig").cloned().unwrap_or_default();
     let items = list.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
-    let converted = match options(&config).and_then(|o| settings(&o)) {
+    // The exit code when it fails: the config's (as convert's options), or a pod's.
+    let (converted, failure) = match options(&config).and_then(|o| settings(&o)) {
         Err(e) => {
             results.push(json!({"message": format!("functionConfig: {e}"), "severity": "error"}));
-            None
+            (None, code::USAGE)
         }
-        Ok(s) => convert_items(&items, &s, &mut results),
+        Ok(s) => (convert_items(&items, &s, &mut results), code::CONFIG),
     };
     // The output: the input's text with each converted item's text replaced
     // (kpt rewrites each file from it: an item left alone stays byte for
@@ -124,7 +125,7 @@ fn function(stdin: &str) -> u8 {
     };
     let written = crate::write_stdout(text.as_bytes());
     match converted {
-        None => code::CONFIG,
+        None => failure,
         Some(_) => written,
     }
 }

@@ -382,6 +382,18 @@ fn krm_reads_a_resource_list_and_keeps_every_item_it_does_not_change() {
     let all = docs(out.ok());
     assert_eq!(all[0]["items"][0], docs(CONFIG_MAP)[0]);
     assert_eq!(all[0]["items"][1]["spec"]["template"]["spec"]["initContainers"][0]["name"], "envshim-install");
+    // A bad config: exit 2 as a bad option, with the result; a pod that cannot be converted: 78.
+    let bad = format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{}functionConfig: {{data: {{wait: soon}}}}\n", indent_item(DEPLOYMENT));
+    let out = envshim(&["krm"], &bad);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stdout.contains("message: 'functionConfig: --wait:") || out.stdout.contains("functionConfig: --wait:"), "{}", out.stdout);
+    let no_command = format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{}", indent_item(&DEPLOYMENT.replace("        command: [\"/app\"]\n", "")));
+    let out = envshim(&["krm"], &no_command);
+    assert_eq!(out.code, 78, "{}", out.stderr);
+    let listed = &docs(&out.stdout)[0];
+    assert_eq!(listed["items"][0], docs(&DEPLOYMENT.replace("        command: [\"/app\"]\n", ""))[0], "the items as they came");
+    assert_eq!(listed["results"][0]["field"]["path"], "spec.template.spec.containers[0].command");
+    assert!(!out.stdout[out.stdout.find("results:").unwrap()..].contains("s3cr3t"));
     // Not a ResourceList, and no argument: what to do.
     envshim(&["krm"], DEPLOYMENT).fails(65, &["stdin: not a ResourceList", "kustomize's exec transformer plugin gives its config file as the argument"]);
 }
