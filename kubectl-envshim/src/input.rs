@@ -90,7 +90,10 @@ pub fn read(path: &Path, limit: u64) -> Result<String, String> {
     };
     read.map_err(|e| format!("cannot be read ({})", io_reason(&e)))?;
     if bytes.len() as u64 > limit {
-        return Err(format!("is larger than what is left of the {MAX_INPUT_BYTES} bytes read at most"));
+        return Err(match limit {
+            MAX_INPUT_BYTES => format!("is larger than {MAX_INPUT_BYTES} bytes"),
+            _ => format!("takes the inputs together past {MAX_INPUT_BYTES} bytes"),
+        });
     }
     String::from_utf8(bytes).map_err(|e| format!("is not UTF-8 (byte {})", e.utf8_error().valid_up_to()))
 }
