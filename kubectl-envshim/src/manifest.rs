@@ -35,8 +35,11 @@ pub fn command(args: &ManifestArgs) -> u8 {
         [(one, _)] => one.clone(),
         _ => "the input".to_string(),
     };
-    // Every document as one List: envshim's selection then covers the whole input.
-    let list = serde_json::json!({"apiVersion": "v1", "kind": "List", "items": docs});
+    // Several documents as one List: envshim's selection then covers the whole input.
+    let list = match <[Value; 1]>::try_from(docs) {
+        Ok([one]) => one,
+        Err(docs) => serde_json::json!({"apiVersion": "v1", "kind": "List", "items": docs}),
+    };
     let mut all = Vec::new();
     find(&list, &mut |c| all.push(c));
     fn named<'v>(c: &&'v Value) -> Option<&'v str> {
