@@ -35,7 +35,17 @@ pub fn command(args: &ManifestArgs) -> u8 {
         [(one, _)] => one.clone(),
         _ => "the input".to_string(),
     };
-    // Several documents as one List: envshim's selection then covers the whole input.
+    // The documents with containers (envshim's reader takes 128 levels of
+    // nesting, which a document of another kind may pass), several as one
+    // List: envshim's selection then covers the whole input.
+    docs.retain(|d| {
+        let mut any = false;
+        find(d, &mut |_| any = true);
+        any
+    });
+    if docs.is_empty() {
+        return fail(&[(code::CONFIG, format!("{shown}: no document holds a container"))]);
+    }
     let list = match <[Value; 1]>::try_from(docs) {
         Ok([one]) => one,
         Err(docs) => serde_json::json!({"apiVersion": "v1", "kind": "List", "items": docs}),

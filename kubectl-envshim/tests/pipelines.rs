@@ -264,6 +264,10 @@ fn manifest_prints_one_container_for_envshim() {
     let out = envshim(&["manifest"], &unmounted);
     assert_eq!(out.code, 0);
     assert_eq!(out.stderr, "kubectl-envshim: warning: container app reads the volume config without mounting it: mount it in the container, where envshim reads it\n");
+    // Documents without containers are left out (a deep one too); none at all: said.
+    let deep = format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: deep}}\nx: {}{}\n---\n{DEPLOYMENT}", "[".repeat(200), "]".repeat(200));
+    assert_eq!(serde_json::from_str::<serde_json::Value>(envshim(&["manifest", "-c", "side"], &deep).ok()).unwrap(), serde_json::json!({"command": ["/side"]}));
+    envshim(&["manifest"], CONFIG_MAP).fails(78, &["stdin: no document holds a container"]);
     // A schema error envshim would give at start-up, given now.
     envshim(&["manifest"], &DEPLOYMENT.replace("path: app.env", "path: app.env, paht: x")).fails(78, &["paht"]);
     envshim(&["manifest"], &format!("kind: Pod\nmetadata: {{name: \"{SENTINEL}\n")).fails(65, &["stdin: document 1 (line 2): not valid YAML"]);
