@@ -6,7 +6,10 @@
 #   dist/kubectl-envshim-linux-arm64
 #   dist/SHA256SUMS
 #   dist/completions/{envshim.bash,_envshim,envshim.fish}, dist/man/envshim*.1
-#     (generated from the command line's definition, src/cli.rs, by
+#   dist/completions/{kubectl-envshim.bash,_kubectl-envshim,kubectl-envshim.fish},
+#     dist/man/kubectl-envshim*.1
+#     (generated from the command lines' definitions, src/cli.rs and
+#     kubectl-envshim/src/cli.rs, by
 #     `cargo run --example cli-docs`: not in the binaries; CLI_DOCS=0 skips them)
 # Each binary is built by its own `cargo build -p CRATE`: a workspace build
 # unifies the features of shared dependencies across the crates it selects,

@@ -170,7 +170,7 @@ fn syntax_error(bytes: &[u8], shown: &str, (e, line): (String, usize)) -> Error 
     let name = display(shown);
     let mut error = if looks_like_yaml(bytes) {
         Error::config(format!(
-            "{name} is not valid JSON: it looks like YAML; convert it offline: kubectl envshim manifest -f FILE, or yq (Go yq: yq -o json FILE; Python yq: yq . FILE)"
+            "{name} is not valid JSON: it looks like YAML; convert it offline: kubectl envshim manifest -f FILE [--container NAME], or yq (Go yq: yq -o json FILE; Python yq: yq . FILE)"
         ))
     } else {
         Error::config(format!("{name} is not valid JSON: {e}"))

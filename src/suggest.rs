@@ -10,9 +10,9 @@ const MAX_COMPARED: usize = 64;
 /// substitutions and swaps of two neighbours, each 1) between `a` and `b`.
 pub fn distance(a: &[u8], b: &[u8]) -> usize {
     let (a, b) = (&a[..a.len().min(MAX_COMPARED)], &b[..b.len().min(MAX_COMPARED)]);
-    // Three rows: two back (for a swap), one back, this one.
+    // Three rows: two back (for a swap), one back, this one. Row 0 (the
+    // distances from "") starts last: the first rotation makes it "one back".
     let mut rows = [[0usize; MAX_COMPARED + 1]; 3];
-    // The row of the empty prefix of `a`, "one back" once the loop rotates.
     for (j, cell) in rows[2].iter_mut().enumerate().take(b.len() + 1) {
         *cell = j;
     }
@@ -55,6 +55,10 @@ mod tests {
         // A short word is not close to a long one that merely ends like it.
         assert_eq!(distance(b"aa", b"optional"), 7);
         assert_eq!(distance(b"aa", b"args"), 3);
+        // A short word against a long one: each missing byte counts.
+        assert_eq!(distance(b"-x", b"--help"), 5);
+        assert_eq!(distance(b"ab", b"abcdef"), 4);
+        assert_eq!(distance(b"abcdef", b"ab"), 4);
         let long = vec![b'x'; 100_000];
         assert_eq!(distance(&long, b"x"), MAX_COMPARED - 1);
     }
@@ -67,5 +71,6 @@ mod tests {
         assert_eq!(closest(b"--verbos", &known), Some("--verbose"));
         assert_eq!(closest(b"--bogus", &known), None);
         assert_eq!(closest(b"x", &[]), None);
+        assert_eq!(closest(b"-x", &["--help", "--version"]), None);
     }
 }

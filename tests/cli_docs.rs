@@ -25,8 +25,8 @@ fn complete(script: &std::path::Path, line: &[&str]) -> Vec<String> {
     let cword = line.len() - 1;
     let prev = if cword > 0 { line[cword - 1] } else { "" };
     let program = format!(
-        "source '{}' || exit 9\ncomplete -p envshim >/dev/null || exit 8\nCOMP_WORDS=({})\nCOMP_CWORD={cword}\nCOMP_LINE='{}'\nCOMP_POINT=${{#COMP_LINE}}\n_envshim envshim '{}' '{}'\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"",
-        script.display(), words.join(" "), line.join(" "), line[cword], prev
+        "source '{}' || exit 9\ncomplete -p {bin} >/dev/null || exit 8\nCOMP_WORDS=({})\nCOMP_CWORD={cword}\nCOMP_LINE='{}'\nCOMP_POINT=${{#COMP_LINE}}\n_{} {bin} '{}' '{}'\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"",
+        script.display(), words.join(" "), line.join(" "), line[0].replace('-', "__"), line[cword], prev, bin = line[0]
     );
     let out = std::process::Command::new("bash").args(["--norc", "--noprofile", "-c", &program]).output().expect("bash");
     assert!(out.status.success(), "bash failed: {:?}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
@@ -80,6 +80,33 @@ fn zsh_fish_completions_and_man_pages_are_generated() {
     }
     let run = std::fs::read_to_string(d.join("man/envshim-run.1")).unwrap();
     assert!(run.contains("manifest") && run.contains("EXIT STATUS"), "{run}");
+}
+
+#[test]
+fn the_converters_completions_and_man_pages_are_generated_too() {
+    let d = generated();
+    let bash = d.join("completions/kubectl-envshim.bash");
+    let offered = complete(&bash, &["kubectl-envshim", ""]);
+    for sub in ["convert", "manifest", "krm"] {
+        assert!(offered.iter().any(|w| w == sub), "{sub} not offered: {offered:?}");
+    }
+    // The options after a subcommand (`kubectl-envshim convert --inst<TAB>`).
+    assert_eq!(complete(&bash, &["kubectl-envshim", "convert", "--inst"]), ["--installer-cpu", "--installer-memory"]);
+    let offered = complete(&bash, &["kubectl-envshim", "convert", "--"]);
+    for option in ["--filename", "--recursive", "--shim-image", "--check", "--wait", "--entrypoint"] {
+        assert!(offered.iter().any(|w| w == option), "{option} not offered: {offered:?}");
+    }
+    assert!(complete(&bash, &["kubectl-envshim", "manifest", "--"]).iter().any(|w| w == "--container"));
+    for (file, needle) in [("completions/_kubectl-envshim", "#compdef kubectl-envshim"), ("completions/kubectl-envshim.fish", "complete -c kubectl-envshim")] {
+        let text = std::fs::read_to_string(d.join(file)).unwrap();
+        assert!(text.contains(needle) && text.contains("installer-memory"), "{file}:\n{text}");
+    }
+    for page in ["kubectl-envshim", "kubectl-envshim-convert", "kubectl-envshim-manifest", "kubectl-envshim-krm"] {
+        let text = std::fs::read_to_string(d.join(&format!("man/{page}.1"))).unwrap();
+        assert!(text.contains(&format!(".TH {page} 1")), "{text}");
+    }
+    let convert = std::fs::read_to_string(d.join("man/kubectl-envshim-convert.1")).unwrap();
+    assert!(convert.contains("recursive") && convert.contains("installer\\-cpu"), "{convert}");
 }
 
 #[test]

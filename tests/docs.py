@@ -28,8 +28,8 @@ comment on the nearest non-blank line before the fence (invisible on GitHub):
   files and for pointers out of the repository or to issue numbers. A block that is not run is still checked: `bash -n`
   for shell, and every `bench/`, `fuzz/`, `tests/` or `examples/` script it names exists.
 
-`envshim` on PATH is the release build of this checkout (`cargo build
---release`, as the quickstart does). Usage: python3 tests/docs.py [FILE...]
+`envshim` and `kubectl-envshim` on PATH are the release builds of this
+checkout (`cargo build --release`, as the quickstart does). Usage: python3 tests/docs.py [FILE...]
 """
 import glob
 import json
@@ -119,8 +119,10 @@ def matches(expected, actual):
 def main(files):
     problems, ran, marked, skipped = [], 0, 0, []
     subprocess.run(["cargo", "build", "--release", "--quiet", "--locked", "--bin", "envshim"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--locked", "-p", "kubectl-envshim"], cwd=ROOT, check=True)
     bindir = tempfile.mkdtemp(prefix="envshim-docs-")
-    os.symlink(os.path.join(ROOT, "target/release/envshim"), os.path.join(bindir, "envshim"))
+    for name in ["envshim", "kubectl-envshim"]:
+        os.symlink(os.path.join(ROOT, "target/release", name), os.path.join(bindir, name))
     env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""))
     env = {k: v for k, v in env.items() if not k.startswith("ENVSHIM_")}
     try:

@@ -105,7 +105,7 @@ fn a_yaml_manifest_says_so_and_how_to_get_json() {
         let m = v.file_str("m.yaml", &yaml);
         envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(
             78,
-            &[&format!("manifest {m} is not valid JSON: it looks like YAML; convert it offline: kubectl envshim manifest -f FILE, or yq (Go yq: yq -o json FILE; Python yq: yq . FILE)")],
+            &[&format!("manifest {m} is not valid JSON: it looks like YAML; convert it offline: kubectl envshim manifest -f FILE [--container NAME], or yq (Go yq: yq -o json FILE; Python yq: yq . FILE)")],
         );
     }
     // Broken JSON is not called YAML.

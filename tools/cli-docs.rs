@@ -3,13 +3,21 @@
 //! time: `cargo run --example cli-docs -- DIR` writes
 //!   DIR/completions/envshim.bash, DIR/completions/_envshim (zsh),
 //!   DIR/completions/envshim.fish,
-//!   DIR/man/envshim.1 and one page per subcommand (envshim-run.1, ...).
+//!   DIR/man/envshim.1 and one page per subcommand (envshim-run.1, ...);
+//! the same for the converter, from kubectl-envshim/src/cli.rs:
+//!   DIR/completions/{kubectl-envshim.bash,_kubectl-envshim,kubectl-envshim.fish},
+//!   DIR/man/kubectl-envshim.1 and kubectl-envshim-{convert,manifest,krm}.1.
 //! musl-build.sh runs it into dist/. An example, not part of the binary: the
 //! shim gains no byte and no dependency (clap_complete and clap_mangen are
 //! dev-dependencies).
 #![allow(dead_code)]
 
 include!("../src/cli.rs");
+
+/// The converter's command line (a module: its names are the shim's too).
+mod converter {
+    include!("../kubectl-envshim/src/cli.rs");
+}
 
 fn main() {
     let Some(dir) = std::env::args_os().nth(1) else {
@@ -23,6 +31,7 @@ fn main() {
 }
 
 pub fn write(dir: &std::path::Path) -> std::io::Result<()> {
+    use clap::CommandFactory;
     use clap_complete::Shell;
     let completions = dir.join("completions");
     let man = dir.join("man");
@@ -40,6 +49,20 @@ pub fn write(dir: &std::path::Path) -> std::io::Result<()> {
         page(sub.clone(), &man)?;
     }
     page(cmd, &man)?;
+    // The converter's: `kubectl-envshim` on PATH (its help says `kubectl envshim`).
+    let converter = converter::Cli::command();
+    for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
+        let path = clap_complete::generate_to(shell, &mut converter.clone(), "kubectl-envshim", &completions)?;
+        if shell == Shell::Bash {
+            // clap_complete 4.6 names a subcommand's case `kubectl__subcmd__envshim__subcmd__convert`
+            // where its loop sets `kubectl__envshim__subcmd__convert` (a `-` in the binary's
+            // name): the options after a subcommand were never offered.
+            let text = std::fs::read_to_string(&path)?;
+            std::fs::write(&path, text.replace("kubectl__subcmd__envshim__subcmd__", "kubectl__envshim__subcmd__"))?;
+        }
+        println!("cli-docs: {}", path.display());
+    }
+    clap_mangen::generate_to(converter.long_version(None), &man)?;
     let mut pages: Vec<_> = std::fs::read_dir(&man)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
     pages.sort();
     for page in pages {

@@ -46,6 +46,9 @@ pub struct Settings {
     pub shim_image: Option<String>,
     pub entrypoints: Vec<(String, Vec<String>)>,
     pub wait: Option<String>,
+    /// The envshim-install initContainer's requests and limits (Kubernetes quantities).
+    pub installer_cpu: String,
+    pub installer_memory: String,
 }
 
 /// Why a document cannot be converted: the object (`Kind/name`), the JSON
@@ -77,8 +80,10 @@ impl fmt::Display for At<'_> {
     }
 }
 
-/// Converts a document in place. Ok(true): it changed.
-pub fn document(doc: &mut Value, s: &Settings) -> Result<bool, Vec<Problem>> {
+/// Converts a document in place. Ok: each object that changed, with its
+/// containers and warnings (none: the document is unchanged).
+pub fn document(doc: &mut Value, s: &Settings) -> Result<Vec<crate::warn::Note>, Vec<Problem>> {
+    let before = doc.clone();
     let mut walk = Walk { s, problems: Vec::new(), changed: false };
     walk.node(doc, &At::Root, "");
     // A document without a kind (a bare container spec: envshim's own
@@ -86,10 +91,12 @@ pub fn document(doc: &mut Value, s: &Settings) -> Result<bool, Vec<Problem>> {
     if walk.problems.is_empty() && doc.get("kind").is_some() {
         leftover(doc, &At::Root, &object_name(doc, ""), &mut walk.problems);
     }
-    if walk.problems.is_empty() {
-        Ok(walk.changed)
-    } else {
+    if !walk.problems.is_empty() {
         Err(walk.problems)
+    } else if walk.changed {
+        Ok(crate::warn::notes(&before, doc))
+    } else {
+        Ok(Vec::new())
     }
 }
 
@@ -241,7 +248,7 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, 
         return Err(problems);
     }
     if let Some(image) = &s.shim_image {
-        add_installer(spec, image);
+        add_installer(spec, image, s);
     }
     Ok(true)
 }
@@ -552,7 +559,7 @@ pub fn double_dollars(text: &str) -> String {
 
 /// The `envshim` volume and the `envshim-install` initContainer, each first
 /// in its list, unless the pod has them already.
-fn add_installer(spec: &mut Mapping, image: &str) {
+fn add_installer(spec: &mut Mapping, image: &str, s: &Settings) {
     let named = |list: &Sequence, name: &str| list.iter().any(|v| v.get("name").and_then(Value::as_str) == Some(name));
     let volume = mapping([("name", string(SHIM_VOLUME)), ("emptyDir", mapping([("sizeLimit", string("4Mi"))]))]);
     let installer = mapping([
@@ -560,6 +567,12 @@ fn add_installer(spec: &mut Mapping, image: &str) {
         ("image", string(image)),
         ("command", strings(&["/envshim", "install", DEFAULT_SHIM_PATH])),
         ("volumeMounts", Value::Array(vec![mapping([("name", string(SHIM_VOLUME)), ("mountPath", string(SHIM_DIR))])])),
+        // Requests and limits, small (it copies one file): a LimitRange, a
+        // ResourceQuota or a policy engine requiring them admits the pod.
+        ("resources", {
+            let both = || mapping([("cpu", string(&s.installer_cpu)), ("memory", string(&s.installer_memory))]);
+            mapping([("requests", both()), ("limits", both())])
+        }),
         (
             "securityContext",
             mapping([

@@ -5,17 +5,28 @@
 //! its own; one the conversion does not change is written back as the very
 //! text it was read from (byte for byte: comments, quoting, order), one it
 //! changes is written anew from its parsed tree (field order kept).
+//!
+//! `main` parses the command line (`cli.rs`) and runs one subcommand:
+//! `convert`, `manifest` (one container's manifest) or `krm` (kpt's and
+//! kustomize's function protocols, `krm.rs`).
 
+mod cli;
 mod convert;
+mod input;
+mod krm;
+mod manifest;
 mod stream;
+mod tree;
+mod warn;
 mod yaml;
 
 use std::ffi::OsString;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches};
 
+use cli::{Cli, Command, ConvertArgs, Options};
 use convert::{Settings, DEFAULT_SHIM_PATH};
 
 /// Exit codes (sysexits, as envshim's).
@@ -24,99 +35,73 @@ pub mod code {
     pub const CHANGED: u8 = 1;
     pub const USAGE: u8 = 2;
     pub const DATAERR: u8 = 65;
+    pub const IOERR: u8 = 74;
     pub const CONFIG: u8 = 78;
 }
 
-/// No input is read past this: a stream of workloads is far smaller.
+/// No input is read past this (all inputs together): a stream of workloads is far smaller.
 pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
 
-#[derive(Parser)]
-#[command(
-    name = "kubectl-envshim",
-    bin_name = "kubectl envshim",
-    version,
-    about = "Converts workloads written with native fileKeyRef (Kubernetes 1.34+) to run envshim, for any cluster."
-)]
-struct Cli {
-    #[command(subcommand)]
-    command: Command,
-}
-
-#[derive(Subcommand)]
-enum Command {
-    /// Convert the pods of a YAML or JSON stream; the result goes to stdout
-    Convert(ConvertArgs),
-}
-
-#[derive(Args)]
-struct ConvertArgs {
-    /// A YAML (multi-document) or JSON file; `-` or none: stdin (repeatable)
-    #[arg(short = 'f', long = "filename", value_name = "FILE")]
-    files: Vec<OsString>,
-    /// The image whose /envshim the envshim-install initContainer copies [default: envshim:VERSION]
-    #[arg(long, value_name = "IMAGE")]
-    shim_image: Option<String>,
-    /// Where envshim is in the containers; another path than the default means envshim is in the image (no initContainer, no volume)
-    #[arg(long, value_name = "PATH", default_value = DEFAULT_SHIM_PATH)]
-    shim_path: String,
-    /// The program the image of container CONTAINER runs, for a container without command: a JSON array of strings or one path (repeatable)
-    #[arg(long, value_name = "CONTAINER=PROGRAM")]
-    entrypoint: Vec<String>,
-    /// Converted containers wait up to DURATION for missing env files (500ms, 30s, 2m; a bare number is seconds)
-    #[arg(long, value_name = "DURATION")]
-    wait: Option<String>,
-    /// Write nothing; exit 1 if anything would change, 0 if not
-    #[arg(long)]
-    check: bool,
-}
-
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    // Its help names it as users type it (`kubectl envshim`); the generated
+    // completions and man pages, as the file on PATH (`kubectl-envshim`).
+    let parsed = Cli::command().bin_name("kubectl envshim").try_get_matches_from(&args).and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
             // --help, --version
             let _ = e.print();
             return ExitCode::SUCCESS;
         }
-        Err(e) => return ExitCode::from(usage(&first_line(&e))),
+        Err(e) => return ExitCode::from(usage(&cli::usage_line(&e, &args))),
     };
-    let Command::Convert(args) = cli.command;
-    ExitCode::from(convert_command(args))
-}
-
-fn first_line(e: &clap::Error) -> String {
-    if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-        return "a subcommand is required: convert (see kubectl envshim --help)".into();
-    }
-    let text = e.render().to_string();
-    let first: Vec<&str> = text.lines().map(str::trim).skip_while(|l| l.is_empty()).take_while(|l| !l.is_empty()).collect();
-    let first = first.join(" ");
-    format!("{} (see kubectl envshim convert --help)", first.strip_prefix("error: ").unwrap_or(&first))
+    ExitCode::from(match cli.command {
+        Command::Convert(args) => convert_command(args),
+        // Whole trees read, walked and compared: on the YAML reader's stack.
+        Command::Manifest(args) => stream::on_yaml_stack(|| manifest::command(&args)),
+        Command::Krm(args) => stream::on_yaml_stack(|| krm::command(&args)),
+    })
 }
 
 /// One `kubectl-envshim: ` line on stderr (a closed stderr is not a reason to panic).
-fn say(message: &str) {
+pub fn say(message: &str) {
     let _ = writeln!(std::io::stderr().lock(), "kubectl-envshim: {message}");
 }
 
-fn usage(message: &str) -> u8 {
+pub fn usage(message: &str) -> u8 {
     say(message);
     code::USAGE
 }
 
-fn settings(args: &ConvertArgs) -> Result<Settings, String> {
-    let baked_in = args.shim_path != DEFAULT_SHIM_PATH;
-    if baked_in && args.shim_image.is_some() {
+/// Each error on its own line; the exit code is the first one's.
+pub fn fail(errors: &[(u8, String)]) -> u8 {
+    for (_, e) in errors {
+        say(e);
+    }
+    errors.first().map_or(code::OK, |e| e.0)
+}
+
+/// The conversion's settings from the options (the command line's, or a
+/// function's config); Err: what is wrong, for a usage error.
+pub fn settings(o: &Options) -> Result<Settings, String> {
+    let baked_in = o.shim_path != DEFAULT_SHIM_PATH;
+    if baked_in && o.shim_image.is_some() {
         return Err("--shim-image is for the envshim-install initContainer, which --shim-path (envshim in the image) leaves out: give one".into());
     }
-    if !args.shim_path.starts_with('/') {
-        return Err(format!("--shim-path must be an absolute path, got {:?}", args.shim_path));
+    if !o.shim_path.starts_with('/') {
+        return Err(format!("--shim-path must be an absolute path, got {:?}", o.shim_path));
     }
-    if let Some(w) = &args.wait {
+    if let Some(w) = &o.wait {
         envshim::wait::duration(w).map_err(|e| format!("--wait: {e}"))?;
     }
+    for (option, value) in [("--installer-cpu", &o.installer_cpu), ("--installer-memory", &o.installer_memory)] {
+        if !cli::quantity(value) {
+            return Err(format!("{option}: {value:?} is not a Kubernetes quantity (100m, 0.1, 32Mi)"));
+        }
+    }
     let mut entrypoints: Vec<(String, Vec<String>)> = Vec::new();
-    for e in &args.entrypoint {
+    for e in &o.entrypoint {
         let Some((name, program)) = e.split_once('=') else {
             return Err(format!("--entrypoint {e:?}: expected CONTAINER=PROGRAM"));
         };
@@ -134,56 +119,62 @@ fn settings(args: &ConvertArgs) -> Result<Settings, String> {
         entrypoints.push((name.to_string(), words));
     }
     Ok(Settings {
-        shim_path: args.shim_path.clone(),
-        shim_image: if baked_in { None } else { Some(args.shim_image.clone().unwrap_or_else(|| format!("envshim:{}", env!("CARGO_PKG_VERSION")))) },
+        shim_path: o.shim_path.clone(),
+        shim_image: if baked_in { None } else { Some(o.shim_image.clone().unwrap_or_else(|| format!("envshim:{}", env!("CARGO_PKG_VERSION")))) },
         entrypoints,
-        wait: args.wait.clone(),
+        wait: o.wait.clone(),
+        installer_cpu: o.installer_cpu.clone(),
+        installer_memory: o.installer_memory.clone(),
     })
 }
 
 /// Reads every input, converts every document; writes the result only when
 /// every document converted.
 fn convert_command(args: ConvertArgs) -> u8 {
-    let settings = match settings(&args) {
+    if let Some(stray) = args.stray.first() {
+        return usage(&cli::stray(stray, "convert"));
+    }
+    let settings = match settings(&args.options) {
         Ok(s) => s,
         Err(e) => return usage(&e),
     };
-    let files = if args.files.is_empty() { vec![OsString::from("-")] } else { args.files.clone() };
-    if files.iter().filter(|f| *f == "-").count() > 1 {
-        return usage("stdin (-f -) can be read only once");
-    }
+    let inputs = match input::read_all(&args.input) {
+        Ok(inputs) => inputs,
+        Err(e) => return fail(&[e]),
+    };
     let mut errors: Vec<(u8, String)> = Vec::new();
     let mut outputs = Vec::new();
-    let mut changed = false;
-    for file in &files {
-        let shown = if file == "-" { "stdin".to_string() } else { file.to_string_lossy().into_owned() };
-        let text = match read_input(file) {
-            Ok(t) => t,
-            Err(e) => {
-                errors.push((code::DATAERR, format!("{shown}: {e}")));
-                continue;
-            }
-        };
-        match stream::convert(&text, &shown, &settings) {
-            Ok(out) => {
-                changed |= out.changed;
-                outputs.push(out);
-            }
-            Err(mut es) => errors.append(&mut es),
+    for (shown, text) in &inputs {
+        match text {
+            Ok(text) => match stream::convert(text, shown, &settings) {
+                Ok(out) => outputs.push((shown, out)),
+                Err(mut es) => errors.append(&mut es),
+            },
+            Err(e) => errors.push((code::DATAERR, format!("{shown}: {e}"))),
         }
     }
     if !errors.is_empty() {
-        for (_, e) in &errors {
-            say(e);
+        return fail(&errors);
+    }
+    // What would change (--check, as `gofmt -l` lists files), or what the
+    // converted pods run without (warnings): stderr, names only, no value.
+    for (shown, out) in &outputs {
+        for (n, note) in &out.notes {
+            if args.check {
+                say(&format!("{shown}: document {n} ({}): would convert containers {}", note.object, note.containers.join(", ")));
+            }
+            for w in &note.warnings {
+                say(&format!("warning: {shown}: document {n} ({}): {w}", note.object));
+            }
         }
-        return errors[0].0;
     }
     if args.check {
+        let changed = outputs.iter().any(|(_, o)| !o.notes.is_empty());
         return if changed { code::CHANGED } else { code::OK };
     }
     let mut all = String::new();
-    let any_yaml = outputs.iter().any(|o| !o.json);
-    for (i, out) in outputs.iter().enumerate() {
+    let any_yaml = outputs.iter().any(|(_, o)| !o.json);
+    for (i, (_, out)) in outputs.iter().enumerate() {
         if i > 0 {
             if !all.is_empty() && !all.ends_with('\n') {
                 all.push('\n');
@@ -196,45 +187,18 @@ fn convert_command(args: ConvertArgs) -> u8 {
         }
         all.push_str(&out.text);
     }
+    write_stdout(all.as_bytes())
+}
+
+/// Writes `bytes` to stdout: 0, or 74 when it cannot (a closed pipe is not an error).
+pub fn write_stdout(bytes: &[u8]) -> u8 {
     let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(all.as_bytes()).and_then(|()| stdout.flush()) {
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
         Ok(()) => code::OK,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => code::OK,
         Err(e) => {
-            say(&format!("cannot write to stdout ({e})"));
-            74
+            say(&format!("cannot write to stdout ({})", input::io_reason(&e)));
+            code::IOERR
         }
-    }
-}
-
-/// The whole input, at most [`MAX_INPUT_BYTES`], as UTF-8 text.
-fn read_input(file: &OsString) -> Result<String, String> {
-    let mut bytes = Vec::new();
-    let read = if file == "-" {
-        std::io::stdin().lock().take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes)
-    } else {
-        match std::fs::File::open(file) {
-            Ok(f) => {
-                if f.metadata().is_ok_and(|m| m.is_dir()) {
-                    return Err("is a directory".into());
-                }
-                f.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes)
-            }
-            Err(e) => return Err(format!("cannot be read ({})", io_reason(&e))),
-        }
-    };
-    read.map_err(|e| format!("cannot be read ({})", io_reason(&e)))?;
-    if bytes.len() as u64 > MAX_INPUT_BYTES {
-        return Err(format!("is larger than {MAX_INPUT_BYTES} bytes"));
-    }
-    String::from_utf8(bytes).map_err(|e| format!("is not UTF-8 (byte {})", e.utf8_error().valid_up_to()))
-}
-
-/// An I/O error without the "(os error N)" suffix.
-fn io_reason(e: &std::io::Error) -> String {
-    let s = e.to_string();
-    match s.find(" (os error") {
-        Some(i) => s[..i].to_lowercase(),
-        None => s,
     }
 }

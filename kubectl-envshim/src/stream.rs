@@ -5,12 +5,14 @@ use serde_json::Value;
 
 use crate::code;
 use crate::convert::{self, Problem, Settings};
+use crate::warn::Note;
 use crate::yaml;
 
 pub struct Output {
     pub text: String,
     pub json: bool,
-    pub changed: bool,
+    /// Each object that changed, with its document's number (none: nothing changed).
+    pub notes: Vec<(usize, Note)>,
 }
 
 /// Converts the stream `text` (from `shown`). Err: every problem, as (exit code, message).
@@ -33,7 +35,7 @@ fn located(shown: &str, n: usize, problems: Vec<Problem>) -> Vec<(u8, String)> {
 /// None when the text is not a stream of JSON values.
 fn json(text: &str, shown: &str, s: &Settings) -> Option<Result<Output, Vec<(u8, String)>>> {
     let mut values = serde_json::Deserializer::from_str(text).into_iter::<Value>();
-    let (mut out, mut errors, mut changed, mut copied, mut n) = (String::new(), Vec::new(), false, 0usize, 0usize);
+    let (mut out, mut errors, mut notes, mut copied, mut n) = (String::new(), Vec::new(), Vec::new(), 0usize, 0usize);
     loop {
         let before = values.byte_offset();
         let next = values.next();
@@ -50,10 +52,10 @@ fn json(text: &str, shown: &str, s: &Settings) -> Option<Result<Output, Vec<(u8,
         let end = values.byte_offset();
         let start = before + text[before..end].len() - text[before..end].trim_start().len();
         match convert::document(&mut doc, s) {
-            Ok(false) => {}
-            Ok(true) => match serde_json::to_string_pretty(&doc) {
+            Ok(changed) if changed.is_empty() => {}
+            Ok(changed) => match serde_json::to_string_pretty(&doc) {
                 Ok(t) => {
-                    changed = true;
+                    notes.extend(changed.into_iter().map(|c| (n, c)));
                     out.push_str(&text[copied..start]);
                     out.push_str(&t);
                     copied = end;
@@ -64,7 +66,7 @@ fn json(text: &str, shown: &str, s: &Settings) -> Option<Result<Output, Vec<(u8,
         }
     }
     out.push_str(&text[copied..]);
-    Some(if errors.is_empty() { Ok(Output { text: out, json: true, changed }) } else { Err(errors) })
+    Some(if errors.is_empty() { Ok(Output { text: out, json: true, notes }) } else { Err(errors) })
 }
 
 /// The stack the YAML path runs on: reading, converting and writing recurse
@@ -72,13 +74,25 @@ fn json(text: &str, shown: &str, s: &Settings) -> Option<Result<Output, Vec<(u8,
 const YAML_STACK_BYTES: usize = 256 << 20;
 
 fn yaml(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(u8, String)>> {
+    on_yaml_stack(|| yaml_documents(text, shown, s))
+}
+
+/// `f` run on a thread with [`YAML_STACK_BYTES`] of stack (`manifest` and
+/// `krm` read and walk whole trees too).
+pub fn on_yaml_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    let f = std::sync::Mutex::new(Some(f));
+    let take = || f.lock().map_or(None, |mut f| f.take());
     std::thread::scope(|scope| {
-        let run = std::thread::Builder::new().stack_size(YAML_STACK_BYTES).spawn_scoped(scope, || yaml_documents(text, shown, s));
+        let run = std::thread::Builder::new().stack_size(YAML_STACK_BYTES).spawn_scoped(scope, || take().map(|f| f()));
         match run.map(|t| t.join()) {
-            Ok(Ok(out)) => out,
+            Ok(Ok(Some(out))) => return out,
             Ok(Err(panic)) => std::panic::resume_unwind(panic),
-            // No thread (the system refused one): read on this one.
-            Err(_) => yaml_documents(text, shown, s),
+            _ => {}
+        }
+        // No thread (the system refused one): on this one (the thread never took `f`).
+        match take() {
+            Some(f) => f(),
+            None => unreachable!("f is taken once, by a thread that returned its result"),
         }
     })
 }
@@ -88,12 +102,12 @@ fn yaml(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(u8, String
 /// around it stay), every other byte is copied.
 fn yaml_documents(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(u8, String)>> {
     let docs = yaml::read_stream(text).map_err(|e| vec![(code::DATAERR, format!("{shown}: {e}"))])?;
-    let (mut out, mut errors, mut changed, mut copied) = (String::with_capacity(text.len()), Vec::new(), false, 0usize);
+    let (mut out, mut errors, mut notes, mut copied) = (String::with_capacity(text.len()), Vec::new(), Vec::new(), 0usize);
     for (i, mut doc) in docs.into_iter().enumerate() {
         match convert::document(&mut doc.value, s) {
-            Ok(false) => {}
-            Ok(true) => {
-                changed = true;
+            Ok(changed) if changed.is_empty() => {}
+            Ok(changed) => {
+                notes.extend(changed.into_iter().map(|c| (i + 1, c)));
                 let line_start = text[..doc.span.start].rfind('\n').map_or(0, |i| i + 1);
                 let shares_line = !text[line_start..doc.span.start].trim().is_empty();
                 // An indented root is rewritten from its line's start; one after `--- ` on a line of its own.
@@ -110,7 +124,7 @@ fn yaml_documents(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(
     }
     out.push_str(&text[copied..]);
     if errors.is_empty() {
-        Ok(Output { text: out, json: false, changed })
+        Ok(Output { text: out, json: false, notes })
     } else {
         Err(errors)
     }

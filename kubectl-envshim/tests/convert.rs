@@ -329,7 +329,8 @@ fn several_files_and_stdin() {
 fn check_writes_nothing_and_says_whether_anything_would_change() {
     let (pod, _) = workload("Pod");
     let out = kubectl_envshim(&["convert", "--check"], &pod);
-    assert_eq!((out.code, out.stdout.as_str(), out.stderr.as_str()), (1, "", ""));
+    // Each document that would change, on stderr, as `gofmt -l` lists files.
+    assert_eq!((out.code, out.stdout.as_str(), out.stderr.as_str()), (1, "", "kubectl-envshim: stdin: document 1 (Pod/w-pod): would convert containers app\n"));
     let converted = convert(&pod).stdout;
     let out = kubectl_envshim(&["convert", "--check"], &converted);
     assert_eq!((out.code, out.stdout.as_str(), out.stderr.as_str()), (0, "", ""));
@@ -449,7 +450,7 @@ fn errors_name_the_document_the_object_the_container_and_the_path() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing.yaml");
     kubectl_envshim(&["convert", "-f", missing.to_str().unwrap()], "").fails(65, &["missing.yaml: cannot be read (no such file or directory)"]);
-    kubectl_envshim(&["convert", "-f", dir.path().to_str().unwrap()], "").fails(65, &["is a directory"]);
+    kubectl_envshim(&["convert", "-f", dir.path().to_str().unwrap()], "").fails(65, &["no .yaml, .yml or .json file in it (-R reads its subdirectories)"]);
     let latin1 = dir.path().join("latin1.yaml");
     std::fs::write(&latin1, b"kind: Pod\nmetadata: {name: \xe9}\n").unwrap();
     kubectl_envshim(&["convert", "-f", latin1.to_str().unwrap()], "").fails(65, &["latin1.yaml: is not UTF-8"]);

@@ -4,8 +4,10 @@
 # umoci, skopeo, bubblewrap, qemu-user-static, jq, binutils (readelf), file; the
 # engines: docker.io (Docker 20.10: dockerd, containerd, /usr/bin/docker, tini as
 # docker-init), podman (4.3) and catatonit (its --init), busybox-static (a stand-in
-# busybox image); PyPI: kubernetes-validate (brings PyYAML); rustup targets: the two
-# musl targets (their std ships rust-lld's inputs).
+# busybox image); kubectl (with kustomize 5.5 embedded) and google-cloud-cli-kpt, from
+# the Google Cloud CLI's apt repository where it is configured (the converter's tests in
+# pipelines: kubectl-envshim/tests/pipelines.rs); PyPI: kubernetes-validate (brings
+# PyYAML); rustup targets: the two musl targets (their std ships rust-lld's inputs).
 set -euo pipefail
 need=()
 # COMMAND:PACKAGE, or /PATH:PACKAGE where the command may also come from elsewhere
@@ -13,7 +15,8 @@ need=()
 for p in runc:runc umoci:umoci skopeo:skopeo bwrap:bubblewrap qemu-aarch64-static:qemu-user-static \
          jq:jq readelf:binutils file:file timeout:coreutils findmnt:util-linux pgrep:procps ip:iproute2 \
          /usr/bin/docker:docker.io /usr/sbin/dockerd:docker.io /usr/bin/docker-init:docker.io \
-         /usr/bin/podman:podman /usr/bin/catatonit:catatonit /bin/busybox:busybox-static; do
+         /usr/bin/podman:podman /usr/bin/catatonit:catatonit /bin/busybox:busybox-static \
+         kubectl:kubectl kpt:google-cloud-cli-kpt; do
   case ${p%%:*} in
     /*) [ -x "${p%%:*}" ] || need+=("${p#*:}") ;;
     *) command -v "${p%%:*}" >/dev/null || need+=("${p#*:}") ;;
@@ -36,4 +39,5 @@ fi
 rustup target add x86_64-unknown-linux-musl aarch64-unknown-linux-musl
 echo "deps: ok ($(runc --version | head -1); umoci $(umoci --version | awk '{print $3}'); $(skopeo --version);" \
   "$(bwrap --version); $(qemu-aarch64-static --version | head -1); kubernetes-validate $(python3 -m kubernetes_validate --version);" \
-  "docker $(/usr/bin/docker --version | awk '{print $3}' | tr -d ,); $(podman --version))"
+  "docker $(/usr/bin/docker --version | awk '{print $3}' | tr -d ,); $(podman --version);" \
+  "kubectl $(kubectl version --client 2>/dev/null | awk '/^Kustomize/{print "kustomize " $3}'); kpt $(kpt version))"

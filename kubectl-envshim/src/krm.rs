@@ -1,0 +1,266 @@
+//! `kubectl-envshim krm`: the conversion as a step of kpt's or kustomize's
+//! pipeline.
+//!
+//! - No argument: a KRM function (kpt, and standalone kustomize's exec
+//!   functions): a `ResourceList` on stdin, written back on stdout with its
+//!   items converted and `results` for errors and warnings; an item the
+//!   conversion does not change is the tree it came as (annotations kept).
+//!   Its `functionConfig` is a ConfigMap whose `data` keys are the long
+//!   option names of `convert`.
+//! - One argument: kustomize's exec transformer plugin (`kubectl kustomize
+//!   --enable-alpha-plugins`): argv[1] is the transformer's config file (the
+//!   same `data` keys), stdin and stdout plain YAML streams, converted as
+//!   `convert` does (a document it does not change is copied byte for byte).
+
+use serde_json::{json, Map, Value};
+
+use crate::cli::{KrmArgs, Options};
+use crate::{code, convert, fail, input, say, settings, stream, tree, usage, MAX_INPUT_BYTES};
+
+/// The `data` keys of the config: `convert`'s long option names.
+const KEYS: [&str; 6] = ["shim-image", "shim-path", "entrypoint", "wait", "installer-cpu", "installer-memory"];
+
+pub fn command(args: &KrmArgs) -> u8 {
+    let stdin = match input::read(std::path::Path::new("-"), MAX_INPUT_BYTES) {
+        Ok(t) => t,
+        Err(e) => return fail(&[(code::DATAERR, format!("stdin {e}"))]),
+    };
+    match &args.config {
+        Some(config) => transformer(config, &stdin),
+        None => function(&stdin),
+    }
+}
+
+/// kustomize's exec transformer plugin: the config file, a plain stream on stdin.
+fn transformer(config: &std::ffi::OsString, stdin: &str) -> u8 {
+    let shown = std::path::Path::new(config).display().to_string();
+    let config = input::read(std::path::Path::new(config), MAX_INPUT_BYTES)
+        .map_err(|e| (code::DATAERR, format!("{shown} {e}")))
+        .and_then(|text| tree::read(&text).map_err(|e| (code::DATAERR, format!("{shown}: {e}"))));
+    let config = match config {
+        Ok(docs) if docs.len() == 1 => docs.into_iter().next().unwrap_or_default(),
+        Ok(_) => return fail(&[(code::DATAERR, format!("{shown}: expected one document, the transformer's config"))]),
+        Err(e) => return fail(&[e]),
+    };
+    let settings = match options(&config).and_then(|o| settings(&o)) {
+        Ok(s) => s,
+        Err(e) => return usage(&format!("{shown}: {e}")),
+    };
+    match stream::convert(stdin, "stdin", &settings) {
+        Ok(out) => {
+            for (n, note) in &out.notes {
+                for w in &note.warnings {
+                    say(&format!("warning: stdin: document {n} ({}): {w}", note.object));
+                }
+            }
+            crate::write_stdout(out.text.as_bytes())
+        }
+        Err(errors) => fail(&errors),
+    }
+}
+
+/// A KRM function: a `ResourceList` on stdin and stdout.
+fn function(stdin: &str) -> u8 {
+    let list = match tree::read(stdin) {
+        Ok(docs) if docs.len() == 1 => docs.into_iter().next().unwrap_or_default(),
+        Ok(_) => return fail(&[(code::DATAERR, "stdin: expected one ResourceList (a KRM function's input)".into())]),
+        Err(e) => return fail(&[(code::DATAERR, format!("stdin: {e}"))]),
+    };
+    let Some(mut list) = list.as_object().filter(|l| l.get("kind").and_then(Value::as_str) == Some("ResourceList")).cloned() else {
+        return fail(&[(
+            code::DATAERR,
+            "stdin: not a ResourceList; kpt and KRM function runners send one, and kustomize's exec transformer plugin gives its config file as the argument".into(),
+        )]);
+    };
+    let mut results = Vec::new();
+    let config = list.get("functionConfig").cloned().unwrap_or_default();
+    let items = list.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
+    // The exit code when it fails: the config's (as convert's options), or a pod's.
+    let (converted, failure) = match options(&config).and_then(|o| settings(&o)) {
+        Err(e) => {
+            results.push(json!({"message": format!("functionConfig: {e}"), "severity": "error"}));
+            (None, code::USAGE)
+        }
+        Ok(s) => (convert_items(&items, &s, &mut results), code::CONFIG),
+    };
+    // The output: the input's text with each converted item's text replaced
+    // (kpt rewrites each file from it: an item left alone stays byte for
+    // byte), or, when the text is not laid out as kpt and kyaml write a
+    // ResourceList, the whole list written anew.
+    let results_text = if results.is_empty() { String::new() } else { tree::write(&json!({ "results": results })) };
+    // Each span replaced reads back as its item: the layout was understood.
+    let understood = |spans: &Vec<std::ops::Range<usize>>| {
+        let replaced = spans.iter().zip(&items).zip(converted.iter().flatten()).filter(|(_, c)| c.is_some());
+        spans.len() == items.len() && replaced.into_iter().all(|((span, item), _)| tree::read(&unindent(&stdin[span.clone()])).is_ok_and(|d| d == [item.clone()]))
+    };
+    let text = match item_spans(stdin).filter(|s| !list.contains_key("results") && understood(s)) {
+        Some(spans) => {
+            let mut out = String::with_capacity(stdin.len());
+            let mut copied = 0;
+            for (span, item) in spans.iter().zip(converted.iter().flatten()) {
+                let Some(item) = item else { continue };
+                out.push_str(&stdin[copied..span.start]);
+                for (i, line) in tree::write(item).lines().enumerate() {
+                    let indent = if i == 0 { "- " } else if line.is_empty() { "" } else { "  " };
+                    out.push_str(&format!("{indent}{line}\n"));
+                }
+                copied = span.end;
+            }
+            out.push_str(&stdin[copied..]);
+            if !out.ends_with('\n') {
+                out.push('\n');
+            }
+            out + &results_text
+        }
+        None => {
+            if let Some(converted) = &converted {
+                let items = items.iter().zip(converted).map(|(i, c)| c.as_ref().unwrap_or(i).clone()).collect();
+                list.insert("items".into(), Value::Array(items));
+            }
+            if !results.is_empty() {
+                list.insert("results".into(), Value::Array(results));
+            }
+            tree::write(&Value::Object(list))
+        }
+    };
+    let written = crate::write_stdout(text.as_bytes());
+    match converted {
+        None => failure,
+        Some(_) => written,
+    }
+}
+
+/// An item's text as a document of its own: its `- ` and the indentation under it removed.
+fn unindent(item: &str) -> String {
+    item.split_inclusive('\n')
+        .enumerate()
+        .map(|(i, line)| match i {
+            0 => line.strip_prefix("- ").or_else(|| line.strip_prefix('-')).unwrap_or(line),
+            _ => line.strip_prefix("  ").unwrap_or(line),
+        })
+        .collect()
+}
+
+/// The byte ranges of the items in `text`, a ResourceList as kyaml writes
+/// it: `items:` at column 0, each item a `- ` line at column 0 and the lines
+/// under it indented. None: laid out otherwise.
+fn item_spans(text: &str) -> Option<Vec<std::ops::Range<usize>>> {
+    let (mut spans, mut current, mut offset, mut in_items) = (Vec::new(), None, 0, false);
+    for line in text.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let body = line.trim_end_matches(['\n', '\r']);
+        if !in_items {
+            in_items = body == "items:";
+            if body.starts_with("items:") && !in_items {
+                return None; // `items: []`, a flow sequence
+            }
+            continue;
+        }
+        if body.starts_with("- ") || body == "-" {
+            spans.extend(current.replace(start).map(|s| s..start));
+        } else if body.starts_with(' ') || body.starts_with('#') || body.is_empty() {
+            if current.is_none() && !body.trim().is_empty() && !body.starts_with('#') {
+                return None; // `items:` then an indented sequence
+            }
+        } else {
+            // The next key of the ResourceList: the items end here.
+            spans.extend(current.take().map(|s| s..start));
+            break;
+        }
+    }
+    spans.extend(current.map(|s| s..offset));
+    // A document marker after the items would put `results` in another document.
+    let tail = spans.last().map_or(0, |s| s.end);
+    (!text[tail..].lines().any(|l| l.starts_with("---") || l.starts_with("..."))).then_some(spans)
+}
+
+/// Each item converted (None: unchanged); the errors and warnings as
+/// results. None when any item cannot be converted (the pipeline stops
+/// there, its items as they came).
+fn convert_items(items: &[Value], s: &convert::Settings, results: &mut Vec<Value>) -> Option<Vec<Option<Value>>> {
+    let mut out = Vec::with_capacity(items.len());
+    let mut failed = false;
+    for item in items {
+        let mut converted = item.clone();
+        match convert::document(&mut converted, s) {
+            Ok(notes) => {
+                for w in notes.iter().flat_map(|n| &n.warnings) {
+                    results.push(result(item, w, "warning", None));
+                }
+                out.push((!notes.is_empty()).then_some(converted));
+            }
+            Err(problems) => {
+                failed = true;
+                for p in problems {
+                    results.push(result(item, &format!("{}: {}", p.object, p.message), "error", Some(&p.path)));
+                }
+            }
+        }
+    }
+    (!failed).then_some(out)
+}
+
+/// A result of the KRM functions specification, naming the item and its file.
+fn result(item: &Value, message: &str, severity: &str, field: Option<&str>) -> Value {
+    let mut r = Map::new();
+    r.insert("message".into(), message.into());
+    r.insert("severity".into(), severity.into());
+    let meta = &item["metadata"];
+    let mut reference = Map::new();
+    for (key, value) in [("apiVersion", &item["apiVersion"]), ("kind", &item["kind"]), ("name", &meta["name"]), ("namespace", &meta["namespace"])] {
+        if value.is_string() {
+            reference.insert(key.into(), value.clone());
+        }
+    }
+    r.insert("resourceRef".into(), Value::Object(reference));
+    if let Some(path) = field {
+        r.insert("field".into(), json!({"path": path}));
+    }
+    let annotations = &meta["annotations"];
+    let path = ["internal.config.kubernetes.io/path", "config.kubernetes.io/path"].iter().find_map(|k| annotations[*k].as_str());
+    if let Some(path) = path {
+        r.insert("file".into(), json!({"path": path}));
+    }
+    Value::Object(r)
+}
+
+/// `convert`'s options from a config's `data` (every value a string;
+/// `entrypoint` one `CONTAINER=PROGRAM` a line). Err: a key or value it does
+/// not take.
+fn options(config: &Value) -> Result<Options, String> {
+    let mut o = Options {
+        shim_image: None,
+        shim_path: convert::DEFAULT_SHIM_PATH.into(),
+        entrypoint: Vec::new(),
+        wait: None,
+        installer_cpu: crate::cli::DEFAULT_INSTALLER_CPU.into(),
+        installer_memory: crate::cli::DEFAULT_INSTALLER_MEMORY.into(),
+    };
+    let data = match config.get("data") {
+        None | Some(Value::Null) => return Ok(o),
+        Some(Value::Object(data)) => data,
+        Some(_) => return Err("data is not a mapping of option names to strings".into()),
+    };
+    for (key, value) in data {
+        let Some(value) = value.as_str() else {
+            return Err(format!("data.{key} is not a string (quote it)"));
+        };
+        match key.as_str() {
+            "shim-image" => o.shim_image = Some(value.into()),
+            "shim-path" => o.shim_path = value.into(),
+            "wait" => o.wait = Some(value.into()),
+            "installer-cpu" => o.installer_cpu = value.into(),
+            "installer-memory" => o.installer_memory = value.into(),
+            "entrypoint" => o.entrypoint = value.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect(),
+            _ => {
+                let hint = match envshim::suggest::closest(key.as_bytes(), &KEYS) {
+                    Some(k) => format!("did you mean {k}?"),
+                    None => format!("it takes {}", KEYS.join(", ")),
+                };
+                return Err(format!("data.{key} is not an option of kubectl envshim ({hint})"));
+            }
+        }
+    }
+    Ok(o)
+}

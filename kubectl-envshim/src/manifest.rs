@@ -1,0 +1,126 @@
+//! `kubectl envshim manifest`: one container's manifest as JSON, for the
+//! modes wired by hand (envshim as the image's ENTRYPOINT, Docker): the
+//! fields envshim reads, as the container has them. The container is chosen
+//! by envshim's own reader (`--container`, SPEC §3), so a name missing or
+//! given twice gets the very message envshim gives.
+
+use serde_json::{Map, Value};
+
+use crate::cli::ManifestArgs;
+use crate::{code, fail, input, say, tree, usage};
+
+/// The container fields envshim reads (SPEC §3).
+const FIELDS: [&str; 5] = ["volumeMounts", "envFrom", "env", "command", "args"];
+
+pub fn command(args: &ManifestArgs) -> u8 {
+    if let Some(stray) = args.stray.first() {
+        return usage(&crate::cli::stray(stray, "manifest"));
+    }
+    let inputs = match input::read_all(&args.input) {
+        Ok(inputs) => inputs,
+        Err(e) => return fail(&[e]),
+    };
+    let mut docs = Vec::new();
+    let mut errors = Vec::new();
+    for (shown, text) in &inputs {
+        match text.as_deref().map_err(Clone::clone).and_then(tree::read) {
+            Ok(mut d) => docs.append(&mut d),
+            Err(e) => errors.push((code::DATAERR, format!("{shown}: {e}"))),
+        }
+    }
+    if !errors.is_empty() {
+        return fail(&errors);
+    }
+    let shown = match inputs.as_slice() {
+        [(one, _)] => one.clone(),
+        _ => "the input".to_string(),
+    };
+    // The documents with containers (envshim's reader takes 128 levels of
+    // nesting, which a document of another kind may pass), several as one
+    // List: envshim's selection then covers the whole input.
+    docs.retain(|d| {
+        let mut any = false;
+        find(d, &mut |_| any = true);
+        any
+    });
+    if docs.is_empty() {
+        return fail(&[(code::CONFIG, format!("{shown}: no document holds a container"))]);
+    }
+    let list = match <[Value; 1]>::try_from(docs) {
+        Ok([one]) => one,
+        Err(docs) => serde_json::json!({"apiVersion": "v1", "kind": "List", "items": docs}),
+    };
+    let mut all = Vec::new();
+    find(&list, &mut |c| all.push(c));
+    fn named<'v>(c: &&'v Value) -> Option<&'v str> {
+        c.get("name").and_then(Value::as_str)
+    }
+    let name = match &args.container {
+        Some(name) => name.clone(),
+        None => {
+            let with_file_key_ref: Vec<&Value> = all.iter().copied().filter(|c| has_file_key_ref(c)).collect();
+            match (all.as_slice(), with_file_key_ref.as_slice()) {
+                ([one], _) | (_, [one]) if named(one).is_some() => named(one).unwrap_or_default().to_string(),
+                _ => {
+                    let names: Vec<&str> = all.iter().map(|c| named(c).unwrap_or("(no name)")).collect();
+                    let has = if names.is_empty() { "it has none".to_string() } else { format!("it has {}", names.join(", ")) };
+                    return usage(&format!("{shown}: choose the container with --container NAME ({has})"));
+                }
+            }
+        }
+    };
+    let bytes = match serde_json::to_vec(&list) {
+        Ok(b) => b,
+        Err(e) => return fail(&[(code::DATAERR, format!("{shown}: cannot be written as JSON ({e})"))]),
+    };
+    if let Err(errors) = envshim::manifest::parse_named(&bytes, &shown, Some(name.as_bytes())) {
+        let errors: Vec<(u8, String)> = errors.into_iter().map(|e| (u8::try_from(e.code).unwrap_or(code::CONFIG), e.message)).collect();
+        return fail(&errors);
+    }
+    // envshim found exactly one container of that name.
+    let Some(chosen) = all.into_iter().find(|c| named(c) == Some(name.as_str())) else {
+        return fail(&[(code::CONFIG, format!("{shown}: no container {name}"))]);
+    };
+    let manifest: Map<String, Value> = chosen.as_object().into_iter().flatten().filter(|(k, _)| FIELDS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
+    for volume in unmounted(&manifest) {
+        say(&format!("warning: container {name} reads the volume {volume} without mounting it: mount it in the container, where envshim reads it"));
+    }
+    match serde_json::to_string_pretty(&Value::Object(manifest)) {
+        Ok(text) => crate::write_stdout(format!("{text}\n").as_bytes()),
+        Err(e) => fail(&[(code::DATAERR, format!("{shown}: cannot be written as JSON ({e})"))]),
+    }
+}
+
+/// Every object of a `containers` or `initContainers` array under `v`.
+fn find<'v>(v: &'v Value, found: &mut impl FnMut(&'v Value)) {
+    match v {
+        Value::Object(fields) => {
+            for (key, value) in fields {
+                match value.as_array() {
+                    Some(cs) if key == "containers" || key == "initContainers" => cs.iter().filter(|c| c.is_object()).for_each(&mut *found),
+                    _ => find(value, found),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|item| find(item, found)),
+        _ => {}
+    }
+}
+
+fn has_file_key_ref(c: &Value) -> bool {
+    c.get("env").and_then(Value::as_array).is_some_and(|env| env.iter().any(|e| e.get("valueFrom").and_then(|v| v.get("fileKeyRef")).is_some()))
+}
+
+/// The volumes a `fileKeyRef` or `fileRef` names that the container does not mount.
+fn unmounted(m: &Map<String, Value>) -> Vec<String> {
+    let list = |k: &str| m.get(k).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let mounted: Vec<&Value> = list("volumeMounts").iter().filter_map(|v| v.get("name")).collect();
+    let env = list("env").iter().filter_map(|e| e.pointer("/valueFrom/fileKeyRef/volumeName"));
+    let mut out: Vec<String> = Vec::new();
+    for v in env.chain(list("envFrom").iter().filter_map(|e| e.pointer("/fileRef/volumeName"))) {
+        if let Some(v) = v.as_str().filter(|v| !mounted.iter().any(|m| m.as_str() == Some(v)) && !out.iter().any(|o| o == v)) {
+            out.push(v.to_string());
+        }
+    }
+    out
+}

@@ -1,0 +1,175 @@
+//! What a converted document's user needs to know: which objects and
+//! containers changed (`--check` lists them), and every place of the pod
+//! spec that refers to a variable the container now gets only from envshim
+//! (an exec probe, a lifecycle hook, a `subPathExpr`): those are run by the
+//! kubelet or the runtime, outside envshim, and see the text unexpanded.
+//! Names only: never a value.
+
+use serde_json::Value;
+
+/// One object (the document, or an item of a `List`) the conversion changed.
+pub struct Note {
+    /// `Kind/name`.
+    pub object: String,
+    /// The containers converted.
+    pub containers: Vec<String>,
+    /// Each as `PATH: what`.
+    pub warnings: Vec<String>,
+}
+
+/// The objects of `before` that differ in `after` (the same document converted).
+pub fn notes(before: &Value, after: &Value) -> Vec<Note> {
+    if before == after {
+        return Vec::new();
+    }
+    fn items(v: &Value) -> Option<&Vec<Value>> {
+        (v.get("kind").and_then(Value::as_str) == Some("List")).then(|| v.get("items").and_then(Value::as_array)).flatten()
+    }
+    match (items(before), items(after)) {
+        (Some(b), Some(a)) if a.len() == b.len() => {
+            b.iter().zip(a).enumerate().filter(|(_, (b, a))| b != a).map(|(i, (b, _))| note(b, &format!("items[{i}]"))).collect()
+        }
+        _ => vec![note(before, "")],
+    }
+}
+
+fn note(object: &Value, at: &str) -> Note {
+    let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
+    let name = object.get("metadata").and_then(|m| text(m.get("name")).or_else(|| text(m.get("generateName"))));
+    let mut n = Note {
+        object: format!("{}/{}", text(object.get("kind")).unwrap_or_default(), name.unwrap_or_else(|| "(no name)".into())),
+        containers: Vec::new(),
+        warnings: Vec::new(),
+    };
+    walk(object, at, &mut n);
+    n
+}
+
+/// Every container with a `fileKeyRef` in the pod specs under `v`.
+fn walk(v: &Value, at: &str, n: &mut Note) {
+    match v {
+        Value::Object(fields) => {
+            for (key, value) in fields {
+                let here = join(at, key);
+                match value.as_array() {
+                    Some(cs) if key == "containers" || key == "initContainers" => {
+                        for (i, c) in cs.iter().enumerate() {
+                            container(c, &format!("{here}[{i}]"), n);
+                        }
+                    }
+                    _ => walk(value, &here, n),
+                }
+            }
+        }
+        Value::Array(items) => items.iter().enumerate().for_each(|(i, item)| walk(item, &format!("{at}[{i}]"), n)),
+        _ => {}
+    }
+}
+
+fn join(at: &str, key: &str) -> String {
+    if at.is_empty() {
+        key.to_string()
+    } else {
+        format!("{at}.{key}")
+    }
+}
+
+fn container(c: &Value, at: &str, n: &mut Note) {
+    let env = c.get("env").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let file_key_ref = |e: &Value| e.get("valueFrom").and_then(|v| v.get("fileKeyRef")).is_some();
+    if !env.iter().any(file_key_ref) {
+        return;
+    }
+    n.containers.push(c.get("name").and_then(Value::as_str).unwrap_or("(no name)").to_string());
+    // The names the kubelet no longer resolves: the fileKeyRef variables, and
+    // the literal values that refer to one (the kubelet leaves `$(TOKEN)` as text).
+    let mut only_envshim: Vec<&str> = Vec::new();
+    for e in env {
+        let Some(name) = e.get("name").and_then(Value::as_str) else { continue };
+        let refers = e.get("value").and_then(Value::as_str).is_some_and(|v| !refers_to(v, &only_envshim).is_empty());
+        if (file_key_ref(e) || refers) && !only_envshim.contains(&name) {
+            only_envshim.push(name);
+        }
+    }
+    let mut places: Vec<(String, &Value)> = Vec::new();
+    for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
+        places.push((format!("{probe}.exec.command"), &c[probe]["exec"]["command"]));
+    }
+    for hook in ["postStart", "preStop"] {
+        places.push((format!("lifecycle.{hook}.exec.command"), &c["lifecycle"][hook]["exec"]["command"]));
+    }
+    for (i, m) in c.get("volumeMounts").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default().iter().enumerate() {
+        places.push((format!("volumeMounts[{i}].subPathExpr"), &m["subPathExpr"]));
+    }
+    for (path, value) in places {
+        let words: Vec<&str> = match value {
+            Value::String(s) => vec![s.as_str()],
+            Value::Array(words) => words.iter().filter_map(Value::as_str).collect(),
+            _ => continue,
+        };
+        let mut names: Vec<&str> = Vec::new();
+        for w in words {
+            for name in refers_to(w, &only_envshim) {
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        if !names.is_empty() {
+            let kind = if path.starts_with("volumeMounts") { "the kubelet expands it" } else { "it runs outside envshim" };
+            n.warnings.push(format!(
+                "{}.{path}: refers to {}, which container {} gets only from envshim: {kind}, without it",
+                at,
+                names.join(", "),
+                n.containers.last().map_or("", String::as_str)
+            ));
+        }
+    }
+}
+
+/// The names of `names` that `text` refers to: `$(NAME)` (the kubelet's
+/// expansion), `${NAME}` or `$NAME` (a shell's, as in `sh -c`).
+fn refers_to<'n>(text: &str, names: &[&'n str]) -> Vec<&'n str> {
+    let mut found = Vec::new();
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while let Some(d) = bytes[i..].iter().position(|&b| b == b'$').map(|d| d + i) {
+        let rest = &text[d + 1..];
+        i = d + 1;
+        let name = if let Some(r) = rest.strip_prefix('(') {
+            r.split_once(')').map(|(n, _)| n)
+        } else if let Some(r) = rest.strip_prefix('{') {
+            r.split_once(['}', ':', '-', '=', '+', '?']).map(|(n, _)| n)
+        } else if rest.starts_with('$') {
+            i += 1; // `$$`: an escaped dollar, no reference
+            None
+        } else {
+            Some(&rest[..rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len())])
+        };
+        if let Some(&n) = name.and_then(|name| names.iter().find(|n| **n == name)) {
+            if !found.contains(&n) {
+                found.push(n);
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::refers_to;
+
+    #[test]
+    fn references_as_the_kubelet_and_a_shell_write_them() {
+        let names = ["DB_URL", "TOKEN"];
+        for (text, want) in [
+            ("$(DB_URL)", &["DB_URL"][..]),
+            ("curl -H \"Authorization: $TOKEN\" $DB_URL/health", &["TOKEN", "DB_URL"]),
+            ("${TOKEN:-x} ${DB_URL}", &["TOKEN", "DB_URL"]),
+            ("$$(DB_URL) $$TOKEN $TOKENS $(OTHER) $", &[]),
+            ("$TOKEN_2 $DB_URL.x", &["DB_URL"]),
+        ] {
+            assert_eq!(refers_to(text, &names), want, "{text}");
+        }
+    }
+}

@@ -1,0 +1,463 @@
+//! The converter where platform teams run it (SPEC §10, "In pipelines"),
+//! through the built binary and the real tools: kubectl's file conventions
+//! (`-f DIR`, `-R`, no URL), `kubectl plugin list` and `kubectl envshim`,
+//! suggestions, `--check`'s list, the warnings for probes and hooks, the
+//! installer's resources, `manifest`, and `krm` run by `kpt fn eval --exec`
+//! and by `kubectl kustomize --enable-alpha-plugins`, and Helm's
+//! post-renderer path (stdin to stdout). kubectl and kpt: tests/e2e/deps.sh.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_kubectl-envshim");
+/// A secret-looking value: no message of any run may show it.
+const SENTINEL: &str = "SENTINEL-s3cr3t-VALUE";
+
+/// A Deployment whose container `app` reads TOKEN from a file; DB_URL is
+/// built from it; a value holds the sentinel.
+const DEPLOYMENT: &str = r#"# the app
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web # its name
+spec:
+  template:
+    spec:
+      containers:
+      - name: app
+        image: app:1
+        command: ["/app"]
+        env:
+        - name: TOKEN
+          valueFrom: {fileKeyRef: {volumeName: config, path: app.env, key: TOKEN}}
+        - name: DB_URL
+          value: "postgres://u:$(TOKEN)@db"
+        - name: PLAIN
+          value: "SENTINEL-s3cr3t-VALUE"
+        volumeMounts: [{name: config, mountPath: /config}]
+      - name: side
+        image: side:1
+        command: ["/side"]
+      volumes:
+      - name: config
+        emptyDir: {}
+"#;
+
+const CONFIG_MAP: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm # kept\ndata:\n  mode: \"0644\"\n  on: \"yes\"\n";
+
+struct Out {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Out {
+    #[track_caller]
+    fn ok(&self) -> &str {
+        assert_eq!(self.code, 0, "stdout: {}\nstderr: {}", self.stdout, self.stderr);
+        self.clean();
+        &self.stdout
+    }
+
+    /// A failure: the code, nothing on stdout, every part on stderr, no sentinel.
+    #[track_caller]
+    fn fails(&self, code: i32, parts: &[&str]) -> &str {
+        assert_eq!(self.code, code, "stdout: {}\nstderr: {}", self.stdout, self.stderr);
+        assert!(self.stdout.is_empty(), "stdout of a failed run: {}", self.stdout);
+        for p in parts {
+            assert!(self.stderr.contains(p), "stderr lacks {p:?}: {}", self.stderr);
+        }
+        self.clean();
+        &self.stderr
+    }
+
+    #[track_caller]
+    fn clean(&self) {
+        assert!(!self.stderr.contains("s3cr3t"), "a value in a message: {}", self.stderr);
+    }
+}
+
+/// Runs `program` with `args`, `stdin`, and PATH starting with `path` (when given).
+fn run(program: &str, args: &[&str], stdin: &str, path: Option<&Path>, env: &[(&str, &Path)]) -> Out {
+    let mut cmd = Command::new(program);
+    cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    if let Some(dir) = path {
+        cmd.env("PATH", format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default()));
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("{program}: {e} (tests/e2e/deps.sh installs kubectl and kpt)"));
+    let mut input = child.stdin.take().unwrap();
+    let text = stdin.to_string();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(text.as_bytes());
+    });
+    let out = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    Out { code: out.status.code().unwrap_or(-1), stdout: String::from_utf8(out.stdout).unwrap(), stderr: String::from_utf8(out.stderr).unwrap() }
+}
+
+fn envshim(args: &[&str], stdin: &str) -> Out {
+    run(BIN, args, stdin, None, &[])
+}
+
+/// A temp dir holding the binary as `kubectl-envshim`, for PATH.
+fn bin_dir() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(BIN, dir.path().join("kubectl-envshim")).unwrap();
+    dir
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn docs(text: &str) -> Vec<serde_json::Value> {
+    use serde::Deserialize;
+    serde_norway::Deserializer::from_str(text).map(|d| serde_json::Value::deserialize(d).unwrap()).filter(|d| !d.is_null()).collect()
+}
+
+#[test]
+fn a_directory_is_read_as_kubectl_reads_it() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    write(dir, "b.yaml", DEPLOYMENT);
+    write(dir, "a.json", r#"{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}}"#);
+    write(dir, "c.yml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: c}\n");
+    write(dir, "notes.txt", "not read");
+    write(dir, "sub/d.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: d}\n");
+    let names = |out: &str| docs(out).iter().map(|d| d["metadata"]["name"].as_str().unwrap().to_string()).collect::<Vec<_>>();
+    let out = envshim(&["convert", "-f", dir.to_str().unwrap()], "");
+    assert_eq!(names(out.ok()), ["a", "web", "c"]);
+    let out = envshim(&["convert", "-R", "-f", dir.to_str().unwrap()], "");
+    assert_eq!(names(out.ok()), ["a", "web", "c", "d"]);
+    // --check names each file.
+    let out = envshim(&["convert", "--check", "--recursive", "-f", dir.to_str().unwrap()], "");
+    assert_eq!((out.code, out.stdout.as_str()), (1, ""));
+    assert_eq!(out.stderr, format!("kubectl-envshim: {}: document 1 (Deployment/web): would convert containers app\n", dir.join("b.yaml").display()));
+    // A directory with no such file.
+    let empty = tempfile::tempdir().unwrap();
+    write(empty.path(), "x/y.yaml", CONFIG_MAP);
+    envshim(&["convert", "-f", empty.path().to_str().unwrap()], "").fails(65, &["no .yaml, .yml or .json file in it (-R reads its subdirectories)"]);
+    assert_eq!(envshim(&["convert", "-R", "-f", empty.path().to_str().unwrap()], "").ok(), CONFIG_MAP);
+}
+
+#[test]
+fn a_url_is_refused_and_a_bare_file_gets_told_to_use_f() {
+    for url in [format!("https://u:{SENTINEL}@example.com/app.yaml"), format!("HTTP://example.com/{SENTINEL}")] {
+        envshim(&["convert", "-f", &url], DEPLOYMENT).fails(2, &["-f URL: kubectl-envshim never reaches the network", "curl -fsSL URL"]);
+    }
+    let d = tempfile::tempdir().unwrap();
+    let file = write(d.path(), "app.yaml", DEPLOYMENT);
+    let file = file.to_str().unwrap();
+    envshim(&["convert", file], "").fails(2, &[&format!("unexpected argument \"{file}\": files are given with -f, as kubectl takes them (kubectl envshim convert -f {file})")]);
+    envshim(&["manifest", file], "").fails(2, &["kubectl envshim manifest -f"]);
+}
+
+#[test]
+fn misspelt_subcommands_and_options_get_a_suggestion() {
+    for (args, said) in [
+        (&["convrt"][..], "unrecognized subcommand 'convrt' (did you mean convert? see kubectl envshim --help)"),
+        (&["manfest"], "did you mean manifest?"),
+        (&["convert", "--shim-imag", "x"], "unexpected argument '--shim-imag' found (did you mean --shim-image? see kubectl envshim convert --help)"),
+        (&["convert", "--chek"], "did you mean --check?"),
+        (&["manifest", "--containr", "a"], "did you mean --container?"),
+        (&["convert", "--zzzzzz"], "unexpected argument '--zzzzzz' found (see kubectl envshim convert --help)"),
+        (&["convert", "-x"], "unexpected argument '-x' found (see kubectl envshim convert --help)"),
+    ] {
+        let err = envshim(args, "").fails(2, &[said]).to_string();
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
+
+#[test]
+fn check_lists_each_document_that_would_change() {
+    let list = "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata: {name: p}\n  spec:\n    initContainers:\n    - name: i\n      command: [/i]\n      env: [{name: T, valueFrom: {fileKeyRef: {volumeName: v, path: e, key: T}}}]\n    containers:\n    - name: c\n      command: [/c]\n      env: [{name: T, valueFrom: {fileKeyRef: {volumeName: v, path: e, key: T}}}]\n    volumes: [{name: v, emptyDir: {}}]\n- {apiVersion: v1, kind: Pod, metadata: {name: q}, spec: {containers: [{name: x}]}}\n";
+    let stream = format!("{CONFIG_MAP}---\n{DEPLOYMENT}---\n{list}");
+    let out = envshim(&["convert", "--check"], &stream);
+    assert_eq!((out.code, out.stdout.as_str()), (1, ""));
+    assert_eq!(
+        out.stderr,
+        "kubectl-envshim: stdin: document 2 (Deployment/web): would convert containers app\n\
+         kubectl-envshim: stdin: document 3 (Pod/p): would convert containers i, c\n"
+    );
+    // Converted, nothing is listed and nothing would change.
+    let converted = envshim(&["convert"], &stream).ok().to_string();
+    let out = envshim(&["convert", "--check"], &converted);
+    assert_eq!((out.code, out.stdout.as_str(), out.stderr.as_str()), (0, "", ""));
+}
+
+#[test]
+fn probes_hooks_and_sub_path_exprs_that_need_an_envshim_variable_are_warned_about() {
+    let with_probes = DEPLOYMENT.replace(
+        "        volumeMounts: [{name: config, mountPath: /config}]\n",
+        "        volumeMounts: [{name: config, mountPath: /config}, {name: config, mountPath: /x, subPathExpr: \"$(TOKEN)\"}]\n\
+         \x20       livenessProbe: {exec: {command: [/check, \"--url=$(DB_URL)\"]}}\n\
+         \x20       readinessProbe: {exec: {command: [sh, -c, \"curl -H \\\"X: $TOKEN\\\" ${PLAIN}\"]}}\n\
+         \x20       startupProbe: {exec: {command: [/ok, \"$$(TOKEN)\", \"$(PLAIN)\"]}}\n\
+         \x20       lifecycle: {preStop: {exec: {command: [sh, -c, \"/drain ${DB_URL}\"]}}}\n",
+    );
+    let out = envshim(&["convert"], &with_probes);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let at = "kubectl-envshim: warning: stdin: document 1 (Deployment/web): spec.template.spec.containers[0]";
+    let expected = [
+        format!("{at}.livenessProbe.exec.command: refers to DB_URL, which container app gets only from envshim: it runs outside envshim, without it"),
+        format!("{at}.readinessProbe.exec.command: refers to TOKEN, which container app gets only from envshim: it runs outside envshim, without it"),
+        format!("{at}.lifecycle.preStop.exec.command: refers to DB_URL, which container app gets only from envshim: it runs outside envshim, without it"),
+        format!("{at}.volumeMounts[1].subPathExpr: refers to TOKEN, which container app gets only from envshim: the kubelet expands it, without it"),
+    ];
+    assert_eq!(out.stderr.lines().collect::<Vec<_>>(), expected, "{}", out.stderr);
+    out.clean();
+    // The output is the same as without the warnings' cause (warnings change nothing).
+    assert!(docs(&out.stdout)[0]["spec"]["template"]["spec"]["initContainers"][0]["name"] == "envshim-install");
+    // --check says them too; a pod without such a place gets none.
+    let out = envshim(&["convert", "--check"], &with_probes);
+    assert_eq!(out.stderr.lines().filter(|l| l.contains("warning:")).count(), 4);
+    let plain = envshim(&["convert"], DEPLOYMENT);
+    plain.ok();
+    assert_eq!(plain.stderr, "");
+}
+
+#[test]
+fn the_installer_has_small_requests_and_limits_set_by_options() {
+    let installer = |out: &str| docs(out)[0]["spec"]["template"]["spec"]["initContainers"][0]["resources"].clone();
+    let small = serde_json::json!({"requests": {"cpu": "50m", "memory": "16Mi"}, "limits": {"cpu": "50m", "memory": "16Mi"}});
+    assert_eq!(installer(envshim(&["convert"], DEPLOYMENT).ok()), small);
+    let out = envshim(&["convert", "--installer-cpu", "0.1", "--installer-memory", "32Mi"], DEPLOYMENT);
+    assert_eq!(installer(out.ok()), serde_json::json!({"requests": {"cpu": "0.1", "memory": "32Mi"}, "limits": {"cpu": "0.1", "memory": "32Mi"}}));
+    for (option, value) in [("--installer-cpu", "fast"), ("--installer-memory", "16MB"), ("--installer-cpu", ""), ("--installer-memory", "-1Mi")] {
+        envshim(&["convert", &format!("{option}={value}")], DEPLOYMENT).fails(2, &[option, "is not a Kubernetes quantity"]);
+    }
+}
+
+#[test]
+fn manifest_prints_one_container_for_envshim() {
+    let d = tempfile::tempdir().unwrap();
+    let file = write(d.path(), "app.yaml", &format!("{CONFIG_MAP}---\n{DEPLOYMENT}"));
+    let file = file.to_str().unwrap();
+    // The one container with a fileKeyRef needs no --container.
+    for args in [&["manifest", "-f", file][..], &["manifest", "-f", file, "--container", "app"]] {
+        let out = envshim(args, "");
+        let printed: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
+        let keys: Vec<&String> = printed.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["command", "env", "volumeMounts"]);
+        assert_eq!(printed["env"][1], serde_json::json!({"name": "DB_URL", "value": "postgres://u:$(TOKEN)@db"}));
+        // What envshim reads, as it reads it.
+        let m = envshim::manifest::parse(out.stdout.as_bytes()).unwrap_or_else(|e| panic!("{:?}", e.iter().map(|e| &e.message).collect::<Vec<_>>()));
+        assert_eq!((m.env.len(), m.command.len(), m.volume_mounts.len()), (3, 1, 1));
+    }
+    let side: serde_json::Value = serde_json::from_str(envshim(&["manifest", "-f", file, "--container", "side"], "").ok()).unwrap();
+    assert_eq!(side, serde_json::json!({"command": ["/side"]}));
+    // Envshim's own messages for a missing or doubled name.
+    envshim(&["manifest", "-f", file, "-c", "nope"], "").fails(78, &["--container nope: no such container in manifest", "it has app, side"]);
+    let twice = format!("{DEPLOYMENT}---\n{}", DEPLOYMENT.replace("name: web", "name: web2"));
+    envshim(&["manifest", "-c", "app"], &twice).fails(78, &["--container app: two containers of manifest stdin have that name"]);
+    // Several with a fileKeyRef: choose one.
+    envshim(&["manifest"], &twice).fails(2, &["stdin: choose the container with --container NAME (it has app, side, app, side)"]);
+    // A volume it reads but does not mount: said, the manifest printed.
+    let unmounted = DEPLOYMENT.replace("        volumeMounts: [{name: config, mountPath: /config}]\n", "");
+    let out = envshim(&["manifest"], &unmounted);
+    assert_eq!(out.code, 0);
+    assert_eq!(out.stderr, "kubectl-envshim: warning: container app reads the volume config without mounting it: mount it in the container, where envshim reads it\n");
+    // Documents without containers are left out (a deep one too); none at all: said.
+    let deep = format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: deep}}\nx: {}{}\n---\n{DEPLOYMENT}", "[".repeat(200), "]".repeat(200));
+    assert_eq!(serde_json::from_str::<serde_json::Value>(envshim(&["manifest", "-c", "side"], &deep).ok()).unwrap(), serde_json::json!({"command": ["/side"]}));
+    envshim(&["manifest"], CONFIG_MAP).fails(78, &["stdin: no document holds a container"]);
+    // A schema error envshim would give at start-up, given now.
+    envshim(&["manifest"], &DEPLOYMENT.replace("path: app.env", "path: app.env, paht: x")).fails(78, &["paht"]);
+    envshim(&["manifest"], &format!("kind: Pod\nmetadata: {{name: \"{SENTINEL}\n")).fails(65, &["stdin: document 1 (line 2): not valid YAML"]);
+}
+
+#[test]
+fn kubectl_finds_the_plugin_and_runs_it() {
+    let bin = bin_dir();
+    let out = run("kubectl", &["plugin", "list"], "", Some(bin.path()), &[]);
+    assert!(out.stdout.contains(&bin.path().join("kubectl-envshim").display().to_string()), "{}\n{}", out.stdout, out.stderr);
+    let out = run("kubectl", &["envshim", "convert", "-f", "-"], DEPLOYMENT, Some(bin.path()), &[]);
+    let all = docs(out.ok());
+    assert_eq!(all[0]["spec"]["template"]["spec"]["containers"][0]["command"], serde_json::json!(["/.envshim/bin/envshim", "run"]));
+    let out = run("kubectl", &["envshim", "--version"], "", Some(bin.path()), &[]);
+    assert_eq!(out.ok(), format!("kubectl-envshim {}\n", env!("CARGO_PKG_VERSION")));
+    // kubectl passes the exit code and stderr through.
+    run("kubectl", &["envshim", "convrt"], "", Some(bin.path()), &[]).fails(2, &["did you mean convert?"]);
+}
+
+/// A kpt package: the Deployment (with comments) and an unchanged file.
+fn package() -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    write(d.path(), "pkg/app.yaml", &format!("{DEPLOYMENT}---\n{CONFIG_MAP}"));
+    write(d.path(), "pkg/other.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec:\n  ports: [{port: 80, name: \"on\"}] # flow\n");
+    d
+}
+
+#[test]
+fn kpt_runs_it_as_a_function() {
+    let d = package();
+    let pkg = d.path().join("pkg");
+    let other = std::fs::read_to_string(pkg.join("other.yaml")).unwrap();
+    let config = write(d.path(), "fn.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: envshim}\ndata:\n  shim-image: registry.example/envshim:1\n  installer-memory: 8Mi\n  wait: 30s\n  entrypoint: |\n    side=/side\n");
+    let exec = format!("{BIN} krm");
+    let out = run("kpt", &["fn", "eval", pkg.to_str().unwrap(), "--exec", &exec, "--fn-config", config.to_str().unwrap()], "", None, &[]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    out.clean();
+    assert!(out.stderr.contains("[PASS]"), "{}", out.stderr);
+    // The untouched file byte for byte, the other file's ConfigMap too, comments kept.
+    assert_eq!(std::fs::read_to_string(pkg.join("other.yaml")).unwrap(), other);
+    let app = std::fs::read_to_string(pkg.join("app.yaml")).unwrap();
+    assert!(app.ends_with(&format!("---\n{CONFIG_MAP}")), "{app}");
+    assert!(app.starts_with("# the app\n") && app.contains("name: web # its name"), "{app}");
+    let all = docs(&app);
+    let spec = &all[0]["spec"]["template"]["spec"];
+    assert_eq!(spec["initContainers"][0]["image"], "registry.example/envshim:1");
+    assert_eq!(spec["initContainers"][0]["resources"]["limits"], serde_json::json!({"cpu": "50m", "memory": "8Mi"}));
+    assert_eq!(spec["containers"][0]["env"][3], serde_json::json!({"name": "ENVSHIM_WAIT", "value": "30s"}));
+    // No kpt annotation left behind.
+    assert!(!app.contains("config.kubernetes.io"), "{app}");
+    // Converting again changes nothing.
+    let out = run("kpt", &["fn", "eval", pkg.to_str().unwrap(), "--exec", &exec, "--fn-config", config.to_str().unwrap()], "", None, &[]);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert_eq!(std::fs::read_to_string(pkg.join("app.yaml")).unwrap(), app);
+}
+
+#[test]
+fn a_kptfile_pipeline_runs_it_with_kpt_fn_render() {
+    let d = package();
+    let pkg = d.path().join("pkg");
+    let bin = bin_dir();
+    write(&pkg, "envshim.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: envshim\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n  wait: 5s\n");
+    write(&pkg, "Kptfile", "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n  mutators:\n  - exec: \"kubectl-envshim krm\"\n    configPath: envshim.yaml\n");
+    let out = run("kpt", &["fn", "render", pkg.to_str().unwrap(), "--allow-exec"], "", Some(bin.path()), &[]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    let app = std::fs::read_to_string(pkg.join("app.yaml")).unwrap();
+    assert_eq!(docs(&app)[0]["spec"]["template"]["spec"]["containers"][0]["env"][3], serde_json::json!({"name": "ENVSHIM_WAIT", "value": "5s"}));
+    assert!(app.ends_with(&format!("---\n{CONFIG_MAP}")), "{app}");
+}
+
+#[test]
+fn kpt_shows_its_errors_as_results_and_changes_nothing() {
+    let d = package();
+    let pkg = d.path().join("pkg");
+    let app = pkg.join("app.yaml");
+    let text = std::fs::read_to_string(&app).unwrap().replace("        command: [\"/app\"]\n", "");
+    std::fs::write(&app, &text).unwrap();
+    let exec = format!("{BIN} krm");
+    let out = run("kpt", &["fn", "eval", pkg.to_str().unwrap(), "--exec", &exec], "", None, &[]);
+    assert_ne!(out.code, 0);
+    out.clean();
+    for part in ["[error] apps/v1/Deployment/web", "Deployment/web: container app: no command", "spec.template.spec.containers[0].command"] {
+        assert!(out.stderr.contains(part), "{part}: {}", out.stderr);
+    }
+    assert_eq!(std::fs::read_to_string(&app).unwrap(), text);
+    // A misspelt config key: an error naming the key it meant.
+    let config = write(d.path(), "fn.yaml", &format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: e}}\ndata:\n  shim-imag: \"{SENTINEL}\"\n"));
+    let out = run("kpt", &["fn", "eval", pkg.to_str().unwrap(), "--exec", &exec, "--fn-config", config.to_str().unwrap()], "", None, &[]);
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("functionConfig: data.shim-imag is not an option of kubectl envshim (did you mean shim-image?)"), "{}", out.stderr);
+    out.clean();
+}
+
+#[test]
+fn krm_reads_a_resource_list_and_keeps_every_item_it_does_not_change() {
+    let items = format!("{}\n{}", indent_item(CONFIG_MAP), indent_item(DEPLOYMENT));
+    let list = format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  data: {{wait: 5s}}\n");
+    let out = envshim(&["krm"], &list);
+    let text = out.ok();
+    // The ConfigMap's text as it came; the Deployment converted; results: the warning-free run has none.
+    assert!(text.starts_with(&format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{}", indent_item(CONFIG_MAP))), "{text}");
+    let all = docs(text);
+    assert_eq!(all[0]["items"][1]["spec"]["template"]["spec"]["containers"][0]["env"][3]["name"], "ENVSHIM_WAIT");
+    assert!(all[0].get("results").is_none(), "{text}");
+    assert_eq!(all[0]["functionConfig"]["data"]["wait"], "5s");
+    // A warning is a result, no value in it.
+    let probe = DEPLOYMENT.replace("        volumeMounts:", "        livenessProbe: {exec: {command: [\"$(DB_URL)\"]}}\n        volumeMounts:");
+    let out = envshim(&["krm"], &format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{}", indent_item(&probe)));
+    let results = &docs(out.ok())[0]["results"];
+    assert_eq!(results[0]["severity"], "warning");
+    assert_eq!(results[0]["resourceRef"], serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}));
+    assert!(!out.stdout[out.stdout.find("results:").unwrap()..].contains("s3cr3t"));
+    // A ResourceList laid out otherwise (JSON): written anew, converted the same.
+    let as_json = serde_json::json!({"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": docs(&format!("{CONFIG_MAP}---\n{DEPLOYMENT}"))});
+    let out = envshim(&["krm"], &as_json.to_string());
+    let all = docs(out.ok());
+    assert_eq!(all[0]["items"][0], docs(CONFIG_MAP)[0]);
+    assert_eq!(all[0]["items"][1]["spec"]["template"]["spec"]["initContainers"][0]["name"], "envshim-install");
+    // A bad config: exit 2 as a bad option, with the result; a pod that cannot be converted: 78.
+    let bad = format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{}functionConfig: {{data: {{wait: soon}}}}\n", indent_item(DEPLOYMENT));
+    let out = envshim(&["krm"], &bad);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stdout.contains("message: 'functionConfig: --wait:") || out.stdout.contains("functionConfig: --wait:"), "{}", out.stdout);
+    let no_command = format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{}", indent_item(&DEPLOYMENT.replace("        command: [\"/app\"]\n", "")));
+    let out = envshim(&["krm"], &no_command);
+    assert_eq!(out.code, 78, "{}", out.stderr);
+    let listed = &docs(&out.stdout)[0];
+    assert_eq!(listed["items"][0], docs(&DEPLOYMENT.replace("        command: [\"/app\"]\n", ""))[0], "the items as they came");
+    assert_eq!(listed["results"][0]["field"]["path"], "spec.template.spec.containers[0].command");
+    assert!(!out.stdout[out.stdout.find("results:").unwrap()..].contains("s3cr3t"));
+    // Not a ResourceList, and no argument: what to do.
+    envshim(&["krm"], DEPLOYMENT).fails(65, &["stdin: not a ResourceList", "kustomize's exec transformer plugin gives its config file as the argument"]);
+}
+
+/// `text` as an item of a block sequence at column 0.
+fn indent_item(text: &str) -> String {
+    text.lines().enumerate().map(|(i, l)| format!("{}{l}\n", if i == 0 { "- " } else { "  " })).collect()
+}
+
+#[test]
+fn kubectl_kustomize_runs_it_as_an_exec_transformer_plugin() {
+    let d = tempfile::tempdir().unwrap();
+    let bin = bin_dir();
+    let plugin = write(d.path(), "plugins/envshim.io/v1/convert/Convert", "#!/bin/sh\nexec kubectl-envshim krm \"$@\"\n");
+    std::os::unix::fs::PermissionsExt::set_mode(&mut std::fs::metadata(&plugin).unwrap().permissions(), 0o755);
+    std::fs::set_permissions(&plugin, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    write(d.path(), "app/deployment.yaml", DEPLOYMENT);
+    write(d.path(), "app/cm.yaml", CONFIG_MAP);
+    write(d.path(), "app/kustomization.yaml", "resources: [deployment.yaml, cm.yaml]\nnamePrefix: p-\ntransformers: [envshim.yaml]\n");
+    write(d.path(), "app/envshim.yaml", "apiVersion: envshim.io/v1\nkind: Convert\nmetadata: {name: envshim}\ndata:\n  shim-image: registry.example/envshim:2\n  installer-cpu: 20m\n");
+    let env = [("KUSTOMIZE_PLUGIN_HOME", &*d.path().join("plugins"))];
+    let out = run("kubectl", &["kustomize", "--enable-alpha-plugins", d.path().join("app").to_str().unwrap()], "", Some(bin.path()), &env);
+    let all = docs(out.ok());
+    let deployment = all.iter().find(|d| d["kind"] == "Deployment").unwrap();
+    assert_eq!(deployment["metadata"]["name"], "p-web");
+    let spec = &deployment["spec"]["template"]["spec"];
+    assert_eq!(spec["initContainers"][0]["image"], "registry.example/envshim:2");
+    assert_eq!(spec["initContainers"][0]["resources"]["requests"]["cpu"], "20m");
+    assert_eq!(spec["containers"][0]["command"], serde_json::json!(["/.envshim/bin/envshim", "run"]));
+    let cm = all.iter().find(|d| d["kind"] == "ConfigMap").unwrap();
+    assert_eq!(cm["data"], serde_json::json!({"mode": "0644", "on": "yes"}));
+    // kustomize's id annotations, which it needs back, are kept (and removed by it).
+    assert!(!out.stdout.contains("kustomize.config.k8s.io/id"), "{}", out.stdout);
+    // A config it does not take: kustomize fails, with the message.
+    write(d.path(), "app/envshim.yaml", "apiVersion: envshim.io/v1\nkind: Convert\nmetadata: {name: envshim}\ndata:\n  wiat: 5s\n");
+    let out = run("kubectl", &["kustomize", "--enable-alpha-plugins", d.path().join("app").to_str().unwrap()], "", Some(bin.path()), &env);
+    assert_ne!(out.code, 0);
+    assert!(out.stderr.contains("data.wiat is not an option of kubectl envshim (did you mean wait?)"), "{}", out.stderr);
+}
+
+#[test]
+fn the_transformer_form_keeps_kustomize_annotations_and_untouched_documents() {
+    let d = tempfile::tempdir().unwrap();
+    let config = write(d.path(), "c.yaml", "apiVersion: envshim.io/v1\nkind: Convert\nmetadata: {name: c}\n");
+    let annotated = DEPLOYMENT.replace("  name: web # its name\n", "  name: web # its name\n  annotations:\n    kustomize.config.k8s.io/id: |\n      kind: Deployment\n");
+    let stream = format!("{CONFIG_MAP}---\n{annotated}");
+    let out = envshim(&["krm", config.to_str().unwrap()], &stream);
+    let text = out.ok();
+    assert!(text.starts_with(&format!("{CONFIG_MAP}---\n")), "{text}");
+    assert_eq!(docs(text)[1]["metadata"]["annotations"]["kustomize.config.k8s.io/id"], "kind: Deployment\n");
+    envshim(&["krm", d.path().join("missing.yaml").to_str().unwrap()], &stream).fails(65, &["missing.yaml cannot be read"]);
+}
+
+#[test]
+fn helm_post_renderer_path_stdin_to_stdout() {
+    // Helm runs the post-renderer with the rendered chart on stdin and applies
+    // what it prints: `--post-renderer kubectl-envshim --post-renderer-args convert`.
+    let rendered = format!("---\n# Source: app/templates/cm.yaml\n{CONFIG_MAP}---\n# Source: app/templates/deployment.yaml\n{DEPLOYMENT}");
+    let out = envshim(&["convert"], &rendered);
+    let text = out.ok();
+    assert!(text.starts_with(&format!("---\n# Source: app/templates/cm.yaml\n{CONFIG_MAP}---\n# Source: app/templates/deployment.yaml\n# the app\n")), "{text}");
+    assert_eq!(docs(text)[1]["spec"]["template"]["spec"]["initContainers"][0]["name"], "envshim-install");
+}
