@@ -1,7 +1,7 @@
 //! What a converted document's user needs to know: which objects and
 //! containers changed (`--check` lists them), and every place of the pod
 //! spec that refers to a variable the container now gets only from envshim
-//! (an exec probe, a lifecycle hook, a `subPathExpr`): those are run by the
+//! (an exec probe, a lifecycle hook): those are run by the
 //! kubelet or the runtime, outside envshim, and see the text unexpanded.
 //! Names only: never a value.
 
@@ -98,9 +98,6 @@ fn container(c: &Value, at: &str, n: &mut Note) {
     for hook in ["postStart", "preStop"] {
         places.push((format!("lifecycle.{hook}.exec.command"), &c["lifecycle"][hook]["exec"]["command"]));
     }
-    for (i, m) in c.get("volumeMounts").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default().iter().enumerate() {
-        places.push((format!("volumeMounts[{i}].subPathExpr"), &m["subPathExpr"]));
-    }
     for (path, value) in places {
         let words: Vec<&str> = match value {
             Value::String(s) => vec![s.as_str()],
@@ -116,9 +113,8 @@ fn container(c: &Value, at: &str, n: &mut Note) {
             }
         }
         if !names.is_empty() {
-            let kind = if path.starts_with("volumeMounts") { "the kubelet expands it" } else { "it runs outside envshim" };
             n.warnings.push(format!(
-                "{}.{path}: refers to {}, which container {} gets only from envshim: {kind}, without it",
+                "{}.{path}: refers to {}, which container {} gets only from envshim: it runs outside envshim, without it",
                 at,
                 names.join(", "),
                 n.containers.last().map_or("", String::as_str)

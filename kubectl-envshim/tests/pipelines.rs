@@ -193,10 +193,10 @@ fn check_lists_each_document_that_would_change() {
 }
 
 #[test]
-fn probes_hooks_and_sub_path_exprs_that_need_an_envshim_variable_are_warned_about() {
+fn probes_and_hooks_that_need_an_envshim_variable_are_warned_about() {
     let with_probes = DEPLOYMENT.replace(
         "        volumeMounts: [{name: config, mountPath: /config}]\n",
-        "        volumeMounts: [{name: config, mountPath: /config}, {name: config, mountPath: /x, subPathExpr: \"$(TOKEN)\"}]\n\
+        "        volumeMounts: [{name: config, mountPath: /config}]\n\
          \x20       livenessProbe: {exec: {command: [/check, \"--url=$(DB_URL)\"]}}\n\
          \x20       readinessProbe: {exec: {command: [sh, -c, \"curl -H \\\"X: $TOKEN\\\" ${PLAIN}\"]}}\n\
          \x20       startupProbe: {exec: {command: [/ok, \"$$(TOKEN)\", \"$(PLAIN)\"]}}\n\
@@ -209,7 +209,6 @@ fn probes_hooks_and_sub_path_exprs_that_need_an_envshim_variable_are_warned_abou
         format!("{at}.livenessProbe.exec.command: refers to DB_URL, which container app gets only from envshim: it runs outside envshim, without it"),
         format!("{at}.readinessProbe.exec.command: refers to TOKEN, which container app gets only from envshim: it runs outside envshim, without it"),
         format!("{at}.lifecycle.preStop.exec.command: refers to DB_URL, which container app gets only from envshim: it runs outside envshim, without it"),
-        format!("{at}.volumeMounts[1].subPathExpr: refers to TOKEN, which container app gets only from envshim: the kubelet expands it, without it"),
     ];
     assert_eq!(out.stderr.lines().collect::<Vec<_>>(), expected, "{}", out.stderr);
     out.clean();
@@ -217,7 +216,7 @@ fn probes_hooks_and_sub_path_exprs_that_need_an_envshim_variable_are_warned_abou
     assert!(docs(&out.stdout)[0]["spec"]["template"]["spec"]["initContainers"][0]["name"] == "envshim-install");
     // --check says them too; a pod without such a place gets none.
     let out = envshim(&["convert", "--check"], &with_probes);
-    assert_eq!(out.stderr.lines().filter(|l| l.contains("warning:")).count(), 4);
+    assert_eq!(out.stderr.lines().filter(|l| l.contains("warning:")).count(), 3);
     let plain = envshim(&["convert"], DEPLOYMENT);
     plain.ok();
     assert_eq!(plain.stderr, "");
@@ -315,7 +314,7 @@ fn kpt_runs_it_as_a_function() {
     let spec = &all[0]["spec"]["template"]["spec"];
     assert_eq!(spec["initContainers"][0]["image"], "registry.example/envshim:1");
     assert_eq!(spec["initContainers"][0]["resources"]["limits"], serde_json::json!({"cpu": "50m", "memory": "8Mi"}));
-    assert_eq!(spec["containers"][0]["env"][3], serde_json::json!({"name": "ENVSHIM_WAIT", "value": "30s"}));
+    assert_eq!(spec["containers"][0]["env"][4], serde_json::json!({"name": "ENVSHIM_WAIT", "value": "30s"}));
     // No kpt annotation left behind.
     assert!(!app.contains("config.kubernetes.io"), "{app}");
     // Converting again changes nothing.
@@ -334,7 +333,7 @@ fn a_kptfile_pipeline_runs_it_with_kpt_fn_render() {
     let out = run("kpt", &["fn", "render", pkg.to_str().unwrap(), "--allow-exec"], "", Some(bin.path()), &[]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     let app = std::fs::read_to_string(pkg.join("app.yaml")).unwrap();
-    assert_eq!(docs(&app)[0]["spec"]["template"]["spec"]["containers"][0]["env"][3], serde_json::json!({"name": "ENVSHIM_WAIT", "value": "5s"}));
+    assert_eq!(docs(&app)[0]["spec"]["template"]["spec"]["containers"][0]["env"][4], serde_json::json!({"name": "ENVSHIM_WAIT", "value": "5s"}));
     assert!(app.ends_with(&format!("---\n{CONFIG_MAP}")), "{app}");
 }
 
@@ -370,7 +369,7 @@ fn krm_reads_a_resource_list_and_keeps_every_item_it_does_not_change() {
     // The ConfigMap's text as it came; the Deployment converted; results: the warning-free run has none.
     assert!(text.starts_with(&format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{}", indent_item(CONFIG_MAP))), "{text}");
     let all = docs(text);
-    assert_eq!(all[0]["items"][1]["spec"]["template"]["spec"]["containers"][0]["env"][3]["name"], "ENVSHIM_WAIT");
+    assert_eq!(all[0]["items"][1]["spec"]["template"]["spec"]["containers"][0]["env"][4]["name"], "ENVSHIM_WAIT");
     assert!(all[0].get("results").is_none(), "{text}");
     assert_eq!(all[0]["functionConfig"]["data"]["wait"], "5s");
     // A warning is a result, no value in it.
