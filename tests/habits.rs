@@ -178,7 +178,7 @@ fn a_yaml_manifest_points_to_the_converter_and_both_yqs() {
     let v = Volume::new();
     let m = v.file_str("m.yaml", format!("env:\n- name: A\n  value: {SENTINEL}\n"));
     envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(78, &[
-        "it looks like YAML; convert it offline: kubectl envshim manifest -f FILE, or yq (Go yq: yq -o json FILE; Python yq: yq . FILE)",
+        "it looks like YAML; convert it offline: kubectl envshim manifest -f FILE [--container NAME], or yq (Go yq: yq -o json FILE; Python yq: yq . FILE)",
     ]);
 }
 
