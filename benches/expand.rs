@@ -57,7 +57,10 @@ fn refs_undefined(size: usize) -> Vec<u8> {
     s.into_bytes()
 }
 
-fn shapes() -> Vec<(&'static str, fn(usize) -> Vec<u8>)> {
+/// A named input and how to make it `n` bytes long.
+type Shape = (&'static str, fn(usize) -> Vec<u8>);
+
+fn shapes() -> Vec<Shape> {
     vec![
         ("plain", |n| repeat_to("the quick brown fox jumps over the lazy dog ", n, "")),
         ("refs_defined", refs_defined),

@@ -87,8 +87,9 @@ const IN_PLACE: u8 = 2;
 
 const _: () = assert!(std::mem::size_of::<Entry>() == 16);
 const _: () = assert!(MAX_NAME_BYTES <= u8::MAX as usize && MAX_VALUE_BYTES <= u16::MAX as usize);
-// A file's entries (each `A=` and a line ending, the last without) fit its key table.
-const _: () = assert!(MAX_ENV_FILE_BYTES / 3 + 1 <= SMALL_MAX);
+// A file's entries (each `A=` and a line ending, the last without: at most
+// `MAX_ENV_FILE_BYTES / 3 + 1` of them) fit its key table.
+const _: () = assert!(MAX_ENV_FILE_BYTES / 3 < SMALL_MAX);
 
 /// One key of a file's final key set (see [`EnvFile::unique_keys`]).
 pub struct Key<'f> {

@@ -82,8 +82,7 @@ impl fmt::Display for Error {
 #[inline(never)]
 pub fn os_reason(e: &std::io::Error) -> String {
     match e.raw_os_error() {
-        // SAFETY: strerror returns a NUL-terminated string that lives as long as the process (musl: static text).
-        Some(n) => unsafe { std::ffi::CStr::from_ptr(libc::strerror(n)) }.to_string_lossy().into_owned(),
+        Some(n) => crate::sys::strerror(n).to_string_lossy().into_owned(),
         None => e.to_string(),
     }
 }

@@ -60,8 +60,9 @@ pub const MAX_WAIT_FILES_SHOWN: usize = 10;
 /// `--wait`: how often missing files are looked for again.
 pub const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 
-// A file at its limit must be able to hold one maximal entry: name, `=`, value, newline.
-const_assert!(MAX_NAME_BYTES + 1 + MAX_VALUE_BYTES + 1 <= MAX_ENV_FILE_BYTES);
+// A file at its limit must be able to hold one maximal entry: name, `=`,
+// value, and the newline after them.
+const_assert!(MAX_NAME_BYTES + 1 + MAX_VALUE_BYTES < MAX_ENV_FILE_BYTES);
 // Any single value read from a file fits in one execve string.
 const_assert!(MAX_NAME_BYTES + 1 + MAX_VALUE_BYTES < MAX_EXEC_STRING_BYTES);
 const_assert!(MIN_EXEC_TOTAL_BYTES < MAX_EXEC_TOTAL_BYTES);

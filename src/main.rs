@@ -251,14 +251,16 @@ fn options(common: Common) -> Result<envshim::Options, String> {
 }
 
 #[cfg(not(test))]
-#[no_mangle]
-extern "C" fn main(argc: libc::c_int, argv: *const *const libc::c_char) -> libc::c_int {
+envshim::c_main!(envshim_main);
+
+/// A run, from C's `main`.
+#[cfg(not(test))]
+fn envshim_main(argv: envshim::sys::Argv) -> libc::c_int {
     envshim::start();
-    // SAFETY: these are C main's own arguments.
-    match parse(unsafe { envshim::sys::args(argc, argv) }) {
+    match parse(argv.to_vec()) {
         Ok(cli) => dispatch(cli.command),
-        // SAFETY: as above; read again only on this path.
-        Err(e) => clap_error(e, unsafe { envshim::sys::args(argc, argv) }),
+        // Read again only on this path.
+        Err(e) => clap_error(e, argv.to_vec()),
     }
 }
 

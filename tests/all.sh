@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test envshim has (and its kubectl plugin): installs what they need (apt packages - Docker and Podman
 # included -, rustup targets, cargo-fuzz), then runs the unit and integration tests,
-# the privilege-dropping ones again from a private (mode 0700) copy of the checkout,
+# clippy (no warning allowed), the privilege-dropping tests again from a private (mode 0700) copy of the checkout,
 # the end-to-end tests in real runtimes (runc, bwrap, qemu), the same deployment
 # modes in real container engines (a private dockerd and podman, stopped at the end),
 # a short fuzz smoke run, and every command block of the docs (tests/docs.py; after
@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 bash tests/e2e/deps.sh
 cargo test --all-targets                      # envshim, built with exactly its own features
 cargo test -p kubectl-envshim --all-targets   # the converter (a second crate of the workspace)
+cargo clippy --workspace --all-targets -- -D warnings   # the [lints] of Cargo.toml and clippy's defaults
 bash tests/private-checkout.sh
 bash tests/e2e/run.sh
 bash tests/e2e/engines/run.sh

@@ -548,8 +548,7 @@ fn install_refuses_to_replace_what_is_not_envshim_unless_forced() {
     assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
     // A FIFO: refused at once (opening it to look inside blocked until a writer came).
     let fifo = d.join("fifo");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
     let started = std::time::Instant::now();
     envshim(["install", fifo.to_str().unwrap()]).run().fails(73);
     assert!(started.elapsed() < std::time::Duration::from_secs(10), "install waited on a FIFO");

@@ -267,18 +267,15 @@ fn values_are_bounded_and_may_not_hold_nul_and_fifos_and_devices_are_refused() {
     out.no_sentinel();
     std::fs::remove_file(v.join("NUL")).unwrap();
     // A FIFO fails at once (never opened for a blocking read), and so does a device.
-    let fifo = std::ffi::CString::new(v.join("FIFO").to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    nix::unistd::mkfifo(&v.join("FIFO"), nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
     let out = envshim(["check", "--env-dir", &v.dir()]).run();
     out.fails_with(78, &["/FIFO is not a regular file"]);
     assert!(out.elapsed < Duration::from_secs(5));
     std::fs::remove_file(v.join("FIFO")).unwrap();
-    // SAFETY: geteuid cannot fail.
-    if unsafe { libc::geteuid() } == 0 {
-        let dev = std::ffi::CString::new(v.join("ZERO").to_str().unwrap()).unwrap();
-        // SAFETY: a valid path; makedev(1, 5) is /dev/zero.
-        assert_eq!(unsafe { libc::mknod(dev.as_ptr(), libc::S_IFCHR | 0o644, libc::makedev(1, 5)) }, 0);
+    if nix::unistd::geteuid().is_root() {
+        // makedev(1, 5) is /dev/zero.
+        let (kind, mode) = (nix::sys::stat::SFlag::S_IFCHR, nix::sys::stat::Mode::from_bits_truncate(0o644));
+        nix::sys::stat::mknod(&v.join("ZERO"), kind, mode, nix::sys::stat::makedev(1, 5)).unwrap();
         let out = envshim(["check", "--env-dir", &v.dir()]).run();
         out.fails_with(78, &["/ZERO is not a regular file"]);
         assert!(out.elapsed < Duration::from_secs(5));

@@ -302,9 +302,7 @@ fn not_a_regular_file_is_78_and_fast() {
         json!({"env": [file_key_ref("A", "v", "fifo", "A", true)]}),
     );
     let fifo = vol.join("fifo");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
     let out = run_manifest(&m);
     out.fails_with(78, &["volume v, path fifo", "not a regular file"]);
     assert!(out.elapsed < Duration::from_secs(5));
@@ -511,6 +509,8 @@ fn total_size_over_the_system_limit_names_the_largest_and_the_total() {
 /// than the kernel (`argc + envc + 2` instead of `max(argc, 1) + envc`) and
 /// refused the largest 16 bytes the kernel takes.
 #[test]
+// Test set-up only: pre_exec.
+#[allow(unsafe_code)]
 fn the_execve_total_matches_the_kernel_on_both_sides_of_its_boundary() {
     use std::os::unix::process::CommandExt;
     const STACK: u64 = 8 << 20;

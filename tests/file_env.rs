@@ -239,9 +239,7 @@ fn missing_is_66_not_regular_is_78_and_a_fifo_fails_at_once() {
     out.fails_with(78, &["S_FILE", "not a regular file"]);
 
     let fifo = v.join("fifo");
-    let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-    // SAFETY: a valid NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
     let out = envshim(["check", "--file-env", "S"]).env("S_FILE", &fifo).run();
     out.fails_with(78, &["S_FILE", "not a regular file"]);
     let out = envshim(["check", "--file-env", "S"]).env("S_FILE", "/dev/zero").run();

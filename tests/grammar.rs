@@ -218,7 +218,7 @@ fn file_of(size: usize) -> Vec<u8> {
             f.push(b'\n');
         } else {
             f.push(b'#');
-            f.extend(std::iter::repeat(b'x').take(line - 2));
+            f.extend(std::iter::repeat_n(b'x', line - 2));
             f.push(b'\n');
         }
     }
@@ -312,7 +312,7 @@ fn largest_entry_fits_in_the_largest_file() {
     let mut f = format!("{name}={value}\n").into_bytes();
     let pad = FILE_LIMIT - f.len();
     f.push(b'#');
-    f.extend(std::iter::repeat(b'x').take(pad - 2));
+    f.extend(std::iter::repeat_n(b'x', pad - 2));
     f.push(b'\n');
     assert_eq!(f.len(), FILE_LIMIT);
     let (_d, _path, out) = render_file(&f);

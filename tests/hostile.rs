@@ -80,6 +80,8 @@ impl Out {
 }
 
 /// A seccomp filter that fails `openat2` with `errno` and allows everything else.
+// Test set-up only: prctl, which has no safe wrapper.
+#[allow(unsafe_code)]
 fn deny_openat2(errno: i32) -> io::Result<()> {
     let stmt = |code: u32, k: u32| libc::sock_filter { code: code as u16, jt: 0, jf: 0, k };
     let jeq = |k: u32, jt: u8, jf: u8| libc::sock_filter { code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16, jt, jf, k };
@@ -105,6 +107,8 @@ fn deny_openat2(errno: i32) -> io::Result<()> {
 
 // The child is reaped with wait4 (for its rusage), which clippy does not see.
 #[allow(clippy::zombie_processes)]
+// Test set-up only: pre_exec, and wait4 for the rusage.
+#[allow(unsafe_code)]
 fn run_with(args: &[&OsStr], opts: &Opts) -> Out {
     let mut cmd = Command::new(opts.bin.as_deref().unwrap_or(Path::new(BIN)));
     cmd.args(args)
@@ -206,8 +210,7 @@ fn no_sentinel(bytes: &[u8], what: &str) {
 }
 
 fn am_root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() == 0 }
+    nix::unistd::geteuid().is_root()
 }
 
 // ---------------------------------------------------------------------------
@@ -541,17 +544,14 @@ struct Specials {
 }
 
 fn mkfifo(path: &Path) {
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
-    // SAFETY: a NUL-terminated path.
-    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0, "mkfifo: {}", io::Error::last_os_error());
+    nix::unistd::mkfifo(path, nix::sys::stat::Mode::from_bits_truncate(0o644)).expect("mkfifo");
 }
 
 /// A character device node, when this process may make one and the
 /// filesystem lets it be opened (not `nodev`).
 fn mknod_char(path: &Path, major: u32, minor: u32) -> bool {
-    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
-    // SAFETY: a NUL-terminated path.
-    if unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(major, minor)) } != 0 {
+    let (kind, mode) = (nix::sys::stat::SFlag::S_IFCHR, nix::sys::stat::Mode::from_bits_truncate(0o666));
+    if nix::sys::stat::mknod(path, kind, mode, nix::sys::stat::makedev(major.into(), minor.into())).is_err() {
         return false;
     }
     if fs::File::open(path).is_err() {
@@ -999,6 +999,8 @@ fn paths_never_leave_the_volume_without_openat2_eperm() {
 /// Not a test of envshim: run in a child by `the_seccomp_filter_really_refuses_openat2`
 /// to show that the filter used above does what it says.
 #[test]
+// Test set-up only: a raw openat2 system call.
+#[allow(unsafe_code)]
 fn openat2_probe_child() {
     if std::env::var_os("ENVSHIM_HOSTILE_PROBE").is_none() {
         return;
@@ -1018,6 +1020,8 @@ fn openat2_probe_child() {
 }
 
 #[test]
+// Test set-up only: pre_exec.
+#[allow(unsafe_code)]
 fn the_seccomp_filter_really_refuses_openat2() {
     let me = std::env::current_exe().unwrap();
     for errno in [libc::ENOSYS, libc::EPERM] {

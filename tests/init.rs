@@ -21,8 +21,7 @@ const POLL: Duration = Duration::from_millis(5);
 fn namespaces() -> bool {
     static OK: OnceLock<bool> = OnceLock::new();
     *OK.get_or_init(|| {
-        // SAFETY: geteuid cannot fail.
-        if unsafe { libc::geteuid() } != 0 {
+        if !nix::unistd::geteuid().is_root() {
             eprintln!("tests/init.rs: not root: skipping the tests that need a pid namespace");
             return false;
         }
@@ -136,8 +135,8 @@ impl Run {
     }
 
     fn signal(&self, sig: libc::c_int) {
-        // SAFETY: plain syscall; the pid is envshim's, alive until we reap unshare.
-        assert_eq!(unsafe { libc::kill(self.envshim_pid(), sig) }, 0, "kill {sig}");
+        let (pid, sig) = (nix::unistd::Pid::from_raw(self.envshim_pid()), nix::sys::signal::Signal::try_from(sig).unwrap());
+        nix::sys::signal::kill(pid, sig).unwrap_or_else(|e| panic!("kill {sig}: {e}"));
     }
 
     fn still_running(&mut self) -> bool {
@@ -417,6 +416,8 @@ fn when_not_pid_1_a_subreaper_reaps_orphans_without_a_warning() {
 // ---------------------------------------------------------------- the child's start
 
 #[test]
+// Test set-up only: pre_exec.
+#[allow(unsafe_code)]
 fn the_program_starts_with_default_dispositions_and_an_empty_mask() {
     use std::os::unix::process::CommandExt;
     let mut cmd = Command::new(ENVSHIM);
@@ -551,7 +552,8 @@ impl CpuLimit {
         let quota = percent * 1000;
         let v1 = PathBuf::from("/sys/fs/cgroup/cpu").join(&name);
         let v2 = PathBuf::from("/sys/fs/cgroup").join(&name);
-        let tries: [(&PathBuf, Box<dyn Fn(&Path) -> std::io::Result<()>>); 2] = [
+        type SetLimit = Box<dyn Fn(&Path) -> std::io::Result<()>>;
+        let tries: [(&PathBuf, SetLimit); 2] = [
             (&v1, Box::new(move |d: &Path| fs::write(d.join("cpu.cfs_quota_us"), quota.to_string()))),
             (&v2, Box::new(move |d: &Path| fs::write(d.join("cpu.max"), format!("{quota} 100000")))),
         ];
@@ -648,8 +650,7 @@ fn sigterm_during_start_up_as_pid_1_ends_envshim_at_once_with_143() {
             sleep(Duration::from_millis(1));
         };
         assert!(!r.path("ran").exists(), "{mode:?}: the start-up was over before the signal");
-        // SAFETY: plain syscall; the pid is envshim's, alive until we reap unshare.
-        assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::SIGTERM).unwrap();
         let sent = Instant::now();
         let done = r.finish();
         let took = sent.elapsed();

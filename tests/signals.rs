@@ -50,22 +50,19 @@ fn an_inherited_ignored_sigterm_is_kept() {
 
 // ------------------------------------------------ envshim's own output (SIGPIPE)
 
-use std::os::fd::{FromRawFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Output, Stdio};
 
 /// The write end of a pipe whose read end is already closed.
 fn closed_pipe() -> Stdio {
-    let mut fds = [0; 2];
-    // SAFETY: `fds` has room for the two descriptors.
-    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
-    // SAFETY: both are new descriptors we own.
-    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let (read, write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).unwrap();
     drop(read);
     Stdio::from(write)
 }
 
 /// envshim with `args`, SIGPIPE at its default (as a container starts it).
+// Test set-up only: pre_exec.
+#[allow(unsafe_code)]
 fn envshim(args: &[&str], stdout: Stdio, stderr: Stdio) -> Output {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_envshim"));
     cmd.args(args).env_clear().stdin(Stdio::null()).stdout(stdout).stderr(stderr);

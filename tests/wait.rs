@@ -373,6 +373,8 @@ fn no_cpu_while_nothing_changes() {
     eprintln!("a 3 s wait: {elapsed:?} wall, {cpu:?} CPU");
 }
 
+// Test set-up only: wait4 for the rusage.
+#[allow(unsafe_code)]
 fn wait4(pid: i32) -> (i32, libc::rusage) {
     let mut status = 0;
     // SAFETY: zeroed rusage is valid storage; the kernel fills it.
@@ -463,8 +465,7 @@ impl Waiting {
     fn signal(mut self, sig: i32) -> (Option<i32>, Duration, String, String) {
         let pid = self.wait_until_waiting();
         let sent = Instant::now();
-        // SAFETY: plain syscall; the process is ours and not yet reaped.
-        assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
+        kill(pid, sig);
         let deadline = sent + Duration::from_secs(10);
         let status = loop {
             if let Some(s) = self.child.try_wait().unwrap() {
@@ -561,8 +562,7 @@ fn a_wait_for_many_files_names_ten_and_counts_the_rest() {
 
 /// True when pid namespaces can be made here (root and unshare); says why not otherwise.
 fn namespaces() -> bool {
-    // SAFETY: geteuid cannot fail.
-    let ok = unsafe { libc::geteuid() } == 0
+    let ok = nix::unistd::geteuid().is_root()
         && Command::new("unshare").args(["--pid", "--fork", "--mount-proc", "true"]).status().is_ok_and(|s| s.success());
     if !ok {
         eprintln!("skipped: needs root and unshare --pid --fork --mount-proc");
@@ -600,6 +600,8 @@ fn the_mask_is_restored_after_the_wait() {
 /// A SIGTERM inherited as ignored (`nohup`, `trap '' TERM`) stays ignored
 /// during the wait too: the wait runs to its end and fails as usual (66).
 #[test]
+// Test set-up only: pre_exec.
+#[allow(unsafe_code)]
 fn an_inherited_ignored_sigterm_does_not_end_the_wait() {
     use std::os::unix::process::CommandExt;
     let dir = Volume::new();
@@ -622,8 +624,7 @@ fn an_inherited_ignored_sigterm_does_not_end_the_wait() {
     let started = Instant::now();
     let child = cmd.spawn().unwrap();
     std::thread::sleep(Duration::from_millis(400));
-    // SAFETY: kill has no memory-safety preconditions.
-    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    kill(child.id() as i32, libc::SIGTERM);
     let out = child.wait_with_output().unwrap();
     let took = started.elapsed();
     let err = String::from_utf8_lossy(&out.stderr);

@@ -126,8 +126,14 @@ fn file_strings_used_in_place_survive_replacement_and_compaction() {
     assert_eq!(env.string_bytes(), before - 4 + 4 + 8);
     for (v, &p) in env.vars().zip(&env.pointers()) {
         assert_eq!(p.cast::<u8>(), v.text.as_ptr());
-        // SAFETY: each pointer is at a live `NAME=VALUE` followed by a NUL.
-        assert_eq!(unsafe { *p.cast::<u8>().add(v.text.len()) }, 0);
+    }
+    // Each `NAME=VALUE` is followed by a NUL in its buffer.
+    for s in env.vars.iter().filter(|s| !s.removed()) {
+        let buf = match s.file {
+            0 => &env.texts.strings[..],
+            f => env.texts.files[f as usize - 1].raw(),
+        };
+        assert_eq!(buf[s.start as usize + s.len as usize], 0);
     }
     env.remove(b"C");
     assert_eq!(env.get(b"C"), None);

@@ -8,6 +8,10 @@
 //! - `signal`: sets, masks, dispositions and handlers, waiting, sending;
 //! - `alloc`: the binary's bump-arena allocator;
 //! - `sse2`: the env-file parser's byte scans, sixteen bytes at a time.
+//!
+//! The crate denies `unsafe_code` (the workspace's `[lints]`); this module
+//! alone allows it, and clippy wants a `SAFETY:` note on each block.
+#![allow(unsafe_code)]
 
 use std::io;
 
@@ -22,6 +26,14 @@ pub use alloc::Arena;
 pub use fs::*;
 pub use process::*;
 pub use signal::*;
+
+/// `strerror(3)`: the text of error number `n` (`No such file or directory`).
+#[inline]
+pub fn strerror(n: libc::c_int) -> &'static std::ffi::CStr {
+    // SAFETY: strerror returns a NUL-terminated string that lives as long as
+    // the process (musl: static text; an unknown number has a text too).
+    unsafe { std::ffi::CStr::from_ptr(libc::strerror(n)) }
+}
 
 fn cvt(ret: libc::c_int) -> io::Result<libc::c_int> {
     if ret < 0 {

@@ -53,16 +53,46 @@ pub fn uid() -> u32 {
     nix::unistd::geteuid().as_raw()
 }
 
-/// The command line as C's `main` received it.
-///
-/// # Safety
-/// `argv` must point to `argc` valid NUL-terminated strings, as C's `main` gets them.
-pub unsafe fn args(argc: libc::c_int, argv: *const *const libc::c_char) -> Vec<std::ffi::OsString> {
-    use std::os::unix::ffi::OsStrExt;
-    (0..argc.max(0) as usize)
-        // SAFETY: the caller guarantees `argc` valid strings at `argv`.
-        .map(|i| std::ffi::OsStr::from_bytes(unsafe { CStr::from_ptr(*argv.add(i)) }.to_bytes()).to_os_string())
-        .collect()
+/// The command line as C's `main` received it, read by [`Argv::to_vec`].
+#[derive(Clone, Copy)]
+pub struct Argv {
+    argc: libc::c_int,
+    argv: *const *const libc::c_char,
+}
+
+impl Argv {
+    /// # Safety
+    /// `argv` must point to `argc` valid NUL-terminated strings that live as
+    /// long as the process, as C's `main` gets them.
+    #[inline]
+    pub unsafe fn new(argc: libc::c_int, argv: *const *const libc::c_char) -> Argv {
+        Argv { argc, argv }
+    }
+
+    /// The arguments, copied.
+    pub fn to_vec(self) -> Vec<std::ffi::OsString> {
+        use std::os::unix::ffi::OsStrExt;
+        (0..self.argc.max(0) as usize)
+            // SAFETY: `Argv::new`'s caller guarantees `argc` valid strings at `argv`.
+            .map(|i| std::ffi::OsStr::from_bytes(unsafe { CStr::from_ptr(*self.argv.add(i)) }.to_bytes()).to_os_string())
+            .collect()
+    }
+}
+
+/// Defines C's `main` to return `$run(argv)` ([`Argv`]): the binary starts
+/// from C's `main` (src/main.rs says why). Declaring it (`no_mangle`) and
+/// taking its arguments are unsafe code, which stays in this module.
+#[macro_export]
+macro_rules! c_main {
+    ($run:path) => {
+        // `no_mangle`: the symbol C's start-up calls.
+        #[allow(unsafe_code)]
+        #[no_mangle]
+        extern "C" fn main(argc: ::std::ffi::c_int, argv: *const *const ::std::ffi::c_char) -> ::std::ffi::c_int {
+            // SAFETY: these are C main's own arguments.
+            $run(unsafe { $crate::sys::Argv::new(argc, argv) })
+        }
+    };
 }
 
 extern "C" {

@@ -9,7 +9,7 @@ use std::arch::x86_64::*;
 /// 0x20: NUL, TAB, LF, CR, space), or `data.len()`.
 #[inline(always)]
 pub fn control_or_blank(data: &[u8], i: usize) -> usize {
-    // SAFETY (both blocks): SSE2 is enabled (the module's `cfg`).
+    // SAFETY: SSE2 is enabled (the module's `cfg`).
     scan(data, i, |x| unsafe { _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x20)), x)) as u32 })
 }
 

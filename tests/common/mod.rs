@@ -189,8 +189,7 @@ impl Shim {
     /// mode-0700 home), so it runs a copy in a temporary directory it can reach.
     /// Call it before `stack_limit` (the command is rebuilt around the copy).
     pub fn unprivileged(mut self) -> (Self, u32) {
-        // SAFETY: geteuid cannot fail.
-        let euid = unsafe { libc::geteuid() };
+        let euid = nix::unistd::geteuid().as_raw();
         if euid != 0 {
             return (self, euid);
         }
@@ -218,6 +217,8 @@ impl Shim {
 
     /// Sets the soft stack rlimit of the binary (which sets the kernel's
     /// limit on the size of argv + envp for the exec envshim does).
+    // Test set-up only: pre_exec.
+    #[allow(unsafe_code)]
     pub fn stack_limit(mut self, bytes: u64) -> Self {
         // SAFETY: setrlimit is async-signal-safe; nothing else runs in the hook.
         unsafe {
@@ -513,4 +514,11 @@ pub fn setup(files: &[(&str, &str)], rest: serde_json::Value) -> (Volume, Volume
     }
     let path = d.manifest(&m);
     (vol, d, path)
+}
+
+/// Sends `sig` to `pid` (a process of the test's, not yet reaped).
+#[track_caller]
+pub fn kill(pid: i32, sig: i32) {
+    let sig = nix::sys::signal::Signal::try_from(sig).unwrap();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), sig).unwrap_or_else(|e| panic!("kill {sig}: {e}"));
 }

@@ -7,7 +7,8 @@
 # busybox image); kubectl (with kustomize 5.5 embedded) and google-cloud-cli-kpt, from
 # the Google Cloud CLI's apt repository where it is configured (the converter's tests in
 # pipelines: kubectl-envshim/tests/pipelines.rs); PyPI: kubernetes-validate (brings
-# PyYAML); rustup targets: the two musl targets (their std ships rust-lld's inputs).
+# PyYAML); rustup targets: the two musl targets (their std ships rust-lld's inputs);
+# clippy (tests/all.sh runs it).
 set -euo pipefail
 need=()
 # COMMAND:PACKAGE, or /PATH:PACKAGE where the command may also come from elsewhere
@@ -37,6 +38,7 @@ if ! python3 -c 'import kubernetes_validate, yaml' 2>/dev/null; then
 fi
 
 rustup target add x86_64-unknown-linux-musl aarch64-unknown-linux-musl
+rustup component add clippy
 echo "deps: ok ($(runc --version | head -1); umoci $(umoci --version | awk '{print $3}'); $(skopeo --version);" \
   "$(bwrap --version); $(qemu-aarch64-static --version | head -1); kubernetes-validate $(python3 -m kubernetes_validate --version);" \
   "docker $(/usr/bin/docker --version | awk '{print $3}' | tr -d ,); $(podman --version);" \
