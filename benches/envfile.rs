@@ -1,4 +1,4 @@
-//! Env-file parsing throughput (SPEC §4), on 64 KiB inputs: the limit, so
+//! Env-file parsing throughput (docs/reference.md §4), on 64 KiB inputs: the limit, so
 //! the largest file envshim ever parses. Target: ≥ 1 GiB/s on every shape.
 //!
 //! Run: `cargo bench --bench envfile` (the bench profile inherits

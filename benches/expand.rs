@@ -1,4 +1,4 @@
-//! `$(VAR)` expansion (SPEC §5): throughput at several input sizes, so a
+//! `$(VAR)` expansion (docs/reference.md §5): throughput at several input sizes, so a
 //! constant throughput across sizes shows linear scaling (a quadratic case
 //! would lose ~8× throughput per 8× size step).
 //!

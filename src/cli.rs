@@ -1,4 +1,4 @@
-// The command line's definition (SPEC §1), included by src/main.rs and by
+// The command line's definition (docs/reference.md §1), included by src/main.rs and by
 // tools/cli-docs.rs, which generates the shell completions and the man page
 // from it at build time (musl-build.sh): they are not in the binary.
 // `include!`d, not a module: the items are main.rs's own.
@@ -90,7 +90,7 @@ struct CheckArgs {
 }
 
 /// `render` starts no program: the options that only concern one are not in
-/// its help. They are still accepted (SPEC §1: one table of options for run,
+/// its help. They are still accepted (docs/reference.md §1: one table of options for run,
 /// check and render, so one command line serves the three), and change nothing.
 #[derive(Args)]
 #[cfg_attr(debug_assertions, derive(Debug, PartialEq))]

@@ -1,4 +1,4 @@
-//! `--env-dir DIR` (SPEC §12.1): every regular file directly in a directory
+//! `--env-dir DIR` (docs/reference.md §12.1): every regular file directly in a directory
 //! becomes a variable named after the file, its value the file's bytes
 //! exactly: Kubernetes Secret and ConfigMap volumes, Docker/Compose
 //! `/run/secrets`, daemontools' `envdir`.

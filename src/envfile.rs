@@ -1,4 +1,4 @@
-//! The env-file grammar (SPEC §4): a superset of the kubelet's.
+//! The env-file grammar (docs/reference.md §4): a superset of the kubelet's.
 //!
 //! A parsed file keeps its bytes; names and the values that need no rewriting
 //! are spans of them, and values that do (escapes, CRLF inside quotes) go to

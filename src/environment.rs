@@ -1,7 +1,7 @@
-//! The program's environment (SPEC §2): inherited, then `envFrom`, then
+//! The program's environment (docs/reference.md §2): inherited, then `envFrom`, then
 //! `env`, each step overriding the one before. This file is the store (each
 //! variable's name, value and source, in order, indexed, with its `envp`
-//! string written once); `build.rs` fills it in the order SPEC §2 gives.
+//! string written once); `build.rs` fills it in the order docs/reference.md §2 gives.
 
 use std::fmt;
 use std::rc::Rc;

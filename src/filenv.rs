@@ -1,4 +1,4 @@
-//! `--file-env NAME` (SPEC §9.1): the `NAME_FILE` convention of official
+//! `--file-env NAME` (docs/reference.md §9.1): the `NAME_FILE` convention of official
 //! images (Docker/Compose/Swarm secrets, Kubernetes Secret volumes). When
 //! `NAME_FILE` is set, NAME is set from the file it names and `NAME_FILE` is
 //! removed. Applied to the complete environment (after `env`), before the

@@ -1,4 +1,4 @@
-//! `--init` (SPEC §8): stay as PID 1, run the program as a child, forward
+//! `--init` (docs/reference.md §8): stay as PID 1, run the program as a child, forward
 //! signals to it, reap every zombie, and exit as the child did. Modelled on
 //! tini; `docs/init.md` says where it differs.
 //!

@@ -13,7 +13,7 @@ use crate::sys;
 
 pub const SELF_EXE: &str = "/proc/self/exe";
 
-/// What marks a file as an envshim binary (SPEC §12.5: only one is replaced).
+/// What marks a file as an envshim binary (docs/reference.md §12.5: only one is replaced).
 /// It is the needle of the search below, so every envshim binary holds it;
 /// no other file is likely to, let alone an ELF executable.
 const MARKER: &[u8] = b"\x7fenvshim-binary:replaceable-by-envshim-install\x7f";

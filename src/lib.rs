@@ -47,7 +47,7 @@ pub use render::Format;
 
 pub const DEFAULT_MANIFEST: &str = "/etc/envshim/manifest.json";
 
-/// The configuration variables envshim knows (SPEC §1, §9, §12). Every
+/// The configuration variables envshim knows (docs/reference.md §1, §9, §12). Every
 /// `ENVSHIM_*` variable is removed from the program's environment; one not
 /// listed here also gets a warning naming the closest of these.
 pub const CONFIG_VARS: &[&str] = &[

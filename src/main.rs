@@ -1,4 +1,4 @@
-//! The command line (SPEC §1). Parses flags and configuration variables into
+//! The command line (docs/reference.md §1). Parses flags and configuration variables into
 //! plain options and hands them to the library.
 //!
 //! `no_main`: Rust's runtime start-up sets SIGPIPE to ignored before `main`,
@@ -177,7 +177,7 @@ fn env_flag(name: &str, v: Option<OsString>) -> Result<bool, String> {
     }
 }
 
-/// The options of run, check and render (SPEC §1: one table for the three).
+/// The options of run, check and render (docs/reference.md §1: one table for the three).
 fn options(common: Common) -> Result<envshim::Options, String> {
     // `--env` and `--env-file` take values starting with `-`, but not `--`, which ends the options.
     if common.envs.iter().chain(&common.env_files).any(|v| v == "--") {

@@ -1,4 +1,4 @@
-//! The manifest: a subset of the Kubernetes core/v1 `Container` (SPEC §3).
+//! The manifest: a subset of the Kubernetes core/v1 `Container` (docs/reference.md §3).
 //! Three parts: `reader.rs` knows JSON's syntax, `schema.rs` the fields
 //! of the Container subset and their errors, `select.rs` a container picked
 //! out of a Pod, a workload or a `List` (`--container`).
@@ -112,7 +112,7 @@ pub fn parse(bytes: &[u8]) -> Result<Manifest<'_>, Vec<Error>> {
 
 /// Parses the manifest `shown` (as messages name it: `./m.json`,
 /// `--manifest-json`; "" for none): a container spec, or with `container`
-/// that container of a Pod, a workload or a `List` (SPEC §3). A container
+/// that container of a Pod, a workload or a `List` (docs/reference.md §3). A container
 /// spec pays one test: a whole object reads as a container spec with
 /// nothing in it (all its fields are unknown at the top level), and only
 /// then is the document looked into again.

@@ -1,4 +1,4 @@
-//! The program line (SPEC §3): the manifest's `command`/`args` or the trailing
+//! The program line (docs/reference.md §3): the manifest's `command`/`args` or the trailing
 //! PROGRAM/ARGS, and their `$(VAR)` expansion against the final environment.
 
 use std::ffi::OsString;

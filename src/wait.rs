@@ -1,4 +1,4 @@
-//! `--wait DURATION` (SPEC §9.2): waiting for missing files that a sidecar
+//! `--wait DURATION` (docs/reference.md §9.2): waiting for missing files that a sidecar
 //! writes after the start.
 //!
 //! The files are looked for again every 100 ms, the way the read will open

@@ -1,4 +1,4 @@
-//! The command line (SPEC §1): subcommands, every option and its env-var
+//! The command line (docs/reference.md §1): subcommands, every option and its env-var
 //! form, the program line rules, `install`.
 
 mod common;
@@ -383,7 +383,7 @@ fn volume_option_acts_as_a_volume_mount() {
 
 #[test]
 fn volume_option_after_the_manifest_mount_of_the_same_name_wins() {
-    // SPEC is silent on a name mounted twice; envshim takes the last (--volume
+    // docs/reference.md is silent on a name mounted twice; envshim takes the last (--volume
     // comes after the manifest's volumeMounts), which is what `docker run -v` users want.
     let manifest_vol = Volume::new();
     manifest_vol.file("c.env", "K=manifest\n");
@@ -435,7 +435,7 @@ fn init_env_var_bad_value_is_a_usage_error() {
     envshim(["render"]).env("ENVSHIM_INIT", "yes").run().ok();
 }
 
-/// A boolean variable is checked even when its option is given too (SPEC §1:
+/// A boolean variable is checked even when its option is given too (docs/reference.md §1:
 /// anything else is a usage error), and `--success-exit` takes digits only.
 #[test]
 fn boolean_variables_are_checked_beside_their_options() {
@@ -521,7 +521,7 @@ fn install_copies_the_binary_with_mode_0755_and_nothing_else() {
     assert_eq!(std::fs::read(&dest).unwrap(), std::fs::read(BIN).unwrap());
 }
 
-/// SPEC §12.5: an existing DEST that is not envshim (a system binary, a
+/// docs/reference.md §12.5: an existing DEST that is not envshim (a system binary, a
 /// script) is refused with 73 and left as it was, unless --force.
 #[test]
 fn install_refuses_to_replace_what_is_not_envshim_unless_forced() {
@@ -595,7 +595,7 @@ fn a_usage_error_from_a_configuration_variable_reaches_the_termination_log() {
 
 #[test]
 fn the_options_table_applies_to_check_and_render_too() {
-    // SPEC §1: one table of options for run, check and render.
+    // docs/reference.md §1: one table of options for run, check and render.
     for cmd in ["check", "render"] {
         envshim([cmd, "--init", "--init-group", "--no-expand-args", "--no-service-url", "--term-delay", "1s"]).run().ok();
         envshim([cmd, "--init-group"]).run().fails_with(2, &["--init"]);

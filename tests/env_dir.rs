@@ -1,4 +1,4 @@
-//! `--env-dir DIR` (SPEC §12.1), through the binary: a directory laid out as
+//! `--env-dir DIR` (docs/reference.md §12.1), through the binary: a directory laid out as
 //! the kubelet's atomic writer lays out a Secret or ConfigMap volume, a
 //! Docker/Compose `/run/secrets`, an update in the middle of a read, the
 //! reading rules, the limits, the names, precedence and `--wait`.

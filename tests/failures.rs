@@ -1,4 +1,4 @@
-//! Failures (SPEC §7): every row of the failure table with its exit code,
+//! Failures (docs/reference.md §7): every row of the failure table with its exit code,
 //! the skipped-keys warning, the termination log, and `check` reporting
 //! every problem.
 
@@ -212,7 +212,7 @@ fn permission_denied_is_77_naming_file_and_uid() {
 
 #[test]
 fn unreadable_manifest_is_77() {
-    // SPEC §3 says every manifest error exits 78, §7 that permission denied
+    // docs/reference.md §3 says every manifest error exits 78, §7 that permission denied
     // reading a file is 77; envshim reports the permission problem as 77.
     let d = Volume::new();
     let m = d.manifest(&json!({}));

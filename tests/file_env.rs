@@ -1,4 +1,4 @@
-//! `--file-env NAME` (SPEC §9.1): the `NAME_FILE` convention, rule by rule,
+//! `--file-env NAME` (docs/reference.md §9.1): the `NAME_FILE` convention, rule by rule,
 //! through the binary. Every secret file holds the sentinel; no failure,
 //! termination log or masked render may show it.
 

@@ -1,4 +1,4 @@
-//! The env-file grammar (SPEC §4) through the binary: every row of
+//! The env-file grammar (docs/reference.md §4) through the binary: every row of
 //! tests/data/envfile-grammar.json, invalid UTF-8, the byte-order mark, and
 //! each limit at N and N+1.
 

@@ -41,7 +41,7 @@ const SENTINEL: &str = "秘SENTINEL-s3cr3t-VALUE秘";
 /// What a leak would show even if the ends were cut or escaped.
 const SENTINEL_CORE: &str = "SENTINEL-s3cr3t";
 
-/// Exit codes SPEC §7 allows.
+/// Exit codes docs/reference.md §7 allows.
 const EXIT_CODES: &[i32] = &[0, 2, 65, 66, 77, 78, 126, 127];
 
 // ---------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-//! The leak test (SPEC §7): a sentinel secret placed in every failing input
+//! The leak test (docs/reference.md §7): a sentinel secret placed in every failing input
 //! (env files with each kind of error, manifest values, `--env` values,
 //! inherited values) never appears on stderr, in the termination log, or in
 //! `render` output without `--show-values`.

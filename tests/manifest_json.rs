@@ -1,4 +1,4 @@
-//! `--manifest-json TEXT` / `ENVSHIM_MANIFEST_JSON` (SPEC §1): the manifest's
+//! `--manifest-json TEXT` / `ENVSHIM_MANIFEST_JSON` (docs/reference.md §1): the manifest's
 //! text itself, as `kubectl envshim convert` writes it into a container. Same
 //! schema, limit and errors as a manifest file; exclusive with one (78); the
 //! messages name the option or the variable; the variable never reaches the program.

@@ -1,4 +1,4 @@
-//! Where the environment comes from and in which order (SPEC §2): inherited
+//! Where the environment comes from and in which order (docs/reference.md §2): inherited
 //! < envFrom < env, manifest before the command line, expansion against
 //! what is built so far, and KUBERNETES_SERVICE_URL.
 

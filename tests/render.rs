@@ -1,4 +1,4 @@
-//! `envshim render` (SPEC §1): `--format env` and `json`, sources, masking,
+//! `envshim render` (docs/reference.md §1): `--format env` and `json`, sources, masking,
 //! and `--show-values` output that re-parses as an env file with identical values.
 
 mod common;

@@ -1,4 +1,4 @@
-//! Fuzzes the env-file parser (SPEC §4) with arbitrary bytes.
+//! Fuzzes the env-file parser (docs/reference.md §4) with arbitrary bytes.
 //!
 //! Invariants checked on every input:
 //! - no panic, whatever the bytes;
@@ -11,7 +11,7 @@
 //! - rendering the entries as `export NAME="escaped"` lines and parsing that
 //!   again gives the same names and values (what `render --show-values` relies on);
 //! - for UTF-8 input within the limit, the result (entries, or the error's
-//!   line and problem) equals a plain line-by-line reading of SPEC §4.
+//!   line and problem) equals a plain line-by-line reading of docs/reference.md §4.
 #![no_main]
 
 use envshim::envfile::{EnvFile, Problem};
@@ -76,7 +76,7 @@ fuzz_target!(|data: &[u8]| {
         let got = EnvFile::parse(data.to_vec())
             .map(|f| f.iter().map(|(n, v, l)| (n.to_vec(), v.to_vec(), l as usize)).collect::<Entries>())
             .map_err(|e| (e.line, e.problem));
-        assert_eq!(got, reference(data), "differs from the reference reading of SPEC §4");
+        assert_eq!(got, reference(data), "differs from the reference reading of docs/reference.md §4");
     }
     match EnvFile::parse(data.to_vec()) {
         Err(e) => {

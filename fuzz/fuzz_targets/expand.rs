@@ -1,8 +1,8 @@
-//! Fuzzes the `$(VAR)` expander (SPEC §5).
+//! Fuzzes the `$(VAR)` expander (docs/reference.md §5).
 //!
 //! Input layout: `INPUT \xff NAME=VALUE \xff NAME=VALUE ...` (0xFF never occurs
 //! in UTF-8, so the seeds stay readable). Invariants:
-//! - the result equals a straightforward reference implementation of SPEC §5
+//! - the result equals a straightforward reference implementation of docs/reference.md §5
 //!   (a direct port of the Kubernetes algorithm, no memoised `)` search);
 //! - input without `$` is returned unchanged;
 //! - escaping every `$` as `$$` and expanding gives the input back;
@@ -15,7 +15,7 @@
 use envshim::expand::{expand, expand_capped};
 use libfuzzer_sys::fuzz_target;
 
-/// SPEC §5 read literally, on bytes with UTF-8 characters kept whole.
+/// docs/reference.md §5 read literally, on bytes with UTF-8 characters kept whole.
 fn reference(input: &[u8], lookup: &dyn Fn(&[u8]) -> Option<Vec<u8>>) -> Vec<u8> {
     let mut out = Vec::new();
     let mut i = 0;

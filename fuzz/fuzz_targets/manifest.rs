@@ -1,4 +1,4 @@
-//! Fuzzes the manifest parser (SPEC §3) with arbitrary bytes.
+//! Fuzzes the manifest parser (docs/reference.md §3) with arbitrary bytes.
 //!
 //! Invariants:
 //! - no panic;

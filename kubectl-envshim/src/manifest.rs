@@ -1,7 +1,7 @@
 //! `kubectl envshim manifest`: one container's manifest as JSON, for the
 //! modes wired by hand (envshim as the image's ENTRYPOINT, Docker): the
 //! fields envshim reads, as the container has them. The container is chosen
-//! by envshim's own reader (`--container`, SPEC §3), so a name missing or
+//! by envshim's own reader (`--container`, docs/reference.md §3), so a name missing or
 //! given twice gets the very message envshim gives.
 
 use serde_json::{Map, Value};
@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use crate::cli::ManifestArgs;
 use crate::{code, fail, input, say, tree, usage};
 
-/// The container fields envshim reads (SPEC §3).
+/// The container fields envshim reads (docs/reference.md §3).
 const FIELDS: [&str; 5] = ["volumeMounts", "envFrom", "env", "command", "args"];
 
 pub fn command(args: &ManifestArgs) -> u8 {

@@ -1,4 +1,4 @@
-//! `kubectl envshim convert` (SPEC §10) through the built binary: every kind,
+//! `kubectl envshim convert` (docs/reference.md §10) through the built binary: every kind,
 //! a List, streams, JSON, `--check`, the options, every error (exit code,
 //! message, nothing on stdout, no value shown), idempotence over generated
 //! pods, and what envshim makes of a converted container after the kubelet

@@ -1,4 +1,4 @@
-//! The converter where platform teams run it (SPEC §10, "In pipelines"),
+//! The converter where platform teams run it (docs/reference.md §10),
 //! through the built binary and the real tools: kubectl's file conventions
 //! (`-f DIR`, `-R`, no URL), `kubectl plugin list` and `kubectl envshim`,
 //! suggestions, `--check`'s list, the warnings for probes and hooks, the

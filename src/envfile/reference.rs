@@ -1,4 +1,4 @@
-// SPEC §4 read literally, one physical line at a time: the reference the
+// docs/reference.md §4 read literally, one physical line at a time: the reference the
 // env-file parse is compared with by the unit tests (src/envfile/tests.rs)
 // and the fuzz target (fuzz/fuzz_targets/envfile.rs), which both include
 // this file. The includer brings `Problem`, `is_relaxed`, `MAX_NAME_BYTES`
@@ -19,7 +19,7 @@ fn trim(s: &[u8]) -> &[u8] {
 
 pub type Entries = Vec<(Vec<u8>, Vec<u8>, usize)>;
 
-/// SPEC §4 read literally, one physical line at a time, for UTF-8 input within
+/// docs/reference.md §4 read literally, one physical line at a time, for UTF-8 input within
 /// the size limit (the checks before that are compared separately). Returns
 /// the entries or the (line, problem) of the first error.
 pub fn reference(data: &[u8]) -> Result<Entries, (usize, Problem)> {

@@ -170,7 +170,7 @@ fn unique_bytes_counts_the_final_key_set() {
 }
 
 // ---------------------------------------------------------------------------
-// The parse against SPEC §4 read literally (the fuzz target's reference,
+// The parse against docs/reference.md §4 read literally (the fuzz target's reference,
 // fuzz/fuzz_targets/envfile.rs), on generated files that mix the shapes the
 // parse's fast path takes and every one it leaves to the general path.
 

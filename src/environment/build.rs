@@ -1,4 +1,4 @@
-//! The environment built in order (SPEC §2): inherited, then `envFrom`
+//! The environment built in order (docs/reference.md §2): inherited, then `envFrom`
 //! (files and directories imported, within the import bounds), then `env`
 //! (literal values expanded, platform-resolved entries taken again), and
 //! the warnings on the way.
@@ -84,7 +84,7 @@ pub(super) fn unknown_config(name: &[u8], warnings: &mut Warnings) -> bool {
     false
 }
 
-/// The environment, in the order of SPEC §2; building stops once it is past
+/// The environment, in the order of docs/reference.md §2; building stops once it is past
 /// what `execve` ever takes, or the imports past their bound (`full`,
 /// reported once).
 pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mut Sources) -> Built {

@@ -1,4 +1,4 @@
-//! The manifest's schema: the Container subset envshim reads (SPEC §3), read
+//! The manifest's schema: the Container subset envshim reads (docs/reference.md §3), read
 //! with the JSON reader of `reader.rs` into the typed [`Manifest`], each
 //! field checked where it is read, each error with its JSON path.
 

@@ -1,4 +1,4 @@
-//! A Pod, a workload or a `List` given as the manifest (SPEC §3): refused
+//! A Pod, a workload or a `List` given as the manifest (docs/reference.md §3): refused
 //! with what to do, or with `--container NAME` that container of it, read as
 //! a container spec. Only a document that reads as an empty container spec
 //! (a whole object's fields are all unknown at the top level), or a run with

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bubblewrap --as-pid-1: a rootfs holding only envshim and the static test program
 # (no shell, no libc); manifest and env files on read-only binds. envshim is PID 1,
-# then /app replaces it (pid 1), with the environment built as SPEC 2-5 say.
+# then /app replaces it (pid 1), with the environment built as docs/reference.md §2-§5 say.
 source "$(dirname "$0")/lib.sh"
 d=$E2E/data
 kubelet_volume "$WORK/vol" all.env="$d/all.env" secret.env="$d/secret.env"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A failure inside the container: a fileKeyRef to a key the env file lacks.
 # runc, with /dev/termination-log bind-mounted as the kubelet does (envshim's
-# default): exit 66 (SPEC 7), one `envshim: ` line on stderr naming the key and
+# default): exit 66 (docs/reference.md §7), one `envshim: ` line on stderr naming the key and
 # the file, the same message in the termination log (stale content replaced),
 # the program never started, and no secret value from the env file anywhere.
 # Then, under bwrap: --termination-log to a file that does not exist yet, and a

@@ -104,7 +104,7 @@ fn text(rng: &mut Rng, own: &str) -> String {
             7 => "$(".into(),
             8 => "$".into(),
             9 => ")".into(),
-            // A multi-byte character, never right after a `$` (SPEC section 5
+            // A multi-byte character, never right after a `$` (docs/reference.md §5
             // and the kubelet agree only on ASCII there).
             10 => "xé".into(),
             _ => rng.pick(&["/opt/bin:", "http://", "-", " ", "#", "\"q\"", "\\", "v"]).to_string(),

@@ -1,6 +1,6 @@
 //! A model of what the kubelet 1.35 and the container runtime give a
 //! container's program: its environment and its argv. Written from the
-//! Kubernetes documentation and SPEC section 2, not from the kubelet's code;
+//! Kubernetes documentation and docs/reference.md §2, not from the kubelet's code;
 //! the differential test (`tests/exact.rs`) holds the converted path to it.
 //!
 //! Sources, cited at each step:
@@ -18,7 +18,7 @@
 //!   stays `$(NAME)`); "Define a Command and Arguments" (command and args are
 //!   expanded with the container's environment; no command: the image's
 //!   ENTRYPOINT, then `args`, or else the image's CMD);
-//! - SPEC section 2 (the order: platform variables, `envFrom`, `env`).
+//! - docs/reference.md §2 (the order: platform variables, `envFrom`, `env`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
