@@ -168,15 +168,14 @@ impl Keys {
 /// The average bytes of a line that [`EnvFile::parse`] makes room for (its
 /// entries' vector grows past that): generated files of long keys and values
 /// (the benchmark's lines are 65 bytes) fit, and a file of shorter lines costs
-/// a copy or two of its entries. Measured on the benchmark (`run`, without
-/// ASLR): 138 page faults, as with the exact count; 32 bytes gave 139.
+/// a copy or two of its entries: as few page faults as counting the lines first.
 const BYTES_PER_ENTRY: usize = 64;
 
 const BLANKS: [u8; 2] = [b' ', b'\t'];
 
 fn is_blank(b: u8) -> bool {
-    // Not `BLANKS.contains(&b)`: for bytes that is a call to memchr, which
-    // made trimming 10% of the parse (docs/performance.md).
+    // Not `BLANKS.contains(&b)`: for bytes that is a call to memchr, for
+    // every byte trimmed (docs/performance.md).
     b == BLANKS[0] || b == BLANKS[1]
 }
 
@@ -272,8 +271,7 @@ fn quote_or_control(w: u64, quote: u8, also: u8) -> u64 {
 use crate::sys::sse2::not_in_plain_name as plain_name_end;
 /// The end of a plain value from `i` (the first byte [`control_or_blank`]
 /// marks), or `data.len()`: sixteen bytes at a time with SSE2 on x86_64
-/// (checked against [`scan`] by the tests). On the benchmark (1,000 lines of
-/// 65 bytes), both scans: 37 K instructions fewer than with [`scan`].
+/// (checked against [`scan`] by the tests).
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 use crate::sys::sse2::control_or_blank as plain_value_end;
 
@@ -327,8 +325,7 @@ fn scan(data: &[u8], mut i: usize, marks: impl Fn(u64) -> u64) -> usize {
 /// Room for more entries when `entries` is full and `left` bytes of the file
 /// are still to parse: doubled, but never past room for every line left (3
 /// bytes at least each), so never more than counting the lines first gave.
-/// Out of the parse loop: inlined, it cost 8 K instructions on the benchmark,
-/// where it never runs.
+/// Out of the parse loop: inlined, it cost instructions even where it never runs.
 #[cold]
 #[inline(never)]
 fn grow(entries: &mut Vec<Entry>, left: usize) {
@@ -341,10 +338,10 @@ fn grow(entries: &mut Vec<Entry>, left: usize) {
 /// one byte right, over the opening quote, so that `NAME=VALUE` and (written
 /// by the caller) a NUL over the closing quote stand in the file. Returns
 /// where the closing quote is and where the next line starts; None for any
-/// other quoted value (the bytes are then untouched). On the benchmark's
-/// file written with quotes, `check` took 1.46 M instructions before, 0.81 M
-/// unquoted: a search for the quote, one for a CR, one for the line end, a
-/// count of the lines and one for NUL, and a copy of the entry.
+/// other quoted value (the bytes are then untouched). Without it, such a
+/// value takes the general path: a search for the quote, one for a CR, one
+/// for the line end, a count of the lines and one for NUL, and a copy of the
+/// entry.
 #[inline(always)]
 fn one_line_quoted(data: &mut [u8], pos: usize, v: usize, quote: u8) -> Option<(usize, usize)> {
     let also = if quote == b'"' { b'\\' } else { quote };
@@ -378,9 +375,7 @@ impl EnvFile {
         if data.starts_with(b"\xEF\xBB\xBF") {
             return err(1, Problem::ByteOrderMark);
         }
-        // ASCII first (most env files): a quicker loop than the UTF-8 check's
-        // (on the benchmark: 29 K instructions with `from_utf8`, 16 K with
-        // `is_ascii`, 9 K with SSE2).
+        // ASCII first (most env files): a quicker loop than the UTF-8 check's.
         if !is_ascii(&data) {
             if let Err(e) = std::str::from_utf8(&data) {
                 return err(1 + count_lines(&data[..e.valid_up_to()]), Problem::InvalidUtf8);
@@ -389,8 +384,7 @@ impl EnvFile {
 
         // Room for the entries of a file of lines of BYTES_PER_ENTRY bytes
         // on average (it grows past that): no pass over the file to count its
-        // lines first (89 K instructions for 64 KiB with `memchr`'s count:
-        // 105 K fewer on the benchmark with the key table built after).
+        // lines first.
         let mut file = EnvFile {
             arena: Vec::new(),
             entries: Vec::with_capacity(data.len() / BYTES_PER_ENTRY + 16),
@@ -407,8 +401,7 @@ impl EnvFile {
             // no blanks, read in one pass over the name and one over the value
             // (sixteen or eight bytes at a time, no other search): was a
             // `memchr` for the line end, one for `=`, one for `#`, trimming,
-            // `export` and the name rule on every line, and a pass for NUL
-            // (210 K instructions fewer on the benchmark's 1,000 lines).
+            // `export` and the name rule on every line, and a pass for NUL.
             // Anything else on the line (blanks, `export`, a comment, a control
             // byte, a long name or value) goes to `general`, which reads it
             // from the start.
@@ -558,8 +551,7 @@ impl EnvFile {
             && (value.end as usize) < data.len();
         // An entry that ends on its first line consumed one line (or the
         // last one, without a newline: then the loop ends); only a quoted
-        // value spanning lines needs counting. Counting every entry's
-        // newlines was a quarter of the parse (docs/performance.md).
+        // value spanning lines needs counting (docs/performance.md).
         let lines = if consumed_to == next { 1 } else { count_lines(&data[pos..consumed_to]) };
         Ok(Ok(Line { name, value, checked: false, in_place, next: consumed_to, lines }))
     }

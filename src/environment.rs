@@ -65,8 +65,8 @@ impl Var<'_> {
 }
 
 /// Where a variable's `NAME=VALUE` is, in [`Texts::strings`] or in a held
-/// file, and its [`Source`] in 8 bytes (24 bytes a variable, not 48 with the
-/// `Source` itself: 5 of a start-up's page faults, docs/performance.md).
+/// file, and its [`Source`] in 8 bytes: 24 bytes a variable, half a slot
+/// holding the `Source` itself (fewer pages to fault in).
 #[derive(Debug)]
 struct Slot {
     /// 0 for `strings`, else 1 + the index of the file in [`Texts::files`].
@@ -94,8 +94,7 @@ static_assertions::assert_eq_size!(Slot, [u32; 6]);
 /// The [`Origin::kind`] of a removed variable's slot (the sources are 0 to 6).
 /// The slot stays where it was, and in the index, so that a removal moves
 /// nothing: `--file-env` removes a `NAME_FILE` per name, and removing from
-/// the middle of the list (ids shifting, the index filled again) made
-/// 20,000 names take 5.6 s.
+/// the middle of the list (ids shifting, the index filled again) is quadratic.
 const REMOVED: u32 = 7;
 
 impl Slot {
@@ -149,9 +148,8 @@ pub struct Environment {
     vars: Vec<Slot>,
     /// Name -> position in `vars` (names stay in `texts`). Not a BTreeMap:
     /// with 1,000+ names sharing a prefix (`APP_CONFIG_KEY_…`), the B-tree's
-    /// comparisons (musl's byte-at-a-time memcmp) were 40% of a start-up's
-    /// instructions; nor a `HashMap<Vec<u8>, usize>`, which copied every name
-    /// (docs/performance.md). The keyed hash of [`crate::index::hash`] keeps it flooding-resistant.
+    /// comparisons (musl's byte-at-a-time memcmp) dominated a start-up; nor a
+    /// `HashMap<Vec<u8>, usize>`, which copied every name (docs/performance.md). The keyed hash of [`crate::index::hash`] keeps it flooding-resistant.
     index: NameIndex,
     /// What the variables take in an `execve` environment: `NAME=VALUE`, NUL, pointer.
     exec_bytes: usize,
@@ -309,8 +307,7 @@ impl Environment {
     /// (the same file imported many times) keep the buffer within twice the
     /// environment's size. In place, in the order the strings are in the
     /// buffer: a new buffer each time was, past the arena, a block that
-    /// musl's allocator mapped and unmapped (12,000 values of 32 KB: 0.5 s of
-    /// `mmap`/`munmap`, docs/security.md).
+    /// musl's allocator mapped and unmapped (docs/security.md).
     fn compact_when_mostly_dead(&mut self) {
         let strings = &mut self.texts.strings;
         let live = strings.len() - self.dead;

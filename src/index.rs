@@ -20,8 +20,7 @@ const EMPTY: u32 = 0;
 pub struct NameIndex {
     /// (hash, id + 1) pairs, or [`EMPTY`]; the hash, to skip most name
     /// comparisons. Ids are stored plus one so that a table of empty slots
-    /// is zeroed memory: a `memset`, not a loop storing each slot (21 K
-    /// instructions on the benchmark's tables, docs/performance.md).
+    /// is zeroed memory: a `memset`, not a loop storing each slot.
     slots: Vec<(u32, u32)>,
     /// A hash's home slot is its top bits: `hash >> shift` (32 - log2 of the size).
     shift: u32,
@@ -80,8 +79,8 @@ fn mix(mut x: u64) -> u64 {
 }
 
 /// The hash of `name` in every table of this thread. It replaced SipHash-1-3
-/// (8% of a start-up's instructions, docs/performance.md) with a universal
-/// hash that costs a multiplication per seven bytes:
+/// (a large part of a start-up's instructions) with a universal hash
+/// that costs a multiplication per seven bytes:
 ///
 /// - the name's length and its 7-byte chunks (the last padded with zeros) are
 ///   the coefficients of a polynomial evaluated at the secret `k` modulo the
@@ -106,8 +105,7 @@ pub fn hash(name: &[u8]) -> u32 {
 
 /// This thread's keys of [`hash`], read once for many names: its
 /// [`HashKeys::hash`] is inlined where it is called, without the thread-local
-/// access and the call of each [`hash`] (an env file's keys: 1,000 names,
-/// 15 K instructions fewer on the benchmark, docs/performance.md).
+/// access and the call of each [`hash`] (an env file's keys: 1,000 names).
 #[derive(Clone, Copy)]
 pub struct HashKeys {
     k: u64,
@@ -148,8 +146,8 @@ impl HashKeys {
 }
 
 /// `a == b` for names, eight bytes at a time: `==` on slices calls musl's
-/// `bcmp`, a byte loop, which was 5% of a start-up's instructions (the
-/// tables' and the manifest reader's key comparisons; docs/performance.md).
+/// `bcmp`, a byte loop, and the tables and the manifest reader compare keys
+/// all the time.
 pub fn same(a: &[u8], b: &[u8]) -> bool {
     let n = a.len();
     if n != b.len() {
@@ -261,9 +259,8 @@ impl NameIndex {
 
 /// An index of at most [`SMALL_MAX`] names, sized once for all of them,
 /// whose hashes the caller keeps (`hash_of(id)`): a slot is an id plus one in
-/// two bytes (0: empty), a quarter of [`NameIndex`]'s eight. An env file's
-/// key table: 4 KiB for 1,000 keys where [`NameIndex`] took 16 KiB (three
-/// pages fewer to fault in, docs/performance.md).
+/// two bytes (0: empty), a quarter of [`NameIndex`]'s eight: an env file's
+/// key table has fewer pages to fault in.
 pub struct SmallIndex {
     slots: Vec<u16>,
     /// A hash's home slot is its top bits: `hash >> shift`.

@@ -28,7 +28,7 @@ fn is_envshim(file: &mut File) -> io::Result<bool> {
     use io::Read;
     let mut buf = vec![0u8; (64 << 10) + MARKER.len()];
     let (mut kept, mut read_total) = (0, 0u64);
-    // memchr for the first byte, then a comparison: `memmem` cost ~30 KB of code.
+    // memchr for the first byte, then a comparison: `memmem` is much more code.
     let holds = |hay: &[u8]| memchr::memchr_iter(MARKER[0], hay).any(|i| hay[i..].starts_with(MARKER));
     loop {
         let n = file.read(&mut buf[kept..])?;

@@ -224,7 +224,7 @@ pub fn check(opts: &Options) -> i32 {
         }
     };
     // The process ends here: freeing the environment variable by variable
-    // was 3% of check's instructions, work `run` never does (it execs).
+    // is work `run` never does (it execs).
     std::mem::forget(plan);
     code
 }

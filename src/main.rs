@@ -13,8 +13,8 @@
 #![cfg_attr(not(test), no_main)]
 #![cfg_attr(test, allow(dead_code, unused_imports))]
 
-/// A bump arena instead of musl's allocator: envshim's start-up made ~170
-/// system calls in mallocng alone (src/sys.rs, docs/performance.md).
+/// A bump arena instead of musl's allocator, whose system calls were most of
+/// a start-up's (src/sys/alloc.rs).
 #[global_allocator]
 static ALLOC: envshim::sys::Arena = envshim::sys::Arena;
 
@@ -31,9 +31,9 @@ fn help_of_help(mut args: Vec<OsString>) -> Vec<OsString> {
     args
 }
 
-/// Parses the command line building only the subcommand in use: the whole
-/// command (every subcommand's arguments) was 18 of a start-up's page faults
-/// and 0.1 M instructions (docs/performance.md). Help, `--version` and every
+/// Parses the command line building only the subcommand in use: building
+/// the whole command (every subcommand's arguments) cost page faults and
+/// instructions at every start. Help, `--version` and every
 /// error go through the whole command, so their text is clap's as before.
 fn parse(mut args: Vec<OsString>) -> Result<Cli, clap::Error> {
     // tini's habit, `ENTRYPOINT ["/envshim", "--", "/app"]`: `run` is meant.
@@ -77,9 +77,8 @@ fn parse_with_clap(args: Vec<OsString>) -> Result<Cli, clap::Error> {
 /// The command lines a container start uses, read without clap: `run` or
 /// `check`, then long options each in one word (`--manifest=PATH`) or two
 /// (`--manifest PATH`), then the program (after `--` or as the first word
-/// that is not an option). Clap was a tenth of a start-up's page faults
-/// (its `Command`, and stack frames of 16 KiB) and 70 K instructions
-/// (docs/performance.md). None for anything else (help, `--version`,
+/// that is not an option), as clap would read them, without clap's
+/// `Command` and its stack frames. None for anything else (help, `--version`,
 /// `--wait`, `render`, a repeated single option, an empty value, `--` as a
 /// value, a value starting with `-` but of `--env` or `--env-file`, an
 /// unknown word, no program), which clap then reads
@@ -184,7 +183,7 @@ fn options(common: Common) -> Result<envshim::Options, String> {
         return Err("--env and --env-file need a value (-- ends the options)".into());
     }
     // Every configuration variable in one pass over the environment (a
-    // `getenv` each was a pass each, ~1.2 K instructions for 40 variables).
+    // `getenv` each would be a pass each).
     let [manifest_file, manifest_json, init_var, strict_names_var, verbose_var, container_var, env_dir_var, file_env_var, wait_var, env_file_var, no_expand_var] =
         envshim::sys::envshim_vars([
             "ENVSHIM_MANIFEST",

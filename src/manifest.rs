@@ -17,14 +17,11 @@
 //! first and sorted, then its fields', then those of the object below it
 //! (`valueFrom`, `fileRef`), each buffered until its parent knows it is used.
 //! Strings are slices of the input (unless they hold an escape), and the
-//! `Manifest` keeps them so (`Cow`): 500 copies were 2% of a start-up. A
-//! key is first tested against the schema's names on the input, without a
-//! scan (`Reader::named`); whitespace, strings and keys are read eight
-//! bytes at a time (the reader went from ~570 K to ~280 K instructions on
-//! the 24 KiB workload manifest).
-//! A tree (first serde_json's `Value`, then one of this reader's) and its
-//! walk were half, then a third, of a start-up's instructions
-//! (docs/performance.md).
+//! `Manifest` keeps them so (`Cow`), not copied. A key is first tested
+//! against the schema's names on the input, without a scan
+//! (`Reader::named`); whitespace, strings and keys are read eight bytes at a
+//! time. No tree (above): a tree and its walk were a large part of a
+//! start-up's instructions (docs/performance.md).
 
 use std::borrow::Cow;
 

@@ -25,8 +25,7 @@ pub(crate) const ONES: u64 = 0x0101_0101_0101_0101;
 pub(crate) const HIGH: u64 = ONES * 0x80;
 
 pub fn is_relaxed(name: &[u8]) -> bool {
-    // Eight bytes at a time: every key of every env file is checked, and a
-    // loop over bytes was 5% of a start-up's instructions (docs/performance.md).
+    // Eight bytes at a time: every key of every env file is checked.
     let bad_word = |w: u64| {
         let below_space = w.wrapping_sub(ONES * 0x20) & !w;
         let above_tilde = w.wrapping_add(ONES) | w; // a byte >= 0x7f sets its high bit

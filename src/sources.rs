@@ -84,8 +84,7 @@ pub struct Sources {
     probe: Vec<u8>,
     /// The file the last entry named: most entries name the same file as the
     /// one before (a file's keys one after another), so it is tried before
-    /// the lookups, which hash the names (+37 K instructions on the
-    /// benchmark's 100 `fileKeyRef`s without it).
+    /// the lookups, which hash the names.
     last: Option<usize>,
     /// Set after `--wait` ran out: `after waiting DURATION`, added to the messages of missing files.
     waited: Option<Rc<str>>,

@@ -260,7 +260,7 @@ fn manifest_env(
             )));
             continue;
         }
-        // Formatted only for a message: once per entry, it was 5% of a start-up.
+        // Formatted only for a message, not once per entry.
         let what = || format!("manifest: env[{i}] ({})", escape(name));
         match &var.source {
             EnvSource::Value(v) => {
@@ -285,8 +285,7 @@ fn manifest_env(
                 };
                 // The last of a name given twice, as step 1 kept it. Found
                 // through an index of the inherited names, made for the first
-                // such entry (a scan per entry made 15,000 entries and 120,000
-                // inherited variables take 2 s).
+                // such entry (a scan per entry is quadratic).
                 let by_name = inherited_names.get_or_insert_with(|| {
                     let mut index = NameIndex::with_capacity(inherited.len());
                     for (id, (k, _)) in inherited.iter().enumerate() {
@@ -424,8 +423,8 @@ pub(super) fn expand_value<'v>(
     let per_string = MAX_EXEC_STRING_BYTES.saturating_sub(name.len() + 1);
     let budget = MAX_EXEC_TOTAL_BYTES.saturating_sub(b.env.exec_bytes());
     value.clear();
-    // Room for the usual result at once: grown from empty, the buffer was
-    // reallocated four or five times a value (docs/performance.md).
+    // Room for the usual result at once: grown from empty, the buffer would
+    // be reallocated several times a value.
     value.reserve((input.len() + 128).min(per_string.min(budget)));
     let len = expand_capped(input, |n| b.expansion_env().get(n), value, per_string.min(budget));
     if len > per_string {

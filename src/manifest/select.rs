@@ -7,9 +7,9 @@
 //! `containers` and `initContainers` array, at any depth: a Pod's `spec`, a
 //! workload's `spec.template.spec`, a CronJob's
 //! `spec.jobTemplate.spec.template.spec`, a `List`'s items. The container
-//! chosen is written back as JSON and read by the manifest reader. (A walk
-//! with the reader's own methods, keeping each container's bytes, was 12 KB
-//! of code; `serde_json::Value`, 30 KB more.)
+//! chosen is written back as JSON and read by the manifest reader: the
+//! smallest code of the ways tried (a walk with the reader's own methods,
+//! `serde_json::Value`).
 
 use super::{display, name_errors, read, Json as Value, Manifest};
 use crate::error::{escape, Error};
@@ -45,7 +45,7 @@ pub(super) fn select<'a>(
     let mut found = Vec::new();
     walk(&doc, &mut found);
     let names = || {
-        // `containers` before `initContainers` (not a sort: a stable sort's code is ~30 KB).
+        // `containers` before `initContainers` (not a sort: a stable sort's code is large).
         let mut list: Vec<String> = Vec::new();
         for init in [false, true] {
             let of_kind = found.iter().filter(|(in_init, _)| *in_init == init);

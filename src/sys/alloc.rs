@@ -3,8 +3,8 @@
 /// The binary's allocator: a bump arena for a process that usually lives a
 /// few hundred microseconds before `execve`.
 ///
-/// musl's allocator (mallocng) maps and unmaps small regions all the time: at
-/// start-up it made ~170 of envshim's ~190 system calls (docs/performance.md).
+/// musl's allocator (mallocng) maps and unmaps small regions all the time:
+/// most of envshim's system calls at start-up (docs/performance.md).
 /// This one hands out memory from a 4 MiB static region (`.bss`: no system
 /// call, pages faulted in only as used), gives the most recent allocation
 /// back to the cursor, grows the most recent one in place, keeps other freed

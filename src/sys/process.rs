@@ -137,8 +137,8 @@ pub fn envshim_vars<const N: usize>(names: [&str; N]) -> [Option<std::ffi::OsStr
 /// `child` must end with `execve` or [`exit_now`], must not allocate, and
 /// runs on a 32 KiB stack of its own, taken from the heap uninitialised: a
 /// stack array here would sit in the caller's frame, which the compiler
-/// probes page by page on entry (8 page faults in every run, `--init` or not,
-/// once inlined into `main`); on the heap only the pages the child uses are
+/// probes page by page on entry (in every run, `--init` or not, once
+/// inlined into `main`); on the heap only the pages the child uses are
 /// faulted in. It has its own copy of the signal dispositions (no
 /// `CLONE_SIGHAND`), and the caller blocks every signal it could catch
 /// first, so no handler runs on the shared memory. Raw `libc`: `nix`'s
