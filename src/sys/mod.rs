@@ -31,7 +31,7 @@ pub use signal::*;
 #[inline]
 pub fn strerror(n: libc::c_int) -> &'static std::ffi::CStr {
     // SAFETY: strerror returns a NUL-terminated string that lives as long as
-    // the process (musl: static text; an unknown number has a text too).
+    // the process (musl: static text).
     unsafe { std::ffi::CStr::from_ptr(libc::strerror(n)) }
 }
 
