@@ -17,6 +17,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::bin;
 use envshim::envfile::EnvFile;
 use envshim::expand::expand;
 use proptest::prelude::*;
@@ -375,10 +376,6 @@ proptest! {
 
 // ---------------------------------------------------------------------------
 // The binary: stderr and the termination log never show a value
-
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_envshim")
-}
 
 /// Runs the binary with a clean environment and a time limit; returns (exit code, stderr).
 fn run_bin(args: &[&std::ffi::OsStr], cwd: &Path) -> (Option<i32>, Vec<u8>) {

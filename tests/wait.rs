@@ -4,13 +4,11 @@
 //! SIGTERM/SIGINT during the wait (also as PID 1 of a fresh pid namespace).
 //! Every file holds the sentinel; no message or termination log may show it.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 /// Runs `script` in `sh` in the background, after `delay`: another process
@@ -358,7 +356,7 @@ fn no_cpu_while_nothing_changes() {
     let start = Instant::now();
     // Reaped by wait4 below, which also gives its CPU time.
     #[allow(clippy::zombie_processes)]
-    let child = Command::new(BIN)
+    let child = Command::new(bin())
         .args(["check", "--wait", "3s", "--env-file", d.join("never.env").to_str().unwrap()])
         .env_clear()
         .stderr(Stdio::null())
@@ -400,13 +398,7 @@ struct Waiting {
 impl Waiting {
     fn start(extra: &[&str], in_namespace: bool) -> Waiting {
         let dir = Volume::new();
-        let mut cmd = if in_namespace {
-            let mut c = Command::new("unshare");
-            c.args(["--pid", "--fork", "--mount-proc", "--kill-child", BIN]);
-            c
-        } else {
-            Command::new(BIN)
-        };
+        let mut cmd = command(in_namespace);
         cmd.args(["run", "--wait", "60s", "--env-file"])
             .arg(dir.join("never.env"))
             .args(["--file-env", "S", "--termination-log"])
@@ -513,7 +505,7 @@ fn sighup_and_sigquit_end_the_wait_with_their_line() {
     check_stopped(code, took, &err, &log, libc::SIGHUP, "SIGHUP");
     let (code, took, err, log) = Waiting::start(&[], false).signal(libc::SIGQUIT);
     check_stopped(code, took, &err, &log, libc::SIGQUIT, "SIGQUIT");
-    if namespaces() {
+    if pid_namespaces() {
         let (code, took, err, log) = Waiting::start(&["--init"], true).signal(libc::SIGHUP);
         check_stopped(code, took, &err, &log, libc::SIGHUP, "SIGHUP");
         let (code, took, err, log) = Waiting::start(&[], true).signal(libc::SIGQUIT);
@@ -559,22 +551,12 @@ fn a_wait_for_many_files_names_ten_and_counts_the_rest() {
     assert!(lines[0].contains("09-") && !lines[0].contains("10-"), "{lines:?}");
 }
 
-/// True when pid namespaces can be made here (root and unshare); says why not otherwise.
-fn namespaces() -> bool {
-    // SAFETY: geteuid cannot fail.
-    let ok = unsafe { libc::geteuid() } == 0
-        && Command::new("unshare").args(["--pid", "--fork", "--mount-proc", "true"]).status().is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!("skipped: needs root and unshare --pid --fork --mount-proc");
-    }
-    ok
-}
-
 /// As PID 1 a signal without a handler is dropped; the wait takes it anyway,
 /// with and without `--init` (nothing has been forked yet).
 #[test]
 fn as_pid_1_sigterm_and_sigint_end_the_wait_too() {
-    if !namespaces() {
+    if !pid_namespaces() {
+        eprintln!("skipped: needs root and unshare --pid --fork --mount-proc");
         return;
     }
     let (code, took, err, log) = Waiting::start(&[], true).signal(libc::SIGTERM);
@@ -603,7 +585,7 @@ fn the_mask_is_restored_after_the_wait() {
 fn an_inherited_ignored_sigterm_does_not_end_the_wait() {
     use std::os::unix::process::CommandExt;
     let dir = Volume::new();
-    let mut cmd = Command::new(BIN);
+    let mut cmd = Command::new(bin());
     cmd.args(["run", "--wait", "1500ms", "--env-file"])
         .arg(dir.join("never.env"))
         .args(["--", "/bin/true"])
