@@ -11,7 +11,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use crate::common::{bin, command, pid_namespaces, SENTINEL};
+use crate::common::{bin, command, pid_namespaces, SENTINEL, TEST_BIN_VAR};
 
 /// Long enough for a loaded CI machine; reached only when something is broken.
 const DEADLINE: Duration = Duration::from_secs(10);
@@ -313,16 +313,16 @@ while :; do sleep 0.02; done
 #[test]
 fn term_delay_and_init_group_need_init() {
     for args in [&["--term-delay", "1s"][..], &["--init-group"][..]] {
-        let out = Command::new(bin()).arg("run").args(args).args(["--", "true"]).output().unwrap();
+        let out = command(false).arg("run").args(args).args(["--", "true"]).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(String::from_utf8_lossy(&out.stderr).starts_with("envshim: "), "{args:?}");
     }
     for bad in ["", "1.5s", "-1s", "5d", "s", "99999999999s"] {
-        let out = Command::new(bin()).args(["run", "--init", "--term-delay", bad, "--", "true"]).output().unwrap();
+        let out = command(false).args(["run", "--init", "--term-delay", bad, "--", "true"]).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "--term-delay {bad:?}");
     }
     for good in ["0", "5", "500ms", "2s", "1m", "1h"] {
-        let out = Command::new(bin()).args(["run", "--init", "--term-delay", good, "--", "true"]).output().unwrap();
+        let out = command(false).args(["run", "--init", "--term-delay", good, "--", "true"]).output().unwrap();
         assert_eq!(out.status.code(), Some(0), "--term-delay {good:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
 }
@@ -389,7 +389,7 @@ fn when_not_pid_1_a_subreaper_reaps_orphans_without_a_warning() {
 #[test]
 fn the_program_starts_with_default_dispositions_and_an_empty_mask() {
     use std::os::unix::process::CommandExt;
-    let mut cmd = Command::new(bin());
+    let mut cmd = command(false);
     cmd.args(["run", "--init", "--", "grep", "-E", "^Sig(Blk|Ign)", "/proc/self/status"]);
     // envshim starts with HUP and CHLD ignored and USR1 blocked. An ignored
     // SIGCHLD would also make the kernel reap the child itself: its status
@@ -423,7 +423,7 @@ fn the_program_starts_with_default_dispositions_and_an_empty_mask() {
 // ---------------------------------------------------------------- exec failures
 
 fn envshim_init(program: &Path, log: &Path) -> std::process::Output {
-    Command::new(bin())
+    command(false)
         .args(["run", "--init", "--termination-log"])
         .arg(log)
         .arg("--")
@@ -467,7 +467,7 @@ fn exec_failures_exit_126_or_127_with_one_envshim_line() {
 
 /// Runs `command` under `script`, on a new pseudo-terminal; None without `script`.
 fn on_a_terminal(command: &str) -> Option<String> {
-    let out = Command::new("script").args(["-qec", command, "/dev/null"]).stdin(Stdio::null()).output().ok()?;
+    let out = Command::new("script").args(["-qec", command, "/dev/null"]).env_remove(TEST_BIN_VAR).stdin(Stdio::null()).output().ok()?;
     assert!(out.status.success(), "{command}: {}", String::from_utf8_lossy(&out.stderr));
     Some(String::from_utf8_lossy(&out.stdout).replace('\r', ""))
 }
@@ -582,6 +582,7 @@ fn sigterm_during_start_up_as_pid_1_ends_envshim_at_once_with_143() {
         let Some(limit) = CpuLimit::new(3) else { return };
         let d = tempfile::tempdir().unwrap();
         let mut cmd = Command::new("sh");
+        cmd.env_remove(TEST_BIN_VAR);
         // The shell moves itself into the cgroup, then becomes unshare: every
         // process after it (envshim included) starts limited.
         cmd.arg("-c")
@@ -692,7 +693,7 @@ fn rewrite_signal_applies_to_a_sigterm_held_by_term_delay() {
 #[test]
 fn success_exit_and_rewrite_signal_need_init_and_valid_values() {
     for args in [&["--success-exit", "143"][..], &["--rewrite-signal", "TERM:QUIT"][..]] {
-        let out = Command::new(bin()).arg("run").args(args).args(["--", "true"]).env("X", SENTINEL).output().unwrap();
+        let out = command(false).arg("run").args(args).args(["--", "true"]).env("X", SENTINEL).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.starts_with("envshim: ") && err.contains("need --init") && !err.contains(SENTINEL), "{args:?}: {err}");
@@ -707,11 +708,11 @@ fn success_exit_and_rewrite_signal_need_init_and_valid_values() {
         ("--rewrite-signal", "TERM:99"),
         ("--rewrite-signal", "NOPE:TERM"),
     ] {
-        let out = Command::new(bin()).args(["run", "--init", opt, bad, "--", "true"]).output().unwrap();
+        let out = command(false).args(["run", "--init", opt, bad, "--", "true"]).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{opt} {bad}: {}", String::from_utf8_lossy(&out.stderr));
     }
     // Without a namespace (envshim is then a subreaper): the option parses and applies.
-    let out = Command::new(bin()).args(["run", "--init", "--success-exit", "7", "--", "sh", "-c", "exit 7"]).output().unwrap();
+    let out = command(false).args(["run", "--init", "--success-exit", "7", "--", "sh", "-c", "exit 7"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
 

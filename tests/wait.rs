@@ -356,7 +356,7 @@ fn no_cpu_while_nothing_changes() {
     let start = Instant::now();
     // Reaped by wait4 below, which also gives its CPU time.
     #[allow(clippy::zombie_processes)]
-    let child = Command::new(bin())
+    let child = command(false)
         .args(["check", "--wait", "3s", "--env-file", d.join("never.env").to_str().unwrap()])
         .env_clear()
         .stderr(Stdio::null())
@@ -585,7 +585,7 @@ fn the_mask_is_restored_after_the_wait() {
 fn an_inherited_ignored_sigterm_does_not_end_the_wait() {
     use std::os::unix::process::CommandExt;
     let dir = Volume::new();
-    let mut cmd = Command::new(bin());
+    let mut cmd = command(false);
     cmd.args(["run", "--wait", "1500ms", "--env-file"])
         .arg(dir.join("never.env"))
         .args(["--", "/bin/true"])

@@ -17,17 +17,31 @@ use std::time::{Duration, Instant};
 /// says (a check only a debug build makes) use it through [`Shim::cargo_built`].
 pub const CARGO_BIN: &str = env!("CARGO_BIN_EXE_envshim");
 
+/// The variable naming another binary to test. It is in envshim's own
+/// namespace, so every command that runs envshim without clearing its
+/// environment removes it ([`command`]): envshim would warn about it.
+pub const TEST_BIN_VAR: &str = "ENVSHIM_TEST_BIN";
+
 /// The binary the black-box tests run: `ENVSHIM_TEST_BIN` when set (any
 /// build, such as the shipped dist/envshim-linux-amd64: tests/all.sh), else
 /// [`CARGO_BIN`].
 pub fn bin() -> &'static str {
     static BIN: OnceLock<String> = OnceLock::new();
-    BIN.get_or_init(|| match std::env::var_os("ENVSHIM_TEST_BIN") {
+    BIN.get_or_init(|| match std::env::var_os(TEST_BIN_VAR) {
         // Absolute: runs change their working directory.
         Some(p) if !p.is_empty() => {
             let p = std::path::absolute(&p).expect("ENVSHIM_TEST_BIN");
             assert!(p.is_file(), "ENVSHIM_TEST_BIN={}: no such file", p.display());
-            p.into_os_string().into_string().expect("ENVSHIM_TEST_BIN: a UTF-8 path")
+            // Run under the name `envshim` (dist/envshim-linux-amd64 is not):
+            // tests read it back as the process name and in usage lines.
+            let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-bin");
+            std::fs::create_dir_all(&dir).unwrap();
+            let link = dir.join("envshim");
+            let tmp = dir.join(format!("envshim.{}", std::process::id()));
+            let _ = std::fs::remove_file(&tmp);
+            std::os::unix::fs::symlink(&p, &tmp).unwrap();
+            std::fs::rename(&tmp, &link).unwrap();
+            link.into_os_string().into_string().expect("ENVSHIM_TEST_BIN: a UTF-8 path")
         }
         _ => CARGO_BIN.to_string(),
     })
@@ -553,19 +567,22 @@ fn split0(bytes: &[u8]) -> Vec<String> {
     s.split('\0').map(str::to_string).collect()
 }
 
-/// A command running the binary, as PID 1 of a new pid namespace when
+/// A command running the binary (in the test's environment, less
+/// [`TEST_BIN_VAR`]), as PID 1 of a new pid namespace when
 /// `in_pid_namespace` (`unshare --pid --fork --mount-proc`; see
 /// [`pid_namespaces`]), for the runs a test starts in the background and
 /// signals from outside. `--kill-child`: if the test gives up on unshare,
 /// envshim (and with it the whole namespace) is killed too.
 pub fn command(in_pid_namespace: bool) -> Command {
-    if in_pid_namespace {
+    let mut c = if in_pid_namespace {
         let mut c = Command::new("unshare");
         c.args(["--pid", "--fork", "--mount-proc", "--kill-child", bin()]);
         c
     } else {
         Command::new(bin())
-    }
+    };
+    c.env_remove(TEST_BIN_VAR);
+    c
 }
 
 /// True when pid namespaces can be made here (root and unshare); says why
