@@ -5,14 +5,14 @@
 
 #[path = "../tools/cli-docs.rs"]
 #[allow(unused)]
-mod cli_docs;
+mod generator;
 
 use crate::common::*;
 
 /// Generates everything into a temp dir, as musl-build.sh does into dist/.
 fn generated() -> Volume {
     let d = Volume::new();
-    cli_docs::write(d.path()).expect("cli-docs");
+    generator::write(d.path()).expect("cli-docs");
     d
 }
 
