@@ -3,6 +3,8 @@
 //! `cargo test -p kubectl-envshim --test tests exact::` runs one of them.
 
 mod support;
+#[path = "../../tests/suite_files.rs"]
+mod suite_files;
 
 mod convert;
 mod exact;
@@ -10,17 +12,7 @@ mod examples;
 mod pipelines;
 mod yaml;
 
-/// Cargo builds only this file's tree (`autotests = false`): a new
-/// `tests/NAME.rs` is a module that must be named above, or it never runs.
 #[test]
 fn every_test_file_is_a_module_of_the_suite() {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    let suite = std::fs::read_to_string(dir.join("tests.rs")).unwrap();
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
-        let (Some(stem), Some("rs")) = (path.file_stem().and_then(|s| s.to_str()), path.extension().and_then(|e| e.to_str())) else { continue };
-        if stem != "tests" {
-            assert!(suite.contains(&format!("\nmod {stem};\n")), "tests/{stem}.rs is not a module of tests/tests.rs");
-        }
-    }
+    suite_files::assert_every_file_is_a_module(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests"));
 }
