@@ -2,6 +2,7 @@
 # Every test envshim has (and its kubectl plugin): installs what they need (apt packages - Docker and Podman
 # included -, rustup targets, cargo-fuzz), then runs the unit and integration tests,
 # clippy (no warning allowed), the privilege-dropping tests again from a private (mode 0700) copy of the checkout,
+# the black-box suite again against the shipped static binary (dist/),
 # the end-to-end tests in real runtimes (runc, bwrap, qemu), the same deployment
 # modes in real container engines (a private dockerd and podman, stopped at the end),
 # a short fuzz smoke run, and every command block of the docs (tests/docs.py; after
@@ -15,6 +16,9 @@ cargo test -p kubectl-envshim --all-targets   # the converter (a second crate of
 cargo clippy --workspace --all-targets -- -D warnings   # the [lints] of Cargo.toml and clippy's defaults
 bash tests/private-checkout.sh
 bash tests/e2e/run.sh
+# The black-box suite again, against what ships (tests/e2e/run.sh has just built
+# dist/ with musl-build.sh if it was missing or older than the sources).
+ENVSHIM_TEST_BIN="$PWD/dist/envshim-linux-amd64" cargo test -p envshim --test tests
 bash tests/e2e/engines/run.sh
 bash fuzz/smoke.sh
 DOCS_STRICT=1 python3 tests/docs.py

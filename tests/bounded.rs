@@ -6,9 +6,7 @@
 //! times and memory are measured in docs/security.md, not asserted here (the
 //! common 20 s timeout catches a blow-up).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 /// The longest stderr line, newline included (limits.rs MAX_MESSAGE_BYTES + 1).

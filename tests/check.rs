@@ -2,8 +2,7 @@
 //! unresolved `$(NAME)` references warned about (names only), `--strict`
 //! turning every warning into a failure, and the summary line.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 #[test]

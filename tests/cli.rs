@@ -1,13 +1,11 @@
 //! The command line (docs/reference.md §1): subcommands, every option and its env-var
 //! form, the program line rules, `install`.
 
-mod common;
-
 use std::os::unix::fs::FileTypeExt;
 
 use std::os::unix::fs::PermissionsExt;
 
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 // ---------------------------------------------------------------- --version, --help
@@ -509,7 +507,7 @@ fn install_copies_the_binary_with_mode_0755_and_nothing_else() {
     out.code(0);
     assert_eq!(out.stderr_str(), format!("envshim: installed {} at {}\n", env!("CARGO_PKG_VERSION"), dest.display()));
     assert!(out.stdout.is_empty());
-    assert_eq!(std::fs::read(&dest).unwrap(), std::fs::read(BIN).unwrap());
+    assert_eq!(std::fs::read(&dest).unwrap(), std::fs::read(bin()).unwrap());
     assert_eq!(std::fs::metadata(&dest).unwrap().permissions().mode() & 0o7777, 0o755);
     let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(names, [std::ffi::OsString::from("envshim-copy")]);
@@ -518,7 +516,7 @@ fn install_copies_the_binary_with_mode_0755_and_nothing_else() {
     assert!(out.status.success());
     // Installing again (an initContainer that restarts) replaces the earlier copy.
     envshim(["install", dest.to_str().unwrap()]).run().code(0);
-    assert_eq!(std::fs::read(&dest).unwrap(), std::fs::read(BIN).unwrap());
+    assert_eq!(std::fs::read(&dest).unwrap(), std::fs::read(bin()).unwrap());
 }
 
 /// docs/reference.md §12.5: an existing DEST that is not envshim (a system binary, a
@@ -535,7 +533,7 @@ fn install_refuses_to_replace_what_is_not_envshim_unless_forced() {
         assert_eq!(std::fs::read(&dest).unwrap(), contents, "{name} left as it was");
         let out = envshim(["install", "--force", dest.to_str().unwrap()]).run();
         out.no_sentinel().code(0).stderr_has("envshim: installed ");
-        assert_eq!(std::fs::read(&dest).unwrap(), std::fs::read(BIN).unwrap());
+        assert_eq!(std::fs::read(&dest).unwrap(), std::fs::read(bin()).unwrap());
     }
     // A DEST directory holding something else named envshim: the same.
     let sub = d.subdir("bin");
@@ -559,7 +557,7 @@ fn install_refuses_to_replace_what_is_not_envshim_unless_forced() {
 fn install_relative_dest_is_relative_to_the_working_directory() {
     let d = Volume::new();
     envshim(["install", "shim"]).cwd(d.path()).run().code(0);
-    assert_eq!(std::fs::read(d.join("shim")).unwrap(), std::fs::read(BIN).unwrap());
+    assert_eq!(std::fs::read(d.join("shim")).unwrap(), std::fs::read(bin()).unwrap());
 }
 
 #[test]
@@ -606,7 +604,8 @@ fn the_options_table_applies_to_check_and_render_too() {
 /// (src/main.rs `common_line`, for start-up time); every other shape goes to
 /// clap. A debug build (this one) reads each common line with clap as well and
 /// aborts if the two differ, so each shape below checks they agree, and the
-/// outcomes check that every option read that way takes effect.
+/// outcomes check that every option read that way takes effect. It runs the debug
+/// build whatever `ENVSHIM_TEST_BIN` says.
 #[test]
 fn common_command_lines_are_read_as_clap_reads_them() {
     let v = Volume::new();
@@ -616,7 +615,7 @@ fn common_command_lines_are_read_as_clap_reads_them() {
     let log = v.join("log");
     let log = log.to_str().unwrap();
     let options = |program: Vec<&str>| {
-        envshim(["run", &format!("--manifest={m}"), "--env", "A=1", "--env=B=$(A)", "--strict-names", "--no-service-url"])
+        debug_envshim(["run", &format!("--manifest={m}"), "--env", "A=1", "--env=B=$(A)", "--strict-names", "--no-service-url"])
             .args(["--file-env", "S", "--termination-log", log, "--no-expand-args", "--"])
             .args(program)
             .env("S_FILE", &secret)
@@ -631,16 +630,16 @@ fn common_command_lines_are_read_as_clap_reads_them() {
     env.sort();
     assert_eq!(env, [("A", "1"), ("B", "1"), ("M", "$(A)-m"), ("S", "from-file")].map(|(k, v)| (k.to_string(), v.to_string())));
     // The program as the first word that is not an option; options after it are its own.
-    let out = envshim(["run", "--manifest", &m, "--init", "--init-group", "/bin/sh", "-c", "echo $M", "--init"]).run();
+    let out = debug_envshim(["run", "--manifest", &m, "--init", "--init-group", "/bin/sh", "-c", "echo $M", "--init"]).run();
     out.ok();
     assert_eq!(out.stdout_str(), "$(A)-m\n");
-    envshim(["check", "--manifest", &m, "--env-file", &secret, "--volume", &v.volume_arg("cfg")]).run().fails(65);
+    debug_envshim(["check", "--manifest", &m, "--env-file", &secret, "--volume", &v.volume_arg("cfg")]).run().fails(65);
     // check takes a program line as run does, and --strict anywhere among the options.
-    let out = envshim(["check", "--manifest", &m, "--strict", "--init", "/bin/sh", "-c", "exit 3", "--strict"]).run();
+    let out = debug_envshim(["check", "--manifest", &m, "--strict", "--init", "/bin/sh", "-c", "exit 3", "--strict"]).run();
     out.fails_with(78, &["env[0] (M): $(A) is not defined there", "(check --strict)"]);
-    envshim(["check", "--env", "A=1", "--strict", "--", "/bin/sh", "-c", "$(A)"]).run().ok();
-    envshim(["check", "--", "no-such-program-envshim"]).run().fails_with(127, &["no-such-program-envshim"]);
-    envshim(["check", "--"]).run().ok();
+    debug_envshim(["check", "--env", "A=1", "--strict", "--", "/bin/sh", "-c", "$(A)"]).run().ok();
+    debug_envshim(["check", "--", "no-such-program-envshim"]).run().fails_with(127, &["no-such-program-envshim"]);
+    debug_envshim(["check", "--"]).run().ok();
     // Shapes left to clap, its messages unchanged.
     for (args, code, message) in [
         (vec!["run", "--manifest", &m, "--manifest", &m, "/bin/true"], 2, "cannot be used multiple times"),
@@ -653,10 +652,20 @@ fn common_command_lines_are_read_as_clap_reads_them() {
         (vec!["run", "-x", "/bin/true"], 2, "unexpected argument '-x'"),
         (vec!["run", "--manifests", &m, "/bin/true"], 2, "unexpected argument '--manifests'"),
     ] {
-        let out = envshim(&args).run();
+        let out = debug_envshim(&args).run();
         out.fails_with(code, &[message]);
         assert!(!out.stderr_str().contains("disagrees"), "{args:?}: {}", out.stderr_str());
     }
-    envshim(["run", "--wait", "1s", "--manifest", &m, "/bin/true"]).run().ok();
-    envshim(["run", "--manifest", &m, "--", "--", "/bin/true"]).run().fails_with(127, &["\"--\" not found"]);
+    debug_envshim(["run", "--wait", "1s", "--manifest", &m, "/bin/true"]).run().ok();
+    debug_envshim(["run", "--manifest", &m, "--", "--", "/bin/true"]).run().fails_with(127, &["\"--\" not found"]);
+}
+
+/// The binary cargo built, whatever `ENVSHIM_TEST_BIN` says: only a debug
+/// build reads a common command line with clap too.
+fn debug_envshim<I, S>(args: I) -> Shim
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    envshim(args).cargo_built()
 }

@@ -3,18 +3,16 @@
 //! musl-build.sh runs into dist/): the bash completion is run in bash, and what
 //! it offers is checked against the built binary.
 
-mod common;
-
 #[path = "../tools/cli-docs.rs"]
 #[allow(unused)]
-mod cli_docs;
+mod generator;
 
-use common::*;
+use crate::common::*;
 
 /// Generates everything into a temp dir, as musl-build.sh does into dist/.
 fn generated() -> Volume {
     let d = Volume::new();
-    cli_docs::write(d.path()).expect("cli-docs");
+    generator::write(d.path()).expect("cli-docs");
     d
 }
 

@@ -4,9 +4,7 @@
 //! the runtime's variables; platform entries take their own copies
 //! (`ENVSHIM_VALUE_<i>_A`/`_B`); no `KUBERNETES_SERVICE_URL` is added.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 /// A converted manifest with `env`, the program printing its environment and `args`.

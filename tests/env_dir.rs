@@ -3,8 +3,6 @@
 //! Docker/Compose `/run/secrets`, an update in the middle of a read, the
 //! reading rules, the limits, the names, precedence and `--wait`.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::os::unix::fs::symlink;
 use std::path::Path;
@@ -12,7 +10,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 /// Publishes `files` into `dir` the way the kubelet's atomic writer does: a

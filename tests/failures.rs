@@ -2,12 +2,10 @@
 //! the skipped-keys warning, the termination log, and `check` reporting
 //! every problem.
 
-mod common;
-
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 fn run_manifest(m: &str) -> Out {

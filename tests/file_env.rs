@@ -2,11 +2,9 @@
 //! through the binary. Every secret file holds the sentinel; no failure,
 //! termination log or masked render may show it.
 
-mod common;
-
 use std::os::unix::fs::PermissionsExt;
 
-use common::*;
+use crate::common::*;
 
 /// The secret as written by `echo SENTINEL > file`.
 fn secret_file(v: &Volume, rel: &str) -> String {

@@ -2,11 +2,9 @@
 //! tests/data/envfile-grammar.json, invalid UTF-8, the byte-order mark, and
 //! each limit at N and N+1.
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 const TABLE: &str = include_str!("data/envfile-grammar.json");

@@ -4,9 +4,7 @@
 //! dotenv habits, and the configuration variables that keep an image's CMD.
 //! Every failing input carries the sentinel, which no output may hold.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 #[test]

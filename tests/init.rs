@@ -1,4 +1,4 @@
-//! `envshim run --init` (docs/reference.md §8), run for real: most tests start envshim as
+//! `envshim run --init` (SPEC §8), run for real: most tests start envshim as
 //! PID 1 of a fresh pid namespace (`unshare --pid --fork --mount-proc`, which
 //! needs root; they are skipped with a message otherwise), signal it from
 //! outside as a container runtime would, and look at what the program saw.
@@ -8,39 +8,18 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::OnceLock;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-const ENVSHIM: &str = env!("CARGO_BIN_EXE_envshim");
+use crate::common::{bin, command, pid_namespaces, SENTINEL, TEST_BIN_VAR};
+
 /// Long enough for a loaded CI machine; reached only when something is broken.
 const DEADLINE: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(5);
 
-/// True when pid namespaces can be made here; prints why not, once, otherwise.
-fn namespaces() -> bool {
-    static OK: OnceLock<bool> = OnceLock::new();
-    *OK.get_or_init(|| {
-        if !nix::unistd::geteuid().is_root() {
-            eprintln!("tests/init.rs: not root: skipping the tests that need a pid namespace");
-            return false;
-        }
-        let ok = Command::new("unshare")
-            .args(["--pid", "--fork", "--mount-proc", "true"])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success());
-        if !ok {
-            eprintln!("tests/init.rs: unshare --pid --fork --mount-proc is unavailable: skipping the tests that need it");
-        }
-        ok
-    })
-}
-
 macro_rules! need_namespaces {
     () => {
-        if !namespaces() {
+        if !pid_namespaces() {
             eprintln!("skipped: needs root and unshare");
             return;
         }
@@ -78,15 +57,7 @@ impl Run {
     /// outlives envshim cannot keep a pipe, and the test, waiting.
     fn start(args: &[&str], script: &str, in_namespace: bool) -> Run {
         let dir = tempfile::tempdir().unwrap();
-        let mut cmd = if in_namespace {
-            let mut c = Command::new("unshare");
-            // --kill-child: if the test gives up on unshare, envshim (and with it the
-            // whole namespace) is killed too.
-            c.args(["--pid", "--fork", "--mount-proc", "--kill-child", ENVSHIM]);
-            c
-        } else {
-            Command::new(ENVSHIM)
-        };
+        let mut cmd = command(in_namespace);
         cmd.arg("run").args(args).args(["--no-expand-args", "--", "sh", "-c", script]);
         Run::spawn(cmd, dir, in_namespace)
     }
@@ -134,7 +105,7 @@ impl Run {
         children_of(outer).into_iter().next().expect("unshare has no child")
     }
 
-    // Test set-up only: kill, as nix's cannot send real-time signals.
+    // Test set-up, not in nix: kill with any signal number (nix's Signal has no real-time ones).
     #[allow(unsafe_code)]
     fn signal(&self, sig: libc::c_int) {
         // SAFETY: plain syscall; the pid is envshim's, alive until we reap unshare.
@@ -344,16 +315,16 @@ while :; do sleep 0.02; done
 #[test]
 fn term_delay_and_init_group_need_init() {
     for args in [&["--term-delay", "1s"][..], &["--init-group"][..]] {
-        let out = Command::new(ENVSHIM).arg("run").args(args).args(["--", "true"]).output().unwrap();
+        let out = command(false).arg("run").args(args).args(["--", "true"]).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(String::from_utf8_lossy(&out.stderr).starts_with("envshim: "), "{args:?}");
     }
     for bad in ["", "1.5s", "-1s", "5d", "s", "99999999999s"] {
-        let out = Command::new(ENVSHIM).args(["run", "--init", "--term-delay", bad, "--", "true"]).output().unwrap();
+        let out = command(false).args(["run", "--init", "--term-delay", bad, "--", "true"]).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "--term-delay {bad:?}");
     }
     for good in ["0", "5", "500ms", "2s", "1m", "1h"] {
-        let out = Command::new(ENVSHIM).args(["run", "--init", "--term-delay", good, "--", "true"]).output().unwrap();
+        let out = command(false).args(["run", "--init", "--term-delay", good, "--", "true"]).output().unwrap();
         assert_eq!(out.status.code(), Some(0), "--term-delay {good:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
 }
@@ -418,11 +389,11 @@ fn when_not_pid_1_a_subreaper_reaps_orphans_without_a_warning() {
 // ---------------------------------------------------------------- the child's start
 
 #[test]
-// Test set-up only: pre_exec.
+// Test set-up, not in nix: pre_exec.
 #[allow(unsafe_code)]
 fn the_program_starts_with_default_dispositions_and_an_empty_mask() {
     use std::os::unix::process::CommandExt;
-    let mut cmd = Command::new(ENVSHIM);
+    let mut cmd = command(false);
     cmd.args(["run", "--init", "--", "grep", "-E", "^Sig(Blk|Ign)", "/proc/self/status"]);
     // envshim starts with HUP and CHLD ignored and USR1 blocked. An ignored
     // SIGCHLD would also make the kernel reap the child itself: its status
@@ -456,7 +427,7 @@ fn the_program_starts_with_default_dispositions_and_an_empty_mask() {
 // ---------------------------------------------------------------- exec failures
 
 fn envshim_init(program: &Path, log: &Path) -> std::process::Output {
-    Command::new(ENVSHIM)
+    command(false)
         .args(["run", "--init", "--termination-log"])
         .arg(log)
         .arg("--")
@@ -500,7 +471,7 @@ fn exec_failures_exit_126_or_127_with_one_envshim_line() {
 
 /// Runs `command` under `script`, on a new pseudo-terminal; None without `script`.
 fn on_a_terminal(command: &str) -> Option<String> {
-    let out = Command::new("script").args(["-qec", command, "/dev/null"]).stdin(Stdio::null()).output().ok()?;
+    let out = Command::new("script").args(["-qec", command, "/dev/null"]).env_remove(TEST_BIN_VAR).stdin(Stdio::null()).output().ok()?;
     assert!(out.status.success(), "{command}: {}", String::from_utf8_lossy(&out.stderr));
     Some(String::from_utf8_lossy(&out.stdout).replace('\r', ""))
 }
@@ -514,7 +485,7 @@ fn pids(text: &str) -> Vec<i64> {
 
 #[test]
 fn the_program_gets_its_own_group_and_the_terminal() {
-    let command = format!("{ENVSHIM} run --init --no-expand-args -- {PGRP}");
+    let command = format!("{} run --init --no-expand-args -- {PGRP}", bin());
     let Some(out) = on_a_terminal(&command) else {
         eprintln!("skipped: needs script(1)");
         return;
@@ -528,7 +499,7 @@ fn the_program_gets_its_own_group_and_the_terminal() {
 #[test]
 fn a_background_envshim_does_not_take_the_terminal() {
     // `set -m`: job control, so the background job has a group of its own.
-    let command = format!("sh -c 'set -m; {ENVSHIM} run --init --no-expand-args -- {} & wait'", PGRP.replace('\'', r"'\''"));
+    let command = format!("sh -c 'set -m; {} run --init --no-expand-args -- {} & wait'", bin(), PGRP.replace('\'', r"'\''"));
     let Some(out) = on_a_terminal(&command) else {
         eprintln!("skipped: needs script(1)");
         return;
@@ -616,13 +587,14 @@ fn sigterm_during_start_up_as_pid_1_ends_envshim_at_once_with_143() {
         let Some(limit) = CpuLimit::new(3) else { return };
         let d = tempfile::tempdir().unwrap();
         let mut cmd = Command::new("sh");
+        cmd.env_remove(TEST_BIN_VAR);
         // The shell moves itself into the cgroup, then becomes unshare: every
         // process after it (envshim included) starts limited.
         cmd.arg("-c")
             .arg(r#"echo $$ > "$1/cgroup.procs" && shift && exec "$@""#)
             .arg("sh")
             .arg(&limit.0)
-            .args(["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", ENVSHIM, "run"])
+            .args(["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", bin(), "run"])
             .args(mode)
             .arg("--manifest")
             .arg(&manifest)
@@ -652,7 +624,7 @@ fn sigterm_during_start_up_as_pid_1_ends_envshim_at_once_with_143() {
             sleep(Duration::from_millis(1));
         };
         assert!(!r.path("ran").exists(), "{mode:?}: the start-up was over before the signal");
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::SIGTERM).unwrap();
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGTERM).expect("kill");
         let sent = Instant::now();
         let done = r.finish();
         let took = sent.elapsed();
@@ -724,9 +696,8 @@ fn rewrite_signal_applies_to_a_sigterm_held_by_term_delay() {
 
 #[test]
 fn success_exit_and_rewrite_signal_need_init_and_valid_values() {
-    const SENTINEL: &str = "s3cr3t-sentinel-init";
     for args in [&["--success-exit", "143"][..], &["--rewrite-signal", "TERM:QUIT"][..]] {
-        let out = Command::new(ENVSHIM).arg("run").args(args).args(["--", "true"]).env("X", SENTINEL).output().unwrap();
+        let out = command(false).arg("run").args(args).args(["--", "true"]).env("X", SENTINEL).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.starts_with("envshim: ") && err.contains("need --init") && !err.contains(SENTINEL), "{args:?}: {err}");
@@ -741,11 +712,11 @@ fn success_exit_and_rewrite_signal_need_init_and_valid_values() {
         ("--rewrite-signal", "TERM:99"),
         ("--rewrite-signal", "NOPE:TERM"),
     ] {
-        let out = Command::new(ENVSHIM).args(["run", "--init", opt, bad, "--", "true"]).output().unwrap();
+        let out = command(false).args(["run", "--init", opt, bad, "--", "true"]).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{opt} {bad}: {}", String::from_utf8_lossy(&out.stderr));
     }
     // Without a namespace (envshim is then a subreaper): the option parses and applies.
-    let out = Command::new(ENVSHIM).args(["run", "--init", "--success-exit", "7", "--", "sh", "-c", "exit 7"]).output().unwrap();
+    let out = command(false).args(["run", "--init", "--success-exit", "7", "--", "sh", "-c", "exit 7"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
 

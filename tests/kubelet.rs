@@ -2,12 +2,10 @@
 //! (docs/kubelet-differences.md lists every difference and its test), through
 //! the binary.
 
-mod common;
-
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 /// `K= 'v' x`: the kubelet skips the line; envshim fails the whole file (65),

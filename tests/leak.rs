@@ -3,9 +3,7 @@
 //! inherited values) never appears on stderr, in the termination log, or in
 //! `render` output without `--show-values`.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 /// One failing setup: files in a volume `v`, a manifest (raw text, so it can

@@ -3,9 +3,7 @@
 //! schema, limit and errors as a manifest file; exclusive with one (78); the
 //! messages name the option or the variable; the variable never reaches the program.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 #[test]

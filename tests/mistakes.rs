@@ -3,9 +3,7 @@
 //! duplicate keys, `--verbose`, `check --format json`, message style.
 //! Every failing input carries the sentinel, which no output may hold.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 /// A Pod as `kubectl get pod -o json` prints it: two containers and an
@@ -357,7 +355,7 @@ fn many_containers_under_a_long_key_are_refused_in_bounded_memory() {
     let path = v.join("big.json");
     for extra in [&[][..], &["--container", "none"][..]] {
         let out = std::process::Command::new("bash")
-            .args(["-c", "ulimit -v 400000; exec \"$0\" check --manifest \"$@\"", BIN, path.to_str().unwrap()])
+            .args(["-c", "ulimit -v 400000; exec \"$0\" check --manifest \"$@\"", bin(), path.to_str().unwrap()])
             .args(extra)
             .env_clear()
             .output()

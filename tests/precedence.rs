@@ -2,11 +2,9 @@
 //! < envFrom < env, manifest before the command line, expansion against
 //! what is built so far, and KUBERNETES_SERVICE_URL.
 
-mod common;
-
 use std::collections::BTreeMap;
 
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 /// The environment the program gets: `run ARGS -- env -0` with `inherited`.

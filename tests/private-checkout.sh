@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The tests that drop privileges (they run envshim as uid 65534: every tests/*.rs
-# that calls `.unprivileged()`, `.uid(` or `setuid(`), from a copy of this checkout in a private
+# The tests that drop privileges (they run envshim as uid 65534: every module of
+# tests/tests.rs, tests/*.rs or tests/*/*.rs, that calls `.unprivileged()`,
+# `.uid(` or `setuid(`), from a copy of this checkout in a private
 # directory (mode 0700, as /root and many home directories are), where that user
 # cannot reach the binary cargo builds. Part of tests/all.sh. Needs root: as
 # another user those tests do not drop privileges and there is nothing to check.
@@ -14,7 +15,9 @@ trap 'rm -rf "$dir"' EXIT
 git ls-files -z --cached --others --exclude-standard | tar --null -T - --ignore-failed-read -cf - 2>/dev/null |
   tar -C "$dir" -xf -
 cd "$dir"
-mapfile -t suites < <(grep -lE 'unprivileged\(\)|\.uid\(|setuid\(' tests/*.rs | xargs -n1 basename | sed 's/\.rs$//')
-[ ${#suites[@]} -gt 0 ] || { echo "private-checkout: no test drops privileges?" >&2; exit 1; }
-echo "private-checkout: cargo test ${suites[*]} in $dir (mode 0700)"
-cargo test --offline --quiet --no-fail-fast $(printf -- '--test %s ' "${suites[@]}")
+# each file's module path in the one test binary: tests/a.rs is a::, tests/a/b.rs is a::b::
+mapfile -t modules < <(grep -lE 'unprivileged\(\)|\.uid\(|setuid\(' tests/*.rs tests/*/*.rs |
+  grep -v '^tests/common/' | sed -e 's|^tests/||' -e 's|\.rs$||' -e 's|/|::|g' -e 's|$|::|')
+[ ${#modules[@]} -gt 0 ] || { echo "private-checkout: no test drops privileges?" >&2; exit 1; }
+echo "private-checkout: cargo test ${modules[*]} in $dir (mode 0700)"
+cargo test --offline --quiet --no-fail-fast -p envshim --test tests -- "${modules[@]}"

@@ -14,9 +14,10 @@
 use std::collections::HashSet;
 use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use crate::common::command;
 use envshim::envfile::EnvFile;
 use envshim::expand::expand;
 use proptest::prelude::*;
@@ -376,13 +377,9 @@ proptest! {
 // ---------------------------------------------------------------------------
 // The binary: stderr and the termination log never show a value
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_envshim")
-}
-
 /// Runs the binary with a clean environment and a time limit; returns (exit code, stderr).
 fn run_bin(args: &[&std::ffi::OsStr], cwd: &Path) -> (Option<i32>, Vec<u8>) {
-    let mut child = Command::new(bin())
+    let mut child = command(false)
         .args(args)
         .current_dir(cwd)
         .env_clear()

@@ -1,9 +1,7 @@
 //! `envshim render` (docs/reference.md §1): `--format env` and `json`, sources, masking,
 //! and `--show-values` output that re-parses as an env file with identical values.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 /// A manifest using a volume `v` with one file of each kind of source.

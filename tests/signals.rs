@@ -3,8 +3,10 @@
 
 use std::process::Command;
 
+use crate::common::{bin, command, TEST_BIN_VAR};
+
 fn sig_ign(shell: &str) -> u64 {
-    let out = Command::new("/bin/sh").arg("-c").arg(shell).env("E", env!("CARGO_BIN_EXE_envshim")).output().unwrap();
+    let out = Command::new("/bin/sh").arg("-c").arg(shell).env("E", bin()).env_remove(TEST_BIN_VAR).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
     let hex = text.trim().strip_prefix("SigIgn:").unwrap().trim();
@@ -33,7 +35,7 @@ fn the_signals_envshim_catches_reach_the_program_at_their_default() {
     let caught = [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT, libc::SIGPIPE];
     let bits: u64 = caught.iter().map(|s| 1u64 << (s - 1)).sum();
     let shell = r#"trap - TERM INT HUP QUIT PIPE; exec "$E" run -- /bin/grep -E '^Sig(Ign|Cgt)' /proc/self/status"#;
-    let out = Command::new("/bin/sh").arg("-c").arg(shell).env("E", env!("CARGO_BIN_EXE_envshim")).output().unwrap();
+    let out = Command::new("/bin/sh").arg("-c").arg(shell).env("E", bin()).env_remove(TEST_BIN_VAR).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     for line in String::from_utf8(out.stdout).unwrap().lines() {
         let (field, hex) = line.split_once(':').unwrap();
@@ -64,7 +66,7 @@ fn closed_pipe() -> Stdio {
 // Test set-up only: pre_exec.
 #[allow(unsafe_code)]
 fn envshim(args: &[&str], stdout: Stdio, stderr: Stdio) -> Output {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_envshim"));
+    let mut cmd = command(false);
     cmd.args(args).env_clear().stdin(Stdio::null()).stdout(stdout).stderr(stderr);
     // SAFETY: signal() is async-signal-safe; nothing else runs in the hook.
     unsafe {

@@ -1,16 +1,14 @@
-//! `--wait DURATION` (docs/reference.md §9.2), rule by rule, through the binary: files
+//! `--wait DURATION` (SPEC §9.2), rule by rule, through the binary: files
 //! written late by another process (atomically, and into directories that
 //! appear later), what is not waited for, the deadline, CPU while waiting, and
 //! SIGTERM/SIGINT during the wait (also as PID 1 of a fresh pid namespace).
 //! Every file holds the sentinel; no message or termination log may show it.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 /// Runs `script` in `sh` in the background, after `delay`: another process
@@ -358,7 +356,7 @@ fn no_cpu_while_nothing_changes() {
     let start = Instant::now();
     // Reaped by wait4 below, which also gives its CPU time.
     #[allow(clippy::zombie_processes)]
-    let child = Command::new(BIN)
+    let child = command(false)
         .args(["check", "--wait", "3s", "--env-file", d.join("never.env").to_str().unwrap()])
         .env_clear()
         .stderr(Stdio::null())
@@ -373,7 +371,7 @@ fn no_cpu_while_nothing_changes() {
     eprintln!("a 3 s wait: {elapsed:?} wall, {cpu:?} CPU");
 }
 
-// Test set-up only: wait4 for the rusage.
+// Test set-up, not in nix: wait4 (nix has no rusage).
 #[allow(unsafe_code)]
 fn wait4(pid: i32) -> (i32, libc::rusage) {
     let mut status = 0;
@@ -402,13 +400,7 @@ struct Waiting {
 impl Waiting {
     fn start(extra: &[&str], in_namespace: bool) -> Waiting {
         let dir = Volume::new();
-        let mut cmd = if in_namespace {
-            let mut c = Command::new("unshare");
-            c.args(["--pid", "--fork", "--mount-proc", "--kill-child", BIN]);
-            c
-        } else {
-            Command::new(BIN)
-        };
+        let mut cmd = command(in_namespace);
         cmd.args(["run", "--wait", "60s", "--env-file"])
             .arg(dir.join("never.env"))
             .args(["--file-env", "S", "--termination-log"])
@@ -462,10 +454,13 @@ impl Waiting {
     }
 
     /// Sends `sig` once envshim waits; returns its exit code and how long it took to end.
+    // Test set-up, not in nix: kill with any signal number (nix's Signal has no real-time ones).
+    #[allow(unsafe_code)]
     fn signal(mut self, sig: i32) -> (Option<i32>, Duration, String, String) {
         let pid = self.wait_until_waiting();
         let sent = Instant::now();
-        kill(pid, sig);
+        // SAFETY: plain syscall; the process is ours and not yet reaped.
+        assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
         let deadline = sent + Duration::from_secs(10);
         let status = loop {
             if let Some(s) = self.child.try_wait().unwrap() {
@@ -514,7 +509,7 @@ fn sighup_and_sigquit_end_the_wait_with_their_line() {
     check_stopped(code, took, &err, &log, libc::SIGHUP, "SIGHUP");
     let (code, took, err, log) = Waiting::start(&[], false).signal(libc::SIGQUIT);
     check_stopped(code, took, &err, &log, libc::SIGQUIT, "SIGQUIT");
-    if namespaces() {
+    if pid_namespaces() {
         let (code, took, err, log) = Waiting::start(&["--init"], true).signal(libc::SIGHUP);
         check_stopped(code, took, &err, &log, libc::SIGHUP, "SIGHUP");
         let (code, took, err, log) = Waiting::start(&[], true).signal(libc::SIGQUIT);
@@ -560,21 +555,12 @@ fn a_wait_for_many_files_names_ten_and_counts_the_rest() {
     assert!(lines[0].contains("09-") && !lines[0].contains("10-"), "{lines:?}");
 }
 
-/// True when pid namespaces can be made here (root and unshare); says why not otherwise.
-fn namespaces() -> bool {
-    let ok = nix::unistd::geteuid().is_root()
-        && Command::new("unshare").args(["--pid", "--fork", "--mount-proc", "true"]).status().is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!("skipped: needs root and unshare --pid --fork --mount-proc");
-    }
-    ok
-}
-
 /// As PID 1 a signal without a handler is dropped; the wait takes it anyway,
 /// with and without `--init` (nothing has been forked yet).
 #[test]
 fn as_pid_1_sigterm_and_sigint_end_the_wait_too() {
-    if !namespaces() {
+    if !pid_namespaces() {
+        eprintln!("skipped: needs root and unshare --pid --fork --mount-proc");
         return;
     }
     let (code, took, err, log) = Waiting::start(&[], true).signal(libc::SIGTERM);
@@ -600,12 +586,12 @@ fn the_mask_is_restored_after_the_wait() {
 /// A SIGTERM inherited as ignored (`nohup`, `trap '' TERM`) stays ignored
 /// during the wait too: the wait runs to its end and fails as usual (66).
 #[test]
-// Test set-up only: pre_exec.
+// Test set-up, not in nix: pre_exec.
 #[allow(unsafe_code)]
 fn an_inherited_ignored_sigterm_does_not_end_the_wait() {
     use std::os::unix::process::CommandExt;
     let dir = Volume::new();
-    let mut cmd = Command::new(BIN);
+    let mut cmd = command(false);
     cmd.args(["run", "--wait", "1500ms", "--env-file"])
         .arg(dir.join("never.env"))
         .args(["--", "/bin/true"])
@@ -624,7 +610,7 @@ fn an_inherited_ignored_sigterm_does_not_end_the_wait() {
     let started = Instant::now();
     let child = cmd.spawn().unwrap();
     std::thread::sleep(Duration::from_millis(400));
-    kill(child.id() as i32, libc::SIGTERM);
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGTERM).expect("kill");
     let out = child.wait_with_output().unwrap();
     let took = started.elapsed();
     let err = String::from_utf8_lossy(&out.stderr);

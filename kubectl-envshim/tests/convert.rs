@@ -11,9 +11,7 @@ use std::process::{Command, Stdio};
 
 use proptest::prelude::*;
 
-#[path = "support/quoted_yaml.rs"]
-mod quoted_yaml;
-use quoted_yaml::block_yaml;
+use crate::support::quoted_yaml::block_yaml;
 use serde_norway::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_kubectl-envshim");

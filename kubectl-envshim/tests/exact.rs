@@ -16,14 +16,7 @@
 //! tests are the classes of divergence the converter once had, one each;
 //! `references_to_earlier_names_only` is the control, exact already.
 
-#[path = "support/generate.rs"]
-mod generate;
-#[path = "support/harness.rs"]
-mod harness;
-#[path = "support/kubelet.rs"]
-mod kubelet;
-#[path = "support/quoted_yaml.rs"]
-mod quoted_yaml;
+use crate::support::{generate, harness, kubelet};
 
 use std::collections::BTreeMap;
 use std::time::Instant;

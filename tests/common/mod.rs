@@ -10,15 +10,60 @@ use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_envshim");
+/// The binary cargo built. Tests that need it whatever `ENVSHIM_TEST_BIN`
+/// says (a check only a debug build makes) use it through [`Shim::cargo_built`].
+pub const CARGO_BIN: &str = env!("CARGO_BIN_EXE_envshim");
+
+/// The variable naming another binary to test. It is in envshim's own
+/// namespace, so every command that runs envshim without clearing its
+/// environment removes it ([`command`]): envshim would warn about it.
+pub const TEST_BIN_VAR: &str = "ENVSHIM_TEST_BIN";
+
+/// The binary the black-box tests run: `ENVSHIM_TEST_BIN` when set (any
+/// build, such as the shipped dist/envshim-linux-amd64: tests/all.sh), else
+/// [`CARGO_BIN`].
+pub fn bin() -> &'static str {
+    static BIN: OnceLock<String> = OnceLock::new();
+    BIN.get_or_init(|| match std::env::var_os(TEST_BIN_VAR) {
+        // Absolute: runs change their working directory.
+        Some(p) if !p.is_empty() => {
+            let p = std::path::absolute(&p).expect("ENVSHIM_TEST_BIN");
+            assert!(p.is_file(), "ENVSHIM_TEST_BIN={}: no such file", p.display());
+            // Run under the name `envshim` (dist/envshim-linux-amd64 is not):
+            // tests read it back as the process name and in usage lines.
+            let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-bin");
+            std::fs::create_dir_all(&dir).unwrap();
+            let link = dir.join("envshim");
+            let tmp = dir.join(format!("envshim.{}", std::process::id()));
+            let _ = std::fs::remove_file(&tmp);
+            std::os::unix::fs::symlink(&p, &tmp).unwrap();
+            std::fs::rename(&tmp, &link).unwrap();
+            link.into_os_string().into_string().expect("ENVSHIM_TEST_BIN: a UTF-8 path")
+        }
+        _ => CARGO_BIN.to_string(),
+    })
+}
+
+/// The one sentinel's text, written once for both forms below.
+macro_rules! sentinel {
+    () => {
+        "SENTINEL-s3cr3t-VALUE"
+    };
+}
 
 /// A secret-looking value that must never be printed (the same text as the
 /// `sentinel` field of tests/data/envfile-grammar.json).
-pub const SENTINEL: &str = "SENTINEL-s3cr3t-VALUE";
+pub const SENTINEL: &str = sentinel!();
+/// The sentinel between two non-ASCII characters, so it can never be part of
+/// a valid variable name (names from files are printed in the skipped-keys
+/// warning, and that is allowed): for generated input that may put a value
+/// where a name goes (tests/hostile).
+pub const SENTINEL_NOT_A_NAME: &str = concat!("秘", sentinel!(), "秘");
 /// A fragment of it: a truncated or partly escaped leak still shows this.
-const SENTINEL_FRAGMENT: &str = "s3cr3t";
+pub const SENTINEL_FRAGMENT: &str = "s3cr3t";
 
 /// Every run is killed and fails the test after this long.
 pub const TIMEOUT: Duration = Duration::from_secs(20);
@@ -119,12 +164,20 @@ fn spawn(cmd: &mut Command) -> std::io::Result<std::process::Child> {
     }
 }
 
-/// One run of the binary being prepared.
+/// One run of the binary being prepared: the one runner of the black-box
+/// tests, its options set by the builder methods below.
 pub struct Shim {
+    bin: PathBuf,
+    /// Holds the arguments, the variables and the directory; `run` builds the
+    /// command around the binary (or a copy of it) from them.
     cmd: Command,
     shown: Vec<String>,
-    /// The copy of the binary an unprivileged run uses, removed after the run.
-    _reachable: Option<tempfile::TempDir>,
+    timeout: Duration,
+    /// Run as uid/gid 65534 (set by [`Shim::unprivileged`] when root).
+    as_nobody: bool,
+    stack_limit: Option<u64>,
+    mem_limit: Option<u64>,
+    deny_openat2: Option<i32>,
 }
 
 /// `envshim ARGS...` with an empty environment.
@@ -133,13 +186,19 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let mut cmd = Command::new(BIN);
+    let mut cmd = Command::new("envshim");
     cmd.env_clear().stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut s = Shim { cmd, shown: Vec::new(), _reachable: None };
-    for a in args {
-        s = s.arg(a);
-    }
-    s
+    let s = Shim {
+        bin: PathBuf::from(bin()),
+        cmd,
+        shown: Vec::new(),
+        timeout: TIMEOUT,
+        as_nobody: false,
+        stack_limit: None,
+        mem_limit: None,
+        deny_openat2: None,
+    };
+    s.args(args)
 }
 
 impl Shim {
@@ -183,22 +242,73 @@ impl Shim {
         self
     }
 
+    /// Runs the binary cargo built ([`CARGO_BIN`]) whatever `ENVSHIM_TEST_BIN`
+    /// says: for the tests of what only a debug build does.
+    pub fn cargo_built(mut self) -> Self {
+        self.bin = PathBuf::from(CARGO_BIN);
+        self
+    }
+
+    /// Kills the run and fails the test after `limit` instead of [`TIMEOUT`].
+    pub fn timeout(mut self, limit: Duration) -> Self {
+        self.timeout = limit;
+        self
+    }
+
     /// Runs as an unprivileged user when the tests run as root, so that
     /// permission bits are enforced. Returns the uid the binary will have.
-    /// That user may not reach the built binary (a checkout under `/root` or a
-    /// mode-0700 home), so it runs a copy in a temporary directory it can reach.
-    /// Call it before `stack_limit` (the command is rebuilt around the copy).
+    /// That user may not reach the binary (a checkout under `/root` or a
+    /// mode-0700 home), so the run uses a copy in a temporary directory it can reach.
     pub fn unprivileged(mut self) -> (Self, u32) {
         let euid = nix::unistd::geteuid().as_raw();
         if euid != 0 {
             return (self, euid);
         }
-        let dir = tempfile::Builder::new().prefix("envshim-bin-").tempdir().expect("tempdir");
-        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-        let bin = dir.path().join("envshim");
-        std::fs::copy(BIN, &bin).expect("copy the binary");
-        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let mut cmd = Command::new(&bin);
+        self.as_nobody = true;
+        (self, 65534)
+    }
+
+    /// Sets the soft stack rlimit of the binary (which sets the kernel's
+    /// limit on the size of argv + envp for the exec envshim does).
+    pub fn stack_limit(mut self, bytes: u64) -> Self {
+        self.stack_limit = Some(bytes);
+        self
+    }
+
+    /// Sets RLIMIT_AS (soft and hard) of the binary: bounded memory.
+    pub fn mem_limit(mut self, bytes: u64) -> Self {
+        self.mem_limit = Some(bytes);
+        self
+    }
+
+    /// With `Some(errno)`, a seccomp filter fails every `openat2` with `errno`
+    /// (ENOSYS as on kernels before 5.6, EPERM as under old container
+    /// profiles), so envshim's fallback resolver runs; `None` leaves it alone.
+    pub fn deny_openat2(mut self, errno: Option<i32>) -> Self {
+        self.deny_openat2 = errno;
+        self
+    }
+
+    /// Runs to completion (killed after the timeout, [`TIMEOUT`] unless set).
+    #[track_caller]
+    // The child is reaped with wait4 (for its rusage), which clippy does not see.
+    #[allow(clippy::zombie_processes)]
+    // Test set-up, not in nix: pre_exec, wait4 (nix has no rusage), prctl with a seccomp filter.
+    #[allow(unsafe_code)]
+    pub fn run(self) -> Out {
+        let shown = format!("envshim {}", self.shown.join(" "));
+        // The copy an unprivileged run uses, removed after the run.
+        let mut _reachable = None;
+        let mut program = self.bin.clone();
+        if self.as_nobody {
+            let dir = tempfile::Builder::new().prefix("envshim-bin-").tempdir().expect("tempdir");
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+            program = dir.path().join("envshim");
+            std::fs::copy(&self.bin, &program).expect("copy the binary");
+            std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+            _reachable = Some(dir);
+        }
+        let mut cmd = Command::new(&program);
         cmd.args(self.cmd.get_args()).env_clear().stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
         for (k, v) in self.cmd.get_envs() {
             match v {
@@ -209,40 +319,43 @@ impl Shim {
         if let Some(d) = self.cmd.get_current_dir() {
             cmd.current_dir(d);
         }
-        cmd.uid(65534).gid(65534);
-        self.cmd = cmd;
-        self._reachable = Some(dir);
-        (self, 65534)
-    }
-
-    /// Sets the soft stack rlimit of the binary (which sets the kernel's
-    /// limit on the size of argv + envp for the exec envshim does).
-    // Test set-up only: pre_exec.
-    #[allow(unsafe_code)]
-    pub fn stack_limit(mut self, bytes: u64) -> Self {
-        // SAFETY: setrlimit is async-signal-safe; nothing else runs in the hook.
-        unsafe {
-            self.cmd.pre_exec(move || {
-                let mut rl: libc::rlimit = std::mem::zeroed();
-                if libc::getrlimit(libc::RLIMIT_STACK, &mut rl) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                rl.rlim_cur = bytes as libc::rlim_t;
-                if libc::setrlimit(libc::RLIMIT_STACK, &rl) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
+        if self.as_nobody {
+            cmd.uid(65534).gid(65534);
         }
-        self
-    }
-
-    /// Runs to completion (killed after [`TIMEOUT`]).
-    #[track_caller]
-    pub fn run(mut self) -> Out {
-        let shown = format!("envshim {}", self.shown.join(" "));
+        let (stack, mem, deny) = (self.stack_limit, self.mem_limit, self.deny_openat2);
+        // Only when needed: a pre_exec hook makes std fork the whole (large,
+        // multi-threaded) test process instead of using posix_spawn, which
+        // made the suite 1.7 times slower.
+        let hook = stack.is_some() || mem.is_some() || deny.is_some();
+        if hook {
+            // SAFETY: only async-signal-safe calls (getrlimit, setrlimit, prctl) run in the child.
+            unsafe {
+                cmd.pre_exec(move || {
+                    if let Some(bytes) = stack {
+                        let mut rl: libc::rlimit = std::mem::zeroed();
+                        if libc::getrlimit(libc::RLIMIT_STACK, &mut rl) != 0 {
+                            return Err(std::io::Error::last_os_error());
+                        }
+                        rl.rlim_cur = bytes as libc::rlim_t;
+                        if libc::setrlimit(libc::RLIMIT_STACK, &rl) != 0 {
+                            return Err(std::io::Error::last_os_error());
+                        }
+                    }
+                    if let Some(bytes) = mem {
+                        let rl = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
+                        if libc::setrlimit(libc::RLIMIT_AS, &rl) != 0 {
+                            return Err(std::io::Error::last_os_error());
+                        }
+                    }
+                    if let Some(errno) = deny {
+                        deny_openat2(errno)?;
+                    }
+                    Ok(())
+                });
+            }
+        }
         let start = Instant::now();
-        let mut child = spawn(&mut self.cmd).unwrap_or_else(|e| panic!("cannot start {shown}: {e}"));
+        let mut child = spawn(&mut cmd).unwrap_or_else(|e| panic!("cannot start {shown}: {e}"));
         let pid = child.id();
         let mut out_pipe = child.stdout.take().unwrap();
         let mut err_pipe = child.stderr.take().unwrap();
@@ -256,21 +369,54 @@ impl Shim {
             let _ = err_pipe.read_to_end(&mut v);
             v
         });
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
+        let (status, rusage) = loop {
+            let mut status = 0;
+            // SAFETY: a zeroed rusage is valid; wait4 fills it.
+            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+            // SAFETY: waits for our own child, without blocking.
+            let r = unsafe { libc::wait4(pid as libc::pid_t, &mut status, libc::WNOHANG, &mut ru) };
+            if r == pid as libc::pid_t {
+                break (status, ru);
             }
-            if start.elapsed() > TIMEOUT {
+            assert!(r == 0, "wait4: {}", std::io::Error::last_os_error());
+            if start.elapsed() > self.timeout {
                 let _ = child.kill();
                 let _ = child.wait();
-                panic!("{shown}: still running after {TIMEOUT:?}, killed");
+                panic!("{shown}: still running after {:?}, killed", self.timeout);
             }
             std::thread::sleep(Duration::from_millis(2));
         };
-        use std::os::unix::process::ExitStatusExt;
-        let code = status.code().unwrap_or_else(|| -status.signal().unwrap_or(0));
-        Out { code, stdout: out_reader.join().unwrap(), stderr: err_reader.join().unwrap(), pid, shown, elapsed: start.elapsed() }
+        let elapsed = start.elapsed();
+        let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { -libc::WTERMSIG(status) };
+        Out { code, stdout: out_reader.join().unwrap(), stderr: err_reader.join().unwrap(), pid, shown, elapsed, max_rss_kb: rusage.ru_maxrss }
     }
+}
+
+/// A seccomp filter that fails `openat2` with `errno` and allows everything
+/// else, installed in the calling process (a child, before exec).
+// Test set-up, not in nix: prctl with a seccomp filter, a raw openat2.
+#[allow(unsafe_code)]
+pub fn deny_openat2(errno: i32) -> std::io::Result<()> {
+    let stmt = |code: u32, k: u32| libc::sock_filter { code: code as u16, jt: 0, jf: 0, k };
+    let jeq = |k: u32, jt: u8, jf: u8| libc::sock_filter { code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16, jt, jf, k };
+    let mut filter = [
+        // offsetof(struct seccomp_data, nr) == 0
+        stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0),
+        jeq(libc::SYS_openat2 as u32, 0, 1),
+        stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ERRNO | (errno as u32 & libc::SECCOMP_RET_DATA)),
+        stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
+    ];
+    let prog = libc::sock_fprog { len: filter.len() as u16, filter: filter.as_mut_ptr() };
+    // SAFETY: plain prctl calls; `prog` outlives them and the kernel copies the filter.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &prog as *const libc::sock_fprog) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 trait FloorBoundary {
@@ -297,6 +443,8 @@ pub struct Out {
     pub pid: u32,
     pub shown: String,
     pub elapsed: Duration,
+    /// Peak resident set size of the binary, KiB (from wait4).
+    pub max_rss_kb: i64,
 }
 
 impl Out {
@@ -422,6 +570,51 @@ fn split0(bytes: &[u8]) -> Vec<String> {
     s.split('\0').map(str::to_string).collect()
 }
 
+/// A command running the binary (in the test's environment, less
+/// [`TEST_BIN_VAR`]), as PID 1 of a new pid namespace when
+/// `in_pid_namespace` (`unshare --pid --fork --mount-proc`; see
+/// [`pid_namespaces`]), for the runs a test starts in the background and
+/// signals from outside. `--kill-child`: if the test gives up on unshare,
+/// envshim (and with it the whole namespace) is killed too.
+pub fn command(in_pid_namespace: bool) -> Command {
+    let mut c = if in_pid_namespace {
+        let mut c = Command::new("unshare");
+        c.args(["--pid", "--fork", "--mount-proc", "--kill-child", bin()]);
+        c
+    } else {
+        Command::new(bin())
+    };
+    c.env_remove(TEST_BIN_VAR);
+    c
+}
+
+/// True when pid namespaces can be made here (root and unshare); says why
+/// not, once, otherwise.
+pub fn pid_namespaces() -> bool {
+    static OK: OnceLock<bool> = OnceLock::new();
+    *OK.get_or_init(|| {
+        if !am_root() {
+            eprintln!("not root: skipping the tests that need a pid namespace");
+            return false;
+        }
+        let ok = Command::new("unshare")
+            .args(["--pid", "--fork", "--mount-proc", "true"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if !ok {
+            eprintln!("unshare --pid --fork --mount-proc is unavailable: skipping the tests that need it");
+        }
+        ok
+    })
+}
+
+/// True when the tests run as root (and so can drop privileges).
+pub fn am_root() -> bool {
+    nix::unistd::geteuid().is_root()
+}
+
 /// Asserts `bytes` holds neither the sentinel nor a fragment of it.
 #[track_caller]
 pub fn assert_no_sentinel(bytes: &[u8], what: &str) {
@@ -477,8 +670,8 @@ pub fn values(map: &BTreeMap<String, (String, String)>) -> BTreeMap<String, Stri
     map.iter().map(|(k, (_, v))| (k.clone(), v.clone())).collect()
 }
 
-pub fn os(s: &str) -> OsString {
-    OsString::from(s)
+pub fn os<S: AsRef<OsStr> + ?Sized>(s: &S) -> OsString {
+    s.as_ref().to_os_string()
 }
 
 /// A JSON manifest `env[]` entry reading `key` of `path` in volume `vol`.
@@ -514,13 +707,4 @@ pub fn setup(files: &[(&str, &str)], rest: serde_json::Value) -> (Volume, Volume
     }
     let path = d.manifest(&m);
     (vol, d, path)
-}
-
-/// Sends `sig` to `pid` (a process of the test's, not yet reaped). Test
-/// set-up only: `libc::kill`, as nix's cannot send real-time signals.
-#[track_caller]
-#[allow(unsafe_code)]
-pub fn kill(pid: i32, sig: i32) {
-    // SAFETY: kill has no memory-safety preconditions.
-    assert_eq!(unsafe { libc::kill(pid, sig) }, 0, "kill {sig}: {}", std::io::Error::last_os_error());
 }

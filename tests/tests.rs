@@ -1,0 +1,36 @@
+//! The shim's integration tests: one test binary (as ripgrep and fd have), so
+//! the suite links once and runs in one process. Each module is one subject;
+//! `cargo test --test tests cli::` runs one of them. The black-box modules run
+//! the binary `ENVSHIM_TEST_BIN` names (default: the one cargo built; see
+//! `common::bin`), so the same suite checks a release build too (tests/all.sh).
+
+mod common;
+
+mod bounded;
+mod check;
+mod cli;
+mod cli_docs;
+mod converted;
+mod env_dir;
+mod failures;
+mod file_env;
+mod grammar;
+mod habits;
+mod hostile;
+mod init;
+mod kubelet;
+mod layers;
+mod leak;
+mod manifest_json;
+mod mistakes;
+mod precedence;
+mod props;
+mod render;
+mod signals;
+mod suite_files;
+mod wait;
+
+#[test]
+fn every_test_file_is_a_module_of_the_suite() {
+    suite_files::assert_every_file_is_a_module(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests"));
+}
