@@ -222,6 +222,33 @@ fn probes_and_hooks_that_need_an_envshim_variable_are_warned_about() {
     assert_eq!(plain.stderr, "");
 }
 
+/// The scan for references in probes and hooks is linear: a `$(` or `${`
+/// that is never closed, or a reference among thousands of envshim-only
+/// names, costs one pass (each `$(` searched for its `)` again took minutes
+/// for a 2 MB probe word).
+#[test]
+fn probe_words_are_scanned_in_linear_time() {
+    let names: Vec<String> = (0..1000).map(|i| format!("N{i}")).collect();
+    let env: Vec<serde_json::Value> = names
+        .iter()
+        .map(|n| serde_json::json!({"name": n, "valueFrom": {"fileKeyRef": {"volumeName": "cfg", "path": "a.env", "key": n}}}))
+        .chain([serde_json::json!({"name": "SECRET", "value": "SENTINEL-s3cr3t-VALUE"})])
+        .collect();
+    let refs: String = names.iter().map(|n| format!("$({n})")).collect();
+    let words = ["$(".repeat(1 << 20), "${".repeat(1 << 20), refs.repeat(100), "$N999 ".repeat(100_000)];
+    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {
+        "volumes": [{"name": "cfg", "emptyDir": {}}],
+        "containers": [{"name": "app", "image": "x", "command": ["/app"], "env": env, "livenessProbe": {"exec": {"command": words}}}]}});
+    let start = std::time::Instant::now();
+    let out = envshim(&["convert"], &pod.to_string());
+    let took = start.elapsed();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    out.clean();
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("livenessProbe.exec.command: refers to N0, N1, N2,"), "{}", out.stderr);
+    assert!(took.as_secs() < 20, "{took:?}");
+}
+
 #[test]
 fn the_installer_has_small_requests_and_limits_set_by_options() {
     let installer = |out: &str| docs(out)[0]["spec"]["template"]["spec"]["initContainers"][0]["resources"].clone();
