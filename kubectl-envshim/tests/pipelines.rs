@@ -249,6 +249,23 @@ fn probe_words_are_scanned_in_linear_time() {
     assert!(took.as_secs() < 20, "{took:?}");
 }
 
+/// The names a program line refers to are gathered in linear time, before
+/// the manifest's size is checked: 100,000 names in one word took a minute.
+#[test]
+fn many_references_in_the_program_line_are_gathered_in_linear_time() {
+    let word: String = (0..100_000).map(|i| format!("$(N{i})")).collect();
+    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {
+        "volumes": [{"name": "cfg", "emptyDir": {}}],
+        "containers": [{"name": "app", "image": "x", "command": ["/app", word], "env": [
+            {"name": "SECRET", "value": "SENTINEL-s3cr3t-VALUE"},
+            {"name": "F", "valueFrom": {"fileKeyRef": {"volumeName": "cfg", "path": "a.env", "key": "F"}}}]}]}});
+    let start = std::time::Instant::now();
+    let out = envshim(&["convert"], &pod.to_string());
+    let took = start.elapsed();
+    out.fails(78, &["over Linux's limit of 131071 bytes for one variable"]);
+    assert!(took.as_secs() < 10, "{took:?}");
+}
+
 #[test]
 fn the_installer_has_small_requests_and_limits_set_by_options() {
     let installer = |out: &str| docs(out)[0]["spec"]["template"]["spec"]["initContainers"][0]["resources"].clone();
