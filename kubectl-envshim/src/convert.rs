@@ -123,17 +123,17 @@ impl Walk<'_> {
     /// those of kinds the converter has never heard of (an Argo Rollout, a
     /// Knative Service) alike.
     fn node(&mut self, v: &mut Value, at: &At, outer: &str) {
+        // Borrowed from `outer` unless `v` names an object: a copy at every
+        // node made the walk quadratic under a long name.
         let object = object_name(v, outer);
         match v {
             Value::Object(map) if map.get("containers").is_some_and(Value::is_array) => {
-                let object = object.into_owned();
                 match pod(map, at, &object, self.s) {
                     Ok(changed) => self.changed |= changed,
                     Err(p) => self.problems.extend(p),
                 }
             }
             Value::Object(map) => {
-                let object = object.into_owned();
                 for (k, child) in map.iter_mut() {
                     self.node(child, &At::Key(at, k), &object);
                 }

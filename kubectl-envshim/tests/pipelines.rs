@@ -266,6 +266,37 @@ fn many_references_in_the_program_line_are_gathered_in_linear_time() {
     assert!(took.as_secs() < 10, "{took:?}");
 }
 
+/// A converted pod with a long string above many mappings: `long` as the
+/// object's name or as a key, `many` empty mappings below. Converted in
+/// linear time (a copy of the name or the path at each node made it
+/// quadratic: a minute for 10 MB).
+fn long_above_many(long_key: bool) {
+    let long = "n".repeat(8 << 20);
+    let many = vec![serde_json::json!({}); 200_000];
+    let container = serde_json::json!({"name": "app", "image": "x", "command": ["/app"], "env": [
+        {"name": "SECRET", "value": "SENTINEL-s3cr3t-VALUE"},
+        {"name": "F", "valueFrom": {"fileKeyRef": {"volumeName": "cfg", "path": "a.env", "key": "F"}}}]});
+    let spec = serde_json::json!({"volumes": [{"name": "cfg", "emptyDir": {}}], "containers": [container]});
+    let mut doc = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec});
+    if long_key {
+        doc["x"] = serde_json::json!({long: many});
+    } else {
+        doc["metadata"]["name"] = serde_json::json!(long);
+        doc["x"] = serde_json::json!(many);
+    }
+    let start = std::time::Instant::now();
+    let out = envshim(&["convert"], &doc.to_string());
+    let took = start.elapsed();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    out.clean();
+    assert!(took.as_secs() < 15, "{took:?}");
+}
+
+#[test]
+fn a_long_object_name_above_many_nodes_is_walked_in_linear_time() {
+    long_above_many(false);
+}
+
 #[test]
 fn the_installer_has_small_requests_and_limits_set_by_options() {
     let installer = |out: &str| docs(out)[0]["spec"]["template"]["spec"]["initContainers"][0]["resources"].clone();
