@@ -6,6 +6,7 @@
 //! Names only: never a value.
 
 use std::collections::HashSet;
+use std::fmt::Write;
 
 use serde_json::Value;
 
@@ -43,36 +44,44 @@ fn note(object: &Value, at: &str) -> Note {
         containers: Vec::new(),
         warnings: Vec::new(),
     };
-    walk(object, at, &mut n);
+    walk(object, &mut at.to_string(), &mut n);
     n
 }
 
-/// Every container with a `fileKeyRef` in the pod specs under `v`.
-fn walk(v: &Value, at: &str, n: &mut Note) {
+/// Every container with a `fileKeyRef` in the pod specs under `v`. `at`
+/// is the path to `v`, grown and cut back as the walk goes (a new string
+/// at every node made it quadratic under a long key).
+fn walk(v: &Value, at: &mut String, n: &mut Note) {
+    let len = at.len();
     match v {
         Value::Object(fields) => {
             for (key, value) in fields {
-                let here = join(at, key);
+                if len > 0 {
+                    at.push('.');
+                }
+                at.push_str(key);
                 match value.as_array() {
                     Some(cs) if key == "containers" || key == "initContainers" => {
+                        let here = at.len();
                         for (i, c) in cs.iter().enumerate() {
-                            container(c, &format!("{here}[{i}]"), n);
+                            let _ = write!(at, "[{i}]");
+                            container(c, at, n);
+                            at.truncate(here);
                         }
                     }
-                    _ => walk(value, &here, n),
+                    _ => walk(value, at, n),
                 }
+                at.truncate(len);
             }
         }
-        Value::Array(items) => items.iter().enumerate().for_each(|(i, item)| walk(item, &format!("{at}[{i}]"), n)),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let _ = write!(at, "[{i}]");
+                walk(item, at, n);
+                at.truncate(len);
+            }
+        }
         _ => {}
-    }
-}
-
-fn join(at: &str, key: &str) -> String {
-    if at.is_empty() {
-        key.to_string()
-    } else {
-        format!("{at}.{key}")
     }
 }
 

@@ -298,6 +298,11 @@ fn a_long_object_name_above_many_nodes_is_walked_in_linear_time() {
 }
 
 #[test]
+fn a_long_key_above_many_nodes_is_walked_in_linear_time() {
+    long_above_many(true);
+}
+
+#[test]
 fn the_installer_has_small_requests_and_limits_set_by_options() {
     let installer = |out: &str| docs(out)[0]["spec"]["template"]["spec"]["initContainers"][0]["resources"].clone();
     let small = serde_json::json!({"requests": {"cpu": "50m", "memory": "16Mi"}, "limits": {"cpu": "50m", "memory": "16Mi"}});
