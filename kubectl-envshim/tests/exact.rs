@@ -501,6 +501,34 @@ fn envshim_entries_in_env() {
     });
 }
 
+/// The rest of docs/kubelet-differences.md row 13: an `envFrom` prefix that
+/// starts with `ENVSHIM_`, and a `$(ENVSHIM_*)` reference after the first
+/// `fileKeyRef` (in a value or the program line), are refused (78), naming
+/// the place; natively they are ordinary.
+#[test]
+fn envshim_prefix_and_references_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let variants = [
+        ("an envFrom prefix", json!({"command": printer(&[]), "envFrom": [{"prefix": "ENVSHIM_", "configMapRef": {"name": "m", "optional": true}}], "env": [f()]}), "envFrom[0].prefix"),
+        ("a reference in a value", json!({"command": printer(&[]), "env": [f(), {"name": "G", "value": "$(ENVSHIM_WAIT)"}]}), "$(ENVSHIM_WAIT)"),
+        ("a reference in the program line", json!({"command": printer(&["$(ENVSHIM_X)"]), "env": [f()]}), "$(ENVSHIM_X)"),
+    ];
+    every(variants.map(|(label, fields, part)| (label, (fields, part))), |(fields, part)| {
+        let case = pod(&dir, fields.clone(), "K='v'\n");
+        // Natively an ordinary container: it starts.
+        assert!(matches!(harness::native(&case), Outcome::Started(_)));
+        match harness::convert_batch(&[&case], Format::YamlStream, &[]).remove(0) {
+            Converted::Refused(code, err) => {
+                assert_eq!(code, 78, "{err}");
+                for p in ["container app", "ENVSHIM_", part] {
+                    assert!(err.contains(p), "the refusal does not name {p:?}: {err}");
+                }
+            }
+            Converted::Container(..) => panic!("converted"),
+        }
+    });
+}
+
 #[test]
 fn manifest_checked_at_convert_time() {
     // What envshim would refuse at every start, the converter refuses once (78),
