@@ -157,7 +157,7 @@ fn leftover(v: &Value, at: &At, object: &str, problems: &mut Vec<Problem>) {
             let object = object_name(v, object);
             for (k, child) in map {
                 let here = At::Key(at, k);
-                if k == "valueFrom" && child.get("fileKeyRef").is_some() {
+                if k == "valueFrom" && child.get("fileKeyRef").is_some_and(|f| !f.is_null()) {
                     problems.push(Problem {
                         code: code::CONFIG,
                         object: object.to_string(),
@@ -183,14 +183,25 @@ fn has_file_key_ref(container: &Value) -> bool {
     container.get("env").and_then(Value::as_array).is_some_and(|env| env.iter().any(is_file_key_ref))
 }
 
+/// A null field is absent to kubectl (`fileKeyRef: null` beside a
+/// `secretKeyRef`, as a template may render it).
 fn is_file_key_ref(entry: &Value) -> bool {
-    entry.get("valueFrom").and_then(|v| v.get("fileKeyRef")).is_some()
+    entry.get("valueFrom").and_then(|v| v.get("fileKeyRef")).is_some_and(|f| !f.is_null())
+}
+
+/// `v` without its null fields, at any depth: what kubectl sends of it, and so what envshim's manifest holds.
+fn without_nulls(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(m.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), without_nulls(v))).collect()),
+        Value::Array(items) => Value::Array(items.iter().map(without_nulls).collect()),
+        other => other.clone(),
+    }
 }
 
 /// The platform source of an entry (`secretKeyRef`, ...), if it has one.
 fn platform_source(entry: &Value) -> Option<&Value> {
     let from = entry.get("valueFrom")?.as_object()?;
-    PLATFORM_SOURCES.iter().find_map(|s| from.get(*s))
+    PLATFORM_SOURCES.iter().find_map(|s| from.get(*s).filter(|v| !v.is_null()))
 }
 
 fn string(s: &str) -> Value {
@@ -392,7 +403,7 @@ fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<(S
 
     // The manifest: the list from the first fileKeyRef on, the program line, where the volumes are, the names seen.
     let mut manifest = Mapping::new();
-    manifest.insert("env".into(), Value::Array(rest.to_vec()));
+    manifest.insert("env".into(), Value::Array(rest.iter().map(without_nulls).collect()));
     manifest.insert("command".into(), Value::Array(command));
     if let Some(args) = args {
         manifest.insert("args".into(), Value::Array(args));

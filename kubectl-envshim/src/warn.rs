@@ -87,7 +87,7 @@ fn walk(v: &Value, at: &mut String, n: &mut Note) {
 
 fn container(c: &Value, at: &str, n: &mut Note) {
     let env = c.get("env").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    let file_key_ref = |e: &Value| e.get("valueFrom").and_then(|v| v.get("fileKeyRef")).is_some();
+    let file_key_ref = |e: &Value| e.get("valueFrom").and_then(|v| v.get("fileKeyRef")).is_some_and(|f| !f.is_null());
     if !env.iter().any(file_key_ref) {
         return;
     }

@@ -501,6 +501,26 @@ fn envshim_entries_in_env() {
     });
 }
 
+/// A null field is absent to kubectl: `fileKeyRef: null` beside another
+/// source (as a template may render it) is that source's entry. A pod with
+/// no other `fileKeyRef` is left as it is; one with another converts, and
+/// the entry is the platform's.
+#[test]
+fn a_null_file_key_ref_is_absent() {
+    let dir = tempfile::tempdir().unwrap();
+    let null_beside = json!({"name": "P", "value": null, "valueFrom": {"fileKeyRef": null, "fieldRef": {"fieldPath": "metadata.name"}}});
+    let alone = pod(&dir, json!({"command": printer(&["$(P)"]), "env": [null_beside]}), "K='v'\n");
+    let text = harness::write(&[alone.pod.clone()], Format::YamlStream);
+    let out = harness::kubectl_envshim(&["convert".into()], &text);
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""));
+    assert_eq!(harness::read(&out.stdout), harness::read(&text));
+    let case = pod(&dir, json!({"command": printer(&["$(P)", "$(Q)"]), "env": [f(), null_beside, {"name": "Q", "value": "$(P)-$(F)"}]}), "K='v'\n");
+    for format in harness::FORMATS {
+        let s = exact(&case, format, &[]);
+        assert_eq!(s.argv[1..], ["p", "p-v"]);
+    }
+}
+
 /// The rest of docs/kubelet-differences.md row 13: an `envFrom` prefix that
 /// starts with `ENVSHIM_`, and a `$(ENVSHIM_*)` reference after the first
 /// `fileKeyRef` (in a value or the program line), are refused (78), naming
