@@ -510,7 +510,7 @@ fn a_null_file_key_ref_is_absent() {
     let dir = tempfile::tempdir().unwrap();
     let null_beside = json!({"name": "P", "value": null, "valueFrom": {"fileKeyRef": null, "fieldRef": {"fieldPath": "metadata.name"}}});
     let alone = pod(&dir, json!({"command": printer(&["$(P)"]), "env": [null_beside]}), "K='v'\n");
-    let text = harness::write(&[alone.pod.clone()], Format::YamlStream);
+    let text = harness::write(std::slice::from_ref(&alone.pod), Format::YamlStream);
     let out = harness::kubectl_envshim(&["convert".into()], &text);
     assert_eq!((out.code, out.stderr.as_str()), (0, ""));
     assert_eq!(harness::read(&out.stdout), harness::read(&text));
