@@ -125,3 +125,24 @@ fn private_variables_are_warned_about_outside_a_converted_container() {
     out.stderr_has("ENVSHIM_SEEN_0 is not a variable envshim knows");
     assert!(!out.env_map().contains_key("ENVSHIM_SEEN_0"));
 }
+
+/// docs/kubelet-differences.md row 14: an `ENVSHIM_*` key a ConfigMap gives
+/// through `envFrom` reaches a converted container's envshim as inherited:
+/// it is read as envshim's configuration (here `ENVSHIM_ENV_FILE` adds its
+/// file's variables) and removed from the program's environment.
+#[test]
+fn an_inherited_envshim_variable_configures_a_converted_container() {
+    let vol = Volume::new();
+    vol.file("app.env", "F='f'\n");
+    vol.file("extra.env", format!("EXTRA='{SENTINEL}'\n"));
+    let env = json!([file_key_ref("F", "cfg", "app.env", "F", false)]);
+    let out = envshim(["run"])
+        .env("ENVSHIM_MANIFEST_JSON", manifest(env, &[], &[], &vol))
+        .env("ENVSHIM_ENV_FILE", format!("{}/extra.env", vol.dir()))
+        .run();
+    out.ok();
+    let env = out.env_map();
+    assert_eq!(env.get("EXTRA").map(String::as_str), Some(SENTINEL), "{env:?}");
+    assert!(!env.contains_key("ENVSHIM_ENV_FILE"), "{env:?}");
+    out.stderr_no_sentinel();
+}

@@ -123,17 +123,17 @@ impl Walk<'_> {
     /// those of kinds the converter has never heard of (an Argo Rollout, a
     /// Knative Service) alike.
     fn node(&mut self, v: &mut Value, at: &At, outer: &str) {
+        // Borrowed from `outer` unless `v` names an object: a copy at every
+        // node made the walk quadratic under a long name.
         let object = object_name(v, outer);
         match v {
             Value::Object(map) if map.get("containers").is_some_and(Value::is_array) => {
-                let object = object.into_owned();
                 match pod(map, at, &object, self.s) {
                     Ok(changed) => self.changed |= changed,
                     Err(p) => self.problems.extend(p),
                 }
             }
             Value::Object(map) => {
-                let object = object.into_owned();
                 for (k, child) in map.iter_mut() {
                     self.node(child, &At::Key(at, k), &object);
                 }
@@ -157,7 +157,7 @@ fn leftover(v: &Value, at: &At, object: &str, problems: &mut Vec<Problem>) {
             let object = object_name(v, object);
             for (k, child) in map {
                 let here = At::Key(at, k);
-                if k == "valueFrom" && child.get("fileKeyRef").is_some() {
+                if k == "valueFrom" && child.get("fileKeyRef").is_some_and(|f| !f.is_null()) {
                     problems.push(Problem {
                         code: code::CONFIG,
                         object: object.to_string(),
@@ -183,14 +183,25 @@ fn has_file_key_ref(container: &Value) -> bool {
     container.get("env").and_then(Value::as_array).is_some_and(|env| env.iter().any(is_file_key_ref))
 }
 
+/// A null field is absent to kubectl (`fileKeyRef: null` beside a
+/// `secretKeyRef`, as a template may render it).
 fn is_file_key_ref(entry: &Value) -> bool {
-    entry.get("valueFrom").and_then(|v| v.get("fileKeyRef")).is_some()
+    entry.get("valueFrom").and_then(|v| v.get("fileKeyRef")).is_some_and(|f| !f.is_null())
+}
+
+/// `v` without its null fields, at any depth: what kubectl sends of it, and so what envshim's manifest holds.
+fn without_nulls(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(m.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), without_nulls(v))).collect()),
+        Value::Array(items) => Value::Array(items.iter().map(without_nulls).collect()),
+        other => other.clone(),
+    }
 }
 
 /// The platform source of an entry (`secretKeyRef`, ...), if it has one.
 fn platform_source(entry: &Value) -> Option<&Value> {
     let from = entry.get("valueFrom")?.as_object()?;
-    PLATFORM_SOURCES.iter().find_map(|s| from.get(*s))
+    PLATFORM_SOURCES.iter().find_map(|s| from.get(*s).filter(|v| !v.is_null()))
 }
 
 fn string(s: &str) -> Value {
@@ -271,14 +282,23 @@ struct Names {
 
 impl Names {
     /// Adds the names `text` refers to (`$(NAME)`, as the expansion reads them).
+    /// Each name is looked up by hash (`unresolved` keeps its names in a
+    /// list: 100,000 names in one word took a minute).
     fn references(&mut self, text: &str) {
-        let (found, _) = envshim::expand::unresolved(text.as_bytes(), |_| None, usize::MAX);
-        for n in found {
-            let n = String::from_utf8_lossy(n).into_owned();
-            if self.known.insert(n.clone()) {
-                self.list.push(n);
-            }
-        }
+        let names = std::cell::RefCell::new(self);
+        envshim::expand::expand_capped(
+            text.as_bytes(),
+            |n| {
+                let n = String::from_utf8_lossy(n).into_owned();
+                let names = &mut *names.borrow_mut();
+                if names.known.insert(n.clone()) {
+                    names.list.push(n);
+                }
+                None
+            },
+            &mut Vec::new(),
+            0,
+        );
     }
 }
 
@@ -383,7 +403,7 @@ fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<(S
 
     // The manifest: the list from the first fileKeyRef on, the program line, where the volumes are, the names seen.
     let mut manifest = Mapping::new();
-    manifest.insert("env".into(), Value::Array(rest.to_vec()));
+    manifest.insert("env".into(), Value::Array(rest.iter().map(without_nulls).collect()));
     manifest.insert("command".into(), Value::Array(command));
     if let Some(args) = args {
         manifest.insert("args".into(), Value::Array(args));

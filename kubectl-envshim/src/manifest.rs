@@ -108,7 +108,7 @@ fn find<'v>(v: &'v Value, found: &mut impl FnMut(&'v Value)) {
 }
 
 fn has_file_key_ref(c: &Value) -> bool {
-    c.get("env").and_then(Value::as_array).is_some_and(|env| env.iter().any(|e| e.get("valueFrom").and_then(|v| v.get("fileKeyRef")).is_some()))
+    c.get("env").and_then(Value::as_array).is_some_and(|env| env.iter().any(|e| e.get("valueFrom").and_then(|v| v.get("fileKeyRef")).is_some_and(|f| !f.is_null())))
 }
 
 /// The volumes a `fileKeyRef` or `fileRef` names that the container does not mount.

@@ -5,6 +5,9 @@
 //! kubelet or the runtime, outside envshim, and see the text unexpanded.
 //! Names only: never a value.
 
+use std::collections::HashSet;
+use std::fmt::Write;
+
 use serde_json::Value;
 
 /// One object (the document, or an item of a `List`) the conversion changed.
@@ -41,54 +44,62 @@ fn note(object: &Value, at: &str) -> Note {
         containers: Vec::new(),
         warnings: Vec::new(),
     };
-    walk(object, at, &mut n);
+    walk(object, &mut at.to_string(), &mut n);
     n
 }
 
-/// Every container with a `fileKeyRef` in the pod specs under `v`.
-fn walk(v: &Value, at: &str, n: &mut Note) {
+/// Every container with a `fileKeyRef` in the pod specs under `v`. `at`
+/// is the path to `v`, grown and cut back as the walk goes (a new string
+/// at every node made it quadratic under a long key).
+fn walk(v: &Value, at: &mut String, n: &mut Note) {
+    let len = at.len();
     match v {
         Value::Object(fields) => {
             for (key, value) in fields {
-                let here = join(at, key);
+                if len > 0 {
+                    at.push('.');
+                }
+                at.push_str(key);
                 match value.as_array() {
                     Some(cs) if key == "containers" || key == "initContainers" => {
+                        let here = at.len();
                         for (i, c) in cs.iter().enumerate() {
-                            container(c, &format!("{here}[{i}]"), n);
+                            let _ = write!(at, "[{i}]");
+                            container(c, at, n);
+                            at.truncate(here);
                         }
                     }
-                    _ => walk(value, &here, n),
+                    _ => walk(value, at, n),
                 }
+                at.truncate(len);
             }
         }
-        Value::Array(items) => items.iter().enumerate().for_each(|(i, item)| walk(item, &format!("{at}[{i}]"), n)),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                let _ = write!(at, "[{i}]");
+                walk(item, at, n);
+                at.truncate(len);
+            }
+        }
         _ => {}
-    }
-}
-
-fn join(at: &str, key: &str) -> String {
-    if at.is_empty() {
-        key.to_string()
-    } else {
-        format!("{at}.{key}")
     }
 }
 
 fn container(c: &Value, at: &str, n: &mut Note) {
     let env = c.get("env").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
-    let file_key_ref = |e: &Value| e.get("valueFrom").and_then(|v| v.get("fileKeyRef")).is_some();
+    let file_key_ref = |e: &Value| e.get("valueFrom").and_then(|v| v.get("fileKeyRef")).is_some_and(|f| !f.is_null());
     if !env.iter().any(file_key_ref) {
         return;
     }
     n.containers.push(c.get("name").and_then(Value::as_str).unwrap_or("(no name)").to_string());
     // The names the kubelet no longer resolves: the fileKeyRef variables, and
     // the literal values that refer to one (the kubelet leaves `$(TOKEN)` as text).
-    let mut only_envshim: Vec<&str> = Vec::new();
+    let mut only_envshim: HashSet<&str> = HashSet::new();
     for e in env {
         let Some(name) = e.get("name").and_then(Value::as_str) else { continue };
         let refers = e.get("value").and_then(Value::as_str).is_some_and(|v| !refers_to(v, &only_envshim).is_empty());
-        if (file_key_ref(e) || refers) && !only_envshim.contains(&name) {
-            only_envshim.push(name);
+        if file_key_ref(e) || refers {
+            only_envshim.insert(name);
         }
     }
     let mut places: Vec<(String, &Value)> = Vec::new();
@@ -104,10 +115,10 @@ fn container(c: &Value, at: &str, n: &mut Note) {
             Value::Array(words) => words.iter().filter_map(Value::as_str).collect(),
             _ => continue,
         };
-        let mut names: Vec<&str> = Vec::new();
+        let (mut names, mut known): (Vec<&str>, HashSet<&str>) = (Vec::new(), HashSet::new());
         for w in words {
             for name in refers_to(w, &only_envshim) {
-                if !names.contains(&name) {
+                if known.insert(name) {
                     names.push(name);
                 }
             }
@@ -124,26 +135,41 @@ fn container(c: &Value, at: &str, n: &mut Note) {
 }
 
 /// The names of `names` that `text` refers to: `$(NAME)` (the kubelet's
-/// expansion), `${NAME}` or `$NAME` (a shell's, as in `sh -c`).
-fn refers_to<'n>(text: &str, names: &[&'n str]) -> Vec<&'n str> {
-    let mut found = Vec::new();
+/// expansion), `${NAME}` or `$NAME` (a shell's, as in `sh -c`). Linear in
+/// `text`: the end of a `$(` or `${` name is searched for once and
+/// remembered (searched again from each `$`, 2 MB of `$(` took minutes).
+fn refers_to<'n>(text: &str, names: &HashSet<&'n str>) -> Vec<&'n str> {
+    let (mut found, mut known) = (Vec::new(), HashSet::new());
     let bytes = text.as_bytes();
+    // The next `)`, and the next end of a `${` name, at or after a position (None: not searched yet).
+    let (mut paren, mut brace): (Option<Option<usize>>, Option<Option<usize>>) = (None, None);
+    let next = |cache: &mut Option<Option<usize>>, from: usize, ends: &[u8]| -> Option<usize> {
+        match *cache {
+            Some(Some(c)) if c >= from => Some(c),
+            Some(None) => None,
+            _ => {
+                let c = bytes[from..].iter().position(|b| ends.contains(b)).map(|p| p + from);
+                *cache = Some(c);
+                c
+            }
+        }
+    };
     let mut i = 0;
     while let Some(d) = bytes[i..].iter().position(|&b| b == b'$').map(|d| d + i) {
         let rest = &text[d + 1..];
         i = d + 1;
-        let name = if let Some(r) = rest.strip_prefix('(') {
-            r.split_once(')').map(|(n, _)| n)
-        } else if let Some(r) = rest.strip_prefix('{') {
-            r.split_once(['}', ':', '-', '=', '+', '?']).map(|(n, _)| n)
+        let name = if rest.starts_with('(') {
+            next(&mut paren, d + 2, b")").map(|c| &text[d + 2..c])
+        } else if rest.starts_with('{') {
+            next(&mut brace, d + 2, b"}:-=+?").map(|c| &text[d + 2..c])
         } else if rest.starts_with('$') {
             i += 1; // `$$`: an escaped dollar, no reference
             None
         } else {
             Some(&rest[..rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len())])
         };
-        if let Some(&n) = name.and_then(|name| names.iter().find(|n| **n == name)) {
-            if !found.contains(&n) {
+        if let Some(&n) = name.and_then(|name| names.get(name)) {
+            if known.insert(n) {
                 found.push(n);
             }
         }
@@ -157,7 +183,7 @@ mod tests {
 
     #[test]
     fn references_as_the_kubelet_and_a_shell_write_them() {
-        let names = ["DB_URL", "TOKEN"];
+        let names = ["DB_URL", "TOKEN"].into_iter().collect();
         for (text, want) in [
             ("$(DB_URL)", &["DB_URL"][..]),
             ("curl -H \"Authorization: $TOKEN\" $DB_URL/health", &["TOKEN", "DB_URL"]),

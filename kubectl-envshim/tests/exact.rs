@@ -494,6 +494,54 @@ fn envshim_entries_in_env() {
     });
 }
 
+/// A null field is absent to kubectl: `fileKeyRef: null` beside another
+/// source (as a template may render it) is that source's entry. A pod with
+/// no other `fileKeyRef` is left as it is; one with another converts, and
+/// the entry is the platform's.
+#[test]
+fn a_null_file_key_ref_is_absent() {
+    let dir = tempfile::tempdir().unwrap();
+    let null_beside = json!({"name": "P", "value": null, "valueFrom": {"fileKeyRef": null, "fieldRef": {"fieldPath": "metadata.name"}}});
+    let alone = pod(&dir, json!({"command": printer(&["$(P)"]), "env": [null_beside]}), "K='v'\n");
+    let text = harness::write(std::slice::from_ref(&alone.pod), Format::YamlStream);
+    let out = harness::kubectl_envshim(&["convert".into()], &text);
+    assert_eq!((out.code, out.stderr.as_str()), (0, ""));
+    assert_eq!(harness::read(&out.stdout), harness::read(&text));
+    let case = pod(&dir, json!({"command": printer(&["$(P)", "$(Q)"]), "env": [f(), null_beside, {"name": "Q", "value": "$(P)-$(F)"}]}), "K='v'\n");
+    for format in harness::FORMATS {
+        let s = exact(&case, format, &[]);
+        assert_eq!(s.argv[1..], ["p", "p-v"]);
+    }
+}
+
+/// The rest of docs/kubelet-differences.md row 13: an `envFrom` prefix that
+/// starts with `ENVSHIM_`, and a `$(ENVSHIM_*)` reference after the first
+/// `fileKeyRef` (in a value or the program line), are refused (78), naming
+/// the place; natively they are ordinary.
+#[test]
+fn envshim_prefix_and_references_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let variants = [
+        ("an envFrom prefix", json!({"command": printer(&[]), "envFrom": [{"prefix": "ENVSHIM_", "configMapRef": {"name": "m", "optional": true}}], "env": [f()]}), "envFrom[0].prefix"),
+        ("a reference in a value", json!({"command": printer(&[]), "env": [f(), {"name": "G", "value": "$(ENVSHIM_WAIT)"}]}), "$(ENVSHIM_WAIT)"),
+        ("a reference in the program line", json!({"command": printer(&["$(ENVSHIM_X)"]), "env": [f()]}), "$(ENVSHIM_X)"),
+    ];
+    every(variants.map(|(label, fields, part)| (label, (fields, part))), |(fields, part)| {
+        let case = pod(&dir, fields.clone(), "K='v'\n");
+        // Natively an ordinary container: it starts.
+        assert!(matches!(harness::native(&case), Outcome::Started(_)));
+        match harness::convert_batch(&[&case], Format::YamlStream, &[]).remove(0) {
+            Converted::Refused(code, err) => {
+                assert_eq!(code, 78, "{err}");
+                for p in ["container app", "ENVSHIM_", part] {
+                    assert!(err.contains(p), "the refusal does not name {p:?}: {err}");
+                }
+            }
+            Converted::Container(..) => panic!("converted"),
+        }
+    });
+}
+
 #[test]
 fn manifest_checked_at_convert_time() {
     // What envshim would refuse at every start, the converter refuses once (78),

@@ -222,6 +222,86 @@ fn probes_and_hooks_that_need_an_envshim_variable_are_warned_about() {
     assert_eq!(plain.stderr, "");
 }
 
+/// The scan for references in probes and hooks is linear: a `$(` or `${`
+/// that is never closed, or a reference among thousands of envshim-only
+/// names, costs one pass (each `$(` searched for its `)` again took minutes
+/// for a 2 MB probe word).
+#[test]
+fn probe_words_are_scanned_in_linear_time() {
+    let names: Vec<String> = (0..1000).map(|i| format!("N{i}")).collect();
+    let env: Vec<serde_json::Value> = names
+        .iter()
+        .map(|n| serde_json::json!({"name": n, "valueFrom": {"fileKeyRef": {"volumeName": "cfg", "path": "a.env", "key": n}}}))
+        .chain([serde_json::json!({"name": "SECRET", "value": "SENTINEL-s3cr3t-VALUE"})])
+        .collect();
+    let refs: String = names.iter().map(|n| format!("$({n})")).collect();
+    let words = ["$(".repeat(1 << 20), "${".repeat(1 << 20), refs.repeat(100), "$N999 ".repeat(100_000)];
+    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {
+        "volumes": [{"name": "cfg", "emptyDir": {}}],
+        "containers": [{"name": "app", "image": "x", "command": ["/app"], "env": env, "livenessProbe": {"exec": {"command": words}}}]}});
+    let start = std::time::Instant::now();
+    let out = envshim(&["convert"], &pod.to_string());
+    let took = start.elapsed();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    out.clean();
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("livenessProbe.exec.command: refers to N0, N1, N2,"), "{}", out.stderr);
+    assert!(took.as_secs() < 20, "{took:?}");
+}
+
+/// The names a program line refers to are gathered in linear time, before
+/// the manifest's size is checked: 100,000 names in one word took a minute.
+#[test]
+fn many_references_in_the_program_line_are_gathered_in_linear_time() {
+    let word: String = (0..100_000).map(|i| format!("$(N{i})")).collect();
+    let pod = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {
+        "volumes": [{"name": "cfg", "emptyDir": {}}],
+        "containers": [{"name": "app", "image": "x", "command": ["/app", word], "env": [
+            {"name": "SECRET", "value": "SENTINEL-s3cr3t-VALUE"},
+            {"name": "F", "valueFrom": {"fileKeyRef": {"volumeName": "cfg", "path": "a.env", "key": "F"}}}]}]}});
+    let start = std::time::Instant::now();
+    let out = envshim(&["convert"], &pod.to_string());
+    let took = start.elapsed();
+    out.fails(78, &["over Linux's limit of 131071 bytes for one variable"]);
+    assert!(took.as_secs() < 10, "{took:?}");
+}
+
+/// A converted pod with a long string above many mappings: `long` as the
+/// object's name or as a key, `many` empty mappings below. Converted in
+/// linear time (a copy of the name or the path at each node made it
+/// quadratic: a minute for 10 MB).
+fn long_above_many(long_key: bool) {
+    let long = "n".repeat(8 << 20);
+    let many = vec![serde_json::json!({}); 200_000];
+    let container = serde_json::json!({"name": "app", "image": "x", "command": ["/app"], "env": [
+        {"name": "SECRET", "value": "SENTINEL-s3cr3t-VALUE"},
+        {"name": "F", "valueFrom": {"fileKeyRef": {"volumeName": "cfg", "path": "a.env", "key": "F"}}}]});
+    let spec = serde_json::json!({"volumes": [{"name": "cfg", "emptyDir": {}}], "containers": [container]});
+    let mut doc = serde_json::json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec});
+    if long_key {
+        doc["x"] = serde_json::json!({long: many});
+    } else {
+        doc["metadata"]["name"] = serde_json::json!(long);
+        doc["x"] = serde_json::json!(many);
+    }
+    let start = std::time::Instant::now();
+    let out = envshim(&["convert"], &doc.to_string());
+    let took = start.elapsed();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    out.clean();
+    assert!(took.as_secs() < 15, "{took:?}");
+}
+
+#[test]
+fn a_long_object_name_above_many_nodes_is_walked_in_linear_time() {
+    long_above_many(false);
+}
+
+#[test]
+fn a_long_key_above_many_nodes_is_walked_in_linear_time() {
+    long_above_many(true);
+}
+
 #[test]
 fn the_installer_has_small_requests_and_limits_set_by_options() {
     let installer = |out: &str| docs(out)[0]["spec"]["template"]["spec"]["initContainers"][0]["resources"].clone();

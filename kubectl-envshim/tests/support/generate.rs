@@ -143,8 +143,25 @@ fn with_optional(mut r: Value, opt: Value) -> Value {
     r
 }
 
-/// One `env` entry named `name`.
+/// One `env` entry named `name`. Beside a `valueFrom`, sometimes what
+/// kubectl reads as absent or empty there (a template renders them): a
+/// `"value": ""` or `null`, a `"fileKeyRef": null` beside another source.
 fn entry(rng: &mut Rng, name: &str) -> Value {
+    let mut e = plain_entry(rng, name);
+    if e.get("valueFrom").is_some() {
+        if e["valueFrom"].get("fileKeyRef").is_none() && rng.chance(15) {
+            e["valueFrom"]["fileKeyRef"] = Value::Null;
+        }
+        match rng.below(10) {
+            0 => e["value"] = json!(""),
+            1 => e["value"] = Value::Null,
+            _ => {}
+        }
+    }
+    e
+}
+
+fn plain_entry(rng: &mut Rng, name: &str) -> Value {
     match rng.below(100) {
         0..=44 => {
             let v = text(rng, name);

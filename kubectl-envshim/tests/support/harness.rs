@@ -310,7 +310,8 @@ pub fn converted(container: &Value, world: &World) -> Outcome {
 /// manifest carried in a variable holds the original entries).
 pub fn has_file_key_ref(v: &Value) -> bool {
     match v {
-        Value::Object(m) => m.iter().any(|(k, v)| k == "fileKeyRef" || has_file_key_ref(v)),
+        // A null one is absent to kubectl.
+        Value::Object(m) => m.iter().any(|(k, v)| (k == "fileKeyRef" && !v.is_null()) || has_file_key_ref(v)),
         Value::Array(items) => items.iter().any(has_file_key_ref),
         _ => false,
     }
