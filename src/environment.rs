@@ -28,6 +28,9 @@ pub enum Source {
     CliEnv,
     /// A file of an `--env-dir`, shown as `DIR/NAME`.
     EnvDir(Rc<str>),
+    /// A platform-resolved `env` entry (its inherited value), shown as what
+    /// it names: `configMapKeyRef settings/MODE`.
+    Platform(Rc<str>),
 }
 
 impl fmt::Display for Source {
@@ -37,7 +40,7 @@ impl fmt::Display for Source {
             Source::EnvFrom { file, line } | Source::FileKey { file, line } => write!(f, "{file}:{line}"),
             Source::ManifestEnv(i) => write!(f, "manifest env[{i}]"),
             Source::CliEnv => f.write_str("--env"),
-            Source::FileEnv(shown) | Source::EnvDir(shown) => f.write_str(shown),
+            Source::FileEnv(shown) | Source::EnvDir(shown) | Source::Platform(shown) => f.write_str(shown),
         }
     }
 }
@@ -83,7 +86,7 @@ struct Slot {
 /// A [`Source`] in 8 bytes ([`Environment::origin`]).
 #[derive(Debug, Clone, Copy)]
 struct Origin {
-    /// The kind (the low 3 bits) and the position of the file's name in [`Environment::origins`].
+    /// The kind (the low [`KIND_BITS`] bits) and the position of the file's name in [`Environment::origins`].
     kind: u32,
     /// The line, or the `env` index.
     line: u32,
@@ -91,11 +94,15 @@ struct Origin {
 
 static_assertions::assert_eq_size!(Slot, [u32; 6]);
 
-/// The [`Origin::kind`] of a removed variable's slot (the sources are 0 to 6).
+/// The bits of [`Origin::kind`] that hold the kind of source.
+const KIND_BITS: u32 = 4;
+const KIND_MASK: u32 = (1 << KIND_BITS) - 1;
+
+/// The [`Origin::kind`] of a removed variable's slot (the sources are 0 to 7).
 /// The slot stays where it was, and in the index, so that a removal moves
 /// nothing: `--file-env` removes a `NAME_FILE` per name, and removing from
 /// the middle of the list (ids shifting, the index filled again) is quadratic.
-const REMOVED: u32 = 7;
+const REMOVED: u32 = KIND_MASK;
 
 impl Slot {
     fn removed(&self) -> bool {
@@ -237,7 +244,7 @@ impl Environment {
             if !self.origins.last().is_some_and(|last| Rc::ptr_eq(last, &file)) {
                 self.origins.push(file);
             }
-            (self.origins.len() as u32 - 1) << 3
+            (self.origins.len() as u32 - 1) << KIND_BITS
         };
         let (kind, line) = match source {
             Source::Inherited => (0, 0),
@@ -247,6 +254,7 @@ impl Environment {
             Source::ManifestEnv(i) => (4, i as u32),
             Source::CliEnv => (5, 0),
             Source::EnvDir(f) => (6 | file(f), 0),
+            Source::Platform(f) => (7 | file(f), 0),
         };
         Origin { kind, line }
     }
@@ -254,14 +262,15 @@ impl Environment {
     /// The [`Source`] of `s`.
     fn source(&self, s: &Slot) -> Source {
         let Origin { kind, line } = s.origin;
-        let file = || self.origins[(kind >> 3) as usize].clone();
-        match kind & 7 {
+        let file = || self.origins[(kind >> KIND_BITS) as usize].clone();
+        match kind & KIND_MASK {
             0 => Source::Inherited,
             1 => Source::EnvFrom { file: file(), line },
             2 => Source::FileKey { file: file(), line },
             3 => Source::FileEnv(file()),
             4 => Source::ManifestEnv(line as usize),
             6 => Source::EnvDir(file()),
+            7 => Source::Platform(file()),
             // 5; a removed slot's is never asked for (`vars` skips it).
             _ => Source::CliEnv,
         }
@@ -376,7 +385,7 @@ impl Environment {
     /// How many variables were read from files (env files, `fileKeyRef`,
     /// `NAME_FILE`, `--env-dir`): their slots' kinds, no [`Source`] built.
     pub fn from_files(&self) -> usize {
-        self.vars.iter().filter(|s| matches!(s.origin.kind & 7, 1 | 2 | 3 | 6)).count()
+        self.vars.iter().filter(|s| matches!(s.origin.kind & KIND_MASK, 1 | 2 | 3 | 6)).count()
     }
 
     pub fn is_empty(&self) -> bool {

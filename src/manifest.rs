@@ -58,8 +58,9 @@ pub enum EnvSource<'a> {
         file: FileRef<'a>,
         key: Cow<'a, str>,
     },
-    /// `configMapKeyRef`, `secretKeyRef`, `fieldRef`, `resourceFieldRef`.
-    Platform,
+    /// `configMapKeyRef`, `secretKeyRef`, `fieldRef`, `resourceFieldRef`:
+    /// what it names, for `render` (`configMapKeyRef settings/MODE`).
+    Platform(String),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -30,7 +30,7 @@ fn env_format_masked_shows_sources_and_sizes() {
     out.ok();
     let want = format!(
         "# INH from inherited\nINH=<set, 15 bytes>\n\
-         # PLAT from inherited\nPLAT=<set, 1 bytes>\n\
+         # PLAT from secretKeyRef s/k\nPLAT=<set, 1 bytes>\n\
          # P_FROM_FILE from v/conf/all.env:2\nP_FROM_FILE=<set, 3 bytes>\n\
          # X from {extra}:1\nX=<set, 1 bytes>\n\
          # Y from {extra}:3\nY=<set, 0 bytes>\n\
@@ -245,4 +245,26 @@ fn the_service_url_is_a_platform_variable_whose_source_is_inherited() {
     let url = &out.json()["KUBERNETES_SERVICE_URL"];
     assert_eq!(url["source"], "inherited");
     assert_eq!(url["bytes"], "https://[fd00::1]:443".len());
+}
+
+/// A platform-resolved entry is shown by what it names, not as `inherited`,
+/// in a converted container too (where its value comes from its copies).
+#[test]
+fn a_platform_entry_names_its_source() {
+    let env = json!([
+        {"name": "MODE", "valueFrom": {"configMapKeyRef": {"name": "settings", "key": "MODE", "optional": true}}},
+        {"name": "PASS", "valueFrom": {"secretKeyRef": {"key": "k", "name": "db"}}},
+        {"name": "NS", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}},
+        {"name": "MEM", "valueFrom": {"resourceFieldRef": {"containerName": "app", "resource": "limits.memory"}}},
+    ]);
+    let out = envshim(["render", "--format", "json", "--manifest-json", &json!({ "env": env }).to_string()])
+        .envs([("MODE", "m"), ("PASS", SENTINEL), ("NS", "n"), ("MEM", "1")])
+        .run();
+    out.ok().no_sentinel();
+    let sources: Vec<String> = ["MODE", "PASS", "NS", "MEM"].iter().map(|n| out.json()[n]["source"].as_str().unwrap().to_string()).collect();
+    assert_eq!(sources, ["configMapKeyRef settings/MODE", "secretKeyRef db/k", "fieldRef metadata.namespace", "resourceFieldRef limits.memory"]);
+    let converted = json!({ "env": [env[0].clone()], "converted": { "seen": [] } }).to_string();
+    let out = envshim(["render", "--manifest-json", &converted]).envs([("ENVSHIM_VALUE_0_A", "m"), ("ENVSHIM_VALUE_0_B", "m")]).run();
+    out.ok();
+    assert_eq!(out.stdout_str(), "# MODE from configMapKeyRef settings/MODE\nMODE=<set, 1 bytes>\n");
 }

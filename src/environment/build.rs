@@ -270,14 +270,15 @@ fn manifest_env(
                 }
                 b.define(name, value, Source::ManifestEnv(i));
             }
-            EnvSource::Platform => {
+            EnvSource::Platform(named) => {
+                let source = || Source::Platform(named.as_str().into());
                 let inherited = match platform {
                     Platform::Inherited(inherited) => inherited,
                     Platform::Copies(private) => {
                         let copy = |side: &str| private_var(private, &format!("{VALUE_PREFIX}{i}_{side}"));
                         match (copy("A"), copy("B")) {
                             // Resolved; else an optional reference that found nothing: skipped, as the kubelet does.
-                            (Some(a), Some(b2)) if a == b2 => b.define(name, a, Source::Inherited),
+                            (Some(a), Some(b2)) if a == b2 => b.define(name, a, source()),
                             _ => {}
                         }
                         continue;
@@ -294,7 +295,7 @@ fn manifest_env(
                     index
                 });
                 if let Some(id) = by_name.get(name, |i| &inherited[i as usize].0) {
-                    b.env.set(name, &inherited[id as usize].1, Source::Inherited);
+                    b.env.set(name, &inherited[id as usize].1, source());
                 }
             }
             EnvSource::FileKey { file, key } => {

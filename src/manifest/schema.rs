@@ -313,21 +313,25 @@ impl<'a> Reader<'a> {
 
     pub(super) fn value_from(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<EnvSource<'a>>> {
         let mut sources = Sources::default();
+        let mut named = String::new();
         let object = self.schema_object(path, errors, |r, key| {
-            let source = if r.named(key, b"fileKeyRef\"")? {
-                0
+            // The platform's sources: what each names, in the fields that say it.
+            let (source, kind, fields): (usize, &str, &[&str]) = if r.named(key, b"fileKeyRef\"")? {
+                return sources.read(r, 0, "fileKeyRef", path, Self::file_key);
             } else if r.named(key, b"configMapKeyRef\"")? {
-                1
+                (1, "configMapKeyRef", &["name", "key"])
             } else if r.named(key, b"secretKeyRef\"")? {
-                2
+                (2, "secretKeyRef", &["name", "key"])
             } else if r.named(key, b"fieldRef\"")? {
-                3
+                (3, "fieldRef", &["fieldPath"])
             } else if r.named(key, b"resourceFieldRef\"")? {
-                4
+                (4, "resourceFieldRef", &["resource"])
             } else {
                 return Some(false);
             };
-            sources.read(r, source, "fileKeyRef", path, Self::file_key)
+            named = r.platform_ref(kind, fields)?;
+            sources.given |= 1 << source;
+            Some(true)
         })?;
         if !object {
             return Some(None);
@@ -336,9 +340,30 @@ impl<'a> Reader<'a> {
             "needs exactly one source (fileKeyRef, configMapKeyRef, secretKeyRef, fieldRef or resourceFieldRef)";
         let Some(file) = sources.one(errors, path, what) else { return Some(None) };
         Some(match file {
-            None => Some(EnvSource::Platform),
+            None => Some(EnvSource::Platform(named)),
             Some(file) => file.and_then(|(file, key)| Some(EnvSource::FileKey { file, key: key? })),
         })
+    }
+
+    /// A platform source (`configMapKeyRef`, ...), not checked (the API
+    /// server did): `KIND` and its `fields`' strings joined by `/`
+    /// (`configMapKeyRef settings/MODE`), escaped; other fields skipped.
+    #[cold]
+    pub(super) fn platform_ref(&mut self, kind: &str, fields: &[&str]) -> Option<String> {
+        let mut parts: Vec<Option<String>> = vec![None; fields.len()];
+        if self.peek() == Some(b'{') {
+            self.fields(|r, key| {
+                match fields.iter().position(|f| *f == key) {
+                    Some(i) if r.peek() == Some(b'"') => parts[i] = Some(escape(r.string()?.as_bytes())),
+                    _ => r.skip()?,
+                }
+                Some(())
+            })?;
+        } else {
+            self.skip()?;
+        }
+        let parts: Vec<String> = parts.into_iter().flatten().collect();
+        Some(if parts.is_empty() { kind.to_string() } else { format!("{kind} {}", parts.join("/")) })
     }
 }
 

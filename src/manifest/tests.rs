@@ -42,7 +42,7 @@ fn full_example_from_the_spec() {
     );
     assert_eq!(m.env[0].source, EnvSource::FileKey { file: file("config.env", false), key: "CONFIG_VAR".into() });
     assert_eq!(m.env[1].source, EnvSource::Value("http://$(H):$(P)".into()));
-    assert_eq!(m.env[2].source, EnvSource::Platform);
+    assert_eq!(m.env[2].source, EnvSource::Platform("secretKeyRef s/k".into()));
     assert_eq!(m.env[3].source, EnvSource::Value("".into()));
     assert_eq!(m.command, vec!["/app/server"]);
     assert_eq!(m.args, vec!["--url=$(PUBLIC_URL)"]);
@@ -275,7 +275,7 @@ fn only_the_last_of_a_repeated_field_is_checked() {
     let ok = |json: &'static str| parse(json.as_bytes()).unwrap_or_else(|e| panic!("{json}: {e:?}"));
     let m = ok(r#"{"env": 5, "env": [{"name": 5, "name": "A", "valueFrom": {"zz": 1},
                                       "valueFrom": {"fieldRef": {}}}]}"#);
-    assert_eq!(m.env, vec![EnvVar { name: "A".into(), source: EnvSource::Platform }]);
+    assert_eq!(m.env, vec![EnvVar { name: "A".into(), source: EnvSource::Platform("fieldRef".into()) }]);
     let m = ok(r#"{"env": [{"name": "A", "value": "x", "valueFrom": {"fieldRef": {}}, "valueFrom": null}]}"#);
     assert_eq!(m.env[0].source, EnvSource::Value("x".into()));
     let m = ok(r#"{"envFrom": [{"fileRef": {"zz": 1}, "fileRef": {"volumeName": "v", "path": "p"},
@@ -417,7 +417,7 @@ fn blanks_end_where_a_byte_loop_says() {
 #[test]
 fn an_empty_value_beside_value_from_means_the_value_from() {
     let m = parse(br#"{"env": [{"name": "A", "value": "", "valueFrom": {"fieldRef": {"fieldPath": "x"}}}]}"#).unwrap();
-    assert_eq!(m.env[0].source, EnvSource::Platform);
+    assert_eq!(m.env[0].source, EnvSource::Platform("fieldRef x".into()));
     let e = errors(r#"{"env": [{"name": "A", "value": "x", "valueFrom": {"fieldRef": {}}}]}"#);
     assert_eq!(e, ["manifest: env[0]: has both value and valueFrom"]);
 }
