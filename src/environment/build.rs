@@ -115,9 +115,10 @@ type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 /// Step 1: the inherited environment, minus envshim's own configuration,
 /// and `KUBERNETES_SERVICE_URL`; returns it as bytes (the platform-resolved
 /// `env` entries of step 3 take their values from it again), and, for a
-/// converted container, its private variables, sorted by name ([`Converted`]).
-fn inherit(b: &mut Built, inherited: Vec<(OsString, OsString)>, with_service_url: bool, converted: bool) -> (Pairs, Pairs) {
-    let mut private = Vec::new();
+/// converted container, its private variables ([`Converted`]), in a store
+/// of their own (its index finds them by name).
+fn inherit(b: &mut Built, inherited: Vec<(OsString, OsString)>, with_service_url: bool, converted: bool) -> (Pairs, Environment) {
+    let mut private = Environment::default();
     let inherited: Pairs = inherited
         .into_iter()
         .map(|(k, v)| (k.into_vec(), v.into_vec()))
@@ -126,14 +127,13 @@ fn inherit(b: &mut Built, inherited: Vec<(OsString, OsString)>, with_service_url
                 return Some((k, v));
             }
             if converted && (k.starts_with(SEEN_PREFIX.as_bytes()) || k.starts_with(VALUE_PREFIX.as_bytes())) {
-                private.push((k, v));
+                private.set(&k, &v, Source::Inherited);
             } else {
                 unknown_config(&k, &mut b.warnings);
             }
             None
         })
         .collect();
-    private.sort_unstable();
     for (k, v) in &inherited {
         b.env.set(k, v, Source::Inherited);
     }
@@ -147,16 +147,15 @@ fn inherit(b: &mut Built, inherited: Vec<(OsString, OsString)>, with_service_url
 }
 
 /// A private variable of a converted container, by name.
-fn private_var<'p>(private: &'p Pairs, name: &str) -> Option<&'p [u8]> {
-    let i = private.binary_search_by(|(k, _)| k.as_slice().cmp(name.as_bytes())).ok()?;
-    Some(&private[i].1)
+fn private_var<'p>(private: &'p Environment, name: &str) -> Option<&'p [u8]> {
+    private.get(name.as_bytes())
 }
 
 /// What the kubelet saw of each name `c.seen` lists, where the manifest's
 /// `env` starts. A name it did not know holds `$(NAME)`, which expands as an
 /// unknown name does. A missing variable means the container's `env` was
 /// changed after the conversion: an error (78), as the view would be wrong.
-fn kubelet_view(b: &mut Built, c: &Converted, private: &Pairs) -> Environment {
+fn kubelet_view(b: &mut Built, c: &Converted, private: &Environment) -> Environment {
     let mut view = Environment::default();
     for (j, name) in c.seen.iter().enumerate() {
         let var = format!("{SEEN_PREFIX}{j}");
@@ -176,7 +175,7 @@ enum Platform<'p> {
     /// The inherited variable of the same name: the kubelet's last value of it.
     Inherited(&'p Pairs),
     /// A converted container: the entry's own copies ([`Converted`]).
-    Copies(&'p Pairs),
+    Copies(&'p Environment),
 }
 
 /// Step 2, `envFrom`: the manifest's files, then `--env-file`s, then `--env-dir`s.

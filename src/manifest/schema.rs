@@ -350,11 +350,11 @@ impl<'a> Reader<'a> {
     /// (`configMapKeyRef settings/MODE`), escaped; other fields skipped.
     #[cold]
     pub(super) fn platform_ref(&mut self, kind: &str, fields: &[&str]) -> Option<String> {
-        let mut parts: Vec<Option<String>> = vec![None; fields.len()];
+        let mut parts: [Option<Cow<'a, str>>; 2] = [None, None];
         if self.peek() == Some(b'{') {
             self.fields(|r, key| {
                 match fields.iter().position(|f| *f == key) {
-                    Some(i) if r.peek() == Some(b'"') => parts[i] = Some(escape(r.string()?.as_bytes())),
+                    Some(i) if r.peek() == Some(b'"') => parts[i] = Some(r.string()?),
                     _ => r.skip()?,
                 }
                 Some(())
@@ -362,8 +362,12 @@ impl<'a> Reader<'a> {
         } else {
             self.skip()?;
         }
-        let parts: Vec<String> = parts.into_iter().flatten().collect();
-        Some(if parts.is_empty() { kind.to_string() } else { format!("{kind} {}", parts.join("/")) })
+        let mut named = kind.to_string();
+        for (i, part) in parts.iter().flatten().enumerate() {
+            named.push(if i == 0 { ' ' } else { '/' });
+            named.push_str(&escape(part.as_bytes()));
+        }
+        Some(named)
     }
 }
 
