@@ -6,9 +6,8 @@
 //! and by `kubectl kustomize --enable-alpha-plugins`, and Helm's
 //! post-renderer path (stdin to stdout). kubectl and kpt: tests/e2e/deps.sh.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_kubectl-envshim");
 /// A secret-looking value: no message of any run may show it.
@@ -81,21 +80,14 @@ impl Out {
 /// Runs `program` with `args`, `stdin`, and PATH starting with `path` (when given).
 fn run(program: &str, args: &[&str], stdin: &str, path: Option<&Path>, env: &[(&str, &Path)]) -> Out {
     let mut cmd = Command::new(program);
-    cmd.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.args(args);
     if let Some(dir) = path {
         cmd.env("PATH", format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default()));
     }
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn().unwrap_or_else(|e| panic!("{program}: {e} (tests/e2e/deps.sh installs kubectl and kpt)"));
-    let mut input = child.stdin.take().unwrap();
-    let text = stdin.to_string();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(text.as_bytes());
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
+    let out = crate::support::piped(&mut cmd, stdin);
     Out { code: out.status.code().unwrap_or(-1), stdout: String::from_utf8(out.stdout).unwrap(), stderr: String::from_utf8(out.stderr).unwrap() }
 }
 

@@ -4,8 +4,7 @@
 //! the input meant, plus the conversion's changes; no text is rewritten;
 //! aliases and nesting are bounded; no value appears in an error.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -20,18 +19,7 @@ struct Out {
     took: Duration,
 }
 
-/// Runs `command` with `stdin` written to it (from a thread: it may not read it all).
-fn piped(command: &mut Command, stdin: &str) -> std::process::Output {
-    let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start");
-    let mut input = child.stdin.take().unwrap();
-    let text = stdin.to_string();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(text.as_bytes());
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
-}
+use crate::support::piped;
 
 /// Runs `sh -c "PREFIX exec kubectl-envshim ARGS"` with `stdin` (PREFIX: e.g. a ulimit).
 fn run_with(prefix: &str, args: &[&str], stdin: &str) -> Out {

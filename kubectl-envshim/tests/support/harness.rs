@@ -5,7 +5,6 @@
 //! printer). And the one comparison between them.
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -112,15 +111,7 @@ pub fn printer() -> &'static str {
 
 /// Runs `kubectl-envshim ARGS` with `input` on stdin.
 pub fn kubectl_envshim(args: &[String], input: &str) -> Run {
-    let mut child =
-        Command::new(CONVERTER).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().expect("start kubectl-envshim");
-    let mut stdin = child.stdin.take().unwrap();
-    let text = input.to_string();
-    let writer = std::thread::spawn(move || {
-        let _ = stdin.write_all(text.as_bytes());
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
+    let out = super::piped(Command::new(CONVERTER).args(args), input);
     Run { code: out.status.code().unwrap_or(-1), stdout: String::from_utf8_lossy(&out.stdout).into(), stderr: String::from_utf8_lossy(&out.stderr).into() }
 }
 
