@@ -70,7 +70,7 @@ sel='selector: {matchLabels: {app: a}}'
 ! kv --strict --quiet -k 1.29.0 "$PWD/native.yaml" >/dev/null 2>&1 || fail "1.29 accepted fileKeyRef"
 kv --strict --quiet "$PWD/native.yaml" || fail "the native input is not valid for the newest version"
 ok "the native input: rejected by 1.29, valid for the newest"
-"$KC" convert -f "$PWD/native.yaml" >"$out/all-kinds.yaml" || fail "convert all kinds"
+KUBECTL_ENVSHIM_SHIM_IMAGE=registry.example.com/envshim:$VERSION "$KC" convert -f "$PWD/native.yaml" >"$out/all-kinds.yaml" || fail "convert all kinds"
 "$KC" convert --wait 30s --shim-image registry.example.com/envshim:$VERSION -f "$PWD/native.yaml" >"$out/options.yaml" || fail "convert with options"
 "$KC" convert --shim-path /usr/local/bin/envshim -f "$PWD/native.yaml" >"$out/baked-in.yaml" || fail "convert --shim-path"
 grep -q 'envshim-install' "$out/all-kinds.yaml" || fail "no installer in the output"
