@@ -3,7 +3,8 @@
 # included -, rustup targets, cargo-fuzz), then runs the unit and integration tests,
 # the privilege-dropping ones again from a private (mode 0700) copy of the checkout,
 # the end-to-end tests in real runtimes (runc, bwrap, qemu), the same deployment
-# modes in real container engines (a private dockerd and podman, stopped at the end),
+# modes in real container engines (a private dockerd and podman, stopped at the end;
+# the image pulled by digest from a registry on loopback), a release built twice,
 # a short fuzz smoke run, and every command block of the docs (tests/docs.py; after
 # the fuzz smoke run, whose build the documented fuzz command reuses).
 set -euo pipefail
@@ -14,6 +15,7 @@ cargo test --all-targets                      # envshim, built with exactly its 
 cargo test -p kubectl-envshim --all-targets   # the converter (a second crate of the workspace)
 bash tests/private-checkout.sh
 bash tests/e2e/run.sh
-bash tests/e2e/engines/run.sh
+bash tests/e2e/engines/run.sh                 # e60: the image pushed to a registry on loopback, pulled by digest
+bash tests/release.sh                         # release/build.sh twice: what it writes, and byte for byte the same
 bash fuzz/smoke.sh
 DOCS_STRICT=1 python3 tests/docs.py

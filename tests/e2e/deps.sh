@@ -4,8 +4,10 @@
 # umoci, skopeo, bubblewrap, qemu-user-static, jq, binutils (readelf), file; the
 # engines: docker.io (Docker 20.10: dockerd, containerd, /usr/bin/docker, tini as
 # docker-init), podman (4.3) and catatonit (its --init), busybox-static (a stand-in
-# busybox image); PyPI: kubernetes-validate (brings PyYAML); rustup targets: the two
-# musl targets (their std ships rust-lld's inputs).
+# busybox image); the release (release/build.sh, tests/release.sh, e60): minisign,
+# docker-registry (a registry on loopback), curl, and cargo-cyclonedx (crates.io,
+# pinned: the SBOMs); PyPI: kubernetes-validate (brings PyYAML); rustup targets: the
+# two musl targets (their std ships rust-lld's inputs).
 set -euo pipefail
 need=()
 # COMMAND:PACKAGE, or /PATH:PACKAGE where the command may also come from elsewhere
@@ -13,7 +15,8 @@ need=()
 for p in runc:runc umoci:umoci skopeo:skopeo bwrap:bubblewrap qemu-aarch64-static:qemu-user-static \
          jq:jq readelf:binutils file:file timeout:coreutils findmnt:util-linux pgrep:procps ip:iproute2 \
          /usr/bin/docker:docker.io /usr/sbin/dockerd:docker.io /usr/bin/docker-init:docker.io \
-         /usr/bin/podman:podman /usr/bin/catatonit:catatonit /bin/busybox:busybox-static; do
+         /usr/bin/podman:podman /usr/bin/catatonit:catatonit /bin/busybox:busybox-static \
+         minisign:minisign docker-registry:docker-registry curl:curl ss:iproute2; do
   case ${p%%:*} in
     /*) [ -x "${p%%:*}" ] || need+=("${p#*:}") ;;
     *) command -v "${p%%:*}" >/dev/null || need+=("${p#*:}") ;;
@@ -34,6 +37,13 @@ if ! python3 -c 'import kubernetes_validate, yaml' 2>/dev/null; then
 fi
 
 rustup target add x86_64-unknown-linux-musl aarch64-unknown-linux-musl
+CYCLONEDX=0.5.9
+if [ "$(cargo cyclonedx --version 2>/dev/null | awk '{print $2}')" != "$CYCLONEDX" ]; then
+  echo "deps: cargo install cargo-cyclonedx $CYCLONEDX"
+  # its own target directory, removed after: nothing of it in the checkout's target/
+  t=$(mktemp -d); cargo install --quiet --locked --version "$CYCLONEDX" cargo-cyclonedx --target-dir "$t"; rm -rf "$t"
+fi
 echo "deps: ok ($(runc --version | head -1); umoci $(umoci --version | awk '{print $3}'); $(skopeo --version);" \
   "$(bwrap --version); $(qemu-aarch64-static --version | head -1); kubernetes-validate $(python3 -m kubernetes_validate --version);" \
-  "docker $(/usr/bin/docker --version | awk '{print $3}' | tr -d ,); $(podman --version))"
+  "docker $(/usr/bin/docker --version | awk '{print $3}' | tr -d ,); $(podman --version); $(minisign -v);" \
+  "$(cargo cyclonedx --version); docker-registry $(docker-registry --version | awk '{print $3}'))"
