@@ -128,19 +128,19 @@ EOF
   done
 } >"$out/envshim.krew.yaml"
 
-# SBOMs: what cargo compiles into each binary for its musl targets (no dev- or build-
-# dependencies), from Cargo.lock. cargo-cyclonedx stamps a time and a random serial
-# number: made the commit's time and a UUID of the commit, so the file is reproducible.
+# SBOMs: what cargo compiles into each binary (no dev- or build-dependencies), from
+# Cargo.lock, one per crate of the workspace (the musl targets have the same
+# dependencies: tests/release.sh checks both). cargo-cyclonedx names the checkout's
+# path in its references and a random serial number: the path becomes /envshim (as
+# in the binaries) and the serial a UUID of the commit, so the files are reproducible.
 serial=$(printf 'envshim %s %s' "$VERSION" "$COMMIT" | sha256sum | sed -E 's/^(.{8})(.{4}).(.{3}).(.{3})(.{12}).*/\1-\2-5\3-8\4-\5/')
-created=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
+cargo cyclonedx --quiet --format json --spec-version 1.5 --no-build-deps \
+  --target x86_64-unknown-linux-musl --override-filename envshim-sbom >/dev/null
 for crate in envshim kubectl-envshim; do
-  rm -f ./*.cdx.json kubectl-envshim/*.cdx.json
-  cargo cyclonedx --quiet --format json --spec-version 1.5 --no-build-deps \
-    --target x86_64-unknown-linux-musl --target aarch64-unknown-linux-musl --override-filename sbom \
-    --manifest-path "$([ $crate = envshim ] && echo Cargo.toml || echo kubectl-envshim/Cargo.toml)" >/dev/null
-  f=$([ $crate = envshim ] && echo sbom.json || echo kubectl-envshim/sbom.json)
-  jq --arg t "$created" --arg s "urn:uuid:$serial" '.metadata.timestamp = $t | .serialNumber = $s' "$f" >"$out/$crate.cdx.json"
-  rm -f sbom.json kubectl-envshim/sbom.json
+  f=$([ $crate = envshim ] && echo . || echo kubectl-envshim)/envshim-sbom.json
+  jq --arg from "path+file://$PWD" --arg s "urn:uuid:$serial" \
+    'walk(if type == "string" then (. / $from | join("path+file:///envshim")) else . end) | .serialNumber = $s' "$f" >"$out/$crate.cdx.json"
+  rm -f "$f"
 done
 [ -z "$(git status --porcelain)" ] || die "the build left files in the checkout: $(git status --porcelain | head -3)"
 

@@ -78,7 +78,8 @@ for f in {envshim,kubectl-envshim}-linux-{amd64,arm64}; do
     ! grep -qaF -- "$leak" "$f" || fail "$f holds '$leak'"
   done
 done
-ok "4 static binaries; none holds the build's directory, \$HOME, /tmp/ or the host name"
+! grep -rqF -- "$WORK" . || fail "$(grep -rlF -- "$WORK" . | head -3) name the build's directory"
+ok "4 static binaries; none holds the build's directory, \$HOME, /tmp/ or the host name; no file of the release names the directory"
 [ "$(./envshim-linux-amd64 --version)" = "envshim $VERSION" ] && [ "$(qemu-aarch64-static ./envshim-linux-arm64 --version)" = "envshim $VERSION" ] || fail "envshim --version"
 ok "envshim --version on amd64 and (qemu) arm64: envshim $VERSION"
 
