@@ -79,8 +79,8 @@ ref=$image@$digest
 # The converter names that image by default (kubectl-envshim/src/main.rs reads it at compile time).
 KUBECTL_ENVSHIM_RELEASE_IMAGE=$ref CLI_DOCS=0 BINS=kubectl-envshim DIST=$bin ./musl-build.sh amd64 arm64
 if [ "$(uname -m)" = x86_64 ]; then
-  got=$(printf 'kind: Pod\nspec: {containers: [{name: a, image: a, command: [/a]}]}\n' \
-    | env -u KUBECTL_ENVSHIM_SHIM_IMAGE "$bin/kubectl-envshim-linux-amd64" convert | sed -n 's/^ *image: //p' | head -1)
+  got=$(printf 'kind: Pod\nspec:\n  volumes: [{name: c, emptyDir: {}}]\n  containers: [{name: a, image: app, command: [/a], env: [{name: X, valueFrom: {fileKeyRef: {volumeName: c, path: a.env, key: X}}}]}]\n' \
+    | env -u KUBECTL_ENVSHIM_SHIM_IMAGE "$bin/kubectl-envshim-linux-amd64" convert | sed -n 's/^ *image: //p' | grep -vx app || true)
   [ "$got" = "$ref" ] || die "the converter's default image is '$got', not $ref"
 fi
 for b in {envshim,kubectl-envshim}-linux-{amd64,arm64}; do install -m 0755 "$bin/$b" "$out/$b"; done

@@ -99,8 +99,10 @@ ok "oci/ index $VERSION: linux/amd64 and linux/arm64, each only /envshim (the re
 
 # The converter's default image is that index, by digest; KUBECTL_ENVSHIM_SHIM_IMAGE and --shim-image win.
 pod='kind: Pod
-spec: {containers: [{name: a, image: a, command: [/a]}]}'
-img() { sed -n 's/^ *image: //p' | head -1; }
+spec:
+  volumes: [{name: c, emptyDir: {}}]
+  containers: [{name: a, image: app, command: [/a], env: [{name: X, valueFrom: {fileKeyRef: {volumeName: c, path: a.env, key: X}}}]}]'
+img() { sed -n 's/^ *image: //p' | grep -vx app; }
 [ "$(env -u KUBECTL_ENVSHIM_SHIM_IMAGE ./kubectl-envshim-linux-amd64 convert <<<"$pod" | img)" = "registry.example.com/envshim/envshim@$digest" ] || fail "the converter's default image"
 [ "$(KUBECTL_ENVSHIM_SHIM_IMAGE=r.example/x@sha256:1 ./kubectl-envshim-linux-amd64 convert <<<"$pod" | img)" = "r.example/x@sha256:1" ] || fail "KUBECTL_ENVSHIM_SHIM_IMAGE"
 [ "$(qemu-aarch64-static ./kubectl-envshim-linux-arm64 convert --shim-image r.example/y:1 <<<"$pod" | img)" = "r.example/y:1" ] || fail "--shim-image (arm64)"
