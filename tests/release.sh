@@ -82,8 +82,8 @@ for f in {envshim,kubectl-envshim}-linux-{amd64,arm64}; do
 done
 ! grep -rqF -- "$WORK" . || fail "$(grep -rlF -- "$WORK" . | head -3) name the build's directory"
 ok "4 static binaries; none holds the build's directory, \$HOME, /tmp/ or the host name; no file of the release names the directory"
-[ "$(./envshim-linux-amd64 --version)" = "envshim $VERSION" ] && [ "$(qemu-aarch64-static ./envshim-linux-arm64 --version)" = "envshim $VERSION" ] || fail "envshim --version"
-ok "envshim --version on amd64 and (qemu) arm64: envshim $VERSION"
+[ "$(./envshim-linux-amd64 -V)" = "envshim $VERSION" ] && [ "$(qemu-aarch64-static ./envshim-linux-arm64 -V)" = "envshim $VERSION" ] || fail "envshim -V"
+ok "envshim -V on amd64 and (qemu) arm64: envshim $VERSION"
 
 # The image: an index tagged VERSION, linux/amd64 and linux/arm64, each /envshim the binary.
 digest=$(jq -r --arg v "$VERSION" '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == $v) | .digest' oci/index.json)
