@@ -16,8 +16,10 @@ cleanup() { if [ "${KEEP:-}" = 1 ]; then echo "release test: kept $WORK"; else r
 trap cleanup EXIT
 cd "$WORK"
 
-# A clean clone of what is committed (the checkout may have work in progress).
-clone() { git clone -q --no-hardlinks "$ROOT" "$1" && git -C "$1" checkout -q --detach "$(git -C "$ROOT" rev-parse HEAD)"; }
+# A clean clone of what is committed (the checkout may have work in progress), the
+# same commit for both builds whatever happens to the checkout meanwhile.
+COMMIT=$(git -C "$ROOT" rev-parse HEAD)
+clone() { git clone -q --no-hardlinks "$ROOT" "$1" && git -C "$1" checkout -q --detach "$COMMIT"; }
 clone a
 
 echo "== refused, before any build"
