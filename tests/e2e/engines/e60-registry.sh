@@ -79,7 +79,7 @@ DOCKER_BUILDKIT=0 docker build -q -t "$NAME-m1:docker" m1 >/dev/null 2>build.err
 expect_only_docker_warnings build.err
 podman build -q --tls-verify=false -t "$NAME-m1:podman" m1 >/dev/null 2>build.err || { cat build.err >&2; fail "podman build of the README's Dockerfile"; }
 for e in docker podman; do
-  c=$($e create "$NAME-m1:$e")
+  c=$($e create --network none "$NAME-m1:$e")
   [ "$($e export "$c" | tar -t | grep -xE 'app|envshim' | sort | xargs)" = "app envshim" ] || fail "$e: no /app and /envshim in the image"
   $e export "$c" | tar -xO envshim | cmp -s - "$DIST/envshim-linux-amd64" || fail "$e: /envshim is not the released binary"
   $e rm "$c" >/dev/null
@@ -96,7 +96,8 @@ ok "mode 1 and 3: the README's FROM scratch image, COPY --from=$IMG, built by do
 
 # Mode 2: the installer initContainer from the registry, pulled by podman kube play.
 pod=envshim-init-container-demo
-podman rmi -f "$IMG" >/dev/null 2>&1 || true
+# The image by its ID, with every name it has (e02 loads the same index as envshim:VERSION).
+podman rmi -f "$(podman image inspect --format '{{.Id}}' "$IMG")" >/dev/null
 ! podman image inspect "$IMG" >/dev/null 2>&1 || fail "podman still has $IMG"
 python3 - "$ROOT/examples/init-container/pod.yaml" "$IMG" >pod.yaml <<'PY'
 import sys, yaml
