@@ -19,7 +19,7 @@
 # whose public key is committed as release/minisign.pub, or nothing is built. Without
 # --key, a throwaway key pair signs, and its public key is left in DIR.
 # Reproducible: SOURCE_DATE_EPOCH is the commit's time; the same commit built in
-# another directory at another time gives the same bytes (tests/release/reproducible.sh).
+# another directory at another time gives the same bytes (tests/release.sh checks).
 # Needs: what musl-build.sh and images/build.sh need, minisign, cargo-cyclonedx
 # (tests/e2e/deps.sh installs them all).
 set -euo pipefail
