@@ -29,6 +29,11 @@ if [ ${#need[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq -o DPkg::Lock::Timeout=300 --no-install-recommends "${need[@]}"
+  # Debian's package starts a registry on :5000 (every interface) where systemd runs:
+  # the tests start their own on loopback (e60), so the one just installed is stopped.
+  if printf '%s\n' "${need[@]}" | grep -qx docker-registry && [ -d /run/systemd/system ]; then
+    systemctl disable --now docker-registry.service >/dev/null 2>&1 || true
+  fi
 fi
 if ! python3 -c 'import kubernetes_validate, yaml' 2>/dev/null; then
   echo "deps: pip install kubernetes-validate"
