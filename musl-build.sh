@@ -16,6 +16,7 @@
 # and the shim must not take any from the converter's.
 # Usage: ./musl-build.sh [amd64] [arm64]     (default: both; Docker TARGETARCH names)
 # Env:   DIST=dir (default dist), CARGO (default cargo), CLI_DOCS=0,
+#        BINS="envshim kubectl-envshim" (the default; release/build.sh builds one, then the other),
 #        ENVSHIM_BUILD_COMMIT (what --version names when there is no git checkout)
 # Needs: rustup + cargo, readelf (binutils), sha256sum; `file` is used when present.
 # Fails loudly if a binary has an ELF interpreter or needs a shared library.
@@ -120,7 +121,7 @@ for arch in "${archs[@]}"; do
   # Its own target directory: std built from source must not mix with stable's artifacts.
   tdir=${CARGO_TARGET_DIR:-target}${toolchain:+/nightly}
   echo "musl-build: cargo ${toolchain[*]} build --release --locked --target $triple ${zflags[*]}${panic:+ (RUSTFLAGS +$panic)}"
-  for bin in envshim kubectl-envshim; do
+  for bin in ${BINS:-envshim kubectl-envshim}; do
     CARGO_TARGET_DIR=$tdir "$CARGO" "${toolchain[@]}" build --release --locked --target "$triple" "${zflags[@]}" -p "$bin" --bin "$bin"
     out="$DIST/$bin-linux-$arch"
     cp "$tdir/$triple/release/$bin" "$out.tmp"
@@ -137,9 +138,9 @@ if [ "${CLI_DOCS:-1}" != 0 ]; then
   "$CARGO" run --quiet --locked --example cli-docs -- "$DIST"
 fi
 
-(cd "$DIST" && sha256sum envshim-linux-* kubectl-envshim-linux-* >SHA256SUMS)
+(cd "$DIST" && sha256sum *envshim-linux-* >SHA256SUMS)
 echo "musl-build: sizes:"
-for f in "$DIST"/envshim-linux-* "$DIST"/kubectl-envshim-linux-*; do
+for f in "$DIST"/*envshim-linux-*; do
   printf '  %-28s %8d bytes (%s KiB)\n' "$f" "$(stat -c %s "$f")" "$(( $(stat -c %s "$f") / 1024 ))"
 done
 echo "musl-build: $DIST/SHA256SUMS:"; sed 's/^/  /' "$DIST/SHA256SUMS"

@@ -5,11 +5,13 @@
 #
 # Usage: images/build.sh            (run ./musl-build.sh first)
 # Env:   DIST=dist  OUT=$DIST/images  SOURCE_DATE_EPOCH=<last commit time, or 0>
+#        IMAGE_ARCHS="amd64 arm64"  (default: each architecture whose binary is in $DIST,
+#        so `./musl-build.sh amd64` then `images/build.sh` makes an amd64-only index)
 #
 # Writes:
 #   $OUT/oci/                           OCI image layout, tags:
 #       VERSION-amd64, VERSION-arm64    one image per architecture
-#       VERSION                         image index (multi-arch) of both
+#       VERSION                         image index (multi-arch) of them
 #   $OUT/envshim-VERSION-ARCH.docker.tar  `docker load -i` tarballs, each tagged only
 #                                       envshim:VERSION-ARCH (so loading both cannot
 #                                       clobber a tag; `docker tag` the host's one)
@@ -26,6 +28,10 @@ REVISION=$(git rev-parse --verify -q HEAD 2>/dev/null || echo unknown)
 CREATED=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)
 OCI=$OUT/oci
 [ -n "$VERSION" ] || { echo "images/build.sh: no version in Cargo.toml" >&2; exit 1; }
+if [ -z "${IMAGE_ARCHS:-}" ]; then
+  IMAGE_ARCHS=$(for a in amd64 arm64; do [ ! -x "$DIST/envshim-linux-$a" ] || echo $a; done | xargs)
+  [ -n "$IMAGE_ARCHS" ] || { echo "images/build.sh: no $DIST/envshim-linux-{amd64,arm64}: run ./musl-build.sh" >&2; exit 1; }
+fi
 
 rm -rf "$OCI" "$OUT"/envshim-*.docker.tar "$OUT/stage"
 mkdir -p "$OUT/stage"
@@ -44,7 +50,7 @@ cfg=() ann=()
 for l in "${labels[@]}"; do cfg+=(--config.label "$l"); ann+=(--manifest.annotation "$l"); done
 
 index_manifests=()
-for arch in amd64 arm64; do
+for arch in $IMAGE_ARCHS; do
   bin=$DIST/envshim-linux-$arch
   [ -x "$bin" ] || { echo "images/build.sh: $bin missing: run ./musl-build.sh" >&2; exit 1; }
   tag=$VERSION-$arch

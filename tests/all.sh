@@ -4,7 +4,8 @@
 # clippy (no warning allowed), the privilege-dropping tests again from a private (mode 0700) copy of the checkout,
 # the black-box suite again against the shipped static binary (dist/),
 # the end-to-end tests in real runtimes (runc, bwrap, qemu), the same deployment
-# modes in real container engines (a private dockerd and podman, stopped at the end),
+# modes in real container engines (a private dockerd and podman, stopped at the end;
+# the image pulled by digest from a registry on loopback), a release built twice,
 # a short fuzz smoke run, and every command block of the docs (tests/docs.py; after
 # the fuzz smoke run, whose build the documented fuzz command reuses).
 set -euo pipefail
@@ -19,6 +20,7 @@ bash tests/e2e/run.sh
 # The black-box suite again, against what ships (tests/e2e/run.sh has just built
 # dist/ with musl-build.sh if it was missing or older than the sources).
 ENVSHIM_TEST_BIN="$PWD/dist/envshim-linux-amd64" cargo test -p envshim --test tests
-bash tests/e2e/engines/run.sh
+bash tests/e2e/engines/run.sh                 # e60: the image pushed to a registry on loopback, pulled by digest
+bash tests/release.sh                         # release/build.sh twice: what it writes, and byte for byte the same
 bash fuzz/smoke.sh
 DOCS_STRICT=1 python3 tests/docs.py

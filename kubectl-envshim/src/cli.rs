@@ -48,7 +48,7 @@ pub const DEFAULT_INSTALLER_MEMORY: &str = "16Mi";
 /// How pods are converted: the same names in a KRM function's config.
 #[derive(Args)]
 pub struct Options {
-    /// The image whose /envshim the envshim-install initContainer copies [default: envshim:VERSION]
+    /// The image whose /envshim the envshim-install initContainer copies [default: $KUBECTL_ENVSHIM_SHIM_IMAGE, else a release's own image, by digest]
     #[arg(long, value_name = "IMAGE")]
     pub shim_image: Option<String>,
     /// Where envshim is in the containers; another path than the default means envshim is in the image (no initContainer, no volume)

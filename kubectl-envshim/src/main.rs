@@ -120,13 +120,24 @@ pub fn settings(o: &Options) -> Result<Settings, String> {
     }
     Ok(Settings {
         shim_path: o.shim_path.clone(),
-        shim_image: if baked_in { None } else { Some(o.shim_image.clone().unwrap_or_else(|| format!("envshim:{}", env!("CARGO_PKG_VERSION")))) },
+        shim_image: if baked_in { None } else { Some(o.shim_image.clone().or_else(default_shim_image).ok_or_else(|| NO_SHIM_IMAGE.to_string())?) },
         entrypoints,
         wait: o.wait.clone(),
         installer_cpu: o.installer_cpu.clone(),
         installer_memory: o.installer_memory.clone(),
     })
 }
+
+/// The envshim image when `--shim-image` is not given: `KUBECTL_ENVSHIM_SHIM_IMAGE`,
+/// else the one release/build.sh compiles in (REPO@sha256:DIGEST of the release's
+/// image). A plain build has none and never guesses one: a short name like
+/// `envshim:0.1.0` would be resolved by each node, from whatever registry answers.
+fn default_shim_image() -> Option<String> {
+    let from_env = std::env::var("KUBECTL_ENVSHIM_SHIM_IMAGE").ok().filter(|v| !v.is_empty());
+    from_env.or_else(|| option_env!("KUBECTL_ENVSHIM_RELEASE_IMAGE").filter(|v| !v.is_empty()).map(str::to_string))
+}
+
+const NO_SHIM_IMAGE: &str = "no envshim image: pass --shim-image IMAGE (best pinned: REGISTRY/envshim@sha256:DIGEST) or set KUBECTL_ENVSHIM_SHIM_IMAGE (a release's converter defaults to its own image)";
 
 /// Reads every input, converts every document; writes the result only when
 /// every document converted.

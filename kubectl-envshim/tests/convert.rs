@@ -14,6 +14,7 @@ use crate::support::quoted_yaml::block_yaml;
 use serde_norway::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_kubectl-envshim");
+use crate::support::SHIM_IMAGE as IMAGE;
 /// A secret-looking value: no message and no output of a failed run may show it.
 const SENTINEL: &str = "SENTINEL-s3cr3t-VALUE";
 
@@ -50,7 +51,17 @@ impl Out {
 }
 
 fn kubectl_envshim(args: &[&str], stdin: &str) -> Out {
-    let out = crate::support::piped(Command::new(BIN).args(args), stdin);
+    kubectl_envshim_with(args, stdin, Some(IMAGE))
+}
+
+/// `kubectl_envshim` with KUBECTL_ENVSHIM_SHIM_IMAGE set to IMAGE, or unset.
+fn kubectl_envshim_with(args: &[&str], stdin: &str, image: Option<&str>) -> Out {
+    let mut command = Command::new(BIN);
+    match image {
+        Some(image) => command.env("KUBECTL_ENVSHIM_SHIM_IMAGE", image),
+        None => command.env_remove("KUBECTL_ENVSHIM_SHIM_IMAGE"),
+    };
+    let out = crate::support::piped(command.args(args), stdin);
     Out {
         code: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8(out.stdout).unwrap(),
@@ -190,7 +201,7 @@ fn every_kind_has_its_pod_converted() {
         let init = &spec["initContainers"];
         assert_eq!(init[0]["name"].as_str(), Some("envshim-install"), "{kind}");
         assert_eq!(json_of(&init[0]["command"]), serde_json::json!(["/envshim", "install", "/.envshim/bin/envshim"]));
-        assert_eq!(init[0]["image"].as_str(), Some(format!("envshim:{}", env!("CARGO_PKG_VERSION")).as_str()));
+        assert_eq!(init[0]["image"].as_str(), Some(IMAGE));
         let sc = json_of(&init[0]["securityContext"]);
         assert_eq!(sc["readOnlyRootFilesystem"], true);
         assert_eq!(sc["allowPrivilegeEscalation"], false);
@@ -343,9 +354,20 @@ fn options_entrypoint_wait_shim_image_and_shim_path() {
     let env = env.as_array().unwrap();
     assert_eq!(env[env.len() - 2]["name"], "ENVSHIM_MANIFEST_JSON");
     assert_eq!(env[env.len() - 1], serde_json::json!({"name": "ENVSHIM_WAIT", "value": "30s"}));
-    // --shim-image.
-    let doc = yaml(kubectl_envshim(&["convert", "--shim-image", "registry.example.com/envshim:1"], &pod).ok());
-    assert_eq!(doc["spec"]["initContainers"][0]["image"].as_str(), Some("registry.example.com/envshim:1"));
+    // --shim-image, over KUBECTL_ENVSHIM_SHIM_IMAGE, and without it.
+    for image in [Some(IMAGE), None] {
+        let doc = yaml(kubectl_envshim_with(&["convert", "--shim-image", "registry.example.com/envshim:1"], &pod, image).ok());
+        assert_eq!(doc["spec"]["initContainers"][0]["image"].as_str(), Some("registry.example.com/envshim:1"));
+    }
+    // No image at all (a plain build has none of its own): a usage error naming the way out,
+    // --check included; an empty variable is no image; --shim-path needs none.
+    for (args, image) in [(vec!["convert"], None), (vec!["convert", "--check"], None), (vec!["convert"], Some(""))] {
+        let out = kubectl_envshim_with(&args, &pod, image);
+        out.fails(2, &["no envshim image", "--shim-image", "KUBECTL_ENVSHIM_SHIM_IMAGE"]);
+        assert!(!out.stderr.contains(SENTINEL));
+    }
+    let doc = yaml(kubectl_envshim_with(&["convert", "--shim-path", "/usr/local/bin/envshim"], &pod, None).ok());
+    assert!(doc["spec"]["initContainers"].as_sequence().unwrap().iter().all(|c| c["name"].as_str() != Some("envshim-install")));
     // --shim-path elsewhere: envshim is in the image; no installer, no volume, no mount of it.
     let doc = yaml(kubectl_envshim(&["convert", "--shim-path", "/usr/local/bin/envshim"], &pod).ok());
     let spec = &doc["spec"];

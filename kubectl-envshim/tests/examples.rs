@@ -11,8 +11,11 @@ fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples")
 }
 
+/// The image examples/convert/README.md converts with (the one images/ builds).
+const SHIM_IMAGE: &str = concat!("envshim:", env!("CARGO_PKG_VERSION"));
+
 fn convert(file: &Path, extra: &[&str]) -> (i32, Vec<u8>) {
-    let out = Command::new(BIN).arg("convert").arg("-f").arg(file).args(extra).output().unwrap();
+    let out = Command::new(BIN).arg("convert").arg("--shim-image").arg(SHIM_IMAGE).arg("-f").arg(file).args(extra).output().unwrap();
     assert!(out.stderr.is_empty(), "{}: {}", file.display(), String::from_utf8_lossy(&out.stderr));
     (out.status.code().unwrap_or(-1), out.stdout)
 }
@@ -26,11 +29,11 @@ fn the_converted_deployment_is_what_the_converter_prints() {
     assert!(
         printed == expected,
         "examples/convert/deployment.converted.yaml is not what the converter prints; regenerate it:\n  \
-         kubectl-envshim convert -f examples/convert/deployment.yaml > examples/convert/deployment.converted.yaml\n--- printed:\n{}",
+         kubectl-envshim convert --shim-image envshim:VERSION -f examples/convert/deployment.yaml > examples/convert/deployment.converted.yaml\n--- printed:\n{}",
         String::from_utf8_lossy(&printed)
     );
     assert_eq!(convert(&dir.join("deployment.converted.yaml"), &["--check"]), (0, Vec::new()));
-    let check = Command::new(BIN).args(["convert", "--check", "-f"]).arg(dir.join("deployment.yaml")).output().unwrap();
+    let check = Command::new(BIN).args(["convert", "--check", "--shim-image", SHIM_IMAGE, "-f"]).arg(dir.join("deployment.yaml")).output().unwrap();
     assert_eq!(check.status.code(), Some(1));
     assert!(check.stdout.is_empty());
     assert!(String::from_utf8_lossy(&check.stderr).ends_with("deployment.yaml: document 1 (Deployment/envshim-convert-demo): would convert containers app\n"));

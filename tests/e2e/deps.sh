@@ -6,7 +6,9 @@
 # docker-init), podman (4.3) and catatonit (its --init), busybox-static (a stand-in
 # busybox image); kubectl (with kustomize 5.5 embedded) and google-cloud-cli-kpt, from
 # the Google Cloud CLI's apt repository where it is configured (the converter's tests in
-# pipelines: kubectl-envshim/tests/pipelines.rs); PyPI: kubernetes-validate (brings
+# pipelines: kubectl-envshim/tests/pipelines.rs); the release (release/build.sh,
+# tests/release.sh, e60): minisign, docker-registry (a registry on loopback), curl, and
+# cargo-cyclonedx (crates.io, pinned: the SBOMs); PyPI: kubernetes-validate (brings
 # PyYAML); rustup targets: the two musl targets (their std ships rust-lld's inputs);
 # clippy (tests/all.sh runs it).
 set -euo pipefail
@@ -17,7 +19,8 @@ for p in runc:runc umoci:umoci skopeo:skopeo bwrap:bubblewrap qemu-aarch64-stati
          jq:jq readelf:binutils file:file timeout:coreutils findmnt:util-linux pgrep:procps ip:iproute2 \
          /usr/bin/docker:docker.io /usr/sbin/dockerd:docker.io /usr/bin/docker-init:docker.io \
          /usr/bin/podman:podman /usr/bin/catatonit:catatonit /bin/busybox:busybox-static \
-         kubectl:kubectl kpt:google-cloud-cli-kpt; do
+         kubectl:kubectl kpt:google-cloud-cli-kpt \
+         minisign:minisign docker-registry:docker-registry curl:curl ss:iproute2; do
   case ${p%%:*} in
     /*) [ -x "${p%%:*}" ] || need+=("${p#*:}") ;;
     *) command -v "${p%%:*}" >/dev/null || need+=("${p#*:}") ;;
@@ -30,6 +33,11 @@ if [ ${#need[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq -o DPkg::Lock::Timeout=300 --no-install-recommends "${need[@]}"
+  # Debian's package starts a registry on :5000 (every interface) where systemd runs:
+  # the tests start their own on loopback (e60), so the one just installed is stopped.
+  if printf '%s\n' "${need[@]}" | grep -qx docker-registry && [ -d /run/systemd/system ]; then
+    systemctl disable --now docker-registry.service >/dev/null 2>&1 || true
+  fi
 fi
 if ! python3 -c 'import kubernetes_validate, yaml' 2>/dev/null; then
   echo "deps: pip install kubernetes-validate"
@@ -39,7 +47,14 @@ fi
 
 rustup target add x86_64-unknown-linux-musl aarch64-unknown-linux-musl
 rustup component add clippy
+CYCLONEDX=0.5.9
+if [ "$(cargo cyclonedx --version 2>/dev/null | awk '{print $2}')" != "$CYCLONEDX" ]; then
+  echo "deps: cargo install cargo-cyclonedx $CYCLONEDX"
+  # its own target directory, removed after: nothing of it in the checkout's target/
+  t=$(mktemp -d); cargo install --quiet --locked --version "$CYCLONEDX" cargo-cyclonedx --target-dir "$t"; rm -rf "$t"
+fi
 echo "deps: ok ($(runc --version | head -1); umoci $(umoci --version | awk '{print $3}'); $(skopeo --version);" \
   "$(bwrap --version); $(qemu-aarch64-static --version | head -1); kubernetes-validate $(python3 -m kubernetes_validate --version);" \
-  "docker $(/usr/bin/docker --version | awk '{print $3}' | tr -d ,); $(podman --version);" \
+  "docker $(/usr/bin/docker --version | awk '{print $3}' | tr -d ,); $(podman --version); $(minisign -v);" \
+  "$(cargo cyclonedx --version); docker-registry $(docker-registry --version | awk '{print $3}');" \
   "kubectl $(kubectl version --client 2>/dev/null | awk '/^Kustomize/{print "kustomize " $3}'); kpt $(kpt version))"

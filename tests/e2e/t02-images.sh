@@ -51,3 +51,13 @@ for f in "$ROOT/images/Dockerfile" "$ROOT/images/Dockerfile.from-source" "$ROOT/
   ! grep -qiE '^# *syntax=|^(COPY|ADD) .*--chmod|^FROM --platform' "$f" || fail "$f: a line only one builder knows"
 done
 ok "no # syntax, --chmod or FROM --platform in the Dockerfiles"
+# One architecture built (`./musl-build.sh amd64`): images/build.sh makes an index of it alone.
+mkdir -p one
+cp "$DIST/envshim-linux-amd64" one/
+DIST=$PWD/one OUT=$PWD/one/images "$ROOT/images/build.sh" >/dev/null || fail "images/build.sh with only the amd64 binary"
+d=$(jq -r --arg v "$VERSION" '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == $v) | .digest' one/images/oci/index.json)
+[ "$(jq -r '[.manifests[].platform.architecture] | join(" ")' "one/images/oci/blobs/sha256/${d#sha256:}")" = amd64 ] || fail "the one-arch index"
+[ "$(jq -r '[.manifests[].annotations["org.opencontainers.image.ref.name"]] | join(" ")' one/images/oci/index.json)" = "$VERSION-amd64 $VERSION" ] || fail "the one-arch tags"
+[ "$(ls one/images)" = "envshim-$VERSION-amd64.docker.tar
+oci" ] || fail "one-arch outputs: $(ls one/images)"
+ok "images/build.sh with only dist/envshim-linux-amd64: tags $VERSION-amd64 and $VERSION (an index of amd64 alone), one tarball"

@@ -9,6 +9,8 @@ python3 -c "import kubernetes_validate" || fail "kubernetes-validate missing: ru
 kv() { python3 -m kubernetes_validate "$@"; }
 KC=$DIST/kubectl-envshim-linux-amd64
 [ -x "$KC" ] || fail "$KC missing: run musl-build.sh"
+# a plain build of the converter has no envshim image of its own: a qualified one
+export KUBECTL_ENVSHIM_SHIM_IMAGE=registry.example.com/envshim:$VERSION
 out=$PWD/converted; mkdir -p "$out"
 
 # Every example, converted.

@@ -10,9 +10,16 @@ pub mod quoted_yaml;
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
+/// The envshim image the converter gets through KUBECTL_ENVSHIM_SHIM_IMAGE in
+/// every run (a plain build has none of its own), unless a test sets or removes it.
+pub const SHIM_IMAGE: &str = "registry.example.com/envshim@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
 /// Runs `command` with `stdin` written to it (from a thread: it may not read
 /// it all before it writes) and its stdout and stderr collected.
 pub fn piped(command: &mut Command, stdin: &str) -> Output {
+    if !command.get_envs().any(|(k, _)| k == "KUBECTL_ENVSHIM_SHIM_IMAGE") {
+        command.env("KUBECTL_ENVSHIM_SHIM_IMAGE", SHIM_IMAGE);
+    }
     let mut child = command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -30,6 +30,8 @@ source "$(dirname "$0")/lib.sh"
 KC=$DIST/kubectl-envshim-linux-amd64
 [ -x "$KC" ] || fail "$KC missing: run musl-build.sh"
 load_envshim podman
+# the image load_envshim made (a plain build of the converter has no image of its own)
+export KUBECTL_ENVSHIM_SHIM_IMAGE=envshim:$VERSION
 
 cat >cm.yaml <<'YAML'
 apiVersion: v1

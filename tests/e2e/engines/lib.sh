@@ -49,10 +49,13 @@ stop_docker() {
 # (runc cannot raise nofile above the hard limit: `error setting rlimit`),
 # its own storage, run and tmp directories, and no network by default (podman's
 # default bridge would add a host interface and iptables rules that outlive it).
+# The network backend is CNI with its configuration (and cni.lock) in DIR: rootful
+# netavark (picked on a fresh store when it is installed) makes /run/containers/networks
+# at start-up, whatever the network, and that path is fixed in Podman 4.3.
 setup_podman() {
   local d=$1 hard
   hard=$(ulimit -Hn)
-  mkdir -p "$d/tmp"
+  mkdir -p "$d/tmp" "$d/net"
   cat >"$d/containers.conf" <<EOF
 [containers]
 default_ulimits = ["nofile=$hard:$hard", "nproc=32768:32768"]
@@ -64,6 +67,10 @@ cgroup_manager = "cgroupfs"
 events_logger = "file"
 events_logfile_path = "$d/events.log"
 tmp_dir = "$d/tmp"
+
+[network]
+network_backend = "cni"
+network_config_dir = "$d/net"
 EOF
   cat >"$d/storage.conf" <<EOF
 [storage]
