@@ -29,7 +29,9 @@ comment on the nearest non-blank line before the fence (invisible on GitHub):
   for shell, and every `bench/`, `fuzz/`, `tests/` or `examples/` script it names exists.
 
 `envshim` and `kubectl-envshim` on PATH are the release builds of this
-checkout (`cargo build --release`, as the quickstart does). Usage: python3 tests/docs.py [FILE...]
+checkout (`cargo build --release`, as the quickstart does); a released converter
+has its image compiled in, this build gets a stand-in of it through
+KUBECTL_ENVSHIM_SHIM_IMAGE (release/image, by a digest of zeros). Usage: python3 tests/docs.py [FILE...]
 """
 import glob
 import json
@@ -125,6 +127,8 @@ def main(files):
         os.symlink(os.path.join(ROOT, "target/release", name), os.path.join(bindir, name))
     env = dict(os.environ, PATH=bindir + os.pathsep + os.environ.get("PATH", ""))
     env = {k: v for k, v in env.items() if not k.startswith("ENVSHIM_")}
+    with open(os.path.join(ROOT, "release/image")) as f:
+        env["KUBECTL_ENVSHIM_SHIM_IMAGE"] = f.read().strip() + "@sha256:" + "0" * 64
     try:
         for path in files:
             rel = os.path.relpath(path, ROOT)
