@@ -294,6 +294,12 @@ impl<'a> Reader<'a> {
         Some(key)
     }
 
+    /// A string value, read where size matters more than speed.
+    #[inline(never)]
+    pub(super) fn read_string(&mut self) -> Option<Cow<'a, str>> {
+        self.string()
+    }
+
     /// A key that is not one of the names tried (or has an escape), and its colon.
     #[inline(never)]
     pub(super) fn read_key(&mut self) -> Option<Cow<'a, str>> {

@@ -352,9 +352,11 @@ impl<'a> Reader<'a> {
     pub(super) fn platform_ref(&mut self, kind: &str, fields: &[&str]) -> Option<String> {
         let mut parts: [Option<Cow<'a, str>>; 2] = [None, None];
         if self.peek() == Some(b'{') {
-            self.fields(|r, key| {
+            // The reader's calls that are not inlined: this runs for `render` and `--verbose` only.
+            self.object(|r| {
+                let key = r.read_key()?;
                 match fields.iter().position(|f| *f == key) {
-                    Some(i) if r.peek() == Some(b'"') => parts[i] = Some(r.string()?),
+                    Some(i) if r.peek() == Some(b'"') => parts[i] = Some(r.read_string()?),
                     _ => r.skip()?,
                 }
                 Some(())
