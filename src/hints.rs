@@ -25,7 +25,8 @@ pub fn warn(warnings: &mut Warnings, env: &Environment, line: &[Word]) {
         }
     }
     for v in env.vars() {
-        if matches!(v.source, Source::Inherited) {
+        // What the platform gave (inherited, or a `secretKeyRef`'s value) is a value, not a literal.
+        if matches!(v.source, Source::Inherited | Source::Platform(_)) {
             continue;
         }
         let from_file = matches!(v.source, Source::EnvFrom { .. } | Source::FileKey { .. } | Source::FileEnv(_) | Source::EnvDir(_));

@@ -115,6 +115,11 @@ fn check_warns_that_braces_are_not_expanded_and_run_stays_silent() {
     let out = envshim(["run", "--env", &env, "--env-file", &file, "--"]).args(print_env()).run();
     out.ok();
     assert_eq!(out.env_map()["URL2"], format!("http://${{HOST}}/{SENTINEL}"));
+    // A platform-resolved entry's value (a Secret's) is a value, as an inherited one is: no warning.
+    let m = serde_json::json!({"env": [{"name": "PASS", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}]}).to_string();
+    let out = envshim(["check", "--strict", "--manifest-json", &m]).env("PASS", format!("${{HOST}}{SENTINEL}")).run();
+    out.code(0).no_sentinel();
+    assert_eq!(out.stderr_lines().len(), 1, "{:?}", out.stderr_lines());
 }
 
 #[test]
