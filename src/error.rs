@@ -3,23 +3,29 @@
 
 use std::fmt;
 
-/// Exit codes (sysexits.h where one fits; 126/127 as the shells use them).
+/// Exit codes of envshim and of its converter, kubectl-envshim (sysexits.h
+/// where one fits; 126/127 as the shells use them). Both tools exit with
+/// these and no other.
 pub mod code {
     pub const OK: i32 = 0;
+    /// kubectl-envshim `convert --check`: a document would change (envshim never exits with it).
+    pub const CHANGED: i32 = 1;
     pub const USAGE: i32 = 2;
-    /// An env file that does not parse, holds an invalid name, or exceeds a limit.
+    /// An env file that does not parse, holds an invalid name, or exceeds a
+    /// limit; the converter: an input it cannot read or parse.
     pub const DATAERR: i32 = 65;
     /// A file or key that is missing and not optional.
     pub const NOINPUT: i32 = 66;
     /// A system call envshim needs failed (`--init`: fork, signal set-up).
     pub const OSERR: i32 = 71;
-    /// `render` could not write its output (a full disk, an I/O error).
+    /// Output could not be written (`render`, the converter's stdout: a full disk, an I/O error).
     pub const IOERR: i32 = 74;
     /// `install` could not create its destination.
     pub const CANTCREAT: i32 = 73;
     /// Permission denied reading a file.
     pub const NOPERM: i32 = 77;
-    /// The manifest or the options are wrong (configuration error).
+    /// The manifest or the options are wrong (configuration error); the
+    /// converter: a pod it cannot convert.
     pub const CONFIG: i32 = 78;
     /// The program was found but cannot be executed, or its argv/env is too large.
     pub const NOEXEC: i32 = 126;
@@ -27,13 +33,22 @@ pub mod code {
     pub const NOTFOUND: i32 = 127;
 }
 
-/// One failure: an exit code and a one-line message (without the `envshim: ` prefix).
+/// One failure: an exit code, what it is about, where, and what is wrong;
+/// its one-line message (without the `envshim: ` prefix) is made only when
+/// it is shown ([`fmt::Display`]): `SUBJECT: PATH: WHAT`, each part there
+/// when it is given.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
     pub code: i32,
-    pub message: String,
-    /// Where the problem is, for `check --format json` (the message names
-    /// it too); boxed, so that the many errors without one cost one word.
+    /// What the problem is about, as the message names it first: `manifest
+    /// ./m.json`, `--manifest-json`. Empty for a message in one piece (`what`
+    /// names its subject itself, if it has one).
+    pub subject: String,
+    /// What is wrong: the message after the subject and the path.
+    pub what: String,
+    /// Where the problem is, for `check --format json`; with a subject, its
+    /// `path` is shown in the message too. Boxed, so that the many errors
+    /// without one cost one word.
     pub at: Option<Box<At>>,
 }
 
@@ -48,8 +63,15 @@ pub struct At {
 }
 
 impl Error {
-    pub fn new(code: i32, message: impl Into<String>) -> Self {
-        Error { code, message: message.into(), at: None }
+    /// An error whose message is `what`, in one piece.
+    pub fn new(code: i32, what: impl Into<String>) -> Self {
+        Error { code, subject: String::new(), what: what.into(), at: None }
+    }
+    /// An error about `subject` at the manifest's JSON `path` (`""`: the
+    /// whole document), in `file` when there is one: `SUBJECT: PATH: WHAT`.
+    pub fn in_manifest(code: i32, subject: &str, path: String, file: Option<&str>, what: impl Into<String>) -> Self {
+        let at = At { path: Some(path), file: file.map(str::to_string), line: 0 };
+        Error { code, subject: subject.to_string(), what: what.into(), at: Some(Box::new(at)) }
     }
     /// The same error, located in `file` at `line` (0: the whole file).
     pub fn at(mut self, file: &str, line: usize) -> Self {
@@ -62,17 +84,29 @@ impl Error {
         self.at = Some(Box::new(At { path, file: file.map(ToString::to_string), line: 0 }));
         self
     }
-    pub fn usage(message: impl Into<String>) -> Self {
-        Self::new(code::USAGE, message)
+    pub fn usage(what: impl Into<String>) -> Self {
+        Self::new(code::USAGE, what)
     }
-    pub fn config(message: impl Into<String>) -> Self {
-        Self::new(code::CONFIG, message)
+    pub fn config(what: impl Into<String>) -> Self {
+        Self::new(code::CONFIG, what)
+    }
+    /// The JSON path shown in the message: a subject's, when not the whole document.
+    pub fn path(&self) -> Option<&str> {
+        self.at.as_ref().and_then(|a| a.path.as_deref())
     }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        if !self.subject.is_empty() {
+            f.write_str(&self.subject)?;
+            f.write_str(": ")?;
+            if let Some(path) = self.path().filter(|p| !p.is_empty()) {
+                f.write_str(path)?;
+                f.write_str(": ")?;
+            }
+        }
+        f.write_str(&self.what)
     }
 }
 

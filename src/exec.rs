@@ -223,7 +223,7 @@ mod tests {
         let errors = check_sizes(&[], &[], &env, 0);
         assert_eq!(errors.len(), 1);
         let want = format!("variable LONG is {} bytes as NAME=VALUE, over the execve limit", MAX_EXEC_STRING_BYTES + 1);
-        assert!(errors[0].message.starts_with(&want), "{}", errors[0].message);
+        assert!(errors[0].to_string().starts_with(&want), "{}", errors[0].to_string());
         env.set(b"LONG", b"short", Source::CliEnv);
         assert!(check_sizes(&[], &[], &env, 0).is_empty());
     }

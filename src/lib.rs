@@ -273,12 +273,17 @@ pub fn install(dest: &Path, force: bool) -> i32 {
             let _ = std::io::stderr().lock().write_all(line.as_bytes());
             code::OK
         }
-        Err(e) => report::fail(&[e], None),
+        Err(e) => report::fail(&e, &[], None),
     }
 }
 
+/// Reports a failed step's errors; the first one's code is the exit code.
 fn fail(opts: &Options, errors: &[Error]) -> i32 {
-    report::fail(errors, opts.termination_log.as_deref())
+    match errors.split_first() {
+        Some((first, more)) => report::fail(first, more, opts.termination_log.as_deref()),
+        // Not reached: a step that fails says why. Were one not to, the run still fails, with a code of the table.
+        None => code::CONFIG,
+    }
 }
 
 /// Reads the manifest and every source, and builds the environment.
@@ -411,18 +416,8 @@ fn manifest_text(shown: &str, text: &OsStr, file_too: bool, container: Option<&O
     if text.len() > limits::MAX_MANIFEST_BYTES {
         return Err(vec![Error::config(format!("{shown} is larger than {} bytes", limits::MAX_MANIFEST_BYTES))]);
     }
-    // The parser's messages say `manifest SHOWN` (at the start, or inside
-    // those of --container): they name the option or variable alone.
-    let named = format!("manifest {shown}");
-    manifest::parse_named(text.as_bytes().to_vec().leak(), shown, container.map(OsStrExt::as_bytes)).map_err(|errors| {
-        errors
-            .into_iter()
-            .map(|mut e| {
-                e.message = e.message.replace(&named, shown);
-                e
-            })
-            .collect()
-    })
+    // Its messages name the option or variable alone (`--manifest-json: env[0]: ...`).
+    manifest::parse_named(text.as_bytes().to_vec().leak(), shown, Some(shown), container.map(OsStrExt::as_bytes))
 }
 
 /// The manifest: the named one (which must exist), else the default one if it exists.
@@ -432,7 +427,7 @@ fn load_manifest(named: Option<&OsStr>, container: Option<&OsStr>) -> Result<Man
     let path = named.unwrap_or(OsStr::new(DEFAULT_MANIFEST));
     let shown = escape(path.as_bytes());
     match files::read_path(path, limits::MAX_MANIFEST_BYTES) {
-        Ok(bytes) => manifest::parse_named(bytes.leak(), &shown, container.map(OsStrExt::as_bytes)),
+        Ok(bytes) => manifest::parse_named(bytes.leak(), &format!("manifest {shown}"), Some(&shown), container.map(OsStrExt::as_bytes)),
         Err(ReadError::NotFound) if named.is_none() && container.is_some() => {
             Err(vec![Error::config(format!("--container {}: there is no manifest ({DEFAULT_MANIFEST} does not exist)", escape(container.map_or(&[], OsStrExt::as_bytes))))])
         }
@@ -440,9 +435,6 @@ fn load_manifest(named: Option<&OsStr>, container: Option<&OsStr>) -> Result<Man
         Err(ReadError::NotFound) => Err(vec![Error::config(format!("manifest {shown} not found"))]),
         // Every manifest error is a configuration error, whatever the file's problem.
         Err(ReadError::PermissionDenied) => Err(vec![sources::read_error(ReadError::PermissionDenied, &format!("manifest {shown}"))]),
-        Err(e) => {
-            let e = sources::read_error(e, &format!("manifest {shown}"));
-            Err(vec![Error::config(e.message)])
-        }
+        Err(e) => Err(vec![Error { code: code::CONFIG, ..sources::read_error(e, &format!("manifest {shown}")) }]),
     }
 }

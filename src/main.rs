@@ -296,7 +296,7 @@ fn termination_log_of(args: &[OsString]) -> Option<OsString> {
 
 /// A usage error: one `envshim: ` line on stderr and in the termination log, exit 2.
 fn usage(message: String, termination_log: Option<&std::ffi::OsStr>) -> i32 {
-    envshim::report::fail(&[envshim::error::Error::usage(message)], termination_log)
+    envshim::report::fail(&envshim::error::Error::usage(message), &[], termination_log)
 }
 
 /// The first line of clap's message (its usage block and tips dropped),

@@ -105,19 +105,20 @@ pub const VALUE_PREFIX: &str = "ENVSHIM_VALUE_";
 
 /// Parses a manifest; every schema problem is reported, each naming its path.
 pub fn parse(bytes: &[u8]) -> Result<Manifest<'_>, Vec<Error>> {
-    parse_named(bytes, "", None)
+    parse_named(bytes, "manifest", None, None)
 }
 
-/// Parses the manifest `shown` (as messages name it: `./m.json`,
-/// `--manifest-json`; "" for none): a container spec, or with `container`
-/// that container of a Pod, a workload or a `List` (docs/reference.md §3). A container
-/// spec pays one test: a whole object reads as a container spec with
-/// nothing in it (all its fields are unknown at the top level), and only
-/// then is the document looked into again.
+/// Parses a manifest, which messages name `subject` (`manifest ./m.json`,
+/// `--manifest-json`, `manifest`) and `check --format json` places in
+/// `file` (`./m.json`, `--manifest-json`; None: no file): a container spec,
+/// or with `container` that container of a Pod, a workload or a `List`
+/// (docs/reference.md §3). A container spec pays one test: a whole object
+/// reads as a container spec with nothing in it (all its fields are unknown
+/// at the top level), and only then is the document looked into again.
 #[inline(never)] // called once; a frame of its own for profiles
-pub fn parse_named<'a>(bytes: &'a [u8], shown: &str, container: Option<&[u8]>) -> Result<Manifest<'a>, Vec<Error>> {
+pub fn parse_named<'a>(bytes: &'a [u8], subject: &str, file: Option<&str>, container: Option<&[u8]>) -> Result<Manifest<'a>, Vec<Error>> {
     let mut errors = Vec::new();
-    let manifest = read(bytes, |r| r.manifest(&mut errors)).map_err(|e| vec![syntax_error(bytes, shown, e)])?;
+    let manifest = read(bytes, |r| r.manifest(&mut errors)).map_err(|e| vec![syntax_error(bytes, subject, file, e)])?;
     let m = &manifest;
     let empty = m.volume_mounts.is_empty()
         && m.env_from.is_empty()
@@ -126,37 +127,29 @@ pub fn parse_named<'a>(bytes: &'a [u8], shown: &str, container: Option<&[u8]>) -
         && m.args.is_empty()
         && m.converted.is_none();
     if container.is_some() || empty {
-        return select::select(bytes, shown, container, manifest, errors);
+        return select::select(bytes, subject, file, container, manifest, errors);
     }
     if errors.is_empty() {
         Ok(manifest)
     } else {
-        Err(name_errors(errors, shown, ""))
+        Err(name_errors(errors, subject, file, ""))
     }
 }
 
-/// How a manifest is named in messages: `manifest ./m.json`, or `manifest` when unnamed.
-pub fn display(shown: &str) -> String {
-    if shown.is_empty() {
-        "manifest".to_string()
-    } else {
-        format!("manifest {shown}")
-    }
-}
-
-/// The schema errors, each given the manifest's name and the path of the
-/// container they are in (`prefix`, ending in `.`; "" for the document).
+/// The schema errors (each at its path in the container read), given the
+/// manifest's subject and file, their paths put below `container`, the
+/// container's path in the document ("" for the document itself).
 #[cold]
-fn name_errors(errors: Vec<Error>, shown: &str, prefix: &str) -> Vec<Error> {
-    let name = display(shown);
+fn name_errors(errors: Vec<Error>, subject: &str, file: Option<&str>, container: &str) -> Vec<Error> {
     errors
         .into_iter()
-        .map(|mut e| {
-            let path = format!("{prefix}{}", e.at.as_ref().and_then(|a| a.path.as_deref()).unwrap_or(""));
-            let path = path.strip_suffix('.').unwrap_or(&path).to_string();
-            e.message = if path.is_empty() { format!("{name}: {}", e.message) } else { format!("{name}: {path}: {}", e.message) };
-            e.at = Some(Box::new(At { path: Some(path), file: (!shown.is_empty()).then(|| shown.to_string()), line: 0 }));
-            e
+        .map(|e| {
+            let path = match (container, e.path().unwrap_or("")) {
+                (c, "") => c.to_string(),
+                ("", p) => p.to_string(),
+                (c, p) => format!("{c}.{p}"),
+            };
+            Error::in_manifest(e.code, subject, path, file, e.what)
         })
         .collect()
 }
@@ -164,16 +157,15 @@ fn name_errors(errors: Vec<Error>, shown: &str, prefix: &str) -> Vec<Error> {
 /// A manifest that is not JSON: where (`e`), or what to do
 /// when it looks like YAML (a key and a colon, or `---`, where JSON has `{`).
 #[cold]
-fn syntax_error(bytes: &[u8], shown: &str, (e, line): (String, usize)) -> Error {
-    let name = display(shown);
+fn syntax_error(bytes: &[u8], subject: &str, file: Option<&str>, (e, line): (String, usize)) -> Error {
     let mut error = if looks_like_yaml(bytes) {
         Error::config(format!(
-            "{name} is not valid JSON: it looks like YAML; convert it offline: kubectl envshim manifest -f FILE [--container NAME], or yq (Go yq: yq -o json FILE; Python yq: yq . FILE)"
+            "{subject} is not valid JSON: it looks like YAML; convert it offline: kubectl envshim manifest -f FILE [--container NAME], or yq (Go yq: yq -o json FILE; Python yq: yq . FILE)"
         ))
     } else {
-        Error::config(format!("{name} is not valid JSON: {e}"))
+        Error::config(format!("{subject} is not valid JSON: {e}"))
     };
-    error.at = Some(Box::new(At { path: None, file: (!shown.is_empty()).then(|| shown.to_string()), line }));
+    error.at = Some(Box::new(At { path: None, file: file.map(str::to_string), line }));
     error
 }
 

@@ -115,10 +115,11 @@ pub fn json(errors: &[Error], warnings: &Warnings, summary: Option<&Summary>, te
     let mut out = format!("{{\n  \"ok\": {},\n  \"exit_code\": {code},\n  \"errors\": [", errors.is_empty());
     let mut log = String::new();
     for (i, e) in errors.iter().take(MAX_ERROR_LINES).enumerate() {
-        log.push_str(&line("envshim: ", &e.message));
+        let message = e.to_string();
+        log.push_str(&line("envshim: ", &message));
         let at = e.at.as_deref().cloned().unwrap_or_default();
         out.push_str(&format!("{}\n    {{\"code\": {}, \"message\": ", if i == 0 { "" } else { "," }, e.code));
-        text(&mut out, Some(&e.message));
+        text(&mut out, Some(&message));
         out.push_str(", \"path\": ");
         text(&mut out, at.path.as_deref());
         out.push_str(", \"file\": ");
@@ -149,23 +150,24 @@ pub fn json(errors: &[Error], warnings: &Warnings, summary: Option<&Summary>, te
     code
 }
 
-/// Writes the termination log, then prints the errors (at most
-/// [`MAX_ERROR_LINES`], and a line counting the rest), and returns the exit
-/// code of the first error. The log comes first: stderr may be a closed pipe
-/// or a terminal that blocks, and the log is what `kubectl describe` shows.
-pub fn fail(errors: &[Error], termination_log: Option<&OsStr>) -> i32 {
+/// Writes the termination log, then prints `first` and the `more` that
+/// follow it (at most [`MAX_ERROR_LINES`] in all, and a line counting the
+/// rest), and returns the exit code of the first. The log comes first:
+/// stderr may be a closed pipe or a terminal that blocks, and the log is
+/// what `kubectl describe` shows.
+pub fn fail(first: &Error, more: &[Error], termination_log: Option<&OsStr>) -> i32 {
     let mut text = String::new();
-    for e in errors.iter().take(MAX_ERROR_LINES) {
-        text.push_str(&line("envshim: ", &e.message));
+    for e in std::iter::once(first).chain(more).take(MAX_ERROR_LINES) {
+        text.push_str(&line("envshim: ", &e.to_string()));
     }
-    if errors.len() > MAX_ERROR_LINES {
-        let more = format!("{} more errors not shown (the exit code is the first one's)", errors.len() - MAX_ERROR_LINES);
-        text.push_str(&line("envshim: ", &more));
+    if more.len() >= MAX_ERROR_LINES {
+        let not_shown = format!("{} more errors not shown (the exit code is the first one's)", more.len() + 1 - MAX_ERROR_LINES);
+        text.push_str(&line("envshim: ", &not_shown));
     }
     write_termination_log(&text, termination_log);
     // EPIPE and the like are ignored: the exit code still tells.
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
-    errors.first().map_or(1, |e| e.code)
+    first.code
 }
 
 /// `prefix` + `message` + newline, cut to [`MAX_MESSAGE_BYTES`] (newline
@@ -263,9 +265,9 @@ mod tests {
         }
         let errors = w.into_errors();
         assert_eq!(errors.len(), MAX_WARNING_LINES + 1);
-        assert_eq!((errors[0].code, errors[0].message.as_str()), (78, "a (check --strict)"));
-        assert_eq!((errors[1].code, errors[1].message.as_str()), (65, "b (check --strict)"));
-        assert_eq!(errors[MAX_WARNING_LINES].message, "2 more warnings not shown (check --strict)");
+        assert_eq!((errors[0].code, errors[0].what.as_str()), (78, "a (check --strict)"));
+        assert_eq!((errors[1].code, errors[1].what.as_str()), (65, "b (check --strict)"));
+        assert_eq!(errors[MAX_WARNING_LINES].what, "2 more warnings not shown (check --strict)");
         assert!(Warnings::default().into_errors().is_empty());
     }
 

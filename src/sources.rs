@@ -141,20 +141,15 @@ impl Sources {
         self.warnings.clear();
     }
 
-    /// Loads `path` inside the volume `volume`; `at` is the entry's JSON path
-    /// for configuration errors.
+    /// Loads `path` inside the volume `volume`; `at` is the manifest entry's
+    /// JSON path (`env[3].valueFrom.fileKeyRef`) for configuration errors.
     pub fn load_in_volume(&mut self, volume: &str, path: &str, at: &dyn std::fmt::Display, errors: &mut Vec<Error>) -> Loaded {
         let volumes = &self.volumes;
         let last = self.last.and_then(|i| self.files[i].volume).filter(|&vi| same(volumes[vi].name.as_bytes(), volume.as_bytes()));
         let Some(vi) = last.or_else(|| self.volume_names.get(volume.as_bytes(), |i| volumes[i as usize].name.as_bytes()).map(|i| i as usize))
         else {
-            let at = format!("{at}.volumeName");
-            let e = Error::config(format!("{at}: volume \"{}\" is not in volumeMounts (or --volume)", escape(volume.as_bytes())));
-            // check --format json: the entry's JSON path (a manifest's entry, `manifest: PATH`).
-            errors.push(match at.strip_prefix("manifest: ") {
-                Some(path) => e.located(Some(path.to_string()), None),
-                None => e,
-            });
+            let what = format!("volume \"{}\" is not in volumeMounts (or --volume)", escape(volume.as_bytes()));
+            errors.push(Error::in_manifest(code::CONFIG, "manifest", format!("{at}.volumeName"), None, what));
             return Loaded::Failed;
         };
         // The path without empty and `.` components; built only when it has
@@ -162,7 +157,7 @@ impl Sources {
         let plain = match check_path(path) {
             Ok(plain) => plain,
             Err(why) => {
-                errors.push(Error::config(format!("{at}.path: {why}")));
+                errors.push(Error::config(format!("manifest: {at}.path: {why}")));
                 return Loaded::Failed;
             }
         };
@@ -175,7 +170,7 @@ impl Sources {
         };
         if key.is_empty() {
             // `/` or `.`: the volume root, a directory (not "missing", which optional would cover).
-            errors.push(Error::config(format!("{at}.path: names the volume root, not a regular file")));
+            errors.push(Error::config(format!("manifest: {at}.path: names the volume root, not a regular file")));
             return Loaded::Failed;
         }
         let files = &self.files;
@@ -428,7 +423,7 @@ mod tests {
         }
         assert!(matches!(s.load_in_volume("v", "/./a.env", &"env[1]", &mut errors), Loaded::Failed));
         assert_eq!(errors.len(), 1, "{errors:?}");
-        assert_eq!(errors[0].message, "volume v, path a.env, line 2: has no '=' (expected NAME=VALUE)");
+        assert_eq!(errors[0].to_string(), "volume v, path a.env, line 2: has no '=' (expected NAME=VALUE)");
         assert_eq!(errors[0].code, 65);
     }
 

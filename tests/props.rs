@@ -351,8 +351,9 @@ proptest! {
             prop_assert!(!errors.is_empty());
             for e in errors {
                 prop_assert_eq!(e.code, 78);
-                prop_assert!(!e.message.contains('\n'), "{:?}", e.message);
-                assert_no_leak(e.message.as_bytes(), &secrets, "manifest error");
+                let message = e.to_string();
+                prop_assert!(!message.contains('\n'), "{:?}", message);
+                assert_no_leak(message.as_bytes(), &secrets, "manifest error");
             }
         }
     }

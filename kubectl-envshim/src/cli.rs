@@ -12,11 +12,20 @@ use clap::{Args, Parser, Subcommand};
     name = "kubectl-envshim",
     version,
     about = "Converts workloads written with native fileKeyRef (Kubernetes 1.34+) to run envshim, for any cluster.",
-    after_help = "Exit codes: 0 done; 1 --check: something would change; 2 usage; 65 unreadable or unparsable input; 74 cannot write; 78 a pod that cannot be converted."
+    after_help = exit_codes()
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The end of `--help`: the exit codes, as envshim's table numbers them.
+fn exit_codes() -> String {
+    use envshim::error::code::{CHANGED, CONFIG, DATAERR, IOERR, OK, USAGE};
+    format!(
+        "Exit codes: {OK} done; {CHANGED} --check: something would change; {USAGE} usage; {DATAERR} unreadable or unparsable input; \
+         {IOERR} cannot write; {CONFIG} a pod that cannot be converted."
+    )
 }
 
 #[derive(Subcommand)]
@@ -75,8 +84,12 @@ pub struct ConvertArgs {
     pub input: Input,
     #[command(flatten)]
     pub options: Options,
-    /// Write nothing; list each document that would change on stderr and exit 1, or exit 0
-    #[arg(long)]
+    // Its help names the exit codes, as envshim's table numbers them.
+    #[arg(long, help = format!(
+        "Write nothing; list each document that would change on stderr and exit {}, or exit {}",
+        envshim::error::code::CHANGED,
+        envshim::error::code::OK
+    ))]
     pub check: bool,
     /// Files are given with -f (a word here gets a message saying so)
     #[arg(hide = true)]

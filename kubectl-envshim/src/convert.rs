@@ -54,7 +54,7 @@ pub struct Settings {
 /// Why a document cannot be converted: the object (`Kind/name`), the JSON
 /// path from the document's root, and what is wrong.
 pub struct Problem {
-    pub code: u8,
+    pub code: i32,
     pub object: String,
     pub path: String,
     pub message: String,
@@ -555,20 +555,16 @@ fn volume_mounts(c: &Mapping, rest: &[Value], first: usize, volumes: &HashSet<St
 }
 
 /// An error of envshim's manifest parser, as (path relative to the
-/// container, why): the manifest's `env` starts at the container's entry `first`.
+/// container, what is wrong): the manifest's `env` starts at the container's
+/// entry `first`, so its `env[i]` is the container's `env[first + i]`.
 fn manifest_problem(e: envshim::error::Error, first: usize) -> (String, String) {
-    let path = e.at.as_ref().and_then(|a| a.path.clone()).unwrap_or_default();
-    // The message is `manifest: PATH: WHY` (or `manifest: WHY`).
-    let why = e.message.strip_prefix("manifest: ").unwrap_or(&e.message);
-    let why = why.strip_prefix(&format!("{path}: ")).unwrap_or(why).to_string();
-    let path = match path.strip_prefix("env[").and_then(|p| p.split_once(']')) {
-        Some((i, more)) => match i.parse::<usize>() {
-            Ok(i) => format!("env[{}]{more}", first + i),
-            Err(_) => path,
-        },
-        None => path,
+    let path = e.path().unwrap_or_default();
+    let entry = path.strip_prefix("env[").and_then(|p| p.split_once(']')).and_then(|(i, more)| Some((i.parse::<usize>().ok()?, more)));
+    let path = match entry {
+        Some((i, more)) => format!("env[{}]{more}", first + i),
+        None => path.to_string(),
     };
-    (path, why)
+    (path, e.what)
 }
 
 /// The kubelet expands `$(VAR)` in env values and turns `$$` into `$`:

@@ -14,7 +14,7 @@ pub type Texts = Vec<(String, Result<String, String>)>;
 
 /// Reads every input (at most [`MAX_INPUT_BYTES`] in all). Err: the
 /// inputs cannot be listed (a URL, stdin twice, a directory without files).
-pub fn read_all(input: &Input) -> Result<Texts, (u8, String)> {
+pub fn read_all(input: &Input) -> Result<Texts, (i32, String)> {
     let files = if input.files.is_empty() { vec![OsString::from("-")] } else { input.files.clone() };
     if files.iter().filter(|f| *f == "-").count() > 1 {
         return Err((code::USAGE, "stdin (-f -) can be read only once".into()));

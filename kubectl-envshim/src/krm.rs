@@ -20,7 +20,7 @@ use crate::{code, convert, fail, input, say, settings, stream, tree, usage, MAX_
 /// The `data` keys of the config: `convert`'s long option names.
 const KEYS: [&str; 6] = ["shim-image", "shim-path", "entrypoint", "wait", "installer-cpu", "installer-memory"];
 
-pub fn command(args: &KrmArgs) -> u8 {
+pub fn command(args: &KrmArgs) -> i32 {
     let stdin = match input::read(std::path::Path::new("-"), MAX_INPUT_BYTES) {
         Ok(t) => t,
         Err(e) => return fail(&[(code::DATAERR, format!("stdin {e}"))]),
@@ -32,7 +32,7 @@ pub fn command(args: &KrmArgs) -> u8 {
 }
 
 /// kustomize's exec transformer plugin: the config file, a plain stream on stdin.
-fn transformer(config: &std::ffi::OsString, stdin: &str) -> u8 {
+fn transformer(config: &std::ffi::OsString, stdin: &str) -> i32 {
     let shown = std::path::Path::new(config).display().to_string();
     let config = input::read(std::path::Path::new(config), MAX_INPUT_BYTES)
         .map_err(|e| (code::DATAERR, format!("{shown} {e}")))
@@ -60,7 +60,7 @@ fn transformer(config: &std::ffi::OsString, stdin: &str) -> u8 {
 }
 
 /// A KRM function: a `ResourceList` on stdin and stdout.
-fn function(stdin: &str) -> u8 {
+fn function(stdin: &str) -> i32 {
     let list = match tree::read(stdin) {
         Ok(docs) if docs.len() == 1 => docs.into_iter().next().unwrap_or_default(),
         Ok(_) => return fail(&[(code::DATAERR, "stdin: expected one ResourceList (a KRM function's input)".into())]),

@@ -22,27 +22,19 @@ mod yaml;
 
 use std::ffi::OsString;
 use std::io::Write;
-use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches};
 
 use cli::{Cli, Command, ConvertArgs, Options};
 use convert::{Settings, DEFAULT_SHIM_PATH};
 
-/// Exit codes (sysexits, as envshim's).
-pub mod code {
-    pub const OK: u8 = 0;
-    pub const CHANGED: u8 = 1;
-    pub const USAGE: u8 = 2;
-    pub const DATAERR: u8 = 65;
-    pub const IOERR: u8 = 74;
-    pub const CONFIG: u8 = 78;
-}
+/// Exit codes: envshim's own table, which names the converter's too.
+pub use envshim::error::code;
 
 /// No input is read past this (all inputs together): a stream of workloads is far smaller.
 pub const MAX_INPUT_BYTES: u64 = 64 * 1024 * 1024;
 
-fn main() -> ExitCode {
+fn main() {
     let args: Vec<OsString> = std::env::args_os().collect();
     // Its help names it as users type it (`kubectl envshim`); the generated
     // completions and man pages, as the file on PATH (`kubectl-envshim`).
@@ -52,11 +44,12 @@ fn main() -> ExitCode {
         Err(e) if !e.use_stderr() => {
             // --help, --version
             let _ = e.print();
-            return ExitCode::SUCCESS;
+            std::process::exit(code::OK);
         }
-        Err(e) => return ExitCode::from(usage(&cli::usage_line(&e, &args))),
+        Err(e) => std::process::exit(usage(&cli::usage_line(&e, &args))),
     };
-    ExitCode::from(match cli.command {
+    // As ripgrep ends: stdout is flushed already (`write_stdout`), nothing else is left to drop.
+    std::process::exit(match cli.command {
         Command::Convert(args) => convert_command(args),
         // Whole trees read, walked and compared: on the YAML reader's stack.
         Command::Manifest(args) => stream::on_yaml_stack(|| manifest::command(&args)),
@@ -69,13 +62,13 @@ pub fn say(message: &str) {
     let _ = writeln!(std::io::stderr().lock(), "kubectl-envshim: {message}");
 }
 
-pub fn usage(message: &str) -> u8 {
+pub fn usage(message: &str) -> i32 {
     say(message);
     code::USAGE
 }
 
 /// Each error on its own line; the exit code is the first one's.
-pub fn fail(errors: &[(u8, String)]) -> u8 {
+pub fn fail(errors: &[(i32, String)]) -> i32 {
     for (_, e) in errors {
         say(e);
     }
@@ -141,7 +134,7 @@ const NO_SHIM_IMAGE: &str = "no envshim image: pass --shim-image IMAGE (best pin
 
 /// Reads every input, converts every document; writes the result only when
 /// every document converted.
-fn convert_command(args: ConvertArgs) -> u8 {
+fn convert_command(args: ConvertArgs) -> i32 {
     if let Some(stray) = args.stray.first() {
         return usage(&cli::stray(stray, "convert"));
     }
@@ -153,7 +146,7 @@ fn convert_command(args: ConvertArgs) -> u8 {
         Ok(inputs) => inputs,
         Err(e) => return fail(&[e]),
     };
-    let mut errors: Vec<(u8, String)> = Vec::new();
+    let mut errors: Vec<(i32, String)> = Vec::new();
     let mut outputs = Vec::new();
     for (shown, text) in &inputs {
         match text {
@@ -201,8 +194,8 @@ fn convert_command(args: ConvertArgs) -> u8 {
     write_stdout(all.as_bytes())
 }
 
-/// Writes `bytes` to stdout: 0, or 74 when it cannot (a closed pipe is not an error).
-pub fn write_stdout(bytes: &[u8]) -> u8 {
+/// Writes `bytes` to stdout: OK, or IOERR when it cannot (a closed pipe is not an error).
+pub fn write_stdout(bytes: &[u8]) -> i32 {
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
         Ok(()) => code::OK,

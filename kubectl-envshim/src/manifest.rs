@@ -12,7 +12,7 @@ use crate::{code, fail, input, say, tree, usage};
 /// The container fields envshim reads (docs/reference.md §3).
 const FIELDS: [&str; 5] = ["volumeMounts", "envFrom", "env", "command", "args"];
 
-pub fn command(args: &ManifestArgs) -> u8 {
+pub fn command(args: &ManifestArgs) -> i32 {
     if let Some(stray) = args.stray.first() {
         return usage(&crate::cli::stray(stray, "manifest"));
     }
@@ -73,8 +73,8 @@ pub fn command(args: &ManifestArgs) -> u8 {
         Ok(b) => b,
         Err(e) => return fail(&[(code::DATAERR, format!("{shown}: cannot be written as JSON ({e})"))]),
     };
-    if let Err(errors) = envshim::manifest::parse_named(&bytes, &shown, Some(name.as_bytes())) {
-        let errors: Vec<(u8, String)> = errors.into_iter().map(|e| (u8::try_from(e.code).unwrap_or(code::CONFIG), e.message)).collect();
+    if let Err(errors) = envshim::manifest::parse_named(&bytes, &format!("manifest {shown}"), Some(&shown), Some(name.as_bytes())) {
+        let errors: Vec<(i32, String)> = errors.iter().map(|e| (e.code, e.to_string())).collect();
         return fail(&errors);
     }
     // envshim found exactly one container of that name.

@@ -16,7 +16,7 @@ pub struct Output {
 }
 
 /// Converts the stream `text` (from `shown`). Err: every problem, as (exit code, message).
-pub fn convert(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(u8, String)>> {
+pub fn convert(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(i32, String)>> {
     let start = text.trim_start_matches(['\u{feff}', ' ', '\t', '\r', '\n']);
     if start.starts_with('{') || start.starts_with('[') {
         if let Some(out) = json(text, shown, s) {
@@ -28,12 +28,12 @@ pub fn convert(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(u8,
 }
 
 /// Where each problem is: `FILE: document N (Kind/name): PATH: MESSAGE`.
-fn located(shown: &str, n: usize, problems: Vec<Problem>) -> Vec<(u8, String)> {
+fn located(shown: &str, n: usize, problems: Vec<Problem>) -> Vec<(i32, String)> {
     problems.into_iter().map(|p| (p.code, format!("{shown}: document {n} ({}): {}: {}", p.object, p.path, p.message))).collect()
 }
 
 /// None when the text is not a stream of JSON values.
-fn json(text: &str, shown: &str, s: &Settings) -> Option<Result<Output, Vec<(u8, String)>>> {
+fn json(text: &str, shown: &str, s: &Settings) -> Option<Result<Output, Vec<(i32, String)>>> {
     let mut values = serde_json::Deserializer::from_str(text).into_iter::<Value>();
     let (mut out, mut errors, mut notes, mut copied, mut n) = (String::new(), Vec::new(), Vec::new(), 0usize, 0usize);
     loop {
@@ -73,7 +73,7 @@ fn json(text: &str, shown: &str, s: &Settings) -> Option<Result<Output, Vec<(u8,
 /// once per level of nesting, up to the reader's depth limit (10,000).
 const YAML_STACK_BYTES: usize = 256 << 20;
 
-fn yaml(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(u8, String)>> {
+fn yaml(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(i32, String)>> {
     on_yaml_stack(|| yaml_documents(text, shown, s))
 }
 
@@ -100,7 +100,7 @@ pub fn on_yaml_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
 /// Each document read as kubectl reads it; one the conversion changes is
 /// written anew in its place (the `---` line, directives and the comments
 /// around it stay), every other byte is copied.
-fn yaml_documents(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(u8, String)>> {
+fn yaml_documents(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(i32, String)>> {
     let docs = yaml::read_stream(text).map_err(|e| vec![(code::DATAERR, format!("{shown}: {e}"))])?;
     let (mut out, mut errors, mut notes, mut copied) = (String::with_capacity(text.len()), Vec::new(), Vec::new(), 0usize);
     for (i, mut doc) in docs.into_iter().enumerate() {

@@ -186,7 +186,7 @@ fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bo
             return;
         }
         let EnvFrom::File { file, prefix } = entry else { continue };
-        match sources.load_in_volume(&file.volume_name, &file.path, &format_args!("manifest: envFrom[{i}].fileRef"), &mut b.errors) {
+        match sources.load_in_volume(&file.volume_name, &file.path, &format_args!("envFrom[{i}].fileRef"), &mut b.errors) {
             Loaded::File(f, display) => {
                 let what = || format!("manifest: envFrom[{i}] ({display})");
                 if imported.charge(b, &f, names_cost(prefix.as_bytes(), inputs.rule), what, full) {
@@ -321,7 +321,7 @@ fn file_key(b: &mut Built, rule: NameRule, sources: &mut Sources, i: usize, name
         )));
         return false;
     }
-    let at = format_args!("manifest: env[{i}].valueFrom.fileKeyRef");
+    let at = format_args!("env[{i}].valueFrom.fileKeyRef");
     match sources.load_in_volume(&file.volume_name, &file.path, &at, &mut b.errors) {
         Loaded::File(f, display) => match f.get(key) {
             Some((value, line)) => b.define(name, value, Source::FileKey { file: display, line }),

@@ -7,7 +7,7 @@ use std::fmt;
 
 use super::reader::{kind, Got, Reader};
 use super::{Converted, EnvFrom, EnvSource, EnvVar, FileRef, Manifest, VolumeMount};
-use crate::error::{escape, At, Error};
+use crate::error::{code, escape, Error};
 
 pub(super) type Text<'a> = Option<Got<Cow<'a, str>>>;
 
@@ -453,9 +453,7 @@ pub(super) fn report(errors: &mut Vec<Error>, below: Vec<Error>) {
 
 /// A schema error: `what`, at `path` (the message is made by [`name_errors`]).
 pub(super) fn fail(errors: &mut Vec<Error>, path: &Path, what: impl fmt::Display) {
-    let mut e = Error::config(what.to_string());
-    e.at = Some(Box::new(At { path: Some(path.to_string()), ..At::default() }));
-    errors.push(e);
+    errors.push(Error::in_manifest(code::CONFIG, "", path.to_string(), None, what.to_string()));
 }
 
 /// A string field; null counts as absent. A slice of the input (the usual

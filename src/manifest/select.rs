@@ -11,8 +11,8 @@
 //! smallest code of the ways tried (a walk with the reader's own methods,
 //! `serde_json::Value`).
 
-use super::{display, name_errors, read, Json as Value, Manifest};
-use crate::error::{escape, Error};
+use super::{name_errors, read, Json as Value, Manifest};
+use crate::error::{code, escape, Error};
 
 /// At most this many container names are listed in a message.
 const MAX_NAMES_SHOWN: usize = 10;
@@ -26,21 +26,19 @@ type Found<'v, 'a> = (bool, &'v Value<'a>);
 #[inline(never)]
 pub(super) fn select<'a>(
     bytes: &'a [u8],
-    shown: &str,
+    subject: &str,
+    file: Option<&str>,
     container: Option<&[u8]>,
     manifest: Manifest<'a>,
     errors: Vec<Error>,
 ) -> Result<Manifest<'a>, Vec<Error>> {
-    let name = display(shown);
+    let name = subject;
     let doc = read(bytes, |r| r.value(true)).unwrap_or(Value::Null);
     // A key only a whole object has at its top, never a container.
     let whole = ["kind", "apiVersion", "spec", "items"].iter().any(|k| get(&doc, k).is_some());
-    let plain = |errors: Vec<Error>| if errors.is_empty() { Ok(manifest) } else { Err(name_errors(errors, shown, "")) };
-    let fail = |message: String| {
-        let mut e = Error::config(message);
-        e.at = Some(Box::new(crate::error::At { path: Some(String::new()), file: (!shown.is_empty()).then(|| shown.to_string()), line: 0 }));
-        Err(vec![e])
-    };
+    let plain = |errors: Vec<Error>| if errors.is_empty() { Ok(manifest) } else { Err(name_errors(errors, subject, file, "")) };
+    // A message in one piece (it names the manifest inside), about the whole document.
+    let fail = |message: String| Err(vec![Error::in_manifest(code::CONFIG, "", String::new(), file, message)]);
     let name_of = |v: &Value| text(v, "name").map(|n| escape(n.as_bytes()));
     let mut found = Vec::new();
     walk(&doc, &mut found);
@@ -97,7 +95,7 @@ pub(super) fn select<'a>(
     if errors.is_empty() {
         Ok(m)
     } else {
-        Err(name_errors(errors, shown, &format!("{path}.")))
+        Err(name_errors(errors, subject, file, &path))
     }
 }
 

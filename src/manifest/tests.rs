@@ -7,7 +7,7 @@ fn errors(json: &str) -> Vec<String> {
         .into_iter()
         .map(|e| {
             assert_eq!(e.code, 78);
-            e.message
+            e.to_string()
         })
         .collect()
 }
@@ -248,9 +248,9 @@ fn the_typed_reader_agrees_with_serde_json_in_every_place() {
                 (Err(e), Err(got)) => {
                     assert_eq!(got.len(), 1, "{json}");
                     // Where envshim's reader stopped; serde_json's message is finer.
-                    assert!(got[0].message.starts_with(&format!("{syntax}: ")) && got[0].message.contains(" at line "), "{json}: {got:?} ({e})");
+                    assert!(got[0].to_string().starts_with(&format!("{syntax}: ")) && got[0].to_string().contains(" at line "), "{json}: {got:?} ({e})");
                 }
-                (Ok(_), Err(got)) => assert!(!got[0].message.starts_with(syntax), "{json}: {got:?}"),
+                (Ok(_), Err(got)) => assert!(!got[0].to_string().starts_with(syntax), "{json}: {got:?}"),
                 (Ok(_), Ok(_)) => {}
                 (Err(e), Ok(_)) => panic!("{json}: accepted, serde_json says {e}"),
             }
@@ -263,7 +263,7 @@ fn the_typed_reader_agrees_with_serde_json_in_every_place() {
             "[".repeat(n),
             "]".repeat(n)
         );
-        let syntax = matches!(parse(json.as_bytes()), Err(e) if e[0].message.starts_with("manifest is not valid JSON"));
+        let syntax = matches!(parse(json.as_bytes()), Err(e) if e[0].to_string().starts_with("manifest is not valid JSON"));
         assert_eq!(syntax, serde_json::from_slice::<serde_json::Value>(json.as_bytes()).is_err(), "depth {n}");
     }
 }
@@ -440,6 +440,6 @@ fn syntax_errors_say_where() {
     assert_eq!(errors("{\"env\": ["), ["manifest is not valid JSON: the document ends early at line 1 column 10"]);
     assert_eq!(errors("{} {}"), ["manifest is not valid JSON: text after the document at line 1 column 4"]);
     let e = parse(b"{\"a\": \"\xff\"}").unwrap_err();
-    assert_eq!(e[0].message, "manifest is not valid JSON: invalid UTF-8 at line 1 column 8");
+    assert_eq!(e[0].to_string(), "manifest is not valid JSON: invalid UTF-8 at line 1 column 8");
     assert_eq!(errors(&"[".repeat(200)), ["manifest is not valid JSON: nested too deep at line 1 column 128"]);
 }
