@@ -90,7 +90,7 @@ impl Error {
     pub fn config(what: impl Into<String>) -> Self {
         Self::new(code::CONFIG, what)
     }
-    /// The JSON path shown in the message: a subject's, when not the whole document.
+    /// The manifest's JSON path where the problem is, if it has one.
     pub fn path(&self) -> Option<&str> {
         self.at.as_ref().and_then(|a| a.path.as_deref())
     }
@@ -162,6 +162,16 @@ mod tests {
     fn escape_keeps_printable_and_hides_the_rest() {
         assert_eq!(escape(b"A:b c"), "A:b c");
         assert_eq!(escape(b"a\nb\x00\xff\\"), "a\\x0ab\\x00\\xff\\\\");
+    }
+
+    #[test]
+    fn a_message_is_its_parts_joined() {
+        let at = |path: &str| Error::in_manifest(code::CONFIG, "manifest ./m.json", path.into(), Some("./m.json"), "unknown field");
+        assert_eq!(at("env[0].valueFrom.x").to_string(), "manifest ./m.json: env[0].valueFrom.x: unknown field");
+        assert_eq!(at("").to_string(), "manifest ./m.json: unknown field");
+        // Without a subject the message is `what` alone: the path is for `check --format json`.
+        let located = Error::new(code::NOINPUT, "manifest: env[0] (A): file v/a not found").located(Some("env[0].valueFrom.fileKeyRef.path".into()), None);
+        assert_eq!(located.to_string(), "manifest: env[0] (A): file v/a not found");
     }
 
     #[test]
