@@ -68,7 +68,9 @@ impl Error {
         Error { code, subject: String::new(), what: what.into(), at: None }
     }
     /// An error about `subject` at the manifest's JSON `path` (`""`: the
-    /// whole document), in `file` when there is one: `SUBJECT: PATH: WHAT`.
+    /// whole document), in `file` when there is one: `SUBJECT: PATH: WHAT`
+    /// (`WHAT` alone without a subject: one the parser names later, or a
+    /// message that names the manifest itself).
     pub fn in_manifest(code: i32, subject: &str, path: String, file: Option<&str>, what: impl Into<String>) -> Self {
         let at = At { path: Some(path), file: file.map(str::to_string), line: 0 };
         Error { code, subject: subject.to_string(), what: what.into(), at: Some(Box::new(at)) }

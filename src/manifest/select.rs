@@ -32,7 +32,6 @@ pub(super) fn select<'a>(
     manifest: Manifest<'a>,
     errors: Vec<Error>,
 ) -> Result<Manifest<'a>, Vec<Error>> {
-    let name = subject;
     let doc = read(bytes, |r| r.value(true)).unwrap_or(Value::Null);
     // A key only a whole object has at its top, never a container.
     let whole = ["kind", "apiVersion", "spec", "items"].iter().any(|k| get(&doc, k).is_some());
@@ -63,7 +62,7 @@ pub(super) fn select<'a>(
             return plain(errors);
         }
         return fail(format!(
-            "{name} is {kind}, not a container spec: pass one container's spec (kubectl get pod POD -o jsonpath='{{.spec.containers[0]}}'), or choose one with --container NAME ({})",
+            "{subject} is {kind}, not a container spec: pass one container's spec (kubectl get pod POD -o jsonpath='{{.spec.containers[0]}}'), or choose one with --container NAME ({})",
             names()
         ));
     };
@@ -72,19 +71,19 @@ pub(super) fn select<'a>(
         // A container spec, with --container: it must be that container.
         return match name_of(&doc) {
             Some(own) if own == wanted_shown => plain(errors),
-            Some(own) => fail(format!("--container {wanted_shown}: {name} is a single container spec, named {own}")),
-            None => fail(format!("--container {wanted_shown}: {name} is a single container spec without a name")),
+            Some(own) => fail(format!("--container {wanted_shown}: {subject} is a single container spec, named {own}")),
+            None => fail(format!("--container {wanted_shown}: {subject} is a single container spec without a name")),
         };
     }
     let mut chosen = found.iter().filter(|(_, c)| text(c, "name").is_some_and(|n| n.as_bytes() == wanted));
     let Some((_, one)) = chosen.next() else {
         let all: Vec<&str> = found.iter().filter_map(|(_, c)| text(c, "name")).collect();
         let hint = crate::suggest::closest(wanted, &all).map_or(String::new(), |n| format!("; did you mean {}?", escape(n.as_bytes())));
-        return fail(format!("--container {wanted_shown}: no such container in {name}, {kind} ({}){hint}", names()));
+        return fail(format!("--container {wanted_shown}: no such container in {subject}, {kind} ({}){hint}", names()));
     };
     let path = path_of(&doc, one);
     if let Some((_, other)) = chosen.next() {
-        return fail(format!("--container {wanted_shown}: two containers of {name} have that name: {path} and {}", path_of(&doc, other)));
+        return fail(format!("--container {wanted_shown}: two containers of {subject} have that name: {path} and {}", path_of(&doc, other)));
     }
     let mut text = String::new();
     write(one, &mut text);
