@@ -3,7 +3,7 @@
 # (bench/execenv.c -w: vfork, execve, waitpid) over the job floor. Commands
 # alternate in rounds of RUNS starts each (bench/spawnloop.c), so load that
 # comes and goes on the machine lands on all of them; prints each round's
-# differences and their medians (docs/performance.md, "Start-up at the job floor").
+# differences and their medians (docs/performance-history.md, "Start-up at the job floor").
 #
 #   bench/startup.sh && bench/supervise.sh      # uses startup.sh's inputs and builds
 #

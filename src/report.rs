@@ -99,7 +99,7 @@ pub struct Summary {
     pub program: Option<String>,
 }
 
-/// `check --format json`: one document on stdout (README, "check --format
+/// `check --format json`: one document on stdout (docs/reference.md §12.3, "check --format
 /// json"), the failures also in the termination log; returns the exit code
 /// of the first error (0 when none). Bounded as the lines are: at most
 /// [`MAX_ERROR_LINES`] errors and [`MAX_WARNING_LINES`] warnings, each cut

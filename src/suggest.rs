@@ -1,6 +1,6 @@
 //! The closest known name to a misspelt one (an option, a subcommand, an
 //! `ENVSHIM_*` variable), by edit distance: clap's `suggestions` feature
-//! would add a dependency and bytes for the same answer (README, decisions).
+//! would add a dependency and bytes for the same answer (docs/reference.md §1).
 
 /// Names longer than this are compared by their first this many bytes: the
 /// distance is computed in a row of this size, whatever the input.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Docs that run: every fenced code block of README.md, docs/*.md and
-examples/**/*.md is either run here or marked, so a documented command cannot
+"""Docs that run: every fenced code block of README.md, docs/*.md,
+examples/**/*.md and bench/README.md is either run here or marked, so a documented command cannot
 rot unnoticed.
 
 How a block is treated, by its language tag and an optional marker, an HTML
@@ -25,7 +25,7 @@ comment on the nearest non-blank line before the fence (invisible on GitHub):
   <!-- docs-test: lines N-M -->          run only these lines of the block
   <!-- docs-test: cwd DIR -->            run from DIR (relative to the root)
   Directives combine with `;`. Every file is also checked for links to missing
-  files and for pointers out of the repository or to issue numbers. A block that is not run is still checked: `bash -n`
+  files or headings and for pointers out of the repository or to issue numbers. A block that is not run is still checked: `bash -n`
   for shell, and every `bench/`, `fuzz/`, `tests/` or `examples/` script it names exists.
 
 `envshim` and `kubectl-envshim` on PATH are the release builds of this
@@ -80,18 +80,35 @@ def blocks(path):
         i += 1
 
 
+def anchors(path):
+    """The anchors GitHub gives the headings of a Markdown file."""
+    found, seen, fence = set(), {}, False
+    for line in open(path, encoding="utf-8"):
+        if re.match(r"^\s*```", line):
+            fence = not fence
+        m = None if fence else re.match(r"^#{1,6}\s+(.*?)\s*$", line)
+        if m:
+            slug = re.sub(r"[^\w\- ]", "", m.group(1).lower()).replace(" ", "-")
+            found.add(slug if slug not in seen else f"{slug}-{seen[slug]}")
+            seen[slug] = seen.get(slug, 0) + 1
+    return found
+
+
 def pointers(path):
-    """Links to files that do not exist, and pointers out of the repository or
-    to issue numbers (a user has neither)."""
+    """Links to files or headings that do not exist, and pointers out of the
+    repository or to issue numbers (a user has neither)."""
     text = open(path, encoding="utf-8").read()
     for n, line in enumerate(text.split("\n"), 1):
         for bad in re.findall(r"SPEC\.md|\.\./shared|/work/|\bissues? #?\d+|(?<![\w&(])#\d+\b(?![-.])", line, re.I):
             yield f"line {n}: points outside the repository or to an issue: {bad!r}"
-        for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", line):
+        for target, anchor in re.findall(r"\]\(([^)#\s]*)(?:#([^)\s]*))?\)", line):
             if re.match(r"^[a-z]+:", target):
                 continue
-            if not os.path.exists(os.path.normpath(os.path.join(os.path.dirname(path), target))):
+            full = os.path.normpath(os.path.join(os.path.dirname(path), target)) if target else path
+            if not os.path.exists(full):
                 yield f"line {n}: link to {target}, which does not exist"
+            elif anchor and full.endswith(".md") and anchor not in anchors(full):
+                yield f"line {n}: link to {target}#{anchor}, a heading that does not exist"
 
 
 def named_scripts(text):
@@ -215,5 +232,5 @@ def main(files):
 
 
 if __name__ == "__main__":
-    files = sys.argv[1:] or [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs/*.md"))) + sorted(glob.glob(os.path.join(ROOT, "examples/**/*.md"), recursive=True))
+    files = sys.argv[1:] or [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs/*.md"))) + sorted(glob.glob(os.path.join(ROOT, "examples/**/*.md"), recursive=True)) + [os.path.join(ROOT, "bench/README.md")]
     sys.exit(main([os.path.abspath(f) for f in files]))
