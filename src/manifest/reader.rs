@@ -372,7 +372,7 @@ impl<'a> Reader<'a> {
             (self.digits() > 0).then_some(())?;
             plain = false;
         }
-        (plain || serde_json::from_slice::<f64>(&self.b()[start..self.i]).is_ok()).then_some(Json::Number)
+        (plain || finite_as_serde_json(&self.b()[start..self.i])).then_some(Json::Number)
     }
 
     pub(super) fn digits(&mut self) -> usize {
@@ -501,6 +501,54 @@ pub(super) fn plain_run(b: &[u8]) -> Option<usize> {
         at += 8;
     }
     b[at..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).map(|n| at + n)
+}
+
+/// Whether serde_json reads the number `n` (valid JSON) as a finite `f64`,
+/// as its default reading does (without `float_roundtrip`): the leading
+/// digits while they fit a `u64` (further integer digits raise the
+/// exponent, further fraction digits are dropped), times the power of ten of
+/// the exponent, refused when infinite. A negative exponent only divides,
+/// never refused; the product can be infinite only from 10^289 on (a
+/// significand is below 2^64, 10^288 times it below `f64::MAX`), so only
+/// those powers are needed, the same literals as serde_json's table.
+#[cold]
+fn finite_as_serde_json(n: &[u8]) -> bool {
+    const POW10: [f64; 20] = [
+        1e289, 1e290, 1e291, 1e292, 1e293, 1e294, 1e295, 1e296, 1e297, 1e298, 1e299, 1e300, 1e301, 1e302, 1e303, 1e304, 1e305,
+        1e306, 1e307, 1e308,
+    ];
+    let push = |sig: &mut u64, c: u8| sig.checked_mul(10).and_then(|s| s.checked_add(u64::from(c - b'0'))).map(|s| *sig = s).is_some();
+    let (mut sig, mut exp) = (0u64, 0i32);
+    let mut i = usize::from(n[0] == b'-');
+    let mut full = false;
+    while let Some(&c @ b'0'..=b'9') = n.get(i) {
+        full = full || !push(&mut sig, c);
+        exp += i32::from(full);
+        i += 1;
+    }
+    if n.get(i) == Some(&b'.') {
+        i += 1;
+        let mut full = false;
+        while let Some(&c @ b'0'..=b'9') = n.get(i) {
+            full = full || !push(&mut sig, c);
+            exp -= i32::from(!full);
+            i += 1;
+        }
+    }
+    if let Some(b'e' | b'E') = n.get(i) {
+        let negative = n.get(i + 1) == Some(&b'-');
+        i += 1 + usize::from(matches!(n.get(i + 1), Some(b'+' | b'-')));
+        let mut e = 0i32;
+        for &c in &n[i..] {
+            match e.checked_mul(10).and_then(|e| e.checked_add(i32::from(c - b'0'))) {
+                Some(v) => e = v,
+                // An exponent beyond an i32: infinite unless it is zero's or negative.
+                None => return sig == 0 || negative,
+            }
+        }
+        exp = if negative { exp.saturating_sub(e) } else { exp.saturating_add(e) };
+    }
+    sig == 0 || exp < 289 || (exp <= 308 && (sig as f64 * POW10[(exp - 289) as usize]).is_finite())
 }
 
 /// What a JSON value is, for messages (never the value itself).

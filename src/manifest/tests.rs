@@ -191,6 +191,52 @@ fn the_reader_agrees_with_serde_json() {
     }
 }
 
+/// Numbers at the edge of `f64`'s range, read as serde_json reads them:
+/// refused exactly when it refuses them (its rounding decides the edge).
+#[test]
+fn numbers_are_refused_exactly_as_serde_json_refuses_them() {
+    let mut numbers: Vec<String> = Vec::new();
+    let mantissas = [
+        "0", "1", "17976931348623157", "17976931348623158", "17976931348623159", "179769313486231570814527423731704356798",
+        "18446744073709551615", "18446744073709551616", "18446744073709551619", "1844674407370955161", "99999999999999999999999",
+        "000", "1797693134862315708145274237317043567980705675258449965989174768031572607949",
+    ];
+    for m in mantissas {
+        for point in [None, Some(1), Some(5), Some(19), Some(20), Some(25)] {
+            let digits = match point {
+                Some(p) if p < m.len() => format!("{}.{}", &m[..p], &m[p..]),
+                Some(_) => continue,
+                None => m.to_string(),
+            };
+            if digits.len() > 1 && digits.starts_with('0') && !digits.starts_with("0.") {
+                continue;
+            }
+            numbers.push(digits.clone());
+            for e in [250, 270, 280, 287, 288, 289, 290, 300, 305, 306, 307, 308, 309, 310, 330, 400, 2147483647, -5, -300, -400] {
+                numbers.push(format!("{digits}e{e}"));
+                numbers.push(format!("-{digits}E+{e}"));
+            }
+            numbers.push(format!("{digits}e2147483648"));
+            numbers.push(format!("{digits}e-99999999999"));
+            numbers.push(format!("{digits}e000000000000000000000308"));
+        }
+    }
+    numbers.push(format!("1{}", "0".repeat(308)));
+    numbers.push(format!("1{}", "0".repeat(309)));
+    numbers.push(format!("1{}.5", "0".repeat(308)));
+    numbers.push(format!("0.{}1e400", "0".repeat(100)));
+    numbers.push(format!("18446744073709551615.{}e280", "9".repeat(40)));
+    numbers.push(format!("1844674407370955161.5{}e289", "9".repeat(40)));
+    let mut refused = 0;
+    for n in &numbers {
+        let doc = format!("[{n}]");
+        let want = serde_json::from_str::<serde_json::Value>(&doc).is_ok();
+        assert_eq!(parse_json(doc.as_bytes()).is_ok(), want, "{n}");
+        refused += usize::from(!want);
+    }
+    assert!(refused > 100 && numbers.len() - refused > 100, "{refused} of {}", numbers.len());
+}
+
 #[test]
 fn strings_borrow_unless_escaped_and_decode_escapes() {
     let Ok(Json::Array(items)) = parse_json(br#"["plain", "a\"b\u00e9\ud83d\ude00\n", "\u0041"]"#) else { panic!() };
