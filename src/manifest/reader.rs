@@ -18,7 +18,8 @@ pub(super) enum Json<'a> {
     Number,
     Str(Cow<'a, str>),
     Array(Vec<Json<'a>>),
-    Object(Vec<(Cow<'a, str>, Json<'a>)>),
+    /// The fields, and where the object starts in the input (its `{`).
+    Object(Vec<(Cow<'a, str>, Json<'a>)>, usize),
 }
 
 /// One JSON document, as a tree: what the tests compare with serde_json.
@@ -36,7 +37,7 @@ pub(super) fn read<'a, T>(bytes: &'a [u8], f: impl FnOnce(&mut Reader<'a>) -> Op
     let (at, what) = match std::str::from_utf8(bytes) {
         Err(e) => (e.valid_up_to(), "invalid UTF-8"),
         Ok(s) => {
-            let mut r = Reader { s, i: 0, depth: 0, items: Vec::new(), fields: Vec::new() };
+            let mut r = reader_at(s, 0);
             match f(&mut r) {
                 Some(v) => {
                     r.skip_ws();
@@ -52,6 +53,11 @@ pub(super) fn read<'a, T>(bytes: &'a [u8], f: impl FnOnce(&mut Reader<'a>) -> Op
         }
     };
     Err(syntax_at(bytes, at.min(bytes.len()), what))
+}
+
+/// A reader of `s` from its byte `i` (the start of a value).
+pub(super) fn reader_at(s: &str, i: usize) -> Reader<'_> {
+    Reader { s, i, depth: 0, items: Vec::new(), fields: Vec::new() }
 }
 
 /// `WHAT at line L column C` for byte `at` of `bytes`, and L.
@@ -189,7 +195,7 @@ impl<'a> Reader<'a> {
         match self.peek()? {
             b'"' => self.string().map(Json::Str),
             b'{' => {
-                let start = self.fields.len();
+                let (at, start) = (self.i, self.fields.len());
                 self.fields(|r, key| {
                     let v = r.value(keep)?;
                     if keep {
@@ -197,7 +203,7 @@ impl<'a> Reader<'a> {
                     }
                     Some(())
                 })?;
-                Some(Json::Object(self.fields.drain(start..).collect()))
+                Some(Json::Object(self.fields.drain(start..).collect(), at))
             }
             b'[' => {
                 let start = self.items.len();
@@ -559,6 +565,6 @@ pub(super) fn kind(v: &Json) -> &'static str {
         Json::Number => "a number",
         Json::Str(_) => "a string",
         Json::Array(_) => "an array",
-        Json::Object(_) => "an object",
+        Json::Object(..) => "an object",
     }
 }

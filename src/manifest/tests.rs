@@ -489,3 +489,26 @@ fn syntax_errors_say_where() {
     assert_eq!(e[0].message, "manifest is not valid JSON: invalid UTF-8 at line 1 column 8");
     assert_eq!(errors(&"[".repeat(200)), ["manifest is not valid JSON: nested too deep at line 1 column 128"]);
 }
+
+/// A container chosen with `--container` reads as the same container given
+/// alone: escapes, numbers, repeated fields and errors alike (the errors
+/// under its path in the document).
+#[test]
+fn a_chosen_container_reads_as_the_container_alone() {
+    let containers = [
+        r#"{"name": "app", "env": [{"name": "A", "value": "x\u0041\"y"}, {"name": "A", "value": "z"}], "command": ["a\/b", "c"], "ports": [{"containerPort": 1e3}]}"#,
+        r#"{"name": "app", "\u0065nv": [{"name": "B", "value": "1"}], "args": ["-v"], "args": ["-q"], "volumeMounts": [{"name": "v", "mountPath": "/v"}]}"#,
+        r#"{"name": "app", "env": [{"name": "C", "valu": "1"}, {"name": 5}], "command": ["a\u0000b"]}"#,
+        r#"{"name": "app", "envFrom": [{"fileRef": {"volumeName": "v", "path": "a.env"}, "prefix": "P_"}], "env": [{"name": "D", "valueFrom": {"fileKeyRef": {"volumeName": "v", "path": "a.env", "key": "K"}}}]}"#,
+    ];
+    let show = |r: Result<Manifest, Vec<Error>>| match r {
+        Ok(m) => format!("{m:?}"),
+        Err(e) => e.into_iter().map(|e| e.message).collect::<Vec<_>>().join("\n"),
+    };
+    for c in containers {
+        let pod = format!(r#"{{"kind": "Pod", "spec": {{"containers": [{{"name": "side"}}, {c}]}}}}"#);
+        let alone = show(parse_named(c.as_bytes(), "", None));
+        let chosen = show(parse_named(pod.as_bytes(), "", Some(b"app")));
+        assert_eq!(chosen, alone.replace("manifest: ", "manifest: spec.containers[1]."), "{c}");
+    }
+}
