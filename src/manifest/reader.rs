@@ -111,7 +111,7 @@ impl<'a> Reader<'a> {
     /// Skips whitespace: inline only a single space (`"key": value`) and
     /// the test for none (the next byte is above a space), the common cases
     /// between tokens (a call for the space costs more than the test).
-    #[inline(always)]
+    #[inline]
     pub(super) fn skip_ws(&mut self) {
         self.i += usize::from(self.peek() == Some(b' '));
         if !matches!(self.peek(), Some(c) if c > b' ') {
@@ -164,7 +164,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Consumes `c` after optional whitespace.
-    #[inline(always)]
+    #[inline]
     pub(super) fn eat(&mut self, c: u8) -> bool {
         self.skip_ws();
         let hit = self.peek() == Some(c);
@@ -173,7 +173,7 @@ impl<'a> Reader<'a> {
     }
 
     /// After an item or a field: a comma (true) or `close` (false).
-    #[inline(always)]
+    #[inline]
     pub(super) fn more(&mut self, close: u8) -> Option<bool> {
         self.skip_ws();
         let c = self.peek()?;
@@ -181,7 +181,7 @@ impl<'a> Reader<'a> {
         (c == b',' || c == close).then_some(c == b',')
     }
 
-    #[inline(always)]
+    #[inline]
     pub(super) fn literal<T>(&mut self, word: &[u8], v: T) -> Option<T> {
         let hit = self.b()[self.i..].starts_with(word);
         self.i += word.len();
@@ -263,7 +263,7 @@ impl<'a> Reader<'a> {
     }
 
     /// After a key: the colon, and the whitespace before the value.
-    #[inline(always)]
+    #[inline]
     pub(super) fn colon(&mut self) -> Option<()> {
         // The usual `: ` before a value, in one test.
         if let Some(&[b':', b' ', c]) = self.b().get(self.i..self.i + 3) {
@@ -283,7 +283,7 @@ impl<'a> Reader<'a> {
     /// and tests its names on the input; if none is there as written, the
     /// key is read (it may hold an escape) and given to `f`. Some(the key)
     /// of a field `f` leaves, its value skipped.
-    #[inline(always)]
+    #[inline]
     pub(super) fn field(&mut self, mut f: impl FnMut(&mut Self, Option<&[u8]>) -> Option<bool>) -> Option<Option<Cow<'a, str>>> {
         // One call of `f` in the code (a loop, not two calls), so that it is inlined.
         let mut key = None;
@@ -320,7 +320,7 @@ impl<'a> Reader<'a> {
     /// name holds no quote, backslash or control character, so the bytes
     /// `name"` there are that key and no other. This test costs a few
     /// instructions per name, far less than a key's scan and a match on its bytes.
-    #[inline(always)]
+    #[inline]
     pub(super) fn named(&mut self, key: Option<&[u8]>, quoted: &'static [u8]) -> Option<bool> {
         let name = &quoted[..quoted.len() - 1];
         let Some(_) = key else {
@@ -392,7 +392,7 @@ impl<'a> Reader<'a> {
     /// A string, at its opening quote; borrowed from the input unless it has
     /// an escape. Control characters, unknown escapes, lone surrogates and
     /// invalid UTF-8 are refused, as by serde_json.
-    #[inline(always)]
+    #[inline]
     pub(super) fn string(&mut self) -> Option<Cow<'a, str>> {
         let start = self.i + 1;
         let end = start + plain_run(self.b().get(start..)?)?;
@@ -492,7 +492,7 @@ impl<'a> Reader<'a> {
 /// position of the first `"`, `\\` or control character, eight bytes at a
 /// time (a byte loop was the reader's largest cost; strings are too short
 /// for memchr's set-up to pay).
-#[inline(always)]
+#[inline]
 pub(super) fn plain_run(b: &[u8]) -> Option<usize> {
     // The bytes of `v` below `n` (at most 0x80) get 0x80: exact up to the
     // first one, the borrow may mark some above it (only the first counts).
