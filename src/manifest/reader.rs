@@ -8,10 +8,11 @@ use crate::names::{HIGH, ONES};
 
 /// A JSON value, as [`Reader::value`] reads it; strings borrow from the input
 /// unless they hold an escape. Numbers are kept only as "a number": no field
-/// of the schema is one. Only the tests keep a whole tree: envshim reads a
-/// value this way only to skip it (an unknown top-level field, a value of
-/// the wrong kind), and keeps its kind, for a message.
-#[allow(dead_code)] // the payloads: envshim reads only the kinds, the tests some of them
+/// of the schema is one. A whole tree is kept by the tests and by
+/// `--container`'s look into a Pod (`select.rs`); otherwise a value is read
+/// this way only to skip it (an unknown top-level field, a value of the
+/// wrong kind), and keeps its kind, for a message.
+#[allow(dead_code)] // the payloads: envshim reads only some of them
 pub(super) enum Json<'a> {
     Null,
     Bool(bool),
