@@ -8,17 +8,19 @@ use crate::names::{HIGH, ONES};
 
 /// A JSON value, as [`Reader::value`] reads it; strings borrow from the input
 /// unless they hold an escape. Numbers are kept only as "a number": no field
-/// of the schema is one. Only the tests keep a whole tree: envshim reads a
-/// value this way only to skip it (an unknown top-level field, a value of
-/// the wrong kind), and keeps its kind, for a message.
-#[allow(dead_code)] // the payloads: envshim reads only the kinds, the tests some of them
+/// of the schema is one. A whole tree is kept by the tests and by
+/// `--container`'s look into a Pod (`select.rs`); otherwise a value is read
+/// this way only to skip it (an unknown top-level field, a value of the
+/// wrong kind), and keeps its kind, for a message.
+#[allow(dead_code)] // the payloads: envshim reads only some of them
 pub(super) enum Json<'a> {
     Null,
     Bool(bool),
     Number,
     Str(Cow<'a, str>),
     Array(Vec<Json<'a>>),
-    Object(Vec<(Cow<'a, str>, Json<'a>)>),
+    /// The fields, and where the object starts in the input (its `{`).
+    Object(Vec<(Cow<'a, str>, Json<'a>)>, usize),
 }
 
 /// One JSON document, as a tree: what the tests compare with serde_json.
@@ -36,7 +38,7 @@ pub(super) fn read<'a, T>(bytes: &'a [u8], f: impl FnOnce(&mut Reader<'a>) -> Op
     let (at, what) = match std::str::from_utf8(bytes) {
         Err(e) => (e.valid_up_to(), "invalid UTF-8"),
         Ok(s) => {
-            let mut r = Reader { s, i: 0, depth: 0, items: Vec::new(), fields: Vec::new() };
+            let mut r = reader_at(s, 0);
             match f(&mut r) {
                 Some(v) => {
                     r.skip_ws();
@@ -52,6 +54,11 @@ pub(super) fn read<'a, T>(bytes: &'a [u8], f: impl FnOnce(&mut Reader<'a>) -> Op
         }
     };
     Err(syntax_at(bytes, at.min(bytes.len()), what))
+}
+
+/// A reader of `s` from its byte `i` (the start of a value).
+pub(super) fn reader_at(s: &str, i: usize) -> Reader<'_> {
+    Reader { s, i, depth: 0, items: Vec::new(), fields: Vec::new() }
 }
 
 /// `WHAT at line L column C` for byte `at` of `bytes`, and L.
@@ -105,7 +112,7 @@ impl<'a> Reader<'a> {
     /// Skips whitespace: inline only a single space (`"key": value`) and
     /// the test for none (the next byte is above a space), the common cases
     /// between tokens (a call for the space costs more than the test).
-    #[inline(always)]
+    #[inline]
     pub(super) fn skip_ws(&mut self) {
         self.i += usize::from(self.peek() == Some(b' '));
         if !matches!(self.peek(), Some(c) if c > b' ') {
@@ -158,7 +165,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Consumes `c` after optional whitespace.
-    #[inline(always)]
+    #[inline]
     pub(super) fn eat(&mut self, c: u8) -> bool {
         self.skip_ws();
         let hit = self.peek() == Some(c);
@@ -167,7 +174,7 @@ impl<'a> Reader<'a> {
     }
 
     /// After an item or a field: a comma (true) or `close` (false).
-    #[inline(always)]
+    #[inline]
     pub(super) fn more(&mut self, close: u8) -> Option<bool> {
         self.skip_ws();
         let c = self.peek()?;
@@ -175,7 +182,7 @@ impl<'a> Reader<'a> {
         (c == b',' || c == close).then_some(c == b',')
     }
 
-    #[inline(always)]
+    #[inline]
     pub(super) fn literal<T>(&mut self, word: &[u8], v: T) -> Option<T> {
         let hit = self.b()[self.i..].starts_with(word);
         self.i += word.len();
@@ -189,7 +196,7 @@ impl<'a> Reader<'a> {
         match self.peek()? {
             b'"' => self.string().map(Json::Str),
             b'{' => {
-                let start = self.fields.len();
+                let (at, start) = (self.i, self.fields.len());
                 self.fields(|r, key| {
                     let v = r.value(keep)?;
                     if keep {
@@ -197,7 +204,7 @@ impl<'a> Reader<'a> {
                     }
                     Some(())
                 })?;
-                Some(Json::Object(self.fields.drain(start..).collect()))
+                Some(Json::Object(self.fields.drain(start..).collect(), at))
             }
             b'[' => {
                 let start = self.items.len();
@@ -257,7 +264,7 @@ impl<'a> Reader<'a> {
     }
 
     /// After a key: the colon, and the whitespace before the value.
-    #[inline(always)]
+    #[inline]
     pub(super) fn colon(&mut self) -> Option<()> {
         // The usual `: ` before a value, in one test.
         if let Some(&[b':', b' ', c]) = self.b().get(self.i..self.i + 3) {
@@ -277,7 +284,7 @@ impl<'a> Reader<'a> {
     /// and tests its names on the input; if none is there as written, the
     /// key is read (it may hold an escape) and given to `f`. Some(the key)
     /// of a field `f` leaves, its value skipped.
-    #[inline(always)]
+    #[inline]
     pub(super) fn field(&mut self, mut f: impl FnMut(&mut Self, Option<&[u8]>) -> Option<bool>) -> Option<Option<Cow<'a, str>>> {
         // One call of `f` in the code (a loop, not two calls), so that it is inlined.
         let mut key = None;
@@ -314,7 +321,7 @@ impl<'a> Reader<'a> {
     /// name holds no quote, backslash or control character, so the bytes
     /// `name"` there are that key and no other. This test costs a few
     /// instructions per name, far less than a key's scan and a match on its bytes.
-    #[inline(always)]
+    #[inline]
     pub(super) fn named(&mut self, key: Option<&[u8]>, quoted: &'static [u8]) -> Option<bool> {
         let name = &quoted[..quoted.len() - 1];
         let Some(_) = key else {
@@ -372,7 +379,7 @@ impl<'a> Reader<'a> {
             (self.digits() > 0).then_some(())?;
             plain = false;
         }
-        (plain || serde_json::from_slice::<f64>(&self.b()[start..self.i]).is_ok()).then_some(Json::Number)
+        (plain || finite_as_serde_json(&self.b()[start..self.i])).then_some(Json::Number)
     }
 
     pub(super) fn digits(&mut self) -> usize {
@@ -386,7 +393,7 @@ impl<'a> Reader<'a> {
     /// A string, at its opening quote; borrowed from the input unless it has
     /// an escape. Control characters, unknown escapes, lone surrogates and
     /// invalid UTF-8 are refused, as by serde_json.
-    #[inline(always)]
+    #[inline]
     pub(super) fn string(&mut self) -> Option<Cow<'a, str>> {
         let start = self.i + 1;
         let end = start + plain_run(self.b().get(start..)?)?;
@@ -486,7 +493,7 @@ impl<'a> Reader<'a> {
 /// position of the first `"`, `\\` or control character, eight bytes at a
 /// time (a byte loop was the reader's largest cost; strings are too short
 /// for memchr's set-up to pay).
-#[inline(always)]
+#[inline]
 pub(super) fn plain_run(b: &[u8]) -> Option<usize> {
     // The bytes of `v` below `n` (at most 0x80) get 0x80: exact up to the
     // first one, the borrow may mark some above it (only the first counts).
@@ -503,6 +510,54 @@ pub(super) fn plain_run(b: &[u8]) -> Option<usize> {
     b[at..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).map(|n| at + n)
 }
 
+/// Whether serde_json reads the number `n` (valid JSON) as a finite `f64`,
+/// as its default reading does (without `float_roundtrip`): the leading
+/// digits while they fit a `u64` (further integer digits raise the
+/// exponent, further fraction digits are dropped), times the power of ten of
+/// the exponent, refused when infinite. A negative exponent only divides,
+/// never refused; the product can be infinite only from 10^289 on (a
+/// significand is below 2^64, 10^288 times it below `f64::MAX`), so only
+/// those powers are needed, the same literals as serde_json's table.
+#[cold]
+fn finite_as_serde_json(n: &[u8]) -> bool {
+    const POW10: [f64; 20] = [
+        1e289, 1e290, 1e291, 1e292, 1e293, 1e294, 1e295, 1e296, 1e297, 1e298, 1e299, 1e300, 1e301, 1e302, 1e303, 1e304, 1e305,
+        1e306, 1e307, 1e308,
+    ];
+    let push = |sig: &mut u64, c: u8| sig.checked_mul(10).and_then(|s| s.checked_add(u64::from(c - b'0'))).map(|s| *sig = s).is_some();
+    let (mut sig, mut exp) = (0u64, 0i32);
+    let mut i = usize::from(n[0] == b'-');
+    let mut full = false;
+    while let Some(&c @ b'0'..=b'9') = n.get(i) {
+        full = full || !push(&mut sig, c);
+        exp += i32::from(full);
+        i += 1;
+    }
+    if n.get(i) == Some(&b'.') {
+        i += 1;
+        let mut full = false;
+        while let Some(&c @ b'0'..=b'9') = n.get(i) {
+            full = full || !push(&mut sig, c);
+            exp -= i32::from(!full);
+            i += 1;
+        }
+    }
+    if let Some(b'e' | b'E') = n.get(i) {
+        let negative = n.get(i + 1) == Some(&b'-');
+        i += 1 + usize::from(matches!(n.get(i + 1), Some(b'+' | b'-')));
+        let mut e = 0i32;
+        for &c in &n[i..] {
+            match e.checked_mul(10).and_then(|e| e.checked_add(i32::from(c - b'0'))) {
+                Some(v) => e = v,
+                // An exponent beyond an i32: infinite unless it is zero's or negative.
+                None => return sig == 0 || negative,
+            }
+        }
+        exp = if negative { exp.saturating_sub(e) } else { exp.saturating_add(e) };
+    }
+    sig == 0 || exp < 289 || (exp <= 308 && (sig as f64 * POW10[(exp - 289) as usize]).is_finite())
+}
+
 /// What a JSON value is, for messages (never the value itself).
 pub(super) fn kind(v: &Json) -> &'static str {
     match v {
@@ -511,6 +566,6 @@ pub(super) fn kind(v: &Json) -> &'static str {
         Json::Number => "a number",
         Json::Str(_) => "a string",
         Json::Array(_) => "an array",
-        Json::Object(_) => "an object",
+        Json::Object(..) => "an object",
     }
 }

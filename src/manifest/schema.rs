@@ -441,14 +441,8 @@ impl fmt::Display for Path<'_> {
 }
 
 /// The errors of an object below, now that its parent uses it.
-#[inline(always)]
 pub(super) fn report(errors: &mut Vec<Error>, below: Vec<Error>) {
-    if below.capacity() == 0 {
-        // Usually none, and nothing allocated to free: dropping it still cost a call.
-        std::mem::forget(below);
-    } else {
-        errors.extend(below);
-    }
+    errors.extend(below);
 }
 
 /// A schema error: `what`, at `path` (the message is made by [`name_errors`]).

@@ -7,10 +7,9 @@
 //! `containers` and `initContainers` array, at any depth: a Pod's `spec`, a
 //! workload's `spec.template.spec`, a CronJob's
 //! `spec.jobTemplate.spec.template.spec`, a `List`'s items. The container
-//! chosen is written back as JSON and read by the manifest reader: the
-//! smallest code of the ways tried (a walk with the reader's own methods,
-//! `serde_json::Value`).
+//! chosen is read by the manifest reader where it is in the document.
 
+use super::reader::reader_at;
 use super::{name_errors, read, Json as Value, Manifest};
 use crate::error::{code, escape, Error};
 
@@ -85,12 +84,10 @@ pub(super) fn select<'a>(
     if let Some((_, other)) = chosen.next() {
         return fail(format!("--container {wanted_shown}: two containers of {subject} have that name: {path} and {}", path_of(&doc, other)));
     }
-    let mut text = String::new();
-    write(one, &mut text);
-    // Kept for the process's life, as the manifest's bytes are: the manifest borrows its strings.
-    let text: &'static str = text.leak();
+    let Value::Object(_, at) = **one else { unreachable!("walk finds objects only") };
     let mut errors = Vec::new();
-    let m = read(text.as_bytes(), |r| r.manifest(&mut errors)).unwrap_or_default();
+    // The document was read as valid UTF-8 and valid JSON: the container reads again.
+    let m = std::str::from_utf8(bytes).ok().and_then(|s| reader_at(s, at).manifest(&mut errors)).unwrap_or_default();
     if errors.is_empty() {
         Ok(m)
     } else {
@@ -101,7 +98,7 @@ pub(super) fn select<'a>(
 /// The value of `key` in the object `v` (its last, as the manifest reader takes).
 fn get<'v, 'a>(v: &'v Value<'a>, key: &str) -> Option<&'v Value<'a>> {
     match v {
-        Value::Object(fields) => fields.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
+        Value::Object(fields, _) => fields.iter().rev().find(|(k, _)| k == key).map(|(_, v)| v),
         _ => None,
     }
 }
@@ -117,12 +114,12 @@ fn text<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
 /// Every item that is an object of a `containers` or `initContainers` array in `v`.
 fn walk<'v, 'a>(v: &'v Value<'a>, found: &mut Vec<Found<'v, 'a>>) {
     match v {
-        Value::Object(fields) => {
+        Value::Object(fields, _) => {
             for (key, value) in fields {
                 match value {
                     Value::Array(items) if key == "containers" || key == "initContainers" => {
                         let init = key == "initContainers";
-                        found.extend(items.iter().filter(|c| matches!(c, Value::Object(_))).map(|c| (init, c)));
+                        found.extend(items.iter().filter(|c| matches!(c, Value::Object(..))).map(|c| (init, c)));
                     }
                     _ => walk(value, found),
                 }
@@ -140,7 +137,7 @@ fn path_of(doc: &Value, target: &Value) -> String {
     fn find(v: &Value, target: &Value, path: &mut String) -> bool {
         let at = path.len();
         let items: Vec<(String, &Value)> = match v {
-            Value::Object(fields) => fields.iter().map(|(k, v)| (format!("{}{}", if at == 0 { "" } else { "." }, escape(k.as_bytes())), v)).collect(),
+            Value::Object(fields, _) => fields.iter().map(|(k, v)| (format!("{}{}", if at == 0 { "" } else { "." }, escape(k.as_bytes())), v)).collect(),
             Value::Array(items) => items.iter().enumerate().map(|(i, v)| (format!("[{i}]"), v)).collect(),
             _ => return false,
         };
@@ -156,37 +153,4 @@ fn path_of(doc: &Value, target: &Value) -> String {
     let mut path = String::new();
     find(doc, target, &mut path);
     path
-}
-
-/// `v` as JSON, for the manifest reader: strings exact; every number `0`
-/// (no field of the schema is a number: only its kind counts, for a message).
-fn write(v: &Value, out: &mut String) {
-    match v {
-        Value::Null => out.push_str("null"),
-        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
-        Value::Number => out.push('0'),
-        Value::Str(s) => crate::error::json_string(out, s),
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write(item, out);
-            }
-            out.push(']');
-        }
-        Value::Object(fields) => {
-            out.push('{');
-            for (i, (key, value)) in fields.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                crate::error::json_string(out, key);
-                out.push(':');
-                write(value, out);
-            }
-            out.push('}');
-        }
-    }
 }

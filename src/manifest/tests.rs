@@ -191,6 +191,52 @@ fn the_reader_agrees_with_serde_json() {
     }
 }
 
+/// Numbers at the edge of `f64`'s range, read as serde_json reads them:
+/// refused exactly when it refuses them (its rounding decides the edge).
+#[test]
+fn numbers_are_refused_exactly_as_serde_json_refuses_them() {
+    let mut numbers: Vec<String> = Vec::new();
+    let mantissas = [
+        "0", "1", "17976931348623157", "17976931348623158", "17976931348623159", "179769313486231570814527423731704356798",
+        "18446744073709551615", "18446744073709551616", "18446744073709551619", "1844674407370955161", "99999999999999999999999",
+        "000", "1797693134862315708145274237317043567980705675258449965989174768031572607949",
+    ];
+    for m in mantissas {
+        for point in [None, Some(1), Some(5), Some(19), Some(20), Some(25)] {
+            let digits = match point {
+                Some(p) if p < m.len() => format!("{}.{}", &m[..p], &m[p..]),
+                Some(_) => continue,
+                None => m.to_string(),
+            };
+            if digits.len() > 1 && digits.starts_with('0') && !digits.starts_with("0.") {
+                continue;
+            }
+            numbers.push(digits.clone());
+            for e in [250, 270, 280, 287, 288, 289, 290, 300, 305, 306, 307, 308, 309, 310, 330, 400, 2147483647, -5, -300, -400] {
+                numbers.push(format!("{digits}e{e}"));
+                numbers.push(format!("-{digits}E+{e}"));
+            }
+            numbers.push(format!("{digits}e2147483648"));
+            numbers.push(format!("{digits}e-99999999999"));
+            numbers.push(format!("{digits}e000000000000000000000308"));
+        }
+    }
+    numbers.push(format!("1{}", "0".repeat(308)));
+    numbers.push(format!("1{}", "0".repeat(309)));
+    numbers.push(format!("1{}.5", "0".repeat(308)));
+    numbers.push(format!("0.{}1e400", "0".repeat(100)));
+    numbers.push(format!("18446744073709551615.{}e280", "9".repeat(40)));
+    numbers.push(format!("1844674407370955161.5{}e289", "9".repeat(40)));
+    let mut refused = 0;
+    for n in &numbers {
+        let doc = format!("[{n}]");
+        let want = serde_json::from_str::<serde_json::Value>(&doc).is_ok();
+        assert_eq!(parse_json(doc.as_bytes()).is_ok(), want, "{n}");
+        refused += usize::from(!want);
+    }
+    assert!(refused > 100 && numbers.len() - refused > 100, "{refused} of {}", numbers.len());
+}
+
 #[test]
 fn strings_borrow_unless_escaped_and_decode_escapes() {
     let Ok(Json::Array(items)) = parse_json(br#"["plain", "a\"b\u00e9\ud83d\ude00\n", "\u0041"]"#) else { panic!() };
@@ -442,4 +488,27 @@ fn syntax_errors_say_where() {
     let e = parse(b"{\"a\": \"\xff\"}").unwrap_err();
     assert_eq!(e[0].to_string(), "manifest is not valid JSON: invalid UTF-8 at line 1 column 8");
     assert_eq!(errors(&"[".repeat(200)), ["manifest is not valid JSON: nested too deep at line 1 column 128"]);
+}
+
+/// A container chosen with `--container` reads as the same container given
+/// alone: escapes, numbers, repeated fields and errors alike (the errors
+/// under its path in the document).
+#[test]
+fn a_chosen_container_reads_as_the_container_alone() {
+    let containers = [
+        r#"{"name": "app", "env": [{"name": "A", "value": "x\u0041\"y"}, {"name": "A", "value": "z"}], "command": ["a\/b", "c"], "ports": [{"containerPort": 1e3}]}"#,
+        r#"{"name": "app", "\u0065nv": [{"name": "B", "value": "1"}], "args": ["-v"], "args": ["-q"], "volumeMounts": [{"name": "v", "mountPath": "/v"}]}"#,
+        r#"{"name": "app", "env": [{"name": "C", "valu": "1"}, {"name": 5}], "command": ["a\u0000b"]}"#,
+        r#"{"name": "app", "envFrom": [{"fileRef": {"volumeName": "v", "path": "a.env"}, "prefix": "P_"}], "env": [{"name": "D", "valueFrom": {"fileKeyRef": {"volumeName": "v", "path": "a.env", "key": "K"}}}]}"#,
+    ];
+    let show = |r: Result<Manifest, Vec<Error>>| match r {
+        Ok(m) => format!("{m:?}"),
+        Err(e) => e.into_iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"),
+    };
+    for c in containers {
+        let pod = format!(r#"{{"kind": "Pod", "spec": {{"containers": [{{"name": "side"}}, {c}]}}}}"#);
+        let alone = show(parse_named(c.as_bytes(), "manifest", None, None));
+        let chosen = show(parse_named(pod.as_bytes(), "manifest", None, Some(b"app")));
+        assert_eq!(chosen, alone.replace("manifest: ", "manifest: spec.containers[1]."), "{c}");
+    }
 }
