@@ -47,23 +47,6 @@ pub use render::Format;
 
 pub const DEFAULT_MANIFEST: &str = "/etc/envshim/manifest.json";
 
-/// The configuration variables envshim knows (docs/reference.md §1, §9, §12). Every
-/// `ENVSHIM_*` variable is removed from the program's environment; one not
-/// listed here also gets a warning naming the closest of these.
-pub const CONFIG_VARS: &[&str] = &[
-    "ENVSHIM_MANIFEST",
-    "ENVSHIM_MANIFEST_JSON",
-    "ENVSHIM_STRICT_NAMES",
-    "ENVSHIM_INIT",
-    "ENVSHIM_CONTAINER",
-    "ENVSHIM_VERBOSE",
-    "ENVSHIM_FILE_ENV",
-    "ENVSHIM_WAIT",
-    "ENVSHIM_ENV_DIR",
-    "ENVSHIM_ENV_FILE",
-    "ENVSHIM_NO_EXPAND_ARGS",
-];
-
 /// Everything `run`, `check` and `render` take, as plain values.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -105,6 +88,10 @@ pub struct Options {
     pub verbose: bool,
     /// `check --format json`: the problems and warnings as one JSON document on stdout.
     pub check_json: bool,
+    /// The configuration variables envshim knows (the command line's): every
+    /// `ENVSHIM_*` variable is removed from the program's environment; one
+    /// not among these also gets a warning naming the closest of them.
+    pub config_vars: &'static [&'static str],
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -332,6 +319,7 @@ fn prepare(opts: &Options, mode: Mode) -> Result<Plan, Vec<Error>> {
         rule,
         service_url: !opts.no_service_url,
         warn_unresolved: mode == Mode::Check,
+        config_vars: opts.config_vars,
     };
     // With --wait: build, wait for the missing files the build needed, build
     // again (files that appeared may name more: a NAME_FILE set by an env
