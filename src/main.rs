@@ -193,8 +193,9 @@ fn env_flag((name, v): (&str, Option<OsString>)) -> Result<bool, String> {
     }
 }
 
-/// The options of run, check and render (docs/reference.md §1: one table for the three).
-fn options(common: Common) -> Result<envshim::Options, String> {
+/// The options of run, check and render (docs/reference.md §1: one table for
+/// the three): what they share, and what run takes (check takes some of it).
+fn options(common: Common) -> Result<(envshim::Options, envshim::RunOptions), String> {
     // `--env` and `--env-file` take values starting with `-`, but not `--`, which ends the options.
     if common.envs.iter().chain(&common.env_files).any(|v| v == "--") {
         return Err("--env and --env-file need a value (-- ends the options)".into());
@@ -229,7 +230,12 @@ fn options(common: Common) -> Result<envshim::Options, String> {
     for r in &common.rewrite_signals {
         rewrite_signals.push(envshim::init::parse_rewrite(&r.to_string_lossy()).map_err(|e| format!("--rewrite-signal: {e}"))?);
     }
-    Ok(envshim::Options {
+    // The variables checked in this order: the first bad one is the message.
+    let strict_names = env_flag(var("strict_names"))? | common.strict_names;
+    let no_expand_args = env_flag(var("no_expand_args"))? | common.no_expand_args;
+    let wait = wait(common.wait, var("wait"))?;
+    let verbose = env_flag(var("verbose"))? | common.verbose;
+    let options = envshim::Options {
         manifest: common.manifest.or(var("manifest").1),
         manifest_json: match (common.manifest_json, var("manifest_json")) {
             (Some(text), _) => Some(("--manifest-json", text)),
@@ -239,24 +245,17 @@ fn options(common: Common) -> Result<envshim::Options, String> {
         env_dirs: comma_lists(common.env_dirs, var("env_dirs").1),
         envs: common.envs,
         volumes: common.volumes,
-        strict_names: env_flag(var("strict_names"))? | common.strict_names,
-        strict: false,
+        strict_names,
         no_service_url: common.no_service_url,
         termination_log: common.termination_log,
-        no_expand_args: env_flag(var("no_expand_args"))? | common.no_expand_args,
-        init,
-        init_group: common.init_group,
-        term_delay: common.term_delay,
-        success_exits,
-        rewrite_signals,
         file_env: comma_lists(common.file_env, var("file_env").1),
-        wait: wait(common.wait, var("wait"))?,
-        program: Vec::new(),
+        wait,
         container: common.container.or(var("container").1),
-        verbose: env_flag(var("verbose"))? | common.verbose,
-        check_json: false,
         config_vars: &VAR_NAMES,
-    })
+    };
+    let init = init.then_some(envshim::InitOptions { group: common.init_group, term_delay: common.term_delay, success_exits, rewrite_signals });
+    let run = envshim::RunOptions { program: Vec::new(), no_expand_args, verbose, init };
+    Ok((options, run))
 }
 
 #[cfg(not(test))]
@@ -364,9 +363,9 @@ fn known_names(kind: clap::error::ErrorKind, args: &[OsString]) -> Vec<&'static 
 
 /// Builds the options (configuration variables included) and runs `f`; a
 /// usage error found on the way also goes to the termination log.
-fn with_options(common: Common, f: impl FnOnce(envshim::Options) -> Result<i32, String>) -> i32 {
+fn with_options(common: Common, f: impl FnOnce(envshim::Options, envshim::RunOptions) -> Result<i32, String>) -> i32 {
     let log = common.termination_log.clone();
-    match options(common).and_then(f) {
+    match options(common).and_then(|(options, run)| f(options, run)) {
         Ok(status) => status,
         Err(message) => usage(message, log.as_deref()),
     }
@@ -374,21 +373,21 @@ fn with_options(common: Common, f: impl FnOnce(envshim::Options) -> Result<i32, 
 
 fn dispatch(command: Command) -> i32 {
     match command {
-        Command::Run(RunArgs { common, program }) => with_options(common, |o| Ok(envshim::run(&envshim::Options { program, ..o }))),
-        Command::Check(CheckArgs { common, strict, program, format }) => with_options(common, |o| {
-            let check_json = match format.as_ref().map(|f| f.to_str()) {
+        Command::Run(RunArgs { common, program }) => with_options(common, |o, run| Ok(envshim::run(&o, &envshim::RunOptions { program, ..run }))),
+        Command::Check(CheckArgs { common, strict, program, format }) => with_options(common, |o, run| {
+            let json = match format.as_ref().map(|f| f.to_str()) {
                 None | Some(Some("text")) => false,
                 Some(Some("json")) => true,
                 Some(_) => return Err("check --format: expected text or json".into()),
             };
-            Ok(envshim::check(&envshim::Options { program, strict, check_json, ..o }))
+            Ok(envshim::check(&o, &envshim::CheckOptions { program, no_expand_args: run.no_expand_args, verbose: run.verbose, strict, json }))
         }),
         Command::Render(RenderArgs { common, format, show_values }) => {
             let format = match format {
                 Format::Env => envshim::Format::Env,
                 Format::Json => envshim::Format::Json,
             };
-            with_options(common, |o| Ok(envshim::render(&o, format, show_values)))
+            with_options(common, |o, _| Ok(envshim::render(&o, format, show_values)))
         }
         Command::Install(InstallArgs { dest, force }) => envshim::install(&dest, force),
     }
