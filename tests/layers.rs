@@ -11,8 +11,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// Every top-level module of `src/` and the crate root, `lib` (main.rs
-/// excluded: the binary, above the library), and the modules each names:
+/// Every top-level module of `src/` and the crate root, `lib` (main.rs and
+/// the cli.rs it includes excluded: the binary, above the library), and the modules each names:
 /// through `crate::` (`lib` for an item of the root), or, in lib.rs, by their own names.
 fn imports() -> BTreeMap<String, BTreeSet<String>> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
