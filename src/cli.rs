@@ -1,22 +1,20 @@
-// The command line's definition (docs/reference.md §1), included by src/main.rs and by
-// tools/cli-docs.rs, which generates the shell completions and the man page
-// from it at build time (musl-build.sh): they are not in the binary.
-// `include!`d, not a module: the items are main.rs's own.
+// The command line's definition (docs/reference.md §1): each option, its
+// help and its configuration variable (written in its help, `[env: NAME]`,
+// as clap's `env` feature shows one) are written here and nowhere else.
+// Included by src/main.rs; by build.rs, which generates from it the table of
+// the variables (`VARS`) and the reader of the common command lines
+// (`common_line`); and by tools/cli-docs.rs, which generates the shell
+// completions and the man page from it (musl-build.sh): they are not in the
+// binary.
+// `include!`d, not a module: the items are main.rs's own. `LONG_VERSION`
+// (`--version`'s text) is the includer's: build.rs, which makes what it
+// says, cannot read it.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-
-/// `--version`: the crate's version, then what build.rs found (a build without
-/// git, from a source tarball, says `unknown` unless ENVSHIM_BUILD_COMMIT is set).
-const LONG_VERSION: &str = concat!(
-    env!("CARGO_PKG_VERSION"),
-    "\ncommit: ", env!("BUILD_COMMIT"),
-    "\ntarget: ", env!("BUILD_TARGET"),
-    "\nrustc: ", env!("BUILD_RUSTC"),
-);
 
 /// The end of `--help` (and of `run`, `check` and `render --help`).
 const EXIT_CODES: &str = "\
@@ -40,7 +38,7 @@ Exit codes:
 
 #[derive(Parser)]
 #[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
-#[command(name = "envshim", version, long_version = LONG_VERSION, after_help = EXIT_CODES, about = "A container entrypoint: kubelet-exact env files, fileKeyRef and $(VAR) expansion, then exec.")]
+#[command(name = "envshim", version, after_help = EXIT_CODES, about = "A container entrypoint: kubelet-exact env files, fileKeyRef and $(VAR) expansion, then exec.")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -62,7 +60,7 @@ enum Command {
     Install(InstallArgs),
 }
 
-#[derive(Args)]
+#[derive(Args, Default)]
 #[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
 struct RunArgs {
     #[command(flatten)]
@@ -72,7 +70,7 @@ struct RunArgs {
     program: Vec<OsString>,
 }
 
-#[derive(Args)]
+#[derive(Args, Default)]
 #[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
 struct CheckArgs {
     #[command(flatten)]
@@ -134,7 +132,7 @@ struct Common {
     /// The manifest's JSON text itself, instead of a file [env: ENVSHIM_MANIFEST_JSON]
     #[arg(long = "manifest-json", value_name = "TEXT")]
     manifest_json: Option<OsString>,
-    /// Load every key of an env file (repeatable)
+    /// Load every key of an env file (repeatable) [env: ENVSHIM_ENV_FILE]
     #[arg(long = "env-file", value_name = "PATH", allow_hyphen_values = true)]
     env_files: Vec<OsString>,
     /// Every regular file directly in DIR becomes a variable named after it, its bytes the value (repeatable, comma-separated) [env: ENVSHIM_ENV_DIR]
@@ -155,7 +153,7 @@ struct Common {
     /// Also write failures here [default: /dev/termination-log if it exists and is writable]
     #[arg(long, value_name = "PATH")]
     termination_log: Option<OsString>,
-    /// Do not expand $(VAR) in the trailing PROGRAM/ARGS
+    /// Do not expand $(VAR) in the trailing PROGRAM/ARGS [env: ENVSHIM_NO_EXPAND_ARGS]
     #[arg(long)]
     no_expand_args: bool,
     /// Stay as PID 1: fork, exec the program, forward signals, reap zombies [env: ENVSHIM_INIT]

@@ -1,21 +1,29 @@
 //! The library's modules form layers: data flows one way (options and
 //! manifest → sources → environment → program line → exec), so no module
-//! imports one that, directly or through others, imports it back, and the
-//! lowest layer, `sys`, imports nothing of the crate. Read from the sources'
-//! `crate::` paths (test code excluded: a test may use anything).
+//! imports one that, directly or through others, imports it back; the
+//! lowest layer, `sys`, imports nothing of the crate; the top one is the
+//! crate root, `lib.rs` (the entry points), with `pipeline` (the steps they
+//! share) below it and above every other module. Read from the sources'
+//! `crate::` paths, and lib.rs's paths of its modules (test code excluded: a
+//! test may use anything). A `crate::` path to an item that is not a module
+//! is one to the root: `lib`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// Every top-level module of `src/` (lib.rs and main.rs excluded: they are
-/// the top) and the modules it names through `crate::`.
+/// Every top-level module of `src/` and the crate root, `lib` (main.rs and
+/// the cli.rs it includes excluded: the binary, above the library), and the modules each names:
+/// through `crate::` (`lib` for an item of the root), or, in lib.rs, by their own names.
 fn imports() -> BTreeMap<String, BTreeSet<String>> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
+    let modules: BTreeSet<String> = lib.lines().filter_map(|l| l.trim().strip_prefix("pub mod ").or_else(|| l.trim().strip_prefix("mod "))).map(|m| m.trim_end_matches(';').to_string()).collect();
     let mut graph = BTreeMap::new();
+    graph.insert("lib".to_string(), module_paths(&lib, &modules));
     for entry in std::fs::read_dir(&src).unwrap() {
         let path = entry.unwrap().path();
         let Some(name) = path.file_stem().and_then(|s| s.to_str()).map(str::to_string) else { continue };
-        if name == "lib" || name == "main" {
+        if name == "lib" || name == "main" || name == "cli" {
             continue;
         }
         // A module is `src/m.rs`, `src/m/mod.rs` or both `src/m.rs` and `src/m/*.rs`.
@@ -33,6 +41,7 @@ fn imports() -> BTreeMap<String, BTreeSet<String>> {
                 continue;
             }
             for m in crate_paths(&std::fs::read_to_string(&file).unwrap()) {
+                let m = if modules.contains(&m) { m } else { "lib".to_string() };
                 if m != name {
                     used.insert(m);
                 }
@@ -80,6 +89,47 @@ fn crate_paths(text: &str) -> Vec<String> {
     found
 }
 
+/// The modules lib.rs's code names (`name::`, `use name::...`, `pub use
+/// name::...`), up to its test module, comments skipped.
+fn module_paths(lib: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut found = BTreeSet::new();
+    for line in lib.lines() {
+        let code = line.trim_start();
+        if code.starts_with("#[cfg(test)]") {
+            break;
+        }
+        if code.starts_with("//") {
+            continue;
+        }
+        let idents = code.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == ':'));
+        for path in idents {
+            if let Some((first, _)) = path.split_once("::") {
+                if modules.contains(first) {
+                    found.insert(first.to_string());
+                }
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_module_reaches_up_to_the_crate_root() {
+    let graph = imports();
+    assert!(graph["lib"].contains("pipeline"), "lib.rs does not use the pipeline: {:?}", graph["lib"]);
+    for (m, used) in &graph {
+        assert!(!used.contains("lib"), "{m} uses an item of lib.rs (a `crate::` path that is not a module): lib.rs is the top, above every module");
+    }
+}
+
+#[test]
+fn only_the_crate_root_uses_the_pipeline() {
+    let graph = imports();
+    for (m, used) in &graph {
+        assert!(m == "lib" || !used.contains("pipeline"), "{m} uses the pipeline, which sits above every module but lib.rs");
+    }
+}
+
 #[test]
 fn sys_imports_nothing_of_the_crate() {
     let graph = imports();
@@ -116,4 +166,7 @@ fn no_module_imports_one_that_imports_it_back() {
 fn the_reader_finds_grouped_and_nested_paths_and_skips_tests_and_comments() {
     let text = "use crate::a::X;\n// crate::commented\nuse crate::{b, c::Y};\nfn f() { crate::d::g(); }\n#[cfg(test)]\nmod tests { use crate::e; }\n";
     assert_eq!(crate_paths(text), ["a", "b", "c", "d"]);
+    let lib = "pub mod a;\npub mod b;\nmod c;\nuse a::X;\n// b::commented\npub use c::{Y, Z};\nfn f() { std::mem::drop(x::y()); }\n#[cfg(test)]\nmod tests { use b::e; }\n";
+    let modules = ["a", "b", "c"].map(String::from).into();
+    assert_eq!(module_paths(lib, &modules), ["a", "c"].map(String::from).into());
 }

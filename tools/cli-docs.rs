@@ -41,9 +41,9 @@ pub fn write(dir: &std::path::Path) -> std::io::Result<()> {
         let path = clap_complete::generate_to(shell, &mut documented(), "envshim", &completions)?;
         println!("cli-docs: {}", path.display());
     }
-    // The man page's VERSION section: the version alone (the generator's own
-    // commit, target and compiler are not the binary's).
-    let mut cmd = documented().long_version(None).disable_help_subcommand(true);
+    // The man page's VERSION section: the version alone (the binary's
+    // `--version` adds its commit, target and compiler).
+    let mut cmd = documented().disable_help_subcommand(true);
     cmd.build();
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         page(sub.clone(), &man)?;

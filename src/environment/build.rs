@@ -33,6 +33,8 @@ pub struct Inputs<'a> {
     pub service_url: bool,
     /// `check`: warn about each `$(NAME)` an env value leaves unresolved (`run` is silent, as the kubelet is).
     pub warn_unresolved: bool,
+    /// The `ENVSHIM_*` variables envshim knows: any other is warned about.
+    pub config_vars: &'a [&'a str],
 }
 
 /// The result of building: the environment as far as it could be built, every
@@ -71,11 +73,11 @@ pub fn rule_text(rule: NameRule) -> &'static str {
 /// An `ENVSHIM_*` variable, removed: a warning if envshim does not know it,
 /// naming the closest known one. Always false (the variable is not kept).
 #[cold]
-pub(super) fn unknown_config(name: &[u8], warnings: &mut Warnings) -> bool {
-    if !crate::CONFIG_VARS.iter().any(|k| k.as_bytes() == name) {
+pub(super) fn unknown_config(name: &[u8], known: &[&str], warnings: &mut Warnings) -> bool {
+    if !known.iter().any(|k| k.as_bytes() == name) {
         let shown = crate::error::escape(&name[..name.len().min(crate::limits::MAX_SHOWN_NAME_BYTES)]);
         let more = if name.len() > crate::limits::MAX_SHOWN_NAME_BYTES { "..." } else { "" };
-        let hint = match crate::suggest::closest(name, crate::CONFIG_VARS) {
+        let hint = match crate::suggest::closest(name, known) {
             Some(k) => format!("did you mean {k}?"),
             None => "see envshim --help".to_string(),
         };
@@ -92,7 +94,7 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
     b.env.later = inputs.manifest.env.len() + inputs.cli_env.len();
     let mut full = false;
     let converted = inputs.manifest.converted.as_ref();
-    let (inherited, private) = inherit(&mut b, inherited, inputs.service_url && converted.is_none(), converted.is_some());
+    let (inherited, private) = inherit(&mut b, inherited, inputs.service_url && converted.is_none(), converted.is_some(), inputs.config_vars);
     if let Some(c) = converted {
         b.view = Some(kubelet_view(&mut b, c, &private));
     }
@@ -112,12 +114,12 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
 
 type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 
-/// Step 1: the inherited environment, minus envshim's own configuration,
-/// and `KUBERNETES_SERVICE_URL`; returns it as bytes (the platform-resolved
+/// Step 1: the inherited environment, minus envshim's own configuration
+/// (an `ENVSHIM_*` variable not `known` warned about), and `KUBERNETES_SERVICE_URL`; returns it as bytes (the platform-resolved
 /// `env` entries of step 3 take their values from it again), and, for a
 /// converted container, its private variables ([`Converted`]), in a store
 /// of their own (its index finds them by name).
-fn inherit(b: &mut Built, inherited: Vec<(OsString, OsString)>, with_service_url: bool, converted: bool) -> (Pairs, Environment) {
+fn inherit(b: &mut Built, inherited: Vec<(OsString, OsString)>, with_service_url: bool, converted: bool, known: &[&str]) -> (Pairs, Environment) {
     let mut private = Environment::default();
     let inherited: Pairs = inherited
         .into_iter()
@@ -129,7 +131,7 @@ fn inherit(b: &mut Built, inherited: Vec<(OsString, OsString)>, with_service_url
             if converted && (k.starts_with(SEEN_PREFIX.as_bytes()) || k.starts_with(VALUE_PREFIX.as_bytes())) {
                 private.set(&k, &v, Source::Inherited);
             } else {
-                unknown_config(&k, &mut b.warnings);
+                unknown_config(&k, known, &mut b.warnings);
             }
             None
         })
