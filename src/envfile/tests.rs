@@ -174,15 +174,6 @@ fn unique_bytes_counts_the_final_key_set() {
 // fuzz/fuzz_targets/envfile.rs), on generated files that mix the shapes the
 // parse's fast path takes and every one it leaves to the general path.
 
-mod reference {
-    use super::super::Problem;
-    use crate::limits::MAX_NAME_BYTES;
-    use crate::limits::MAX_VALUE_BYTES;
-    use crate::names::is_relaxed;
-
-    include!("reference.rs");
-}
-
 /// A small deterministic generator (xorshift), so the test needs no crate.
 struct Rng(u64);
 
@@ -266,9 +257,9 @@ fn parse_is_the_literal_reading_of_the_spec() {
     }
 }
 
-/// The scans of the parse's fast path (SSE2 on x86_64, words elsewhere) stop
-/// where a byte-by-byte reading of their sets does, from every start in data
-/// of every length up to 40, around every byte value.
+/// The fast path's scans stop where a byte-by-byte reading of their sets
+/// does, from every start in data of every length up to 40 (blocks and the
+/// bytes after them; sixteen a step and eight), around every byte value.
 #[test]
 fn scans_stop_at_the_first_byte_of_their_set() {
     let value_stop = |b: u8| b <= b' ';
@@ -276,53 +267,35 @@ fn scans_stop_at_the_first_byte_of_their_set() {
     let double_stop = |b: u8| b < b' ' || b == b'"' || b == b'\\';
     let name_stop = |b: u8| b <= b' ' || b == b'=' || b >= 0x7f;
     let first = |data: &[u8], i: usize, stop: &dyn Fn(u8) -> bool| (i..data.len()).find(|&k| stop(data[k])).unwrap_or(data.len());
+    let check = |data: &[u8], i: usize, what: &dyn Fn() -> String| {
+        assert_eq!(scan::control_or_blank(data, i), first(data, i, &value_stop), "value: {}", what());
+        assert_eq!(scan::not_in_plain_name(data, i), first(data, i, &name_stop), "name: {}", what());
+        assert_eq!(scan::quote_or_control(data, i, b'\'', b'\''), first(data, i, &single_stop), "': {}", what());
+        assert_eq!(scan::quote_or_control(data, i, b'"', b'\\'), first(data, i, &double_stop), "\": {}", what());
+        // The word-at-a-time scans (other targets) too.
+        assert_eq!(scan::words::control_or_blank(data, i), first(data, i, &value_stop), "value: {}", what());
+        assert_eq!(scan::words::not_in_plain_name(data, i), first(data, i, &name_stop), "name: {}", what());
+        assert_eq!(scan::words::quote_or_control(data, i, b'\'', b'\''), first(data, i, &single_stop), "': {}", what());
+        assert_eq!(scan::words::quote_or_control(data, i, b'"', b'\\'), first(data, i, &double_stop), "\": {}", what());
+    };
     for len in 0..=40 {
         for at in 0..len {
             for b in 0u8..=255 {
                 let mut data = vec![b'a'; len];
                 data[at] = b;
                 for i in 0..=len {
-                    assert_eq!(plain_value_end(&data, i), first(&data, i, &value_stop), "value: {b} at {at} of {len} from {i}");
-                    assert_eq!(scan(&data, i, control_or_blank), first(&data, i, &value_stop), "{b} at {at} of {len} from {i}");
-                    assert_eq!(plain_name_end(&data, i), first(&data, i, &name_stop), "name: {b} at {at} of {len} from {i}");
-                    assert_eq!(scan(&data, i, not_in_plain_name), first(&data, i, &name_stop), "{b} at {at} of {len} from {i}");
-                    assert_eq!(quoted_value_end(&data, i, b'\'', b'\''), first(&data, i, &single_stop), "'{b} at {at} of {len} from {i}");
-                    assert_eq!(scan(&data, i, |w| quote_or_control(w, b'\'', b'\'')), first(&data, i, &single_stop), "'{b} at {at}");
-                    assert_eq!(quoted_value_end(&data, i, b'"', b'\\'), first(&data, i, &double_stop), "\"{b} at {at} of {len} from {i}");
-                    assert_eq!(scan(&data, i, |w| quote_or_control(w, b'"', b'\\')), first(&data, i, &double_stop), "\"{b} at {at}");
+                    check(&data, i, &|| format!("{b} at {at} of {len} from {i}"));
                 }
             }
         }
     }
-    // Several marked bytes (a borrow or carry from one must not hide an earlier one).
+    // Several marked bytes (the first one found must be the first one).
     let mut rng = Rng(0x7363_616e_7332);
     let alphabet = [0u8, 1, b'\t', b'\n', b'\r', b' ', b'!', b'=', b'\'', b'"', b'\\', 0x1f, 0x20, b'<', b'>', b'a', b'~', 0x7f, 0x80, 0xa0, 0xa1, 0xc3, 0xfe, 0xff];
     for _ in 0..20_000 {
         let data: Vec<u8> = (0..rng.below(48)).map(|_| alphabet[rng.below(alphabet.len())]).collect();
         for i in 0..=data.len() {
-            assert_eq!(plain_value_end(&data, i), first(&data, i, &value_stop), "{data:?} from {i}");
-            assert_eq!(scan(&data, i, control_or_blank), first(&data, i, &value_stop), "{data:?} from {i}");
-            assert_eq!(plain_name_end(&data, i), first(&data, i, &name_stop), "{data:?} from {i}");
-            assert_eq!(scan(&data, i, not_in_plain_name), first(&data, i, &name_stop), "{data:?} from {i}");
-            assert_eq!(quoted_value_end(&data, i, b'\'', b'\''), first(&data, i, &single_stop), "{data:?} from {i}");
-            assert_eq!(scan(&data, i, |w| quote_or_control(w, b'\'', b'\'')), first(&data, i, &single_stop), "{data:?} from {i}");
-            assert_eq!(quoted_value_end(&data, i, b'"', b'\\'), first(&data, i, &double_stop), "{data:?} from {i}");
-            assert_eq!(scan(&data, i, |w| quote_or_control(w, b'"', b'\\')), first(&data, i, &double_stop), "{data:?} from {i}");
-        }
-    }
-}
-
-#[test]
-fn is_ascii_is_slice_is_ascii() {
-    for len in 0..200 {
-        let mut data = vec![b'a'; len];
-        assert!(is_ascii(&data));
-        for at in 0..len {
-            for b in [0x7f, 0x80, 0xc3, 0xff] {
-                data[at] = b;
-                assert_eq!(is_ascii(&data), data.is_ascii(), "{b} at {at} of {len}");
-                data[at] = b'a';
-            }
+            check(&data, i, &|| format!("{data:?} from {i}"));
         }
     }
 }
