@@ -197,6 +197,35 @@ const PIECES: &[&[u8]] = &[
     b"$(X)", b"a.b-c:d",
 ];
 
+/// A line (without its ending) for the differential tests: mostly
+/// `NAME=VALUE`, some with pieces inserted anywhere, a few at the limits.
+fn random_line(rng: &mut Rng, long_name: &[u8], long_value: &[u8]) -> Vec<u8> {
+    // Mostly `NAME=VALUE` lines, some of them with pieces inserted anywhere.
+    let mut line = Vec::new();
+    if rng.below(4) != 0 {
+        for _ in 0..1 + rng.below(3) {
+            line.extend_from_slice(PIECES[rng.below(3)]);
+        }
+        line.push(b'=');
+        for _ in 0..rng.below(4) {
+            line.extend_from_slice(PIECES[3 + rng.below(3)]);
+        }
+    }
+    for _ in 0..rng.below(3) {
+        let at = rng.below(line.len() + 1);
+        let piece = PIECES[rng.below(PIECES.len())];
+        line.splice(at..at, piece.iter().copied());
+    }
+    match rng.below(40) {
+        0 => line.splice(0..0, long_name.iter().copied().chain(*b"=")).for_each(drop),
+        1 => line.splice(0..0, long_name.iter().copied().chain(*b"X=")).for_each(drop),
+        2 => line.extend_from_slice(long_value),
+        3 => line.extend_from_slice(&long_value[1..]),
+        _ => {}
+    }
+    line
+}
+
 #[test]
 fn parse_is_the_literal_reading_of_the_spec() {
     let mut rng = Rng(0x656e_7673_6869_6d32);
@@ -205,29 +234,7 @@ fn parse_is_the_literal_reading_of_the_spec() {
     for case in 0..60_000 {
         let mut data = Vec::new();
         for _ in 0..rng.below(6) {
-            // Mostly `NAME=VALUE` lines, some of them with pieces inserted anywhere.
-            let mut line = Vec::new();
-            if rng.below(4) != 0 {
-                for _ in 0..1 + rng.below(3) {
-                    line.extend_from_slice(PIECES[rng.below(3)]);
-                }
-                line.push(b'=');
-                for _ in 0..rng.below(4) {
-                    line.extend_from_slice(PIECES[3 + rng.below(3)]);
-                }
-            }
-            for _ in 0..rng.below(3) {
-                let at = rng.below(line.len() + 1);
-                let piece = PIECES[rng.below(PIECES.len())];
-                line.splice(at..at, piece.iter().copied());
-            }
-            match rng.below(40) {
-                0 => line.splice(0..0, long_name.iter().copied().chain(*b"=")).for_each(drop),
-                1 => line.splice(0..0, long_name.iter().copied().chain(*b"X=")).for_each(drop),
-                2 => line.extend_from_slice(&long_value),
-                3 => line.extend_from_slice(&long_value[1..]),
-                _ => {}
-            }
+            let line = random_line(&mut rng, &long_name, &long_value);
             data.extend_from_slice(&line);
             if rng.below(8) != 0 {
                 data.extend_from_slice(if rng.below(6) == 0 { b"\r\n" } else { b"\n" });
@@ -255,6 +262,42 @@ fn parse_is_the_literal_reading_of_the_spec() {
             assert_eq!(f.unique_bytes(), f.unique().map(|(n, v, _)| n.len() + v.len()).sum::<usize>());
         }
     }
+}
+
+/// The fast path reads each line it takes as the general parser, its
+/// specification, does: the same name, value and next line, and a value the
+/// general parser's later checks (limit, NUL) accept.
+#[test]
+fn fast_path_reads_a_line_as_the_general_parser_does() {
+    let mut rng = Rng(0x6661_7374_7061_7468);
+    let long_name = [b'N'; MAX_NAME_BYTES];
+    let long_value = vec![b'v'; MAX_VALUE_BYTES];
+    let mut taken = 0;
+    for _ in 0..60_000 {
+        let mut data = random_line(&mut rng, &long_name, &long_value);
+        data.extend_from_slice([&b""[..], b"\n", b"\r\n", b"\r", b"\nB=2\n"][rng.below(5)]);
+        if data.is_empty() {
+            continue; // (the parse asks only for a line that has a byte)
+        }
+        let mut bytes = data.clone();
+        let Some(fast) = fast::one_line(&mut bytes, 0) else {
+            assert_eq!(bytes, data, "a line the fast path leaves is untouched");
+            continue;
+        };
+        taken += 1;
+        let mut arena = Vec::new();
+        let Ok(general::Read::Entry(general)) = general::line(&data, 0, 1, &mut arena) else {
+            panic!("the general parser reads an entry: {:?}", String::from_utf8_lossy(&data));
+        };
+        let value = if general.value.in_arena { &arena[..] } else { &data[..] };
+        let value = &value[general.value.start as usize..general.value.end as usize];
+        let what = String::from_utf8_lossy(&data);
+        assert_eq!(&bytes[fast.name.clone()], &data[general.name.clone()], "{what:?}");
+        assert_eq!(&bytes[fast.value.start as usize..fast.value.end as usize], value, "{what:?}");
+        assert_eq!((fast.next, fast.lines, general.lines), (general.next, 1, 1), "{what:?}");
+        assert!(value.len() <= MAX_VALUE_BYTES && !value.contains(&0), "{what:?}");
+    }
+    assert!(taken > 10_000, "{taken}");
 }
 
 /// The fast path's scans stop where a byte-by-byte reading of their sets
