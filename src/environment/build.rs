@@ -101,7 +101,7 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
         Some(_) => Platform::Copies(&private),
         None => Platform::Inherited(&inherited),
     };
-    let mut step3 = Builder { b: &mut b, inputs, sources, scratch: Vec::new(), full: &mut full };
+    let mut step3 = Builder { b: &mut b, inputs, sources, scratch: Vec::new(), full: &mut full, inherited_names: None };
     step3.manifest_env(platform);
     step3.cli_env();
     for w in sources.warnings.drain(..) {
@@ -244,6 +244,8 @@ struct Builder<'a, 'i> {
     sources: &'a mut Sources,
     scratch: Vec<u8>,
     full: &'a mut bool,
+    /// The inherited names, indexed for the first platform-resolved entry.
+    inherited_names: Option<NameIndex>,
 }
 
 impl Builder<'_, '_> {
@@ -251,7 +253,6 @@ impl Builder<'_, '_> {
     /// taken again from `inherited`, `fileKeyRef`s read.
     fn manifest_env(&mut self, platform: Platform) {
         let inputs = self.inputs;
-        let mut inherited_names: Option<NameIndex> = None;
         for (i, var) in inputs.manifest.env.iter().enumerate() {
             if *self.full {
                 return;
@@ -276,31 +277,8 @@ impl Builder<'_, '_> {
                     self.b.define(name, value, Source::ManifestEnv(i));
                 }
                 EnvSource::Platform(named) => {
-                    let source = || Source::Platform(named.as_str().into());
-                    let inherited = match platform {
-                        Platform::Inherited(inherited) => inherited,
-                        Platform::Copies(private) => {
-                            let copy = |side: &str| private_var(private, &format!("{VALUE_PREFIX}{i}_{side}"));
-                            match (copy("A"), copy("B")) {
-                                // Resolved; else an optional reference that found nothing: skipped, as the kubelet does.
-                                (Some(a), Some(b)) if a == b => self.b.define(name, a, source()),
-                                _ => {}
-                            }
-                            continue;
-                        }
-                    };
-                    // The last of a name given twice, as step 1 kept it. Found
-                    // through an index of the inherited names, made for the first
-                    // such entry (a scan per entry is quadratic).
-                    let by_name = inherited_names.get_or_insert_with(|| {
-                        let mut index = NameIndex::with_capacity(inherited.len());
-                        for (id, (k, _)) in inherited.iter().enumerate() {
-                            index.put(k, id as u32, |i| &inherited[i as usize].0);
-                        }
-                        index
-                    });
-                    if let Some(id) = by_name.get(name, |i| &inherited[i as usize].0) {
-                        self.b.env.set(name, &inherited[id as usize].1, source());
+                    if !self.platform_entry(i, name, named, platform) {
+                        continue;
                     }
                 }
                 EnvSource::FileKey { file, key } => {
@@ -313,6 +291,39 @@ impl Builder<'_, '_> {
                 return;
             }
         }
+    }
+
+    /// Entry `i`, `name`, resolved by the platform (`named`: `secretKeyRef`,
+    /// ...): its value as the kubelet resolved it. False for a converted
+    /// container's entry (taken from its copies, or skipped).
+    fn platform_entry(&mut self, i: usize, name: &[u8], named: &str, platform: Platform) -> bool {
+        let source = || Source::Platform(named.into());
+        let inherited = match platform {
+            Platform::Inherited(inherited) => inherited,
+            Platform::Copies(private) => {
+                let copy = |side: &str| private_var(private, &format!("{VALUE_PREFIX}{i}_{side}"));
+                match (copy("A"), copy("B")) {
+                    // Resolved; else an optional reference that found nothing: skipped, as the kubelet does.
+                    (Some(a), Some(b)) if a == b => self.b.define(name, a, source()),
+                    _ => {}
+                }
+                return false;
+            }
+        };
+        // The last of a name given twice, as step 1 kept it. Found
+        // through an index of the inherited names, made for the first
+        // such entry (a scan per entry is quadratic).
+        let by_name = self.inherited_names.get_or_insert_with(|| {
+            let mut index = NameIndex::with_capacity(inherited.len());
+            for (id, (k, _)) in inherited.iter().enumerate() {
+                index.put(k, id as u32, |i| &inherited[i as usize].0);
+            }
+            index
+        });
+        if let Some(id) = by_name.get(name, |i| &inherited[i as usize].0) {
+            self.b.env.set(name, &inherited[id as usize].1, source());
+        }
+        true
     }
 
     /// Entry `i` of the manifest's `env`, `name` from `key` of a `fileKeyRef`'s
