@@ -6,11 +6,10 @@
 
 use std::fmt;
 
-use memchr::{memchr, memchr3, memchr_iter};
+use memchr::memchr;
 
 use crate::index::{SmallIndex, SMALL_MAX};
 use crate::limits::{MAX_ENV_FILE_BYTES, MAX_NAME_BYTES, MAX_VALUE_BYTES};
-use crate::names::{is_relaxed, HIGH, ONES};
 
 /// Why a file does not parse. No variant carries file content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,56 +170,6 @@ impl Keys {
 /// a copy or two of its entries: as few page faults as counting the lines first.
 const BYTES_PER_ENTRY: usize = 64;
 
-const BLANKS: [u8; 2] = [b' ', b'\t'];
-
-fn is_blank(b: u8) -> bool {
-    // Not `BLANKS.contains(&b)`: for bytes that is a call to memchr, for
-    // every byte trimmed (docs/performance.md).
-    b == BLANKS[0] || b == BLANKS[1]
-}
-
-// Inlined: called six times a line, mostly on text that starts and ends
-// with no blank, where the call cost more than the trimming (docs/performance.md).
-#[inline(always)]
-fn trim_start(s: &[u8]) -> &[u8] {
-    match s.first() {
-        Some(&b) if is_blank(b) => &s[s.iter().take_while(|&&b| is_blank(b)).count()..],
-        _ => s,
-    }
-}
-
-#[inline(always)]
-fn trim_end(s: &[u8]) -> &[u8] {
-    match s.last() {
-        Some(&b) if is_blank(b) => &s[..s.len() - s.iter().rev().take_while(|&&b| is_blank(b)).count()],
-        _ => s,
-    }
-}
-
-/// Offset of `sub` (a subslice of `whole`) inside `whole`.
-fn offset(whole: &[u8], sub: &[u8]) -> usize {
-    sub.as_ptr() as usize - whole.as_ptr() as usize
-}
-
-fn count_lines(s: &[u8]) -> usize {
-    memchr_iter(b'\n', s).count()
-}
-
-/// End of the physical line starting at `pos`: (content end without the
-/// line ending, start of the next line).
-#[inline(always)]
-fn line_end(data: &[u8], pos: usize) -> (usize, usize) {
-    let (mut end, next) = match memchr(b'\n', &data[pos..]) {
-        Some(i) => (pos + i, pos + i + 1),
-        None => (data.len(), data.len()),
-    };
-    // CRLF, or a CR right before the end of the file.
-    if end > pos && data[end - 1] == b'\r' {
-        end -= 1;
-    }
-    (end, next)
-}
-
 /// One entry as a line's parse found it, before it is checked and stored.
 struct Line {
     /// The name's bytes in the file.
@@ -236,92 +185,6 @@ struct Line {
     lines: usize,
 }
 
-/// The high bit of each byte of `w` (eight bytes, the first in the low
-/// byte) that is a control byte or a blank (at most 0x20: NUL, TAB, LF, CR,
-/// space). A byte's borrow can only mark bytes after a marked one, so the
-/// lowest marked byte is exact.
-#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
-#[inline(always)]
-fn control_or_blank(w: u64) -> u64 {
-    w.wrapping_sub(ONES * 0x21) & !w & HIGH
-}
-
-/// [`control_or_blank`], `=`, and the bytes from 0x7f: what cannot be in a
-/// name written without blanks (what is left is the relaxed rule's set).
-#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
-#[inline(always)]
-fn not_in_plain_name(w: u64) -> u64 {
-    let eq = w ^ (ONES * u64::from(b'='));
-    control_or_blank(w) | ((w.wrapping_add(ONES) | w) & HIGH) | (eq.wrapping_sub(ONES) & !eq & HIGH)
-}
-
-/// The high bit of each byte of `w` that is a control byte (below 0x20),
-/// `quote` or `also` (eight bytes, the first in the low byte; as in
-/// [`control_or_blank`], the lowest marked byte is exact).
-#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
-#[inline(always)]
-fn quote_or_control(w: u64, quote: u8, also: u8) -> u64 {
-    let (q, a) = (w ^ (ONES * u64::from(quote)), w ^ (ONES * u64::from(also)));
-    (w.wrapping_sub(ONES * 0x20) & !w & HIGH) | (q.wrapping_sub(ONES) & !q & HIGH) | (a.wrapping_sub(ONES) & !a & HIGH)
-}
-
-/// The end of a plain name from `i` (the first byte [`not_in_plain_name`]
-/// marks), or `data.len()`.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-use crate::sys::sse2::not_in_plain_name as plain_name_end;
-/// The end of a plain value from `i` (the first byte [`control_or_blank`]
-/// marks), or `data.len()`: sixteen bytes at a time with SSE2 on x86_64
-/// (checked against [`scan`] by the tests).
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-use crate::sys::sse2::control_or_blank as plain_value_end;
-
-/// The end of a quoted value's plain part from `i`, the byte after the
-/// opening quote: the first `quote`, `also` (a backslash in double quotes,
-/// else the quote again) or control byte ([`quote_or_control`]), or `data.len()`.
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-use crate::sys::sse2::quote_or_control as quoted_value_end;
-
-#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
-use crate::sys::sse2::is_ascii;
-
-#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-fn is_ascii(data: &[u8]) -> bool {
-    data.is_ascii()
-}
-
-#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-fn plain_name_end(data: &[u8], i: usize) -> usize {
-    scan(data, i, not_in_plain_name)
-}
-
-#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-fn plain_value_end(data: &[u8], i: usize) -> usize {
-    scan(data, i, control_or_blank)
-}
-
-#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
-fn quoted_value_end(data: &[u8], i: usize, quote: u8, also: u8) -> usize {
-    scan(data, i, |w| quote_or_control(w, quote, also))
-}
-
-/// The first byte from `i` that `marks` marks, or `data.len()`: eight bytes
-/// at a time, then the last ones one by one (each as the low byte of a word).
-#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
-#[inline(always)]
-fn scan(data: &[u8], mut i: usize, marks: impl Fn(u64) -> u64) -> usize {
-    while let Some(w) = data.get(i..i + 8) {
-        let m = marks(u64::from_le_bytes(w.try_into().unwrap_or_default()));
-        if m != 0 {
-            return i + (m.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    while i < data.len() && marks(u64::from(data[i])) & 0x80 == 0 {
-        i += 1;
-    }
-    i
-}
-
 /// Room for more entries when `entries` is full and `left` bytes of the file
 /// are still to parse: doubled, but never past room for every line left (3
 /// bytes at least each), so never more than counting the lines first gave.
@@ -332,56 +195,29 @@ fn grow(entries: &mut Vec<Entry>, left: usize) {
     entries.reserve_exact(entries.len().min(left / 3 + 1));
 }
 
-/// A quoted value on one line with no escape and nothing after the closing
-/// quote (`NAME='VALUE'` from `pos`, the opening quote at `v`), read as a
-/// plain value is: one scan, no rewriting, taken in place, by moving `NAME=`
-/// one byte right, over the opening quote, so that `NAME=VALUE` and (written
-/// by the caller) a NUL over the closing quote stand in the file. Returns
-/// where the closing quote is and where the next line starts; None for any
-/// other quoted value (the bytes are then untouched). Without it, such a
-/// value takes the general path: a search for the quote, one for a CR, one
-/// for the line end, a count of the lines and one for NUL, and a copy of the
-/// entry.
-#[inline(always)]
-fn one_line_quoted(data: &mut [u8], pos: usize, v: usize, quote: u8) -> Option<(usize, usize)> {
-    let also = if quote == b'"' { b'\\' } else { quote };
-    let close = quoted_value_end(data, v + 1, quote, also);
-    if data.get(close) != Some(&quote) || close - (v + 1) > MAX_VALUE_BYTES {
-        return None;
+/// The checks of the whole file, before its lines: size, BOM, UTF-8.
+fn check_whole(data: &[u8]) -> Result<(), ParseError> {
+    let err = |line: usize, problem| Err(ParseError { line, problem });
+    if data.len() > MAX_ENV_FILE_BYTES {
+        return err(0, Problem::TooLarge);
     }
-    let next = match data.get(close + 1..) {
-        Some([] | [b'\r']) => data.len(),
-        Some([b'\n', ..]) => close + 2,
-        Some([b'\r', b'\n', ..]) => close + 3,
-        _ => return None,
-    };
-    data.copy_within(pos..v, pos + 1);
-    Some((close, next))
-}
-
-/// After a closing quote only blanks or a comment may follow.
-fn only_comment(rest: &[u8]) -> bool {
-    let rest = trim_start(rest);
-    rest.is_empty() || rest[0] == b'#'
+    if data.starts_with(b"\xEF\xBB\xBF") {
+        return err(1, Problem::ByteOrderMark);
+    }
+    // ASCII first (most env files): a quicker loop than the UTF-8 check's.
+    if !data.is_ascii() {
+        if let Err(e) = std::str::from_utf8(data) {
+            return err(1 + general::count_lines(&data[..e.valid_up_to()]), Problem::InvalidUtf8);
+        }
+    }
+    Ok(())
 }
 
 impl EnvFile {
-    /// Parses a whole file; an error on any line fails the file.
-    pub fn parse(data: Vec<u8>) -> Result<EnvFile, ParseError> {
-        let err = |line: usize, problem| Err(ParseError { line, problem });
-        if data.len() > MAX_ENV_FILE_BYTES {
-            return err(0, Problem::TooLarge);
-        }
-        if data.starts_with(b"\xEF\xBB\xBF") {
-            return err(1, Problem::ByteOrderMark);
-        }
-        // ASCII first (most env files): a quicker loop than the UTF-8 check's.
-        if !is_ascii(&data) {
-            if let Err(e) = std::str::from_utf8(&data) {
-                return err(1 + count_lines(&data[..e.valid_up_to()]), Problem::InvalidUtf8);
-            }
-        }
-
+    /// Parses a whole file; an error on any line fails the file. Each line
+    /// is tried by the fast path first, then read by the general parser.
+    pub fn parse(mut data: Vec<u8>) -> Result<EnvFile, ParseError> {
+        check_whole(&data)?;
         // Room for the entries of a file of lines of BYTES_PER_ENTRY bytes
         // on average (it grows past that): no pass over the file to count its
         // lines first.
@@ -391,259 +227,60 @@ impl EnvFile {
             keys: Keys { index: SmallIndex::default(), order: Vec::new(), hashes: Vec::new(), bytes: 0, duplicates: (0, None) },
             data: Vec::new(),
         };
-        let mut data = data;
-        let len = data.len();
-        let mut pos = 0;
-        let mut line = 1;
-        'lines: while pos < len {
-            let first = data[pos];
-            // The common line, `NAME=VALUE` with a name of printable bytes and
-            // no blanks, read in one pass over the name and one over the value
-            // (sixteen or eight bytes at a time, no other search): was a
-            // `memchr` for the line end, one for `=`, one for `#`, trimming,
-            // `export` and the name rule on every line, and a pass for NUL.
-            // Anything else on the line (blanks, `export`, a comment, a control
-            // byte, a long name or value) goes to `general`, which reads it
-            // from the start.
-            let parsed = 'fast: {
-                if !(b'!'..=b'~').contains(&first) || first == b'#' || first == b'=' {
-                    match first {
-                        b'\n' => {
-                            pos += 1;
-                            line += 1;
-                            continue 'lines;
-                        }
-                        b'#' => {
-                            pos = memchr(b'\n', &data[pos..]).map_or(len, |i| pos + i + 1);
-                            line += 1;
-                            continue 'lines;
-                        }
-                        _ => break 'fast None,
-                    }
-                }
-                // Every byte before `eq` is printable ASCII and not `=` or a
-                // blank: the name passes the relaxed rule as it is.
-                let eq = plain_name_end(&data, pos + 1);
-                if eq == len || data[eq] != b'=' || eq - pos > MAX_NAME_BYTES {
-                    break 'fast None;
-                }
-                let v = eq + 1;
-                // The value's bytes (start..end), on this line: the next starts at `next`.
-                let (name, start, end, next) = match data.get(v) {
-                    Some(&quote @ (b'\'' | b'"')) => match one_line_quoted(&mut data, pos, v, quote) {
-                        Some((close, next)) => (pos + 1..v, v + 1, close, next),
-                        None => {
-                            let (value, next) = match quote {
-                                b'\'' => file.single_quoted(&data, v + 1, line)?,
-                                _ => file.double_quoted(&data, v + 1, line)?,
-                            };
-                            let lines = count_lines(&data[pos..next]);
-                            break 'fast Some(Line { name: pos..eq, value, checked: false, in_place: false, next, lines });
-                        }
-                    },
-                    _ => {
-                        // Up to the first control byte or blank: a value that
-                        // ends there at the line's end is the whole value (no
-                        // `#` can start a comment without a blank before it).
-                        let end = plain_value_end(&data, v);
-                        let next = match data.get(end) {
-                            None => len,
-                            Some(b'\n') => end + 1,
-                            Some(b'\r') if data.get(end + 1) == Some(&b'\n') => end + 2,
-                            Some(_) => break 'fast None,
-                        };
-                        if end - v > MAX_VALUE_BYTES {
-                            break 'fast None;
-                        }
-                        (pos..eq, v, end, next)
-                    }
-                };
-                let value = Span { start: start as u32, end: end as u32, in_arena: false };
-                Some(Line { name, value, checked: true, in_place: end < len, next, lines: 1 })
-            };
-            let parsed = match parsed {
+        let (mut pos, mut line) = (0, 1);
+        while pos < data.len() {
+            let parsed = match fast::one_line(&mut data, pos) {
                 Some(parsed) => parsed,
-                None => match file.general(&data, pos, line)? {
-                    Ok(parsed) => parsed,
-                    Err(next) => {
+                None => match general::line(&data, pos, line, &mut file.arena)? {
+                    general::Read::Entry(parsed) => parsed,
+                    general::Read::Skip(next) => {
                         pos = next;
                         line += 1;
                         continue;
                     }
                 },
             };
-            let Line { name, value, checked, in_place, next, lines } = parsed;
-            let value_len = value.end as usize - value.start as usize;
-            if !checked {
-                if value_len > MAX_VALUE_BYTES {
-                    return err(line, Problem::ValueTooLong);
-                }
-                if memchr(0, file.span_bytes(&data, value)).is_some() {
-                    return err(line, Problem::NulInValue);
-                }
-            }
-            if file.entries.len() == file.entries.capacity() {
-                grow(&mut file.entries, len - pos);
-            }
-            file.entries.push(Entry {
-                name_start: name.start as u32,
-                value_start: value.start,
-                line: line as u32,
-                value_len: value_len as u16,
-                name_len: name.len() as u8,
-                flags: if value.in_arena { IN_ARENA } else if in_place { IN_PLACE } else { 0 },
-            });
-            // `NAME=VALUE` as written, with a byte after it that no span holds
-            // (a blank, CR or LF ending an unquoted value): a NUL goes there,
-            // and `execve` can take the string in place. The parse reads
-            // nothing before `next` again.
-            if in_place {
-                data[value.end as usize] = 0;
-            }
-            line += lines;
-            pos = next;
+            let (next, lines) = (parsed.next, parsed.lines);
+            file.add(&mut data, parsed, line)?;
+            (pos, line) = (next, line + lines);
         }
         file.keys = Keys::new(&data, &file.entries);
         file.data = data;
         Ok(file)
     }
 
-    /// Any line that does not start `NAME=` with a plain name (see
-    /// [`EnvFile::parse`]), from `pos`, its start; for a blank line or a
-    /// comment, Err(where the next line starts).
-    fn general(&mut self, data: &[u8], pos: usize, line: usize) -> Result<Result<Line, usize>, ParseError> {
-        let err = |problem| Err(ParseError { line, problem });
-        let (end, next) = line_end(data, pos);
-        let text = trim_start(&data[pos..end]);
-        if text.is_empty() || text[0] == b'#' {
-            return Ok(Err(next));
-        }
-        let text = strip_export(text);
-        let Some(eq) = memchr(b'=', text) else { return err(Problem::NoEquals) };
-        let name = trim_end(trim_start(&text[..eq]));
-        if name.is_empty() {
-            return err(Problem::EmptyName);
-        }
-        if name.len() > MAX_NAME_BYTES {
-            return err(Problem::NameTooLong);
-        }
-        if !is_relaxed(name) {
-            return err(Problem::InvalidName);
-        }
-        let name_start = offset(data, name);
-        let name = name_start..name_start + name.len();
-
-        let after_eq = &text[eq + 1..];
-        let value_text = trim_start(after_eq);
-        let value_start = offset(data, value_text);
-        let (value, consumed_to) = match value_text.first() {
-            Some(b'\'') => self.single_quoted(data, value_start + 1, line)?,
-            Some(b'"') => self.double_quoted(data, value_start + 1, line)?,
-            _ => {
-                let v = unquoted(after_eq);
-                let start = offset(data, v);
-                (Span { start: start as u32, end: (start + v.len()) as u32, in_arena: false }, next)
+    /// Checks the entry `parsed` found on `line` and stores it.
+    fn add(&mut self, data: &mut [u8], parsed: Line, line: usize) -> Result<(), ParseError> {
+        let Line { name, value, checked, in_place, next, .. } = parsed;
+        let value_len = value.end as usize - value.start as usize;
+        if !checked {
+            let err = |problem| Err(ParseError { line, problem });
+            if value_len > MAX_VALUE_BYTES {
+                return err(Problem::ValueTooLong);
             }
-        };
-        let in_place = !value.in_arena
-            && name.end == offset(data, text) + eq
-            && value.start as usize == name.end + 1
-            && (value.end as usize) < data.len();
-        // An entry that ends on its first line consumed one line (or the
-        // last one, without a newline: then the loop ends); only a quoted
-        // value spanning lines needs counting (docs/performance.md).
-        let lines = if consumed_to == next { 1 } else { count_lines(&data[pos..consumed_to]) };
-        Ok(Ok(Line { name, value, checked: false, in_place, next: consumed_to, lines }))
-    }
-
-    /// `'…'`: literal, may span lines; the CR of a CRLF inside is dropped.
-    /// Returns the value and where the next line starts.
-    fn single_quoted(&mut self, data: &[u8], start: usize, line: usize) -> Result<(Span, usize), ParseError> {
-        let Some(len) = memchr(b'\'', &data[start..]) else {
-            return Err(ParseError { line, problem: Problem::UnclosedSingleQuote });
-        };
-        let close = start + len;
-        let raw = &data[start..close];
-        let span = if memchr(b'\r', raw).is_some() {
-            let a = self.arena.len();
-            let mut rest = raw;
-            while let Some(i) = memchr(b'\r', rest) {
-                let keep_cr = rest.get(i + 1) != Some(&b'\n');
-                self.arena.extend_from_slice(&rest[..i + keep_cr as usize]);
-                rest = &rest[i + 1..];
+            if memchr(0, self.span_bytes(data, value)).is_some() {
+                return err(Problem::NulInValue);
             }
-            self.arena.extend_from_slice(rest);
-            Span { start: a as u32, end: self.arena.len() as u32, in_arena: true }
-        } else {
-            Span { start: start as u32, end: close as u32, in_arena: false }
-        };
-        self.after_quote(data, start, close, line).map(|next| (span, next))
-    }
-
-    /// `"…"`: may span lines; escapes `\\ \" \n \t \r \$`, any other backslash
-    /// is kept; the CR of a CRLF inside is dropped, as in single quotes.
-    fn double_quoted(&mut self, data: &[u8], start: usize, line: usize) -> Result<(Span, usize), ParseError> {
-        let unclosed = ParseError { line, problem: Problem::UnclosedDoubleQuote };
-        // Fast path: no escape and no CR before the closing quote.
-        let first = memchr3(b'"', b'\\', b'\r', &data[start..]).ok_or(unclosed)? + start;
-        if data[first] == b'"' {
-            let span = Span { start: start as u32, end: first as u32, in_arena: false };
-            return self.after_quote(data, start, first, line).map(|next| (span, next));
         }
-        let a = self.arena.len();
-        let mut i = start;
-        let close = loop {
-            let Some(j) = memchr3(b'"', b'\\', b'\r', &data[i..]) else {
-                self.arena.truncate(a);
-                return Err(unclosed);
-            };
-            let j = i + j;
-            self.arena.extend_from_slice(&data[i..j]);
-            match data[j] {
-                b'"' => break j,
-                b'\r' => {
-                    if data.get(j + 1) != Some(&b'\n') {
-                        self.arena.push(b'\r');
-                    }
-                    i = j + 1;
-                }
-                _ => {
-                    let mapped = match data.get(j + 1) {
-                        Some(b'\\') => Some(b'\\'),
-                        Some(b'"') => Some(b'"'),
-                        Some(b'n') => Some(b'\n'),
-                        Some(b't') => Some(b'\t'),
-                        Some(b'r') => Some(b'\r'),
-                        Some(b'$') => Some(b'$'),
-                        _ => None,
-                    };
-                    match mapped {
-                        Some(b) => {
-                            self.arena.push(b);
-                            i = j + 2;
-                        }
-                        None => {
-                            self.arena.push(b'\\');
-                            i = j + 1;
-                        }
-                    }
-                }
-            }
-        };
-        let span = Span { start: a as u32, end: self.arena.len() as u32, in_arena: true };
-        self.after_quote(data, start, close, line).map(|next| (span, next))
-    }
-
-    /// Checks the rest of the line holding the closing quote at `close` (the
-    /// quote opened at `start` - 1 on `line`); returns where the next line starts.
-    fn after_quote(&self, data: &[u8], start: usize, close: usize, line: usize) -> Result<usize, ParseError> {
-        let (end, next) = line_end(data, close + 1);
-        if only_comment(&data[close + 1..end]) {
-            Ok(next)
-        } else {
-            let line = line + count_lines(&data[start..close]);
-            Err(ParseError { line, problem: Problem::TextAfterQuote })
+        if self.entries.len() == self.entries.capacity() {
+            grow(&mut self.entries, data.len() - next);
         }
+        self.entries.push(Entry {
+            name_start: name.start as u32,
+            value_start: value.start,
+            line: line as u32,
+            value_len: value_len as u16,
+            name_len: name.len() as u8,
+            flags: if value.in_arena { IN_ARENA } else if in_place { IN_PLACE } else { 0 },
+        });
+        // `NAME=VALUE` as written, with a byte after it that no span holds
+        // (a blank, CR or LF ending an unquoted value, a closing quote): a
+        // NUL goes there, and `execve` can take the string in place. The
+        // parse reads nothing before `next` again.
+        if in_place {
+            data[value.end as usize] = 0;
+        }
+        Ok(())
     }
 
     fn span_bytes<'s>(&'s self, data: &'s [u8], span: Span) -> &'s [u8] {
@@ -744,35 +381,10 @@ impl EnvFile {
     }
 }
 
-/// `export` followed by blanks before a name is ignored (but `export=1` and
-/// `export = 1` set a variable named `export`).
-fn strip_export(text: &[u8]) -> &[u8] {
-    if let Some(rest) = text.strip_prefix(b"export") {
-        if rest.first().is_some_and(|&b| is_blank(b)) {
-            let name = trim_start(rest);
-            if !name.is_empty() && name[0] != b'=' {
-                return name;
-            }
-        }
-    }
-    text
-}
-
-/// An unquoted value: up to a `#` that follows a blank (the blank may be the
-/// one right after `=`), blanks trimmed on both sides.
-fn unquoted(after_eq: &[u8]) -> &[u8] {
-    let mut from = 0;
-    let mut end = after_eq.len();
-    while let Some(i) = memchr(b'#', &after_eq[from..]) {
-        let at = from + i;
-        if at > 0 && is_blank(after_eq[at - 1]) {
-            end = at;
-            break;
-        }
-        from = at + 1;
-    }
-    trim_end(trim_start(&after_eq[..end]))
-}
-
+mod fast;
+mod general;
+mod scan;
+#[cfg(any(test, fuzzing))]
+pub mod reference;
 #[cfg(test)]
 mod tests;

@@ -14,6 +14,7 @@
 //!   line and problem) equals a plain line-by-line reading of docs/reference.md §4.
 #![no_main]
 
+use envshim::envfile::reference::{reference, Entries};
 use envshim::envfile::{EnvFile, Problem};
 use envshim::limits::{MAX_NAME_BYTES, MAX_VALUE_BYTES};
 use envshim::names::is_relaxed;
@@ -65,8 +66,6 @@ fn render(file: &EnvFile) -> Vec<u8> {
     }
     out
 }
-
-include!("../../src/envfile/reference.rs");
 
 fuzz_target!(|data: &[u8]| {
     if data.len() <= envshim::limits::MAX_ENV_FILE_BYTES

@@ -304,16 +304,54 @@ impl Names {
 
 /// Converts one container; the problems as (path relative to the container, message).
 fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<(String, String)> {
-    let name = c.get("name").and_then(Value::as_str).unwrap_or("").to_string();
     let env: Sequence = c.get("env").and_then(Value::as_array).cloned().unwrap_or_default();
-    let mut problems = Vec::new();
-    if let Some(i) = env.iter().position(|e| e.get("name").and_then(Value::as_str) == Some(MANIFEST_VAR)) {
-        // Converted already, and given a fileKeyRef since: its own command is gone.
-        problems.push((format!("env[{i}].name"), format!("{MANIFEST_VAR} is set: the container was converted already; convert the original instead")));
+    if let Some(problem) = converted_already(&env) {
+        return vec![problem];
+    }
+    let mut problems = reserved_names(c, &env);
+    // The program line. A command (or the image's ENTRYPOINT and CMD, which
+    // `--entrypoint` stands for) and args; `[]` and null are unset.
+    let args = words(c, "args");
+    let own_command = words(c, "command");
+    let command = program(c, own_command.clone(), s, &mut problems);
+    // The list from the first fileKeyRef on is envshim's to run; what comes before, the kubelet's alone.
+    let first = env.iter().position(is_file_key_ref).unwrap_or(env.len());
+    let rest = &env[first..];
+    let seen = seen_names(rest, own_command.iter().chain(&args).flatten());
+    problems.extend(late_references(c, rest, &seen));
+    for (i, e) in env.iter().enumerate().skip(first) {
+        if let Some(f) = e.get("valueFrom").and_then(|v| v.get("fileKeyRef")) {
+            problems.extend(file_key_ref(f).into_iter().map(|(field, why)| (format!("env[{i}].valueFrom.fileKeyRef.{field}"), why)));
+        }
+    }
+    let mounts = match volume_mounts(c, rest, first, volumes) {
+        Ok(m) => m,
+        Err(p) => {
+            problems.extend(p);
+            return problems;
+        }
+    };
+    if !problems.is_empty() {
         return problems;
     }
-    // Every `ENVSHIM_*` variable is envshim's configuration: in a converted
-    // container one would configure envshim, or be taken for its private state.
+    let text = match manifest_text(rest, command, args, &mounts, &seen, first) {
+        Ok(text) => text,
+        Err(problems) => return problems,
+    };
+    rewrite(c, &env, first, &seen, &text, &mounts, s);
+    Vec::new()
+}
+
+/// Converted already, and given a fileKeyRef since: its own command is gone.
+fn converted_already(env: &Sequence) -> Option<(String, String)> {
+    let i = env.iter().position(|e| e.get("name").and_then(Value::as_str) == Some(MANIFEST_VAR))?;
+    Some((format!("env[{i}].name"), format!("{MANIFEST_VAR} is set: the container was converted already; convert the original instead")))
+}
+
+/// Every `ENVSHIM_*` variable is envshim's configuration: in a converted
+/// container one would configure envshim, or be taken for its private state.
+fn reserved_names(c: &Mapping, env: &Sequence) -> Vec<(String, String)> {
+    let mut problems = Vec::new();
     for (i, e) in env.iter().enumerate() {
         if let Some(n) = e.get("name").and_then(Value::as_str).filter(|n| n.starts_with(RESERVED)) {
             problems.push((
@@ -330,12 +368,14 @@ fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<(S
             ));
         }
     }
+    problems
+}
 
-    // The program line. A command (or the image's ENTRYPOINT and CMD, which
-    // `--entrypoint` stands for) and args; `[]` and null are unset.
-    let args = words(c, "args");
-    let own_command = words(c, "command");
-    let command = match own_command.clone() {
+/// The command: the container's own, else the image's words given by
+/// `--entrypoint` (none: a problem, and an empty command).
+fn program(c: &Mapping, own_command: Option<Sequence>, s: &Settings, problems: &mut Vec<(String, String)>) -> Sequence {
+    let name = c.get("name").and_then(Value::as_str).unwrap_or("");
+    match own_command {
         Some(command) => command,
         None => match s.entrypoints.iter().find(|(n, _)| *n == name) {
             // The runtime runs the image's words as written: `$` doubled, envshim's expansion gives them back.
@@ -351,12 +391,12 @@ fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<(S
                 Vec::new()
             }
         },
-    };
+    }
+}
 
-    // The list from the first fileKeyRef on is envshim's to run; what comes before, the kubelet's alone.
-    let first = env.iter().position(is_file_key_ref).unwrap_or(env.len());
-    let rest = &env[first..];
-    // What that part and the program line refer to: the kubelet's view of each name is recorded where `rest` starts.
+/// What the manifest's part of the list (`rest`) and the program line's
+/// `words` refer to: the kubelet's view of each name is recorded where `rest` starts.
+fn seen_names<'w>(rest: &[Value], words: impl Iterator<Item = &'w Value>) -> Vec<String> {
     let mut seen = Names::default();
     for e in rest {
         if let Some(v) = e.get("value").and_then(Value::as_str).filter(|v| !v.is_empty()) {
@@ -364,10 +404,16 @@ fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<(S
         }
     }
     // The image's words are not expanded (nor written here): the pod's own command and args are.
-    for w in own_command.iter().chain(&args).flatten().filter_map(Value::as_str) {
+    for w in words.filter_map(Value::as_str) {
         seen.references(w);
     }
-    let seen = seen.list;
+    seen.list
+}
+
+/// References the conversion would change the meaning of: to envshim's
+/// configuration, and from a mount's subPathExpr to a name `rest` defines.
+fn late_references(c: &Mapping, rest: &[Value], seen: &[String]) -> Vec<(String, String)> {
+    let mut problems = Vec::new();
     if let Some(n) = seen.iter().find(|n| n.starts_with(RESERVED)) {
         problems.push(("env".into(), format!("$({n}) refers to envshim's configuration (every {RESERVED}* name is), which a converted container keeps from the program")));
     }
@@ -384,24 +430,13 @@ fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<(S
             ));
         }
     }
-    for (i, e) in env.iter().enumerate().skip(first) {
-        if let Some(f) = e.get("valueFrom").and_then(|v| v.get("fileKeyRef")) {
-            problems.extend(file_key_ref(f).into_iter().map(|(field, why)| (format!("env[{i}].valueFrom.fileKeyRef.{field}"), why)));
-        }
-    }
+    problems
+}
 
-    let mounts = match volume_mounts(c, rest, first, volumes) {
-        Ok(m) => m,
-        Err(p) => {
-            problems.extend(p);
-            return problems;
-        }
-    };
-    if !problems.is_empty() {
-        return problems;
-    }
-
-    // The manifest: the list from the first fileKeyRef on, the program line, where the volumes are, the names seen.
+/// The manifest: the list from the first fileKeyRef on, the program line,
+/// where the volumes are, the names seen; as JSON, checked by envshim's own
+/// parser now, not at the pod's start, and within the limit of one variable.
+fn manifest_text(rest: &[Value], command: Sequence, args: Option<Sequence>, mounts: &Mounts, seen: &[String], first: usize) -> Result<String, Vec<(String, String)>> {
     let mut manifest = Mapping::new();
     manifest.insert("env".into(), Value::Array(rest.iter().map(without_nulls).collect()));
     manifest.insert("command".into(), Value::Array(command));
@@ -413,16 +448,16 @@ fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<(S
     manifest.insert("converted".into(), mapping([("seen", Value::Array(seen.iter().map(|n| string(n)).collect()))]));
     let text = match serde_json::to_string(&Value::Object(manifest)) {
         Ok(t) => t,
-        Err(e) => return vec![(String::new(), format!("cannot be written as JSON ({e})"))],
+        Err(e) => return Err(vec![(String::new(), format!("cannot be written as JSON ({e})"))]),
     };
     // What envshim will read: checked by envshim's own parser now, not at the pod's start.
     if let Err(errors) = envshim::manifest::parse(text.as_bytes()) {
-        return errors.into_iter().map(|e| manifest_problem(e, first)).collect();
+        return Err(errors.into_iter().map(|e| manifest_problem(e, first)).collect());
     }
     // The kubelet turns `$$` back into `$`: the variable holds `text` as written.
     let size = MANIFEST_VAR.len() + 1 + text.len();
     if size > envshim::limits::MAX_EXEC_STRING_BYTES {
-        return vec![(
+        return Err(vec![(
             format!("env[{first}]"),
             format!(
                 "the manifest envshim needs (the env list from the first fileKeyRef on, and the program line) is {size} bytes as \
@@ -430,11 +465,16 @@ fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<(S
                  move large literal values before the first fileKeyRef entry, or into a ConfigMap",
                 envshim::limits::MAX_EXEC_STRING_BYTES
             ),
-        )];
+        )]);
     }
+    Ok(text)
+}
 
-    // The new env: the kubelet's part, the view it records, the rest as it
-    // was (without fileKeyRef entries) with each platform entry's copies, the manifest.
+/// The container converted: the new env (the kubelet's part, the view it
+/// records, the rest as it was, without fileKeyRef entries, with each
+/// platform entry's copies, the manifest), the shim's command, its mounts.
+fn rewrite(c: &mut Mapping, env: &Sequence, first: usize, seen: &[String], text: &str, mounts: &Mounts, s: &Settings) {
+    let rest = &env[first..];
     let mut new_env: Sequence = env[..first].to_vec();
     new_env.extend(seen.iter().enumerate().map(|(j, n)| mapping([("name", Value::String(format!("{SEEN_PREFIX}{j}"))), ("value", Value::String(format!("$({n})")))])));
     for (i, e) in rest.iter().enumerate() {
@@ -446,7 +486,7 @@ fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<(S
             new_env.extend(copies(i, e, source));
         }
     }
-    new_env.push(mapping([("name", string(MANIFEST_VAR)), ("value", Value::String(double_dollars(&text)))]));
+    new_env.push(mapping([("name", string(MANIFEST_VAR)), ("value", Value::String(double_dollars(text)))]));
     if let Some(wait) = &s.wait {
         new_env.push(mapping([("name", string(WAIT_VAR)), ("value", string(wait))]));
     }
@@ -468,7 +508,6 @@ fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<(S
             }
         }
     }
-    Vec::new()
 }
 
 /// A platform-resolved entry `i` of the manifest's list, carried twice under

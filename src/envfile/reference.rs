@@ -1,8 +1,11 @@
-// docs/reference.md §4 read literally, one physical line at a time: the reference the
-// env-file parse is compared with by the unit tests (src/envfile/tests.rs)
-// and the fuzz target (fuzz/fuzz_targets/envfile.rs), which both include
-// this file. The includer brings `Problem`, `is_relaxed`, `MAX_NAME_BYTES`
-// and `MAX_VALUE_BYTES` into scope.
+//! docs/reference.md §4 read literally, one physical line at a time: the
+//! reference the env-file parse is compared with by the unit tests
+//! (src/envfile/tests.rs) and the fuzz target (fuzz/fuzz_targets/envfile.rs).
+//! Compiled for those alone (`cfg(any(test, fuzzing))`).
+
+use super::Problem;
+use crate::limits::{MAX_NAME_BYTES, MAX_VALUE_BYTES};
+use crate::names::is_relaxed;
 
 const BLANK: &[u8] = b" \t";
 

@@ -174,15 +174,6 @@ fn unique_bytes_counts_the_final_key_set() {
 // fuzz/fuzz_targets/envfile.rs), on generated files that mix the shapes the
 // parse's fast path takes and every one it leaves to the general path.
 
-mod reference {
-    use super::super::Problem;
-    use crate::limits::MAX_NAME_BYTES;
-    use crate::limits::MAX_VALUE_BYTES;
-    use crate::names::is_relaxed;
-
-    include!("reference.rs");
-}
-
 /// A small deterministic generator (xorshift), so the test needs no crate.
 struct Rng(u64);
 
@@ -206,6 +197,35 @@ const PIECES: &[&[u8]] = &[
     b"$(X)", b"a.b-c:d",
 ];
 
+/// A line (without its ending) for the differential tests: mostly
+/// `NAME=VALUE`, some with pieces inserted anywhere, a few at the limits.
+fn random_line(rng: &mut Rng, long_name: &[u8], long_value: &[u8]) -> Vec<u8> {
+    // Mostly `NAME=VALUE` lines, some of them with pieces inserted anywhere.
+    let mut line = Vec::new();
+    if rng.below(4) != 0 {
+        for _ in 0..1 + rng.below(3) {
+            line.extend_from_slice(PIECES[rng.below(3)]);
+        }
+        line.push(b'=');
+        for _ in 0..rng.below(4) {
+            line.extend_from_slice(PIECES[3 + rng.below(3)]);
+        }
+    }
+    for _ in 0..rng.below(3) {
+        let at = rng.below(line.len() + 1);
+        let piece = PIECES[rng.below(PIECES.len())];
+        line.splice(at..at, piece.iter().copied());
+    }
+    match rng.below(40) {
+        0 => line.splice(0..0, long_name.iter().copied().chain(*b"=")).for_each(drop),
+        1 => line.splice(0..0, long_name.iter().copied().chain(*b"X=")).for_each(drop),
+        2 => line.extend_from_slice(long_value),
+        3 => line.extend_from_slice(&long_value[1..]),
+        _ => {}
+    }
+    line
+}
+
 #[test]
 fn parse_is_the_literal_reading_of_the_spec() {
     let mut rng = Rng(0x656e_7673_6869_6d32);
@@ -214,29 +234,7 @@ fn parse_is_the_literal_reading_of_the_spec() {
     for case in 0..60_000 {
         let mut data = Vec::new();
         for _ in 0..rng.below(6) {
-            // Mostly `NAME=VALUE` lines, some of them with pieces inserted anywhere.
-            let mut line = Vec::new();
-            if rng.below(4) != 0 {
-                for _ in 0..1 + rng.below(3) {
-                    line.extend_from_slice(PIECES[rng.below(3)]);
-                }
-                line.push(b'=');
-                for _ in 0..rng.below(4) {
-                    line.extend_from_slice(PIECES[3 + rng.below(3)]);
-                }
-            }
-            for _ in 0..rng.below(3) {
-                let at = rng.below(line.len() + 1);
-                let piece = PIECES[rng.below(PIECES.len())];
-                line.splice(at..at, piece.iter().copied());
-            }
-            match rng.below(40) {
-                0 => line.splice(0..0, long_name.iter().copied().chain(*b"=")).for_each(drop),
-                1 => line.splice(0..0, long_name.iter().copied().chain(*b"X=")).for_each(drop),
-                2 => line.extend_from_slice(&long_value),
-                3 => line.extend_from_slice(&long_value[1..]),
-                _ => {}
-            }
+            let line = random_line(&mut rng, &long_name, &long_value);
             data.extend_from_slice(&line);
             if rng.below(8) != 0 {
                 data.extend_from_slice(if rng.below(6) == 0 { b"\r\n" } else { b"\n" });
@@ -266,9 +264,45 @@ fn parse_is_the_literal_reading_of_the_spec() {
     }
 }
 
-/// The scans of the parse's fast path (SSE2 on x86_64, words elsewhere) stop
-/// where a byte-by-byte reading of their sets does, from every start in data
-/// of every length up to 40, around every byte value.
+/// The fast path reads each line it takes as the general parser, its
+/// specification, does: the same name, value and next line, and a value the
+/// general parser's later checks (limit, NUL) accept.
+#[test]
+fn fast_path_reads_a_line_as_the_general_parser_does() {
+    let mut rng = Rng(0x6661_7374_7061_7468);
+    let long_name = [b'N'; MAX_NAME_BYTES];
+    let long_value = vec![b'v'; MAX_VALUE_BYTES];
+    let mut taken = 0;
+    for _ in 0..60_000 {
+        let mut data = random_line(&mut rng, &long_name, &long_value);
+        data.extend_from_slice([&b""[..], b"\n", b"\r\n", b"\r", b"\nB=2\n"][rng.below(5)]);
+        if data.is_empty() {
+            continue; // (the parse asks only for a line that has a byte)
+        }
+        let mut bytes = data.clone();
+        let Some(fast) = fast::one_line(&mut bytes, 0) else {
+            assert_eq!(bytes, data, "a line the fast path leaves is untouched");
+            continue;
+        };
+        taken += 1;
+        let mut arena = Vec::new();
+        let Ok(general::Read::Entry(general)) = general::line(&data, 0, 1, &mut arena) else {
+            panic!("the general parser reads an entry: {:?}", String::from_utf8_lossy(&data));
+        };
+        let value = if general.value.in_arena { &arena[..] } else { &data[..] };
+        let value = &value[general.value.start as usize..general.value.end as usize];
+        let what = String::from_utf8_lossy(&data);
+        assert_eq!(&bytes[fast.name.clone()], &data[general.name.clone()], "{what:?}");
+        assert_eq!(&bytes[fast.value.start as usize..fast.value.end as usize], value, "{what:?}");
+        assert_eq!((fast.next, fast.lines, general.lines), (general.next, 1, 1), "{what:?}");
+        assert!(value.len() <= MAX_VALUE_BYTES && !value.contains(&0), "{what:?}");
+    }
+    assert!(taken > 10_000, "{taken}");
+}
+
+/// The fast path's scans stop where a byte-by-byte reading of their sets
+/// does, from every start in data of every length up to 40 (blocks and the
+/// bytes after them; sixteen a step and eight), around every byte value.
 #[test]
 fn scans_stop_at_the_first_byte_of_their_set() {
     let value_stop = |b: u8| b <= b' ';
@@ -276,53 +310,35 @@ fn scans_stop_at_the_first_byte_of_their_set() {
     let double_stop = |b: u8| b < b' ' || b == b'"' || b == b'\\';
     let name_stop = |b: u8| b <= b' ' || b == b'=' || b >= 0x7f;
     let first = |data: &[u8], i: usize, stop: &dyn Fn(u8) -> bool| (i..data.len()).find(|&k| stop(data[k])).unwrap_or(data.len());
+    let check = |data: &[u8], i: usize, what: &dyn Fn() -> String| {
+        assert_eq!(scan::control_or_blank(data, i), first(data, i, &value_stop), "value: {}", what());
+        assert_eq!(scan::not_in_plain_name(data, i), first(data, i, &name_stop), "name: {}", what());
+        assert_eq!(scan::quote_or_control(data, i, b'\'', b'\''), first(data, i, &single_stop), "': {}", what());
+        assert_eq!(scan::quote_or_control(data, i, b'"', b'\\'), first(data, i, &double_stop), "\": {}", what());
+        // The word-at-a-time scans (other targets) too.
+        assert_eq!(scan::words::control_or_blank(data, i), first(data, i, &value_stop), "value: {}", what());
+        assert_eq!(scan::words::not_in_plain_name(data, i), first(data, i, &name_stop), "name: {}", what());
+        assert_eq!(scan::words::quote_or_control(data, i, b'\'', b'\''), first(data, i, &single_stop), "': {}", what());
+        assert_eq!(scan::words::quote_or_control(data, i, b'"', b'\\'), first(data, i, &double_stop), "\": {}", what());
+    };
     for len in 0..=40 {
         for at in 0..len {
             for b in 0u8..=255 {
                 let mut data = vec![b'a'; len];
                 data[at] = b;
                 for i in 0..=len {
-                    assert_eq!(plain_value_end(&data, i), first(&data, i, &value_stop), "value: {b} at {at} of {len} from {i}");
-                    assert_eq!(scan(&data, i, control_or_blank), first(&data, i, &value_stop), "{b} at {at} of {len} from {i}");
-                    assert_eq!(plain_name_end(&data, i), first(&data, i, &name_stop), "name: {b} at {at} of {len} from {i}");
-                    assert_eq!(scan(&data, i, not_in_plain_name), first(&data, i, &name_stop), "{b} at {at} of {len} from {i}");
-                    assert_eq!(quoted_value_end(&data, i, b'\'', b'\''), first(&data, i, &single_stop), "'{b} at {at} of {len} from {i}");
-                    assert_eq!(scan(&data, i, |w| quote_or_control(w, b'\'', b'\'')), first(&data, i, &single_stop), "'{b} at {at}");
-                    assert_eq!(quoted_value_end(&data, i, b'"', b'\\'), first(&data, i, &double_stop), "\"{b} at {at} of {len} from {i}");
-                    assert_eq!(scan(&data, i, |w| quote_or_control(w, b'"', b'\\')), first(&data, i, &double_stop), "\"{b} at {at}");
+                    check(&data, i, &|| format!("{b} at {at} of {len} from {i}"));
                 }
             }
         }
     }
-    // Several marked bytes (a borrow or carry from one must not hide an earlier one).
+    // Several marked bytes (the first one found must be the first one).
     let mut rng = Rng(0x7363_616e_7332);
     let alphabet = [0u8, 1, b'\t', b'\n', b'\r', b' ', b'!', b'=', b'\'', b'"', b'\\', 0x1f, 0x20, b'<', b'>', b'a', b'~', 0x7f, 0x80, 0xa0, 0xa1, 0xc3, 0xfe, 0xff];
     for _ in 0..20_000 {
         let data: Vec<u8> = (0..rng.below(48)).map(|_| alphabet[rng.below(alphabet.len())]).collect();
         for i in 0..=data.len() {
-            assert_eq!(plain_value_end(&data, i), first(&data, i, &value_stop), "{data:?} from {i}");
-            assert_eq!(scan(&data, i, control_or_blank), first(&data, i, &value_stop), "{data:?} from {i}");
-            assert_eq!(plain_name_end(&data, i), first(&data, i, &name_stop), "{data:?} from {i}");
-            assert_eq!(scan(&data, i, not_in_plain_name), first(&data, i, &name_stop), "{data:?} from {i}");
-            assert_eq!(quoted_value_end(&data, i, b'\'', b'\''), first(&data, i, &single_stop), "{data:?} from {i}");
-            assert_eq!(scan(&data, i, |w| quote_or_control(w, b'\'', b'\'')), first(&data, i, &single_stop), "{data:?} from {i}");
-            assert_eq!(quoted_value_end(&data, i, b'"', b'\\'), first(&data, i, &double_stop), "{data:?} from {i}");
-            assert_eq!(scan(&data, i, |w| quote_or_control(w, b'"', b'\\')), first(&data, i, &double_stop), "{data:?} from {i}");
-        }
-    }
-}
-
-#[test]
-fn is_ascii_is_slice_is_ascii() {
-    for len in 0..200 {
-        let mut data = vec![b'a'; len];
-        assert!(is_ascii(&data));
-        for at in 0..len {
-            for b in [0x7f, 0x80, 0xc3, 0xff] {
-                data[at] = b;
-                assert_eq!(is_ascii(&data), data.is_ascii(), "{b} at {at} of {len}");
-                data[at] = b'a';
-            }
+            check(&data, i, &|| format!("{data:?} from {i}"));
         }
     }
 }

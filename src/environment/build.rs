@@ -99,13 +99,13 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
         b.view = Some(kubelet_view(&mut b, c, &private));
     }
     env_from(&mut b, inputs, sources, &mut full);
-    let mut scratch = Vec::new();
     let platform = match converted {
         Some(_) => Platform::Copies(&private),
         None => Platform::Inherited(&inherited),
     };
-    manifest_env(&mut b, inputs, sources, platform, &mut scratch, &mut full);
-    cli_env(&mut b, inputs, &mut scratch, &mut full);
+    let mut step3 = Builder { b: &mut b, inputs, sources, scratch: Vec::new(), full: &mut full, inherited_names: None };
+    step3.manifest_env(platform);
+    step3.cli_env();
     for w in sources.warnings.drain(..) {
         b.warnings.push(w);
     }
@@ -237,135 +237,155 @@ fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bo
     }
 }
 
-/// Step 3, the manifest's `env`: literal values expanded, platform-resolved
-/// entries taken again from `inherited`, `fileKeyRef`s read.
-fn manifest_env(
-    b: &mut Built,
-    inputs: &Inputs,
-    sources: &mut Sources,
-    platform: Platform,
-    scratch: &mut Vec<u8>,
-    full: &mut bool,
-) {
-    let mut inherited_names: Option<NameIndex> = None;
-    for (i, var) in inputs.manifest.env.iter().enumerate() {
-        if *full {
-            return;
-        }
-        let name = var.name.as_bytes();
-        if !inputs.rule.accepts(name) {
-            b.errors.push(Error::config(format!(
-                "manifest: env[{i}].name: \"{}\" is not a valid variable name ({})",
-                escape(name),
-                rule_text(inputs.rule)
-            )));
-            continue;
-        }
-        // Formatted only for a message, not once per entry.
-        let what = || format!("manifest: env[{i}] ({})", escape(name));
-        match &var.source {
-            EnvSource::Value(v) => {
-                let value = expand_value(b, scratch, name, v.as_bytes(), &what, full);
-                if inputs.warn_unresolved && has_reference(value) {
-                    unresolved_warning(&mut b.warnings, b.view.as_ref().unwrap_or(&b.env), v.as_bytes(), &what);
-                }
-                b.define(name, value, Source::ManifestEnv(i));
+/// Step 3: the manifest's `env`, then the `--env`s. The state its entries
+/// share: the environment being built, its inputs and sources, one buffer
+/// for every expansion, and whether the environment is full.
+struct Builder<'a, 'i> {
+    b: &'a mut Built,
+    inputs: &'a Inputs<'i>,
+    sources: &'a mut Sources,
+    scratch: Vec<u8>,
+    full: &'a mut bool,
+    /// The inherited names, indexed for the first platform-resolved entry.
+    inherited_names: Option<NameIndex>,
+}
+
+impl Builder<'_, '_> {
+    /// The manifest's `env`: literal values expanded, platform-resolved entries
+    /// taken again from `inherited`, `fileKeyRef`s read.
+    fn manifest_env(&mut self, platform: Platform) {
+        let inputs = self.inputs;
+        for (i, var) in inputs.manifest.env.iter().enumerate() {
+            if *self.full {
+                return;
             }
-            EnvSource::Platform(named) => {
-                let source = || Source::Platform(named.as_str().into());
-                let inherited = match platform {
-                    Platform::Inherited(inherited) => inherited,
-                    Platform::Copies(private) => {
-                        let copy = |side: &str| private_var(private, &format!("{VALUE_PREFIX}{i}_{side}"));
-                        match (copy("A"), copy("B")) {
-                            // Resolved; else an optional reference that found nothing: skipped, as the kubelet does.
-                            (Some(a), Some(b2)) if a == b2 => b.define(name, a, source()),
-                            _ => {}
-                        }
+            let name = var.name.as_bytes();
+            if !inputs.rule.accepts(name) {
+                self.b.errors.push(Error::config(format!(
+                    "manifest: env[{i}].name: \"{}\" is not a valid variable name ({})",
+                    escape(name),
+                    rule_text(inputs.rule)
+                )));
+                continue;
+            }
+            // Formatted only for a message, not once per entry.
+            let what = || format!("manifest: env[{i}] ({})", escape(name));
+            match &var.source {
+                EnvSource::Value(v) => {
+                    let value = expand_value(self.b, &mut self.scratch, name, v.as_bytes(), &what, self.full);
+                    if inputs.warn_unresolved && has_reference(value) {
+                        unresolved_warning(&mut self.b.warnings, self.b.view.as_ref().unwrap_or(&self.b.env), v.as_bytes(), &what);
+                    }
+                    self.b.define(name, value, Source::ManifestEnv(i));
+                }
+                EnvSource::Platform(named) => {
+                    if !self.platform_entry(i, name, named, platform) {
                         continue;
                     }
-                };
-                // The last of a name given twice, as step 1 kept it. Found
-                // through an index of the inherited names, made for the first
-                // such entry (a scan per entry is quadratic).
-                let by_name = inherited_names.get_or_insert_with(|| {
-                    let mut index = NameIndex::with_capacity(inherited.len());
-                    for (id, (k, _)) in inherited.iter().enumerate() {
-                        index.put(k, id as u32, |i| &inherited[i as usize].0);
+                }
+                EnvSource::FileKey { file, key } => {
+                    if !self.file_key(i, name, file, key.as_bytes()) {
+                        continue;
                     }
-                    index
-                });
-                if let Some(id) = by_name.get(name, |i| &inherited[i as usize].0) {
-                    b.env.set(name, &inherited[id as usize].1, source());
                 }
             }
-            EnvSource::FileKey { file, key } => {
-                if !file_key(b, inputs.rule, sources, i, name, file, key.as_bytes(), &what) {
-                    continue;
-                }
+            if stop_when_full(self.b, self.full, what) {
+                return;
             }
         }
-        if stop_when_full(b, full, what) {
-            return;
-        }
     }
-}
 
-/// Entry `i` of the manifest's `env`, NAME from `key` of a `fileKeyRef`'s
-/// file; false when the key is not a valid name (nothing was read).
-#[allow(clippy::too_many_arguments)]
-fn file_key(b: &mut Built, rule: NameRule, sources: &mut Sources, i: usize, name: &[u8], file: &FileRef, key: &[u8], what: &dyn Fn() -> String) -> bool {
-    if key.len() > MAX_NAME_BYTES || !rule.accepts(key) {
-        b.errors.push(Error::config(format!(
-            "manifest: env[{i}].valueFrom.fileKeyRef.key: \"{}\" is not a valid key ({}, at most {MAX_NAME_BYTES} bytes)",
-            escape(key),
-            rule_text(rule)
-        )));
-        return false;
-    }
-    let at = format_args!("env[{i}].valueFrom.fileKeyRef");
-    match sources.load_in_volume(&file.volume_name, &file.path, &at, &mut b.errors) {
-        Loaded::File(f, display) => match f.get(key) {
-            Some((value, line)) => b.define(name, value, Source::FileKey { file: display, line }),
-            None if file.optional => {}
-            None => b.errors.push(
-                Error::new(code::NOINPUT, format!("{}: key \"{}\" not found in {display}", what(), escape(key)))
-                    .located(Some(format!("env[{i}].valueFrom.fileKeyRef.key")), Some(&display)),
-            ),
-        },
-        Loaded::Missing(display) if !file.optional => {
-            let e = sources.required(&display, format!("{}: file {display} not found", what()));
-            b.errors.push(e.located(Some(format!("env[{i}].valueFrom.fileKeyRef.path")), Some(&display)))
+    /// Entry `i`, `name`, resolved by the platform (`named`: `secretKeyRef`,
+    /// ...): its value as the kubelet resolved it. False for a converted
+    /// container's entry (taken from its copies, or skipped).
+    fn platform_entry(&mut self, i: usize, name: &[u8], named: &str, platform: Platform) -> bool {
+        let source = || Source::Platform(named.into());
+        let inherited = match platform {
+            Platform::Inherited(inherited) => inherited,
+            Platform::Copies(private) => {
+                let copy = |side: &str| private_var(private, &format!("{VALUE_PREFIX}{i}_{side}"));
+                match (copy("A"), copy("B")) {
+                    // Resolved; else an optional reference that found nothing: skipped, as the kubelet does.
+                    (Some(a), Some(b)) if a == b => self.b.define(name, a, source()),
+                    _ => {}
+                }
+                return false;
+            }
+        };
+        // The last of a name given twice, as step 1 kept it. Found
+        // through an index of the inherited names, made for the first
+        // such entry (a scan per entry is quadratic).
+        let by_name = self.inherited_names.get_or_insert_with(|| {
+            let mut index = NameIndex::with_capacity(inherited.len());
+            for (id, (k, _)) in inherited.iter().enumerate() {
+                index.put(k, id as u32, |i| &inherited[i as usize].0);
+            }
+            index
+        });
+        if let Some(id) = by_name.get(name, |i| &inherited[i as usize].0) {
+            self.b.env.set(name, &inherited[id as usize].1, source());
         }
-        _ => {}
+        true
     }
-    true
-}
 
-/// Step 3, then: the `--env`s, expanded as the manifest's literal values are.
-fn cli_env(b: &mut Built, inputs: &Inputs, scratch: &mut Vec<u8>, full: &mut bool) {
-    for (i, (name, value)) in inputs.cli_env.iter().enumerate() {
-        if *full {
-            return;
-        }
-        if !inputs.rule.accepts(name) {
+    /// Entry `i` of the manifest's `env`, `name` from `key` of a `fileKeyRef`'s
+    /// file; false when the key is not a valid name (nothing was read).
+    fn file_key(&mut self, i: usize, name: &[u8], file: &FileRef, key: &[u8]) -> bool {
+        let (b, rule) = (&mut *self.b, self.inputs.rule);
+        let what = || format!("manifest: env[{i}] ({})", escape(name));
+        if key.len() > MAX_NAME_BYTES || !rule.accepts(key) {
             b.errors.push(Error::config(format!(
-                "--env #{}: \"{}\" is not a valid variable name ({})",
-                i + 1,
-                escape(name),
-                rule_text(inputs.rule)
+                "manifest: env[{i}].valueFrom.fileKeyRef.key: \"{}\" is not a valid key ({}, at most {MAX_NAME_BYTES} bytes)",
+                escape(key),
+                rule_text(rule)
             )));
-            continue;
+            return false;
         }
-        let what = || format!("--env #{} ({})", i + 1, escape(name));
-        let input = value;
-        let value = expand_value(b, scratch, name, value, &what, full);
-        if inputs.warn_unresolved && has_reference(value) {
-            unresolved_warning(&mut b.warnings, b.view.as_ref().unwrap_or(&b.env), input, &what);
+        let at = format_args!("env[{i}].valueFrom.fileKeyRef");
+        match self.sources.load_in_volume(&file.volume_name, &file.path, &at, &mut b.errors) {
+            Loaded::File(f, display) => match f.get(key) {
+                Some((value, line)) => b.define(name, value, Source::FileKey { file: display, line }),
+                None if file.optional => {}
+                None => b.errors.push(
+                    Error::new(code::NOINPUT, format!("{}: key \"{}\" not found in {display}", what(), escape(key)))
+                        .located(Some(format!("env[{i}].valueFrom.fileKeyRef.key")), Some(&display)),
+                ),
+            },
+            Loaded::Missing(display) if !file.optional => {
+                let e = self.sources.required(&display, format!("{}: file {display} not found", what()));
+                b.errors.push(e.located(Some(format!("env[{i}].valueFrom.fileKeyRef.path")), Some(&display)))
+            }
+            _ => {}
         }
-        b.define(name, value, Source::CliEnv);
-        if stop_when_full(b, full, what) {
-            return;
+        true
+    }
+
+    /// Then the `--env`s, expanded as the manifest's literal values are.
+    fn cli_env(&mut self) {
+        let (b, inputs, scratch, full) = (&mut *self.b, self.inputs, &mut self.scratch, &mut *self.full);
+        for (i, (name, value)) in inputs.cli_env.iter().enumerate() {
+            if *full {
+                return;
+            }
+            if !inputs.rule.accepts(name) {
+                b.errors.push(Error::config(format!(
+                    "--env #{}: \"{}\" is not a valid variable name ({})",
+                    i + 1,
+                    escape(name),
+                    rule_text(inputs.rule)
+                )));
+                continue;
+            }
+            let what = || format!("--env #{} ({})", i + 1, escape(name));
+            let input = value;
+            let value = expand_value(b, scratch, name, value, &what, full);
+            if inputs.warn_unresolved && has_reference(value) {
+                unresolved_warning(&mut b.warnings, b.view.as_ref().unwrap_or(&b.env), input, &what);
+            }
+            b.define(name, value, Source::CliEnv);
+            if stop_when_full(b, full, what) {
+                return;
+            }
         }
     }
 }

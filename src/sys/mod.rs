@@ -7,7 +7,7 @@
 //! - `process`: the command line, `execve`, ids, children, process groups, the terminal;
 //! - `signal`: sets, masks, dispositions and handlers, waiting, sending;
 //! - `alloc`: the binary's bump-arena allocator;
-//! - `sse2`: the env-file parser's byte scans, sixteen bytes at a time.
+//! - `sse2`: sixteen-byte compares for the env-file parser's scans (`envfile/scan.rs`).
 //!
 //! The crate denies `unsafe_code` (the workspace's `[lints]`); this module
 //! alone allows it, and clippy wants a `SAFETY:` note on each block.
