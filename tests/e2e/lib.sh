@@ -69,6 +69,9 @@ kubelet_volume() {
 # json_array ARGS...: the arguments as a JSON array of strings (any bytes but NUL)
 json_array() { python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "$@"; }
 
+# runc with its state in the run's directory, not in /run/runc.
+runc() { command runc --root "$WORK/runc-root" "$@"; }
+
 # runc_run NAME ROOTFS [-c CONFIG] [-u UID] [-e K=V]... [-m SRC:DST:ro|rw]... -- ARGS...
 # Runs ARGS as the container's process (PID 1) under runc, read-only rootfs.
 # CONFIG (default: the envshim image's, from umoci unpack) supplies namespaces,

@@ -37,10 +37,11 @@ engine_procs() {
 rooted_in_work() { local p; for p in /proc/[0-9]*; do [[ $(readlink "$p/root" 2>/dev/null) != "$WORK"/* ]] || echo "${p#/proc/}"; done; }
 # Made by the engines whatever their configuration says, empty once they stopped:
 # removed when this run made them (dockerd: /run/docker/plugins; containerd's shims:
-# /run/containerd/s; skopeo and images/build.sh: /var/lib/containers/cache). Never to
+# /run/containerd/s; skopeo and images/build.sh: /var/lib/containers/cache; conmon
+# runs runc with its default state directory, /run/runc). Never to
 # be made: the engines' default state (podman's network state included: its CNI lock
 # and configuration are in the run's directory, lib.sh's setup_podman).
-made_anyway=(/run/docker /run/containerd /var/lib/containers)
+made_anyway=(/run/docker /run/containerd /var/lib/containers /run/runc)
 never=(/var/lib/docker /var/lib/containerd /run/containers /run/libpod /run/podman /run/docker.sock
        /var/lib/cni /run/netns /run/docker/netns /run/user/0/containers /root/.local/share/containers
        /etc/cni/net.d/cni.lock /etc/containers/networks /run/lock/netavark.lock)
