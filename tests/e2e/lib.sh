@@ -69,7 +69,8 @@ kubelet_volume() {
 # json_array ARGS...: the arguments as a JSON array of strings (any bytes but NUL)
 json_array() { python3 -c 'import json, sys; print(json.dumps(sys.argv[1:]))' "$@"; }
 
-# runc with its state in the run's directory, not in /run/runc.
+# runc with its state in the run's directory, not in /run/runc (`timeout` runs
+# the binary, not this function: runc_run gives the root itself).
 runc() { command runc --root "$WORK/runc-root" "$@"; }
 
 # runc_run NAME ROOTFS [-c CONFIG] [-u UID] [-e K=V]... [-m SRC:DST:ro|rw]... -- ARGS...
@@ -101,7 +102,7 @@ runc_run() {
       | .process.env = ([.process.env[], $env[]] | map({key: sub("=.*"; ""), value: .})
                         | reduce .[] as $e ({}; .[$e.key] = $e.value) | [.[]])
       | .mounts += $m' "$cfg" >"$b/config.json"
-  timeout --kill-after=5 60 runc run --bundle "$b" "e2e-$name-$$"
+  timeout --kill-after=5 60 runc --root "$WORK/runc-root" run --bundle "$b" "e2e-$name-$$"
 }
 
 # bwrap_run ROOTFS [-e K=V]... [-m SRC:DST:ro|rw]... -- ARGS...
