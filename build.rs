@@ -70,7 +70,14 @@ mod cli {
             for arg in cmd.get_arguments() {
                 let id = arg.get_id().as_str();
                 let Some(long) = arg.get_long().filter(|_| name == "Common" || !in_common(id)) else { continue };
-                let os_string = arg.get_value_parser().type_id() == std::any::TypeId::of::<OsString>() && arg.get_num_args().is_none();
+                // What the fast reader does not model (a default, a required or
+                // `=`-only value, a delimiter, a fixed set) is left to clap.
+                let plain = arg.get_default_values().is_empty()
+                    && !arg.is_required_set()
+                    && !arg.is_require_equals_set()
+                    && arg.get_value_delimiter().is_none()
+                    && arg.get_possible_values().is_empty();
+                let os_string = plain && arg.get_value_parser().type_id() == std::any::TypeId::of::<OsString>() && arg.get_num_args().is_none();
                 let hyphen = arg.is_allow_hyphen_values_set();
                 let slot = match arg.get_action() {
                     ArgAction::SetTrue => format!("Slot::Flag(&mut self.{id})"),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds a release of envshim (SPEC §13) from a clean checkout, into an empty DIR:
+# Builds a release of envshim (README.md, Install) from a clean checkout, into an empty DIR:
 #   bash release/build.sh --out DIR [--image REPO] [--key MINISIGN_SECRET_KEY]
 #
 #   envshim-linux-{amd64,arm64}            the shim, static (musl-build.sh)

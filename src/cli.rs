@@ -132,7 +132,7 @@ struct Common {
     /// The manifest's JSON text itself, instead of a file [env: ENVSHIM_MANIFEST_JSON]
     #[arg(long = "manifest-json", value_name = "TEXT")]
     manifest_json: Option<OsString>,
-    /// Load every key of an env file (repeatable) [env: ENVSHIM_ENV_FILE]
+    /// Load every key of an env file (repeatable; the files of ENVSHIM_ENV_FILE, comma-separated, come after these) [env: ENVSHIM_ENV_FILE]
     #[arg(long = "env-file", value_name = "PATH", allow_hyphen_values = true)]
     env_files: Vec<OsString>,
     /// Every regular file directly in DIR becomes a variable named after it, its bytes the value (repeatable, comma-separated) [env: ENVSHIM_ENV_DIR]

@@ -5,7 +5,9 @@ use std::fmt;
 
 /// Exit codes of envshim and of its converter, kubectl-envshim (sysexits.h
 /// where one fits; 126/127 as the shells use them). Both tools exit with
-/// these and no other.
+/// these and no other of their own; `run` also ends with the program's code
+/// (it becomes the program, or supervises it with `--init`), and 128 + N
+/// when signal N ends envshim during its start-up.
 pub mod code {
     pub const OK: i32 = 0;
     /// kubectl-envshim `convert --check`: a document would change (envshim never exits with it).

@@ -658,6 +658,15 @@ fn common_command_lines_are_read_as_clap_reads_them() {
     }
     debug_envshim(["run", "--wait", "1s", "--manifest", &m, "/bin/true"]).run().ok();
     debug_envshim(["run", "--manifest", &m, "--", "--", "/bin/true"]).run().fails_with(127, &["\"--\" not found"]);
+    // --manifest-json and check's --format, read without clap too.
+    let out = debug_envshim(["run", r#"--manifest-json={"env":[{"name":"J","value":"j"}]}"#, "--", "/bin/sh", "-c", "echo $J"]).run();
+    out.ok();
+    assert_eq!(out.stdout_str(), "j\n");
+    let out = debug_envshim(["check", "--format", "json", "--manifest-json", r#"{"env":[{"name":"J","value":"j"}]}"#, "--", "/bin/true"]).run();
+    out.ok();
+    assert!(out.stdout_str().starts_with('{'), "{}", out.stdout_str());
+    debug_envshim(["check", "--format=yaml", "/bin/true"]).run().fails_with(2, &["check --format: expected text or json"]);
+    debug_envshim(["check", "--format", "json", "--format", "text"]).run().fails_with(2, &["cannot be used multiple times"]);
 }
 
 /// The binary cargo built, whatever `ENVSHIM_TEST_BIN` says: only a debug

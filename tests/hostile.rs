@@ -40,7 +40,7 @@ use serde_json::{json, Value};
 
 use crate::common::{am_root, assert_no_sentinel, deny_openat2, envshim, os, Out, Shim, SENTINEL_FRAGMENT, SENTINEL_NOT_A_NAME};
 
-/// Exit codes SPEC §7 allows.
+/// Exit codes docs/reference.md §7 allows.
 const EXIT_CODES: &[i32] = &[0, 2, 65, 66, 77, 78, 126, 127];
 
 /// `envshim ARGS` as every hostile run is made: only `PATH` inherited, killed after 10 s.

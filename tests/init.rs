@@ -1,4 +1,4 @@
-//! `envshim run --init` (SPEC §8), run for real: most tests start envshim as
+//! `envshim run --init` (docs/reference.md §8), run for real: most tests start envshim as
 //! PID 1 of a fresh pid namespace (`unshare --pid --fork --mount-proc`, which
 //! needs root; they are skipped with a message otherwise), signal it from
 //! outside as a container runtime would, and look at what the program saw.

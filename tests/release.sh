@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# release/build.sh (SPEC §13) as the release workflow runs it, from a clean clone of
+# release/build.sh (README.md, Install) as the release workflow runs it, from a clean clone of
 # HEAD: what it refuses (before building anything), every file it writes and what
 # each must hold, the signature (and a tampered file failing it), the SBOMs against
 # what cargo compiles, the krew manifest against its archives, the image layout

@@ -1,4 +1,4 @@
-//! `--wait DURATION` (SPEC §9.2), rule by rule, through the binary: files
+//! `--wait DURATION` (docs/reference.md §9.2), rule by rule, through the binary: files
 //! written late by another process (atomically, and into directories that
 //! appear later), what is not waited for, the deadline, CPU while waiting, and
 //! SIGTERM/SIGINT during the wait (also as PID 1 of a fresh pid namespace).

@@ -72,7 +72,9 @@ pub fn fail(errors: &[(i32, String)]) -> i32 {
     for (_, e) in errors {
         say(e);
     }
-    errors.first().map_or(code::OK, |e| e.0)
+    // Not reached without an error (a step that fails says why); were it
+    // reached, the run still fails, with a code of the table, never 0.
+    errors.first().map_or(code::CONFIG, |e| e.0)
 }
 
 /// The conversion's settings from the options (the command line's, or a

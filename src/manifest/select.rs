@@ -40,22 +40,8 @@ pub(super) fn select<'a>(
     let name_of = |v: &Value| text(v, "name").map(|n| escape(n.as_bytes()));
     let mut found = Vec::new();
     walk(&doc, &mut found);
-    let names = || {
-        // `containers` before `initContainers` (not a sort: a stable sort's code is large).
-        let mut list: Vec<String> = Vec::new();
-        for init in [false, true] {
-            let of_kind = found.iter().filter(|(in_init, _)| *in_init == init);
-            list.extend(of_kind.map(|(_, c)| name_of(c).unwrap_or_else(|| "(no name)".into())));
-        }
-        let more = list.len().saturating_sub(MAX_NAMES_SHOWN);
-        list.truncate(MAX_NAMES_SHOWN);
-        if more > 0 {
-            list.push(format!("and {more} more"));
-        }
-        if list.is_empty() { "it has none".to_string() } else { format!("it has {}", list.join(", ")) }
-    };
-    let kind = text(&doc, "kind").map_or_else(|| "whole object".into(), |k| escape(k.as_bytes()));
-    let kind = format!("{} {kind}", if kind.starts_with(['A', 'E', 'I', 'O', 'U']) { "an" } else { "a" });
+    let names = || listed(&found);
+    let kind = kind_of(&doc);
     let Some(wanted) = container else {
         if !whole {
             return plain(errors);
@@ -86,13 +72,39 @@ pub(super) fn select<'a>(
     }
     let Value::Object(_, at) = **one else { unreachable!("walk finds objects only") };
     let mut errors = Vec::new();
-    // The document was read as valid UTF-8 and valid JSON: the container reads again.
-    let m = std::str::from_utf8(bytes).ok().and_then(|s| reader_at(s, at).manifest(&mut errors)).unwrap_or_default();
+    // The document was read as valid UTF-8 and valid JSON: the container reads
+    // again. Were it not to, a failure, never a run without the container's env.
+    let Some(m) = std::str::from_utf8(bytes).ok().and_then(|s| reader_at(s, at).manifest(&mut errors)) else {
+        return fail(format!("--container {wanted_shown}: {path} of {subject} cannot be read again"));
+    };
     if errors.is_empty() {
         Ok(m)
     } else {
         Err(name_errors(errors, subject, file, &path))
     }
+}
+
+/// The containers' names for a message: `containers` before
+/// `initContainers` (not a sort: a stable sort's code is large), at most
+/// [`MAX_NAMES_SHOWN`].
+fn listed(found: &[Found]) -> String {
+    let mut list: Vec<String> = Vec::new();
+    for init in [false, true] {
+        let of_kind = found.iter().filter(|(in_init, _)| *in_init == init);
+        list.extend(of_kind.map(|(_, c)| text(c, "name").map_or_else(|| "(no name)".into(), |n| escape(n.as_bytes()))));
+    }
+    let more = list.len().saturating_sub(MAX_NAMES_SHOWN);
+    list.truncate(MAX_NAMES_SHOWN);
+    if more > 0 {
+        list.push(format!("and {more} more"));
+    }
+    if list.is_empty() { "it has none".to_string() } else { format!("it has {}", list.join(", ")) }
+}
+
+/// What the document is, for a message: `a Pod`, `an Ingress`..., `a whole object`.
+fn kind_of(doc: &Value) -> String {
+    let kind = text(doc, "kind").map_or_else(|| "whole object".into(), |k| escape(k.as_bytes()));
+    format!("{} {kind}", if kind.starts_with(['A', 'E', 'I', 'O', 'U']) { "an" } else { "a" })
 }
 
 /// The value of `key` in the object `v` (its last, as the manifest reader takes).
