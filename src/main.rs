@@ -195,23 +195,49 @@ fn env_flag((name, v): (&str, Option<OsString>)) -> Result<bool, String> {
 
 /// The options of run, check and render (docs/reference.md §1: one table for
 /// the three): what they share, and what run takes (check takes some of it).
-fn options(common: Common) -> Result<(envshim::Options, envshim::RunOptions), String> {
+fn options(mut common: Common) -> Result<(envshim::Options, envshim::RunOptions), String> {
     // `--env` and `--env-file` take values starting with `-`, but not `--`, which ends the options.
     if common.envs.iter().chain(&common.env_files).any(|v| v == "--") {
         return Err("--env and --env-file need a value (-- ends the options)".into());
     }
     // Every configuration variable in one pass over the environment (a
-    // `getenv` each would be a pass each); `var(id)`: the one of the option `id`, its name and value.
+    // `getenv` each would be a pass each); `var(VAR_ID)`: the one of the option `id`, its name and value.
     let mut vars = envshim::sys::envshim_vars(VAR_NAMES);
-    let mut var = |id: &str| {
-        let i = VARS.iter().position(|(option, _)| *option == id);
-        debug_assert!(i.is_some(), "no variable for {id}");
-        i.map_or(("", None), |i| (VARS[i].1, vars[i].take()))
-    };
-    let mut env_files = common.env_files;
+    let mut var = |i: usize| (VARS[i].1, vars[i].take());
+    let mut env_files = std::mem::take(&mut common.env_files);
     // Appended to the options' files (an image's CMD keeps its own): empty parts are none.
-    env_files.extend(comma_lists(Vec::new(), var("env_files").1).into_iter().filter(|f| !f.is_empty()).map(std::os::unix::ffi::OsStringExt::from_vec));
-    let init = env_flag(var("init"))? | common.init;
+    env_files.extend(comma_lists(Vec::new(), var(VAR_ENV_FILES).1).into_iter().filter(|f| !f.is_empty()).map(std::os::unix::ffi::OsStringExt::from_vec));
+    let init = init_options(env_flag(var(VAR_INIT))? | common.init, &common)?;
+    // The variables checked in this order: the first bad one is the message.
+    let strict_names = env_flag(var(VAR_STRICT_NAMES))? | common.strict_names;
+    let no_expand_args = env_flag(var(VAR_NO_EXPAND_ARGS))? | common.no_expand_args;
+    let wait = wait(common.wait, var(VAR_WAIT))?;
+    let verbose = env_flag(var(VAR_VERBOSE))? | common.verbose;
+    let options = envshim::Options {
+        manifest: common.manifest.or(var(VAR_MANIFEST).1),
+        manifest_json: match (common.manifest_json, var(VAR_MANIFEST_JSON)) {
+            (Some(text), _) => Some(("--manifest-json", text)),
+            (None, (name, text)) => text.map(|text| (name, text)),
+        },
+        env_files,
+        env_dirs: comma_lists(common.env_dirs, var(VAR_ENV_DIRS).1),
+        envs: common.envs,
+        volumes: common.volumes,
+        strict_names,
+        no_service_url: common.no_service_url,
+        termination_log: common.termination_log,
+        file_env: comma_lists(common.file_env, var(VAR_FILE_ENV).1),
+        wait,
+        container: common.container.or(var(VAR_CONTAINER).1),
+        config_vars: &VAR_NAMES,
+    };
+    let run = envshim::RunOptions { program: Vec::new(), no_expand_args, verbose, init };
+    Ok((options, run))
+}
+
+/// `--init`'s settings when `init` (the option or its variable), else a
+/// usage error for any of them given without it.
+fn init_options(init: bool, common: &Common) -> Result<Option<envshim::InitOptions>, String> {
     if !init && (common.init_group || common.term_delay.is_some()) {
         return Err("--init-group and --term-delay need --init (or ENVSHIM_INIT)".into());
     }
@@ -230,32 +256,7 @@ fn options(common: Common) -> Result<(envshim::Options, envshim::RunOptions), St
     for r in &common.rewrite_signals {
         rewrite_signals.push(envshim::init::parse_rewrite(&r.to_string_lossy()).map_err(|e| format!("--rewrite-signal: {e}"))?);
     }
-    // The variables checked in this order: the first bad one is the message.
-    let strict_names = env_flag(var("strict_names"))? | common.strict_names;
-    let no_expand_args = env_flag(var("no_expand_args"))? | common.no_expand_args;
-    let wait = wait(common.wait, var("wait"))?;
-    let verbose = env_flag(var("verbose"))? | common.verbose;
-    let options = envshim::Options {
-        manifest: common.manifest.or(var("manifest").1),
-        manifest_json: match (common.manifest_json, var("manifest_json")) {
-            (Some(text), _) => Some(("--manifest-json", text)),
-            (None, (name, text)) => text.map(|text| (name, text)),
-        },
-        env_files,
-        env_dirs: comma_lists(common.env_dirs, var("env_dirs").1),
-        envs: common.envs,
-        volumes: common.volumes,
-        strict_names,
-        no_service_url: common.no_service_url,
-        termination_log: common.termination_log,
-        file_env: comma_lists(common.file_env, var("file_env").1),
-        wait,
-        container: common.container.or(var("container").1),
-        config_vars: &VAR_NAMES,
-    };
-    let init = init.then_some(envshim::InitOptions { group: common.init_group, term_delay: common.term_delay, success_exits, rewrite_signals });
-    let run = envshim::RunOptions { program: Vec::new(), no_expand_args, verbose, init };
-    Ok((options, run))
+    Ok(init.then_some(envshim::InitOptions { group: common.init_group, term_delay: common.term_delay, success_exits, rewrite_signals }))
 }
 
 #[cfg(not(test))]

@@ -100,7 +100,7 @@ fn page(cmd: clap::Command, dir: &std::path::Path) -> std::io::Result<()> {
     if sub.as_deref() != Some("install") {
         section(&mut out, "THE MANIFEST", MANIFEST)?;
         section(&mut out, "ENV FILES", ENV_FILES)?;
-        section(&mut out, "ENVIRONMENT", ENVIRONMENT)?;
+        section(&mut out, "ENVIRONMENT", &environment())?;
     }
     section(&mut out, "EXIT STATUS", EXIT_CODES.strip_prefix("Exit codes:\n").unwrap_or(EXIT_CODES))?;
     section(&mut out, "FILES", FILES)?;
@@ -146,7 +146,26 @@ const MANIFEST: &str = "A Kubernetes container spec as JSON, by default /etc/env
 
 const ENV_FILES: &str = "At most 65,536 bytes, one NAME=VALUE a line (names at most 128 bytes, values at most 32,768 bytes):\n\n  # comments and blank lines are ignored\n  PLAIN=value with inner blanks   # a comment after a blank\n  export EXPORTED=1\n  SINGLE='literal, may span lines'\n  DOUBLE=\"escapes: \\\\ \\\" \\n \\t \\r \\$\"\n\nUTF-8, LF or CRLF line endings; the last of a duplicate name wins; an error on any line fails the whole file. Values read from files are never expanded.";
 
-const ENVIRONMENT: &str = "Every inherited variable whose name starts with ENVSHIM_ configures envshim and is removed from the program's environment; an unknown one gets a warning. An option on the command line wins over its variable. Boolean variables take 1/0, true/false, yes/no, on/off.\n\n  ENVSHIM_MANIFEST        --manifest\n  ENVSHIM_MANIFEST_JSON   --manifest-json\n  ENVSHIM_CONTAINER       --container\n  ENVSHIM_ENV_FILE        --env-file, comma-separated, added after the options' files\n  ENVSHIM_ENV_DIR         --env-dir, comma-separated\n  ENVSHIM_FILE_ENV        --file-env, comma-separated\n  ENVSHIM_WAIT            --wait\n  ENVSHIM_STRICT_NAMES    --strict-names (boolean)\n  ENVSHIM_NO_EXPAND_ARGS  --no-expand-args (boolean)\n  ENVSHIM_INIT            --init (boolean)\n  ENVSHIM_VERBOSE         --verbose (boolean)";
+/// ENVIRONMENT: each configuration variable and its option, from the
+/// definition (`[env: NAME]` in the option's help, which OPTIONS shows whole).
+fn environment() -> String {
+    use clap::CommandFactory;
+    let mut text = String::from("Every inherited variable whose name starts with ENVSHIM_ configures envshim and is removed from the program's environment; an unknown one gets a warning. An option on the command line wins over its variable (a boolean variable is still checked, and adds to its flag; the files of ENVSHIM_ENV_FILE come after those of --env-file). Boolean variables take 1/0, true/false, yes/no, on/off.\n");
+    let cli = Cli::command();
+    let run = cli.find_subcommand("run").expect("run is defined");
+    for arg in run.get_arguments() {
+        let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+        let Some((var, _)) = help.split_once("[env: ").and_then(|(_, rest)| rest.split_once(']')) else { continue };
+        let long = arg.get_long().expect("an option with a variable is a long option");
+        let note = match arg.get_action() {
+            clap::ArgAction::SetTrue => " (boolean)",
+            _ if help.contains("comma-separated") => ", comma-separated",
+            _ => "",
+        };
+        text += &format!("\n  {var:<24}--{long}{note}");
+    }
+    text
+}
 
 const FILES: &str = "/etc/envshim/manifest.json\n    the manifest when none is named, if it exists\n\n/dev/termination-log\n    where a failure is also written when it exists and is writable (--termination-log)";
 
