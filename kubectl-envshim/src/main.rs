@@ -148,20 +148,10 @@ fn convert_command(args: ConvertArgs) -> i32 {
         Ok(inputs) => inputs,
         Err(e) => return fail(&[e]),
     };
-    let mut errors: Vec<(i32, String)> = Vec::new();
-    let mut outputs = Vec::new();
-    for (shown, text) in &inputs {
-        match text {
-            Ok(text) => match stream::convert(text, shown, &settings) {
-                Ok(out) => outputs.push((shown, out)),
-                Err(mut es) => errors.append(&mut es),
-            },
-            Err(e) => errors.push((code::DATAERR, format!("{shown}: {e}"))),
-        }
-    }
-    if !errors.is_empty() {
-        return fail(&errors);
-    }
+    let outputs = match convert_all(&inputs, &settings) {
+        Ok(outputs) => outputs,
+        Err(errors) => return fail(&errors),
+    };
     // What would change (--check, as `gofmt -l` lists files), or what the
     // converted pods run without (warnings): stderr, names only, no value.
     for (shown, out) in &outputs {
@@ -178,6 +168,31 @@ fn convert_command(args: ConvertArgs) -> i32 {
         let changed = outputs.iter().any(|(_, o)| !o.notes.is_empty());
         return if changed { code::CHANGED } else { code::OK };
     }
+    write_stdout(joined(&outputs).as_bytes())
+}
+
+/// Each input's name and its conversion.
+type Converted<'i> = Vec<(&'i String, stream::Output)>;
+
+/// Every input converted; Err: every problem of every input.
+fn convert_all<'i>(inputs: &'i input::Texts, settings: &Settings) -> Result<Converted<'i>, Vec<(i32, String)>> {
+    let mut errors: Vec<(i32, String)> = Vec::new();
+    let mut outputs = Vec::new();
+    for (shown, text) in inputs {
+        match text {
+            Ok(text) => match stream::convert(text, shown, settings) {
+                Ok(out) => outputs.push((shown, out)),
+                Err(mut es) => errors.append(&mut es),
+            },
+            Err(e) => errors.push((code::DATAERR, format!("{shown}: {e}"))),
+        }
+    }
+    if errors.is_empty() { Ok(outputs) } else { Err(errors) }
+}
+
+/// The outputs as one stream: several files' YAML documents separated by
+/// `---`, JSON values one after the other (a stream kubectl reads).
+fn joined(outputs: &Converted) -> String {
     let mut all = String::new();
     let any_yaml = outputs.iter().any(|(_, o)| !o.json);
     for (i, (_, out)) in outputs.iter().enumerate() {
@@ -185,15 +200,13 @@ fn convert_command(args: ConvertArgs) -> i32 {
             if !all.is_empty() && !all.ends_with('\n') {
                 all.push('\n');
             }
-            // Several files: YAML documents are separated by `---`; JSON values
-            // follow each other (a stream kubectl reads).
             if any_yaml && !out.text.trim_start().starts_with("---") {
                 all.push_str("---\n");
             }
         }
         all.push_str(&out.text);
     }
-    write_stdout(all.as_bytes())
+    all
 }
 
 /// Writes `bytes` to stdout: OK, or IOERR when it cannot (a closed pipe is not an error).
