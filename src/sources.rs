@@ -157,7 +157,7 @@ impl Sources {
         let plain = match check_path(path) {
             Ok(plain) => plain,
             Err(why) => {
-                errors.push(Error::config(format!("manifest: {at}.path: {why}")));
+                errors.push(Error::in_manifest(code::CONFIG, "manifest", format!("{at}.path"), None, why));
                 return Loaded::Failed;
             }
         };
@@ -170,7 +170,7 @@ impl Sources {
         };
         if key.is_empty() {
             // `/` or `.`: the volume root, a directory (not "missing", which optional would cover).
-            errors.push(Error::config(format!("manifest: {at}.path: names the volume root, not a regular file")));
+            errors.push(Error::in_manifest(code::CONFIG, "manifest", format!("{at}.path"), None, "names the volume root, not a regular file"));
             return Loaded::Failed;
         }
         let files = &self.files;

@@ -230,6 +230,8 @@ fn check_format_json_locates_volume_key_and_missing_file_errors_and_summarises_a
             file_key_ref("K", "cfg", "a.env", "NOPE", false),
             file_key_ref("G", "gone", "g.env", "G", false),
             file_key_ref("U", "nope", "u.env", "U", false),
+            file_key_ref("P", "cfg", "../a.env", "P", false),
+            file_key_ref("R", "cfg", "./", "R", false),
         ],
     }));
     let out = envshim(["check", "--format", "json", "--manifest", &m]).run();
@@ -237,7 +239,9 @@ fn check_format_json_locates_volume_key_and_missing_file_errors_and_summarises_a
     let doc = out.json();
     let at = |i: usize| (doc["errors"][i]["path"].clone(), doc["errors"][i]["file"].clone());
     let errors = doc["errors"].as_array().unwrap();
-    assert_eq!(errors.len(), 4, "{doc}");
+    assert_eq!(errors.len(), 6, "{doc}");
+    assert_eq!(at(4), (json!("env[3].valueFrom.fileKeyRef.path"), json!(null)));
+    assert_eq!(at(5), (json!("env[4].valueFrom.fileKeyRef.path"), json!(null)));
     assert_eq!(at(0), (json!("envFrom[0].fileRef.path"), json!("cfg/none.env")));
     assert_eq!(at(1), (json!("env[0].valueFrom.fileKeyRef.key"), json!("cfg/a.env")));
     assert_eq!(at(2), (json!(null), json!(missing.to_str().unwrap())));
