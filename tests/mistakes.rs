@@ -75,6 +75,9 @@ fn container_works_across_a_list_of_workloads_and_refuses_ambiguity() {
     );
     envshim(["check", "--manifest", &m, "--container", "nope"]).run().no_sentinel().fails_with(78, &["--container nope: no such container in manifest", "a List (it has web, cron, tmpl, dup, dup)"]);
     envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(78, &["is a List, not a container spec"]);
+    // A `kind` that is no kind's name is not shown: any text could be there.
+    let odd = v.manifest(&json!({"kind": SENTINEL, "spec": {"containers": [{"name": "app"}]}}));
+    envshim(["check", "--manifest", &odd]).run().no_sentinel().fails_with(78, &["is a whole object, not a container spec"]);
     // A schema error in the chosen container names its whole path.
     let bad = json!({"kind": "Deployment", "spec": {"template": {"spec": {"containers": [{"name": "web", "env": [{"name": "A", "valu": SENTINEL}]}]}}}});
     let m = v.manifest(&bad);
