@@ -13,42 +13,7 @@ use proptest::prelude::*;
 use crate::support::quoted_yaml::block_yaml;
 use serde_norway::Value;
 
-const BIN: &str = env!("CARGO_BIN_EXE_kubectl-envshim");
-use crate::support::SHIM_IMAGE as IMAGE;
-/// A secret-looking value: no message and no output of a failed run may show it.
-const SENTINEL: &str = "SENTINEL-s3cr3t-VALUE";
-
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Out {
-    #[track_caller]
-    fn ok(&self) -> &str {
-        assert_eq!(self.code, 0, "stderr: {}", self.stderr);
-        assert!(self.stderr.is_empty(), "stderr: {}", self.stderr);
-        &self.stdout
-    }
-
-    /// A failure: the code, nothing on stdout, `kubectl-envshim: ` lines naming
-    /// every part, and no sentinel anywhere. Returns stderr.
-    #[track_caller]
-    fn fails(&self, code: i32, parts: &[&str]) -> &str {
-        assert_eq!(self.code, code, "stdout: {}\nstderr: {}", self.stdout, self.stderr);
-        assert!(self.stdout.is_empty(), "stdout of a failed run: {}", self.stdout);
-        assert!(!self.stderr.is_empty());
-        for l in self.stderr.lines() {
-            assert!(l.starts_with("kubectl-envshim: "), "line {l:?}");
-        }
-        for p in parts {
-            assert!(self.stderr.contains(p), "stderr lacks {p:?}: {}", self.stderr);
-        }
-        assert!(!self.stderr.contains("s3cr3t"), "a value in a message: {}", self.stderr);
-        &self.stderr
-    }
-}
+use crate::support::{run, Out, BIN, SENTINEL, SHIM_IMAGE as IMAGE};
 
 fn kubectl_envshim(args: &[&str], stdin: &str) -> Out {
     kubectl_envshim_with(args, stdin, Some(IMAGE))
@@ -61,12 +26,7 @@ fn kubectl_envshim_with(args: &[&str], stdin: &str, image: Option<&str>) -> Out 
         Some(image) => command.env("KUBECTL_ENVSHIM_SHIM_IMAGE", image),
         None => command.env_remove("KUBECTL_ENVSHIM_SHIM_IMAGE"),
     };
-    let out = crate::support::piped(command.args(args), stdin);
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-    }
+    run(command.args(args), stdin)
 }
 
 fn convert(stdin: &str) -> Out {

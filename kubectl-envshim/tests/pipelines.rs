@@ -9,9 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const BIN: &str = env!("CARGO_BIN_EXE_kubectl-envshim");
-/// A secret-looking value: no message of any run may show it.
-const SENTINEL: &str = "SENTINEL-s3cr3t-VALUE";
+use crate::support::{Out, BIN, SENTINEL};
 
 /// A Deployment whose container `app` reads TOKEN from a file; DB_URL is
 /// built from it; a value holds the sentinel.
@@ -45,38 +43,6 @@ spec:
 
 const CONFIG_MAP: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm # kept\ndata:\n  mode: \"0644\"\n  on: \"yes\"\n";
 
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-}
-
-impl Out {
-    #[track_caller]
-    fn ok(&self) -> &str {
-        assert_eq!(self.code, 0, "stdout: {}\nstderr: {}", self.stdout, self.stderr);
-        self.clean();
-        &self.stdout
-    }
-
-    /// A failure: the code, nothing on stdout, every part on stderr, no sentinel.
-    #[track_caller]
-    fn fails(&self, code: i32, parts: &[&str]) -> &str {
-        assert_eq!(self.code, code, "stdout: {}\nstderr: {}", self.stdout, self.stderr);
-        assert!(self.stdout.is_empty(), "stdout of a failed run: {}", self.stdout);
-        for p in parts {
-            assert!(self.stderr.contains(p), "stderr lacks {p:?}: {}", self.stderr);
-        }
-        self.clean();
-        &self.stderr
-    }
-
-    #[track_caller]
-    fn clean(&self) {
-        assert!(!self.stderr.contains("s3cr3t"), "a value in a message: {}", self.stderr);
-    }
-}
-
 /// Runs `program` with `args`, `stdin`, and PATH starting with `path` (when given).
 fn run(program: &str, args: &[&str], stdin: &str, path: Option<&Path>, env: &[(&str, &Path)]) -> Out {
     let mut cmd = Command::new(program);
@@ -87,8 +53,7 @@ fn run(program: &str, args: &[&str], stdin: &str, path: Option<&Path>, env: &[(&
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let out = crate::support::piped(&mut cmd, stdin);
-    Out { code: out.status.code().unwrap_or(-1), stdout: String::from_utf8(out.stdout).unwrap(), stderr: String::from_utf8(out.stderr).unwrap() }
+    crate::support::run(&mut cmd, stdin)
 }
 
 fn envshim(args: &[&str], stdin: &str) -> Out {
@@ -125,9 +90,9 @@ fn a_directory_is_read_as_kubectl_reads_it() {
     write(dir, "sub/d.yaml", "apiVersion: v1\nkind: Namespace\nmetadata: {name: d}\n");
     let names = |out: &str| docs(out).iter().map(|d| d["metadata"]["name"].as_str().unwrap().to_string()).collect::<Vec<_>>();
     let out = envshim(&["convert", "-f", dir.to_str().unwrap()], "");
-    assert_eq!(names(out.ok()), ["a", "web", "c"]);
+    assert_eq!(names(out.succeeds()), ["a", "web", "c"]);
     let out = envshim(&["convert", "-R", "-f", dir.to_str().unwrap()], "");
-    assert_eq!(names(out.ok()), ["a", "web", "c", "d"]);
+    assert_eq!(names(out.succeeds()), ["a", "web", "c", "d"]);
     // --check names each file.
     let out = envshim(&["convert", "--check", "--recursive", "-f", dir.to_str().unwrap()], "");
     assert_eq!((out.code, out.stdout.as_str()), (1, ""));
@@ -135,20 +100,20 @@ fn a_directory_is_read_as_kubectl_reads_it() {
     // A directory with no such file.
     let empty = tempfile::tempdir().unwrap();
     write(empty.path(), "x/y.yaml", CONFIG_MAP);
-    envshim(&["convert", "-f", empty.path().to_str().unwrap()], "").fails(65, &["no .yaml, .yml or .json file in it (-R reads its subdirectories)"]);
-    assert_eq!(envshim(&["convert", "-R", "-f", empty.path().to_str().unwrap()], "").ok(), CONFIG_MAP);
+    envshim(&["convert", "-f", empty.path().to_str().unwrap()], "").failed(65, &["no .yaml, .yml or .json file in it (-R reads its subdirectories)"]);
+    assert_eq!(envshim(&["convert", "-R", "-f", empty.path().to_str().unwrap()], "").succeeds(), CONFIG_MAP);
 }
 
 #[test]
 fn a_url_is_refused_and_a_bare_file_gets_told_to_use_f() {
     for url in [format!("https://u:{SENTINEL}@example.com/app.yaml"), format!("HTTP://example.com/{SENTINEL}")] {
-        envshim(&["convert", "-f", &url], DEPLOYMENT).fails(2, &["-f URL: kubectl-envshim never reaches the network", "curl -fsSL URL"]);
+        envshim(&["convert", "-f", &url], DEPLOYMENT).failed(2, &["-f URL: kubectl-envshim never reaches the network", "curl -fsSL URL"]);
     }
     let d = tempfile::tempdir().unwrap();
     let file = write(d.path(), "app.yaml", DEPLOYMENT);
     let file = file.to_str().unwrap();
-    envshim(&["convert", file], "").fails(2, &[&format!("unexpected argument \"{file}\": files are given with -f, as kubectl takes them (kubectl envshim convert -f {file})")]);
-    envshim(&["manifest", file], "").fails(2, &["kubectl envshim manifest -f"]);
+    envshim(&["convert", file], "").failed(2, &[&format!("unexpected argument \"{file}\": files are given with -f, as kubectl takes them (kubectl envshim convert -f {file})")]);
+    envshim(&["manifest", file], "").failed(2, &["kubectl envshim manifest -f"]);
 }
 
 #[test]
@@ -162,7 +127,7 @@ fn misspelt_subcommands_and_options_get_a_suggestion() {
         (&["convert", "--zzzzzz"], "unexpected argument '--zzzzzz' found (see kubectl envshim convert --help)"),
         (&["convert", "-x"], "unexpected argument '-x' found (see kubectl envshim convert --help)"),
     ] {
-        let err = envshim(args, "").fails(2, &[said]).to_string();
+        let err = envshim(args, "").failed(2, &[said]).to_string();
         assert_eq!(err.lines().count(), 1, "{err}");
     }
 }
@@ -179,7 +144,7 @@ fn check_lists_each_document_that_would_change() {
          kubectl-envshim: stdin: document 3 (Pod/p): would convert containers i, c\n"
     );
     // Converted, nothing is listed and nothing would change.
-    let converted = envshim(&["convert"], &stream).ok().to_string();
+    let converted = envshim(&["convert"], &stream).succeeds().to_string();
     let out = envshim(&["convert", "--check"], &converted);
     assert_eq!((out.code, out.stdout.as_str(), out.stderr.as_str()), (0, "", ""));
 }
@@ -203,14 +168,14 @@ fn probes_and_hooks_that_need_an_envshim_variable_are_warned_about() {
         format!("{at}.lifecycle.preStop.exec.command: refers to DB_URL, which container app gets only from envshim: it runs outside envshim, without it"),
     ];
     assert_eq!(out.stderr.lines().collect::<Vec<_>>(), expected, "{}", out.stderr);
-    out.clean();
+    out.no_sentinel();
     // The output is the same as without the warnings' cause (warnings change nothing).
     assert!(docs(&out.stdout)[0]["spec"]["template"]["spec"]["initContainers"][0]["name"] == "envshim-install");
     // --check says them too; a pod without such a place gets none.
     let out = envshim(&["convert", "--check"], &with_probes);
     assert_eq!(out.stderr.lines().filter(|l| l.contains("warning:")).count(), 3);
     let plain = envshim(&["convert"], DEPLOYMENT);
-    plain.ok();
+    plain.succeeds();
     assert_eq!(plain.stderr, "");
 }
 
@@ -235,7 +200,7 @@ fn probe_words_are_scanned_in_linear_time() {
     let out = envshim(&["convert"], &pod.to_string());
     let took = start.elapsed();
     assert_eq!(out.code, 0, "{}", out.stderr);
-    out.clean();
+    out.no_sentinel();
     assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
     assert!(out.stderr.contains("livenessProbe.exec.command: refers to N0, N1, N2,"), "{}", out.stderr);
     assert!(took.as_secs() < 20, "{took:?}");
@@ -254,7 +219,7 @@ fn many_references_in_the_program_line_are_gathered_in_linear_time() {
     let start = std::time::Instant::now();
     let out = envshim(&["convert"], &pod.to_string());
     let took = start.elapsed();
-    out.fails(78, &["over Linux's limit of 131071 bytes for one variable"]);
+    out.failed(78, &["over Linux's limit of 131071 bytes for one variable"]);
     assert!(took.as_secs() < 10, "{took:?}");
 }
 
@@ -280,7 +245,7 @@ fn long_above_many(long_key: bool) {
     let out = envshim(&["convert"], &doc.to_string());
     let took = start.elapsed();
     assert_eq!(out.code, 0, "{}", out.stderr);
-    out.clean();
+    out.no_sentinel();
     assert!(took.as_secs() < 15, "{took:?}");
 }
 
@@ -298,11 +263,11 @@ fn a_long_key_above_many_nodes_is_walked_in_linear_time() {
 fn the_installer_has_small_requests_and_limits_set_by_options() {
     let installer = |out: &str| docs(out)[0]["spec"]["template"]["spec"]["initContainers"][0]["resources"].clone();
     let small = serde_json::json!({"requests": {"cpu": "50m", "memory": "16Mi"}, "limits": {"cpu": "50m", "memory": "16Mi"}});
-    assert_eq!(installer(envshim(&["convert"], DEPLOYMENT).ok()), small);
+    assert_eq!(installer(envshim(&["convert"], DEPLOYMENT).succeeds()), small);
     let out = envshim(&["convert", "--installer-cpu", "0.1", "--installer-memory", "32Mi"], DEPLOYMENT);
-    assert_eq!(installer(out.ok()), serde_json::json!({"requests": {"cpu": "0.1", "memory": "32Mi"}, "limits": {"cpu": "0.1", "memory": "32Mi"}}));
+    assert_eq!(installer(out.succeeds()), serde_json::json!({"requests": {"cpu": "0.1", "memory": "32Mi"}, "limits": {"cpu": "0.1", "memory": "32Mi"}}));
     for (option, value) in [("--installer-cpu", "fast"), ("--installer-memory", "16MB"), ("--installer-cpu", ""), ("--installer-memory", "-1Mi")] {
-        envshim(&["convert", &format!("{option}={value}")], DEPLOYMENT).fails(2, &[option, "is not a Kubernetes quantity"]);
+        envshim(&["convert", &format!("{option}={value}")], DEPLOYMENT).failed(2, &[option, "is not a Kubernetes quantity"]);
     }
 }
 
@@ -314,7 +279,7 @@ fn manifest_prints_one_container_for_envshim() {
     // The one container with a fileKeyRef needs no --container.
     for args in [&["manifest", "-f", file][..], &["manifest", "-f", file, "--container", "app"]] {
         let out = envshim(args, "");
-        let printed: serde_json::Value = serde_json::from_str(out.ok()).unwrap();
+        let printed: serde_json::Value = serde_json::from_str(out.succeeds()).unwrap();
         let keys: Vec<&String> = printed.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["command", "env", "volumeMounts"]);
         assert_eq!(printed["env"][1], serde_json::json!({"name": "DB_URL", "value": "postgres://u:$(TOKEN)@db"}));
@@ -322,14 +287,14 @@ fn manifest_prints_one_container_for_envshim() {
         let m = envshim::manifest::parse(out.stdout.as_bytes()).unwrap_or_else(|e| panic!("{:?}", e.iter().map(ToString::to_string).collect::<Vec<_>>()));
         assert_eq!((m.env.len(), m.command.len(), m.volume_mounts.len()), (3, 1, 1));
     }
-    let side: serde_json::Value = serde_json::from_str(envshim(&["manifest", "-f", file, "--container", "side"], "").ok()).unwrap();
+    let side: serde_json::Value = serde_json::from_str(envshim(&["manifest", "-f", file, "--container", "side"], "").succeeds()).unwrap();
     assert_eq!(side, serde_json::json!({"command": ["/side"]}));
     // Envshim's own messages for a missing or doubled name.
-    envshim(&["manifest", "-f", file, "-c", "nope"], "").fails(78, &["--container nope: no such container in manifest", "it has app, side"]);
+    envshim(&["manifest", "-f", file, "-c", "nope"], "").failed(78, &["--container nope: no such container in manifest", "it has app, side"]);
     let twice = format!("{DEPLOYMENT}---\n{}", DEPLOYMENT.replace("name: web", "name: web2"));
-    envshim(&["manifest", "-c", "app"], &twice).fails(78, &["--container app: two containers of manifest stdin have that name"]);
+    envshim(&["manifest", "-c", "app"], &twice).failed(78, &["--container app: two containers of manifest stdin have that name"]);
     // Several with a fileKeyRef: choose one.
-    envshim(&["manifest"], &twice).fails(2, &["stdin: choose the container with --container NAME (it has app, side, app, side)"]);
+    envshim(&["manifest"], &twice).failed(2, &["stdin: choose the container with --container NAME (it has app, side, app, side)"]);
     // A volume it reads but does not mount: said, the manifest printed.
     let unmounted = DEPLOYMENT.replace("        volumeMounts: [{name: config, mountPath: /config}]\n", "");
     let out = envshim(&["manifest"], &unmounted);
@@ -337,11 +302,11 @@ fn manifest_prints_one_container_for_envshim() {
     assert_eq!(out.stderr, "kubectl-envshim: warning: container app reads the volume config without mounting it: mount it in the container, where envshim reads it\n");
     // Documents without containers are left out (a deep one too); none at all: said.
     let deep = format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: deep}}\nx: {}{}\n---\n{DEPLOYMENT}", "[".repeat(200), "]".repeat(200));
-    assert_eq!(serde_json::from_str::<serde_json::Value>(envshim(&["manifest", "-c", "side"], &deep).ok()).unwrap(), serde_json::json!({"command": ["/side"]}));
-    envshim(&["manifest"], CONFIG_MAP).fails(78, &["stdin: no document holds a container"]);
+    assert_eq!(serde_json::from_str::<serde_json::Value>(envshim(&["manifest", "-c", "side"], &deep).succeeds()).unwrap(), serde_json::json!({"command": ["/side"]}));
+    envshim(&["manifest"], CONFIG_MAP).failed(78, &["stdin: no document holds a container"]);
     // A schema error envshim would give at start-up, given now.
-    envshim(&["manifest"], &DEPLOYMENT.replace("path: app.env", "path: app.env, paht: x")).fails(78, &["paht"]);
-    envshim(&["manifest"], &format!("kind: Pod\nmetadata: {{name: \"{SENTINEL}\n")).fails(65, &["stdin: document 1 (line 2): not valid YAML"]);
+    envshim(&["manifest"], &DEPLOYMENT.replace("path: app.env", "path: app.env, paht: x")).failed(78, &["paht"]);
+    envshim(&["manifest"], &format!("kind: Pod\nmetadata: {{name: \"{SENTINEL}\n")).failed(65, &["stdin: document 1 (line 2): not valid YAML"]);
 }
 
 #[test]
@@ -350,12 +315,12 @@ fn kubectl_finds_the_plugin_and_runs_it() {
     let out = run("kubectl", &["plugin", "list"], "", Some(bin.path()), &[]);
     assert!(out.stdout.contains(&bin.path().join("kubectl-envshim").display().to_string()), "{}\n{}", out.stdout, out.stderr);
     let out = run("kubectl", &["envshim", "convert", "-f", "-"], DEPLOYMENT, Some(bin.path()), &[]);
-    let all = docs(out.ok());
+    let all = docs(out.succeeds());
     assert_eq!(all[0]["spec"]["template"]["spec"]["containers"][0]["command"], serde_json::json!(["/.envshim/bin/envshim", "run"]));
     let out = run("kubectl", &["envshim", "--version"], "", Some(bin.path()), &[]);
-    assert_eq!(out.ok(), format!("kubectl-envshim {}\n", env!("CARGO_PKG_VERSION")));
+    assert_eq!(out.succeeds(), format!("kubectl-envshim {}\n", env!("CARGO_PKG_VERSION")));
     // kubectl passes the exit code and stderr through.
-    run("kubectl", &["envshim", "convrt"], "", Some(bin.path()), &[]).fails(2, &["did you mean convert?"]);
+    run("kubectl", &["envshim", "convrt"], "", Some(bin.path()), &[]).failed(2, &["did you mean convert?"]);
 }
 
 /// A kpt package: the Deployment (with comments) and an unchanged file.
@@ -375,7 +340,7 @@ fn kpt_runs_it_as_a_function() {
     let exec = format!("{BIN} krm");
     let out = run("kpt", &["fn", "eval", pkg.to_str().unwrap(), "--exec", &exec, "--fn-config", config.to_str().unwrap()], "", None, &[]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
-    out.clean();
+    out.no_sentinel();
     assert!(out.stderr.contains("[PASS]"), "{}", out.stderr);
     // The untouched file byte for byte, the other file's ConfigMap too, comments kept.
     assert_eq!(std::fs::read_to_string(pkg.join("other.yaml")).unwrap(), other);
@@ -419,7 +384,7 @@ fn kpt_shows_its_errors_as_results_and_changes_nothing() {
     let exec = format!("{BIN} krm");
     let out = run("kpt", &["fn", "eval", pkg.to_str().unwrap(), "--exec", &exec], "", None, &[]);
     assert_ne!(out.code, 0);
-    out.clean();
+    out.no_sentinel();
     for part in ["[error] apps/v1/Deployment/web", "Deployment/web: container app: no command", "spec.template.spec.containers[0].command"] {
         assert!(out.stderr.contains(part), "{part}: {}", out.stderr);
     }
@@ -429,7 +394,7 @@ fn kpt_shows_its_errors_as_results_and_changes_nothing() {
     let out = run("kpt", &["fn", "eval", pkg.to_str().unwrap(), "--exec", &exec, "--fn-config", config.to_str().unwrap()], "", None, &[]);
     assert_ne!(out.code, 0);
     assert!(out.stderr.contains("functionConfig: data.shim-imag is not an option of kubectl envshim (did you mean shim-image?)"), "{}", out.stderr);
-    out.clean();
+    out.no_sentinel();
 }
 
 #[test]
@@ -437,7 +402,7 @@ fn krm_reads_a_resource_list_and_keeps_every_item_it_does_not_change() {
     let items = format!("{}\n{}", indent_item(CONFIG_MAP), indent_item(DEPLOYMENT));
     let list = format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  data: {{wait: 5s}}\n");
     let out = envshim(&["krm"], &list);
-    let text = out.ok();
+    let text = out.succeeds();
     // The ConfigMap's text as it came; the Deployment converted; results: the warning-free run has none.
     assert!(text.starts_with(&format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{}", indent_item(CONFIG_MAP))), "{text}");
     let all = docs(text);
@@ -447,14 +412,14 @@ fn krm_reads_a_resource_list_and_keeps_every_item_it_does_not_change() {
     // A warning is a result, no value in it.
     let probe = DEPLOYMENT.replace("        volumeMounts:", "        livenessProbe: {exec: {command: [\"$(DB_URL)\"]}}\n        volumeMounts:");
     let out = envshim(&["krm"], &format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{}", indent_item(&probe)));
-    let results = &docs(out.ok())[0]["results"];
+    let results = &docs(out.succeeds())[0]["results"];
     assert_eq!(results[0]["severity"], "warning");
     assert_eq!(results[0]["resourceRef"], serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}));
     assert!(!out.stdout[out.stdout.find("results:").unwrap()..].contains("s3cr3t"));
     // A ResourceList laid out otherwise (JSON): written anew, converted the same.
     let as_json = serde_json::json!({"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": docs(&format!("{CONFIG_MAP}---\n{DEPLOYMENT}"))});
     let out = envshim(&["krm"], &as_json.to_string());
-    let all = docs(out.ok());
+    let all = docs(out.succeeds());
     assert_eq!(all[0]["items"][0], docs(CONFIG_MAP)[0]);
     assert_eq!(all[0]["items"][1]["spec"]["template"]["spec"]["initContainers"][0]["name"], "envshim-install");
     // A bad config: exit 2 as a bad option, with the result; a pod that cannot be converted: 78.
@@ -470,7 +435,7 @@ fn krm_reads_a_resource_list_and_keeps_every_item_it_does_not_change() {
     assert_eq!(listed["results"][0]["field"]["path"], "spec.template.spec.containers[0].command");
     assert!(!out.stdout[out.stdout.find("results:").unwrap()..].contains("s3cr3t"));
     // Not a ResourceList, and no argument: what to do.
-    envshim(&["krm"], DEPLOYMENT).fails(65, &["stdin: not a ResourceList", "kustomize's exec transformer plugin gives its config file as the argument"]);
+    envshim(&["krm"], DEPLOYMENT).failed(65, &["stdin: not a ResourceList", "kustomize's exec transformer plugin gives its config file as the argument"]);
 }
 
 /// `text` as an item of a block sequence at column 0.
@@ -491,7 +456,7 @@ fn kubectl_kustomize_runs_it_as_an_exec_transformer_plugin() {
     write(d.path(), "app/envshim.yaml", "apiVersion: envshim.io/v1\nkind: Convert\nmetadata: {name: envshim}\ndata:\n  shim-image: registry.example/envshim:2\n  installer-cpu: 20m\n");
     let env = [("KUSTOMIZE_PLUGIN_HOME", &*d.path().join("plugins"))];
     let out = run("kubectl", &["kustomize", "--enable-alpha-plugins", d.path().join("app").to_str().unwrap()], "", Some(bin.path()), &env);
-    let all = docs(out.ok());
+    let all = docs(out.succeeds());
     let deployment = all.iter().find(|d| d["kind"] == "Deployment").unwrap();
     assert_eq!(deployment["metadata"]["name"], "p-web");
     let spec = &deployment["spec"]["template"]["spec"];
@@ -516,10 +481,10 @@ fn the_transformer_form_keeps_kustomize_annotations_and_untouched_documents() {
     let annotated = DEPLOYMENT.replace("  name: web # its name\n", "  name: web # its name\n  annotations:\n    kustomize.config.k8s.io/id: |\n      kind: Deployment\n");
     let stream = format!("{CONFIG_MAP}---\n{annotated}");
     let out = envshim(&["krm", config.to_str().unwrap()], &stream);
-    let text = out.ok();
+    let text = out.succeeds();
     assert!(text.starts_with(&format!("{CONFIG_MAP}---\n")), "{text}");
     assert_eq!(docs(text)[1]["metadata"]["annotations"]["kustomize.config.k8s.io/id"], "kind: Deployment\n");
-    envshim(&["krm", d.path().join("missing.yaml").to_str().unwrap()], &stream).fails(65, &["missing.yaml cannot be read"]);
+    envshim(&["krm", d.path().join("missing.yaml").to_str().unwrap()], &stream).failed(65, &["missing.yaml cannot be read"]);
 }
 
 #[test]
@@ -528,7 +493,7 @@ fn helm_post_renderer_path_stdin_to_stdout() {
     // what it prints: `--post-renderer kubectl-envshim --post-renderer-args convert`.
     let rendered = format!("---\n# Source: app/templates/cm.yaml\n{CONFIG_MAP}---\n# Source: app/templates/deployment.yaml\n{DEPLOYMENT}");
     let out = envshim(&["convert"], &rendered);
-    let text = out.ok();
+    let text = out.succeeds();
     assert!(text.starts_with(&format!("---\n# Source: app/templates/cm.yaml\n{CONFIG_MAP}---\n# Source: app/templates/deployment.yaml\n# the app\n")), "{text}");
     assert_eq!(docs(text)[1]["spec"]["template"]["spec"]["initContainers"][0]["name"], "envshim-install");
 }

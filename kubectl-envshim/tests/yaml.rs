@@ -5,43 +5,19 @@
 //! aliases and nesting are bounded; no value appears in an error.
 
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
-const BIN: &str = env!("CARGO_BIN_EXE_kubectl-envshim");
-const SENTINEL: &str = "SENTINEL-s3cr3t-VALUE";
-
-struct Out {
-    code: i32,
-    stdout: String,
-    stderr: String,
-    took: Duration,
-}
-
-use crate::support::piped;
+use crate::support::{piped, run, Out, BIN, SENTINEL};
 
 /// Runs `sh -c "PREFIX exec kubectl-envshim ARGS"` with `stdin` (PREFIX: e.g. a ulimit).
 fn run_with(prefix: &str, args: &[&str], stdin: &str) -> Out {
-    let start = Instant::now();
-    let out = piped(Command::new("sh").arg("-c").arg(format!("{prefix} exec \"$0\" \"$@\"")).arg(BIN).args(args), stdin);
-    Out {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8(out.stdout).unwrap(),
-        stderr: String::from_utf8(out.stderr).unwrap(),
-        took: start.elapsed(),
-    }
+    run(Command::new("sh").arg("-c").arg(format!("{prefix} exec \"$0\" \"$@\"")).arg(BIN).args(args), stdin)
 }
 
 fn convert(stdin: &str) -> Out {
     run_with("", &["convert"], stdin)
-}
-
-#[track_caller]
-fn ok(out: &Out) -> &str {
-    assert_eq!(out.code, 0, "stderr: {}", out.stderr);
-    assert!(out.stderr.is_empty(), "stderr: {}", out.stderr);
-    &out.stdout
 }
 
 /// A refusal: 65, nothing on stdout, a message naming each part, no sentinel.
@@ -92,7 +68,7 @@ fn quoted_words_and_numbers_stay_strings() {
     let env: String = words.iter().enumerate().map(|(i, w)| format!("    - name: W{i}\n      value: \"{w}\"\n")).collect();
     let input = pod("", "").replace("    env:\n", &format!("    env:\n{env}"));
     let out = convert(&input);
-    let docs = pyyaml(ok(&out));
+    let docs = pyyaml(out.ok());
     for (i, w) in words.iter().enumerate() {
         assert_eq!(env_value(&docs[0], &format!("W{i}")), &json!(w), "{w:?} in\n{}", out.stdout);
     }
@@ -103,7 +79,7 @@ fn plain_numbers_are_read_as_kubectl_reads_them() {
     let extra = "    ports: [{containerPort: 08080}, {containerPort: 0x1F90}, {containerPort: 8_080}]\n    volumeMounts: [{name: s, mountPath: /s}]\n";
     let input = pod("", extra).replace("  volumes:\n", "  volumes:\n  - name: s\n    secret: {secretName: s, defaultMode: 0600, items: [{key: k, path: k, mode: 030}]}\n");
     let out = convert(&input);
-    let doc = &pyyaml(ok(&out))[0];
+    let doc = &pyyaml(out.ok())[0];
     let ports: Vec<f64> = app(doc)["ports"].as_array().unwrap().iter().map(|p| p["containerPort"].as_f64().unwrap()).collect();
     assert_eq!(ports, [8080.0, 8080.0, 8080.0], "{}", out.stdout);
     let secret = &doc["spec"]["volumes"].as_array().unwrap().iter().find(|v| v["name"] == "s").unwrap()["secret"];
@@ -118,7 +94,7 @@ fn mode_text_is_never_rewritten() {
     let configmap = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  a: \"mode: 0600\"\n  b: |\n    mode: 0600\n";
     let input = format!("{}---\n{configmap}", pod(meta, extra));
     let out = convert(&input);
-    let text = ok(&out);
+    let text = out.ok();
     assert!(text.ends_with(&format!("---\n{configmap}")), "an untouched document is copied: {text}");
     let docs = pyyaml(text);
     // The args travel in the manifest envshim reads (JSON text).
@@ -132,7 +108,7 @@ fn mode_text_is_never_rewritten() {
 fn merge_keys_only_when_plain_and_binary_decoded() {
     let meta = "  labels: &base {a: \"1\", b: \"2\"}\n  annotations:\n    \"<<\": quoted-key\n    <<: *base\n    b: explicit\n    bin: !!binary aGVsbG8gd29ybGQ=\n";
     let out = convert(&pod(meta, ""));
-    let doc = &pyyaml(ok(&out))[0];
+    let doc = &pyyaml(out.ok())[0];
     assert_eq!(doc["metadata"]["annotations"], json!({"<<": "quoted-key", "a": "1", "b": "explicit", "bin": "hello world"}), "{}", out.stdout);
 }
 
@@ -140,7 +116,7 @@ fn merge_keys_only_when_plain_and_binary_decoded() {
 fn a_merge_list_earlier_maps_win() {
     let meta = "  labels:\n    <<: [{a: first}, {a: second, b: second}]\n    c: own\n";
     let out = convert(&pod(meta, ""));
-    let doc = &pyyaml(ok(&out))[0];
+    let doc = &pyyaml(out.ok())[0];
     assert_eq!(doc["metadata"]["labels"], json!({"a": "first", "b": "second", "c": "own"}));
 }
 
@@ -148,7 +124,7 @@ fn a_merge_list_earlier_maps_win() {
 fn a_directive_after_an_end_marker() {
     let input = format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\n...\n%YAML 1.1\n---\n{}", pod("", ""));
     let out = convert(&input);
-    let text = ok(&out);
+    let text = out.ok();
     assert!(text.starts_with("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n...\n%YAML 1.1\n---\n"), "{text}");
     let docs = pyyaml(text);
     assert_eq!(docs[1]["spec"]["initContainers"][0]["name"], json!("envshim-install"));
@@ -188,7 +164,7 @@ fn deep_nesting_is_linear_or_refused() {
         .map(|&depth| {
             let input = pod("", "") + &format!("x:\n{}x\n", "- ".repeat(depth));
             let out = convert(&input);
-            let text = ok(&out);
+            let text = out.ok();
             assert!(text.contains(&format!("{}x\n", "- ".repeat(depth))), "depth {depth}");
             out.took
         })
@@ -217,13 +193,13 @@ fn no_value_in_any_error() {
 fn a_changed_document_keeps_its_marker_and_the_comments_above() {
     let input = format!("# head\n--- # marker\n# above\n{}# below, dropped with the old text\n...\n", pod("", ""));
     let out = convert(&input);
-    let text = ok(&out);
+    let text = out.ok();
     assert!(text.starts_with("# head\n--- # marker\n# above\napiVersion: v1\n"), "{text}");
     assert!(text.ends_with("RuntimeDefault\n...\n") && !text.contains("# below"), "{text}");
     // An indented root and a root on the marker's line.
     for input in [indented(&pod("", "")), format!("--- !!map\n{}", pod("", ""))] {
         let out = convert(&input);
-        assert_eq!(pyyaml(ok(&out))[0]["spec"]["initContainers"][0]["name"], json!("envshim-install"), "{}", out.stdout);
+        assert_eq!(pyyaml(out.ok())[0]["spec"]["initContainers"][0]["name"], json!("envshim-install"), "{}", out.stdout);
     }
 }
 
@@ -264,11 +240,11 @@ fn kubectl_reads_the_output_as_the_converted_input() {
     let extra = format!("    args:\n    - \"echo 'file mode: 0600 ok'\"\n    - |\n      mode: 0644\n{plain}");
     let input = format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\ndata: {{a: yes}}\n---\n{}", pod(&meta, &extra));
     let out = convert(&input);
-    let converted = annotate(ok(&out));
+    let converted = annotate(out.ok());
     let read = annotate(&input);
     let json_in: String = read.iter().map(|d| d.to_string() + "\n").collect();
     let expected: Vec<Value> =
-        serde_json::Deserializer::from_str(ok(&convert(&json_in))).into_iter::<Value>().map(Result::unwrap).collect();
+        serde_json::Deserializer::from_str(convert(&json_in).ok()).into_iter::<Value>().map(Result::unwrap).collect();
     // The manifest envshim gets is JSON text: compared as JSON (its key order is the input's).
     assert_eq!(converted.iter().map(json_texts).collect::<Vec<_>>(), expected.iter().map(json_texts).collect::<Vec<_>>(), "kubectl reads the output otherwise:\n{}", out.stdout);
     assert_eq!(converted[1]["metadata"]["annotations"]["k0"], json!("yes"));

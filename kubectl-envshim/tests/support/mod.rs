@@ -9,6 +9,13 @@ pub mod quoted_yaml;
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// The converter, as cargo built it.
+pub const BIN: &str = env!("CARGO_BIN_EXE_kubectl-envshim");
+
+/// A secret-looking value: no message and no output of a failed run may show it.
+pub const SENTINEL: &str = "SENTINEL-s3cr3t-VALUE";
 
 /// The envshim image the converter gets through KUBECTL_ENVSHIM_SHIM_IMAGE in
 /// every run (a plain build has none of its own), unless a test sets or removes it.
@@ -34,4 +41,71 @@ pub fn piped(command: &mut Command, stdin: &str) -> Output {
     let out = child.wait_with_output().unwrap();
     writer.join().unwrap();
     out
+}
+
+/// A finished run: its exit code, stdout and stderr as text, and how long it took.
+pub struct Out {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub took: Duration,
+}
+
+/// Runs `command` with `stdin`, as [`piped`] does, and times it.
+pub fn run(command: &mut Command, stdin: &str) -> Out {
+    let start = Instant::now();
+    let out = piped(command, stdin);
+    Out {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+        took: start.elapsed(),
+    }
+}
+
+impl Out {
+    /// A success that said nothing: exit 0, stderr empty. Returns stdout.
+    #[track_caller]
+    pub fn ok(&self) -> &str {
+        assert_eq!(self.code, 0, "stderr: {}", self.stderr);
+        assert!(self.stderr.is_empty(), "stderr: {}", self.stderr);
+        &self.stdout
+    }
+
+    /// A success, warnings allowed: exit 0, no sentinel on stderr. Returns stdout.
+    #[track_caller]
+    pub fn succeeds(&self) -> &str {
+        assert_eq!(self.code, 0, "stdout: {}\nstderr: {}", self.stdout, self.stderr);
+        self.no_sentinel();
+        &self.stdout
+    }
+
+    /// A failure: the code, nothing on stdout, every part on stderr, no
+    /// sentinel (stderr may hold another program's lines: kpt's, kubectl's).
+    /// Returns stderr.
+    #[track_caller]
+    pub fn failed(&self, code: i32, parts: &[&str]) -> &str {
+        assert_eq!(self.code, code, "stdout: {}\nstderr: {}", self.stdout, self.stderr);
+        assert!(self.stdout.is_empty(), "stdout of a failed run: {}", self.stdout);
+        for p in parts {
+            assert!(self.stderr.contains(p), "stderr lacks {p:?}: {}", self.stderr);
+        }
+        self.no_sentinel();
+        &self.stderr
+    }
+
+    /// [`Out::failed`], with stderr only `kubectl-envshim: ` lines.
+    #[track_caller]
+    pub fn fails(&self, code: i32, parts: &[&str]) -> &str {
+        assert!(!self.stderr.is_empty());
+        for l in self.stderr.lines() {
+            assert!(l.starts_with("kubectl-envshim: "), "line {l:?}");
+        }
+        self.failed(code, parts)
+    }
+
+    #[track_caller]
+    pub fn no_sentinel(&self) {
+        assert!(!self.stderr.contains("s3cr3t"), "a value in a message: {}", self.stderr);
+    }
 }
