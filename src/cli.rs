@@ -177,6 +177,9 @@ struct Common {
     /// Wait up to DURATION for missing files that are not optional (500ms, 30s, 2m; a bare number is seconds) [env: ENVSHIM_WAIT]
     #[arg(long, value_name = "DURATION", value_parser = duration)]
     wait: Option<Duration>,
+    /// How env files are read: envshim (its grammar: unquoted, single- and double-quoted values, the last occurrence wins) or kubelet (exactly as the kubelet 1.35: NAME='value' only, the first occurrence wins; with check, also lists every line the kubelet would reject or read differently) [env: ENVSHIM_ENV_GRAMMAR] [default: envshim]
+    #[arg(long = "env-grammar", value_name = "envshim|kubelet")]
+    env_grammar: Option<OsString>,
     /// Use the container NAME of a Pod, workload or List manifest [env: ENVSHIM_CONTAINER]
     #[arg(long, value_name = "NAME")]
     container: Option<OsString>,

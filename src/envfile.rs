@@ -26,6 +26,10 @@ pub enum Problem {
     UnclosedSingleQuote,
     UnclosedDoubleQuote,
     TextAfterQuote,
+    /// The kubelet's grammar: `NAME =…`.
+    BlankBeforeEquals,
+    /// The kubelet's grammar: a value that does not start with `'` (`K=v`, `K="v"`, `K=`).
+    NotSingleQuoted,
 }
 
 /// A parse failure: what and on which line (1-based; 0 for the whole file).
@@ -35,24 +39,39 @@ pub struct ParseError {
     pub problem: Problem,
 }
 
-impl fmt::Display for ParseError {
+/// What is wrong, as the end of a sentence about the file or its line.
+impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use Problem::*;
-        let what = match self.problem {
+        let what = match self {
             TooLarge => return write!(f, "is larger than {MAX_ENV_FILE_BYTES} bytes"),
+            NameTooLong => return write!(f, "name is longer than {MAX_NAME_BYTES} bytes"),
+            ValueTooLong => return write!(f, "value is longer than {MAX_VALUE_BYTES} bytes"),
             ByteOrderMark => "starts with a UTF-8 byte-order mark (save the file without a BOM)",
             InvalidUtf8 => "is not valid UTF-8",
             NoEquals => "has no '=' (expected NAME=VALUE)",
             EmptyName => "has an empty name",
             InvalidName => "has an invalid name (allowed: printable ASCII except '=')",
-            NameTooLong => return write!(f, "line {}: name is longer than {MAX_NAME_BYTES} bytes", self.line),
-            ValueTooLong => return write!(f, "line {}: value is longer than {MAX_VALUE_BYTES} bytes", self.line),
             NulInValue => "has a value containing a NUL byte",
             UnclosedSingleQuote => "opens a single quote that is never closed",
             UnclosedDoubleQuote => "opens a double quote that is never closed",
             TextAfterQuote => "has text after a closing quote (only blanks or a # comment may follow)",
+            BlankBeforeEquals => "has a blank before '=', which the kubelet's grammar does not allow (write NAME='value')",
+            NotSingleQuoted => {
+                "has a value not enclosed in single quotes, which the kubelet's grammar requires (write NAME='value'; \
+                 --env-grammar envshim also reads unquoted and double-quoted values)"
+            }
         };
-        write!(f, "line {}: {what}", self.line)
+        f.write_str(what)
+    }
+}
+
+impl fmt::Display for ParseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.line {
+            0 => write!(f, "{}", self.problem),
+            n => write!(f, "line {n}: {}", self.problem),
+        }
     }
 }
 
@@ -83,6 +102,19 @@ const IN_ARENA: u8 = 1;
 /// The file's bytes from the name to the value are `NAME=VALUE`, and a NUL
 /// was written over the byte after them (see [`EnvFile::raw`]).
 const IN_PLACE: u8 = 2;
+/// The kubelet's grammar: a key it does not find (`K=''`, `K= …`); it hides
+/// the name's later lines all the same.
+const ABSENT: u8 = 4;
+
+/// How env files are read (`--env-grammar`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Grammar {
+    /// envshim's: a superset of the kubelet's, the whole file checked, the last occurrence of a name wins.
+    #[default]
+    Envshim,
+    /// The kubelet's, exactly ([`kubelet`]).
+    Kubelet,
+}
 
 const _: () = assert!(std::mem::size_of::<Entry>() == 16);
 const _: () = assert!(MAX_NAME_BYTES <= u8::MAX as usize && MAX_VALUE_BYTES <= u16::MAX as usize);
@@ -110,6 +142,11 @@ pub struct EnvFile {
     /// The final key set (see [`EnvFile::unique`]) and name -> its place in
     /// it; built once the entries are known (each name hashed once).
     keys: Keys,
+    /// The kubelet's grammar: the first line it fails on (the entries are
+    /// those before it: the kubelet finds a key there and reads no further).
+    stop: Option<ParseError>,
+    /// Every name passed the relaxed rule (envshim's grammar checks them all; the kubelet's none).
+    names_relaxed: bool,
 }
 
 /// An env file's distinct names: `order[k]` is the last entry of the `k`th
@@ -127,16 +164,19 @@ struct Keys {
     /// The names given more than once: how many times a name was given
     /// again, and the first time, its two lines (the one before, this one).
     duplicates: (u32, Option<(u32, u32)>),
+    /// The distinct names whose entry is [`ABSENT`] (in `order`, never imported).
+    absent: usize,
 }
 
 impl Keys {
     /// The final key set of `entries`, a table sized once for all of them
     /// (built while parsing, it had to be sized before: from a count of the
     /// file's lines, a pass over the file).
-    fn new(data: &[u8], entries: &[Entry]) -> Keys {
+    /// `first_wins`: the kubelet's grammar (its later lines change nothing, and are no duplicates to warn of).
+    fn new(data: &[u8], entries: &[Entry], first_wins: bool) -> Keys {
         let n = entries.len();
-        let mut keys = Keys { index: SmallIndex::with_capacity(n), order: Vec::with_capacity(n), hashes: Vec::with_capacity(n), bytes: 0, duplicates: (0, None) };
-        let Keys { index, order, hashes, bytes, duplicates } = &mut keys;
+        let mut keys = Keys { index: SmallIndex::with_capacity(n), order: Vec::with_capacity(n), hashes: Vec::with_capacity(n), bytes: 0, duplicates: (0, None), absent: 0 };
+        let Keys { index, order, hashes, bytes, duplicates, absent } = &mut keys;
         let name_of = |e: &Entry| &data[e.name_start as usize..e.name_start as usize + e.name_len as usize];
         let hash_keys = crate::index::keys();
         for (i, e) in entries.iter().enumerate() {
@@ -145,6 +185,7 @@ impl Keys {
             let hash = hash_keys.hash(name);
             let (hash_of, key_name) = (|k: u32| hashes[k as usize], |k: u32| name_of(&entries[order[k as usize] as usize]));
             match index.get_or_insert_hashed(name, hash, order.len() as u32, hash_of, key_name) {
+                Ok(_) if first_wins => {}
                 Ok(k) => {
                     let before = &entries[order[k as usize] as usize];
                     *bytes = *bytes + e.value_len as usize - before.value_len as usize;
@@ -154,6 +195,7 @@ impl Keys {
                 }
                 // (Err(u32::MAX), a full table, cannot happen: it has room for every entry.)
                 Err(_) => {
+                    *absent += (e.flags & ABSENT != 0) as usize;
                     *bytes += name.len() + e.value_len as usize;
                     order.push(i as u16);
                     hashes.push(hash);
@@ -214,6 +256,18 @@ fn check_whole(data: &[u8]) -> Result<(), ParseError> {
 }
 
 impl EnvFile {
+    /// No entry yet, room for `entries`.
+    fn empty(entries: usize) -> EnvFile {
+        EnvFile {
+            arena: Vec::new(),
+            entries: Vec::with_capacity(entries),
+            keys: Keys { index: SmallIndex::default(), order: Vec::new(), hashes: Vec::new(), bytes: 0, duplicates: (0, None), absent: 0 },
+            data: Vec::new(),
+            stop: None,
+            names_relaxed: true,
+        }
+    }
+
     /// Parses a whole file; an error on any line fails the file. Each line
     /// is tried by the fast path first, then read by the general parser.
     pub fn parse(mut data: Vec<u8>) -> Result<EnvFile, ParseError> {
@@ -221,12 +275,7 @@ impl EnvFile {
         // Room for the entries of a file of lines of BYTES_PER_ENTRY bytes
         // on average (it grows past that): no pass over the file to count its
         // lines first.
-        let mut file = EnvFile {
-            arena: Vec::new(),
-            entries: Vec::with_capacity(data.len() / BYTES_PER_ENTRY + 16),
-            keys: Keys { index: SmallIndex::default(), order: Vec::new(), hashes: Vec::new(), bytes: 0, duplicates: (0, None) },
-            data: Vec::new(),
-        };
+        let mut file = EnvFile::empty(data.len() / BYTES_PER_ENTRY + 16);
         let (mut pos, mut line) = (0, 1);
         while pos < data.len() {
             let parsed = match fast::one_line(&mut data, pos) {
@@ -244,9 +293,70 @@ impl EnvFile {
             file.add(&mut data, parsed, line)?;
             (pos, line) = (next, line + lines);
         }
-        file.keys = Keys::new(&data, &file.entries);
+        file.keys = Keys::new(&data, &file.entries, false);
         file.data = data;
         Ok(file)
+    }
+
+    /// Parses a file as `grammar` says.
+    pub fn parse_as(data: Vec<u8>, grammar: Grammar) -> Result<EnvFile, ParseError> {
+        match grammar {
+            Grammar::Envshim => EnvFile::parse(data),
+            Grammar::Kubelet => EnvFile::parse_kubelet(data),
+        }
+    }
+
+    /// Reads a file as the kubelet does ([`kubelet`]): up to the first line
+    /// it fails on ([`EnvFile::stop`]), the first occurrence of a name winning.
+    /// Err only for a file over the size limit.
+    pub fn parse_kubelet(data: Vec<u8>) -> Result<EnvFile, ParseError> {
+        if data.len() > MAX_ENV_FILE_BYTES {
+            return Err(ParseError { line: 0, problem: Problem::TooLarge });
+        }
+        let mut file = EnvFile::empty(data.len() / BYTES_PER_ENTRY + 16);
+        let (mut pos, mut line) = (0, 1);
+        while pos < data.len() {
+            let (read, next) = kubelet::line(&data, pos, line, &mut file.arena);
+            match read {
+                Err(e) => {
+                    file.stop = Some(e);
+                    break;
+                }
+                Ok(None) => line += 1,
+                Ok(Some(l)) => {
+                    let name = &data[l.name.clone()];
+                    file.names_relaxed &= crate::names::is_relaxed(name);
+                    let (value, flags) = match l.value {
+                        Some(v) => (v, if v.in_arena { IN_ARENA } else { 0 }),
+                        None => (Span { start: 0, end: 0, in_arena: false }, ABSENT),
+                    };
+                    file.entries.push(Entry {
+                        name_start: l.name.start as u32,
+                        value_start: value.start,
+                        line: line as u32,
+                        value_len: (value.end - value.start) as u16,
+                        name_len: name.len() as u8,
+                        flags,
+                    });
+                    line += l.lines;
+                }
+            }
+            pos = next;
+        }
+        file.keys = Keys::new(&data, &file.entries, true);
+        file.data = data;
+        Ok(file)
+    }
+
+    /// The kubelet's grammar: the first line the kubelet fails on, where it
+    /// stopped reading (None: the whole file was read).
+    pub fn stop(&self) -> Option<ParseError> {
+        self.stop
+    }
+
+    /// Every name passed the relaxed rule.
+    pub fn names_relaxed(&self) -> bool {
+        self.names_relaxed
     }
 
     /// Checks the entry `parsed` found on `line` and stores it.
@@ -308,17 +418,14 @@ impl EnvFile {
     /// import by the number of distinct names, however many duplicates the
     /// file holds (docs/security.md).
     pub fn unique(&self) -> impl Iterator<Item = (&[u8], &[u8], u32)> + '_ {
-        self.unique_order().iter().map(move |&i| {
-            let e = &self.entries[i as usize];
-            (self.name_of(e), self.value_of(e), e.line)
-        })
+        self.unique_order().iter().map(move |&i| &self.entries[i as usize]).filter(|e| e.flags & ABSENT == 0).map(move |e| (self.name_of(e), self.value_of(e), e.line))
     }
 
     /// [`EnvFile::unique`] with the [`crate::index::hash`] of each name and,
     /// where the file holds it, the place of its `NAME=VALUE\0`.
     pub fn unique_keys(&self) -> impl Iterator<Item = Key<'_>> + '_ {
         let keys = self.keys();
-        keys.order.iter().zip(&keys.hashes).map(move |(&i, &hash)| {
+        keys.order.iter().zip(&keys.hashes).filter(move |(&i, _)| self.entries[i as usize].flags & ABSENT == 0).map(move |(&i, &hash)| {
             let e = &self.entries[i as usize];
             let in_place = (e.flags & IN_PLACE != 0).then_some(e.name_start as usize);
             Key { name: self.name_of(e), hash, value: self.value_of(e), line: e.line, in_place }
@@ -345,9 +452,9 @@ impl EnvFile {
         first.map(|(a, b)| (a, b, count))
     }
 
-    /// How many distinct names the file has.
+    /// How many distinct names the file gives a value.
     pub fn unique_len(&self) -> usize {
-        self.unique_order().len()
+        self.unique_order().len() - self.keys.absent
     }
 
     /// For each distinct name, in order of first occurrence, the index of its last entry.
@@ -372,17 +479,22 @@ impl EnvFile {
         self.entries.is_empty()
     }
 
-    /// The value of `key` and its line; the last occurrence wins.
-    pub fn get(&self, key: &[u8]) -> Option<(&[u8], u32)> {
+    /// The value of `key` and its line (the last occurrence wins; in the
+    /// kubelet's grammar the first), or None. Err: the kubelet's grammar, and
+    /// the kubelet fails on a line before any holding `key`.
+    pub fn get(&self, key: &[u8]) -> Result<Option<(&[u8], u32)>, ParseError> {
         let Keys { index, order, hashes, .. } = self.keys();
-        let k = index.get(key, |k| hashes[k as usize], |k| self.name_of(&self.entries[order[k as usize] as usize]))?;
+        let Some(k) = index.get(key, |k| hashes[k as usize], |k| self.name_of(&self.entries[order[k as usize] as usize])) else {
+            return self.stop.map_or(Ok(None), Err);
+        };
         let e = &self.entries[order[k as usize] as usize];
-        Some((self.value_of(e), e.line))
+        Ok((e.flags & ABSENT == 0).then(|| (self.value_of(e), e.line)))
     }
 }
 
 mod fast;
 mod general;
+pub mod kubelet;
 mod scan;
 #[cfg(any(test, fuzzing))]
 pub mod reference;

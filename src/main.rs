@@ -193,6 +193,20 @@ fn env_flag((name, v): (&str, Option<OsString>)) -> Result<bool, String> {
     }
 }
 
+/// `--env-grammar`, or its variable (`name`, set to `var`) when it is not given.
+fn env_grammar(option: Option<OsString>, (name, var): (&str, Option<OsString>)) -> Result<envshim::envfile::Grammar, String> {
+    use envshim::envfile::Grammar;
+    let (given, text) = match option {
+        Some(text) => ("--env-grammar", Some(text)),
+        None => (name, var),
+    };
+    match text.as_ref().map(|t| t.as_encoded_bytes()) {
+        None | Some(b"envshim") => Ok(Grammar::Envshim),
+        Some(b"kubelet") => Ok(Grammar::Kubelet),
+        Some(_) => Err(format!("{given}: expected envshim or kubelet")),
+    }
+}
+
 /// The options of run, check and render (docs/reference.md §1: one table for
 /// the three): what they share, and what run takes (check takes some of it).
 fn options(mut common: Common) -> Result<(envshim::Options, envshim::RunOptions), String> {
@@ -213,6 +227,7 @@ fn options(mut common: Common) -> Result<(envshim::Options, envshim::RunOptions)
     let no_expand_args = env_flag(var(VAR_NO_EXPAND_ARGS))? | common.no_expand_args;
     let wait = wait(common.wait, var(VAR_WAIT))?;
     let verbose = env_flag(var(VAR_VERBOSE))? | common.verbose;
+    let env_grammar = env_grammar(common.env_grammar.take(), var(VAR_ENV_GRAMMAR))?;
     let options = envshim::Options {
         manifest: common.manifest.or(var(VAR_MANIFEST).1),
         manifest_json: match (common.manifest_json, var(VAR_MANIFEST_JSON)) {
@@ -230,6 +245,7 @@ fn options(mut common: Common) -> Result<(envshim::Options, envshim::RunOptions)
         wait,
         container: common.container.or(var(VAR_CONTAINER).1),
         config_vars: &VAR_NAMES,
+        env_grammar,
     };
     let run = envshim::RunOptions { program: Vec::new(), no_expand_args, verbose, init };
     Ok((options, run))

@@ -10,6 +10,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use crate::envfile::Grammar;
 use crate::environment::{self, Built, Environment, Inputs};
 use crate::error::{code, escape, Error};
 use crate::files::{self, Awaited, ReadError};
@@ -50,6 +51,8 @@ pub struct Options {
     /// `ENVSHIM_*` variable is removed from the program's environment; one
     /// not among these also gets a warning naming the closest of them.
     pub config_vars: &'static [&'static str],
+    /// `--env-grammar` / `ENVSHIM_ENV_GRAMMAR`: how env files are read.
+    pub env_grammar: Grammar,
 }
 
 /// What only `run` takes.
@@ -130,7 +133,9 @@ impl Plan {
 pub fn prepare(opts: &Options, mode: Mode, program: &[OsString], expand: bool) -> Result<Plan, Vec<Error>> {
     let (manifest, cli_env, cli_volumes) = read(opts)?;
     let line = program_line(&manifest, mode, program, expand)?;
-    let mut sources = Sources::new(mounts(&manifest, cli_volumes)?);
+    // `check --env-grammar kubelet` is the portability lint too.
+    let lint = mode == Mode::Check && opts.env_grammar == Grammar::Kubelet;
+    let mut sources = Sources::new(mounts(&manifest, cli_volumes)?).read_as(sources::ReadAs { grammar: opts.env_grammar, lint });
     let inputs = Inputs {
         manifest: &manifest,
         env_files: &opts.env_files,

@@ -9,7 +9,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::rc::Rc;
 
-use crate::envfile::EnvFile;
+use crate::envfile::{kubelet, EnvFile, Grammar};
 use crate::error::{code, escape, Error};
 pub use crate::files::read_error;
 use crate::files::{self, Awaited, ReadError};
@@ -92,6 +92,17 @@ pub struct Sources {
     read: usize,
     /// Warnings about the files read (a name given twice), once per file.
     pub warnings: Vec<String>,
+    /// How env files are read, and whether each is linted for the kubelet's grammar first.
+    read_as: ReadAs,
+}
+
+/// How env files are read (`--env-grammar`), and whether every line the
+/// kubelet's grammar rejects or reads otherwise is reported (`check
+/// --env-grammar kubelet`: the file then fails with them all).
+#[derive(Clone, Copy, Default)]
+pub struct ReadAs {
+    pub grammar: Grammar,
+    pub lint: bool,
 }
 
 impl Sources {
@@ -106,7 +117,13 @@ impl Sources {
         for (i, v) in volumes.iter().enumerate() {
             volume_names.put(v.name.as_bytes(), i as u32, |i| volumes[i as usize].name.as_bytes());
         }
-        Sources { volumes, volume_names, files: Vec::new(), file_keys: NameIndex::default(), probe: Vec::new(), last: None, waited: None, read: 0, warnings: Vec::new() }
+        Sources { volumes, volume_names, files: Vec::new(), file_keys: NameIndex::default(), probe: Vec::new(), last: None, waited: None, read: 0, warnings: Vec::new(), read_as: ReadAs::default() }
+    }
+
+    /// Reads the env files as `read_as` says (envshim's grammar by default).
+    pub fn read_as(mut self, read_as: ReadAs) -> Self {
+        self.read_as = read_as;
+        self
     }
 
     /// The error for a missing file that an entry needs (`message` names the
@@ -206,7 +223,7 @@ impl Sources {
             None => Outcome::Failed,
             Some(_) if self.read > MAX_READ_BYTES => Outcome::Failed,
             // Messages about the file name it as the manifest does: by volume and path.
-            Some(root) => outcome(files::read_in_root(root.as_fd(), key, MAX_ENV_FILE_BYTES), Named::Volume(volume, key), &display, &mut self.read, errors, &mut self.warnings),
+            Some(root) => outcome(files::read_in_root(root.as_fd(), key, MAX_ENV_FILE_BYTES), Named::Volume(volume, key), &display, self.read_as, &mut self.read, errors, &mut self.warnings),
         };
         self.add(Some(vi), display, outcome)
     }
@@ -222,7 +239,7 @@ impl Sources {
         let outcome = if self.read > MAX_READ_BYTES {
             Outcome::Failed
         } else {
-            outcome(files::read_path(path, MAX_ENV_FILE_BYTES), Named::Path, &display, &mut self.read, errors, &mut self.warnings)
+            outcome(files::read_path(path, MAX_ENV_FILE_BYTES), Named::Path, &display, self.read_as, &mut self.read, errors, &mut self.warnings)
         };
         self.add(None, display, outcome)
     }
@@ -308,7 +325,7 @@ pub fn missing_error(message: String, waited: Option<&str>) -> Error {
 /// files together, a manifest naming thousands of distinct files is refused
 /// (65, reported once; the callers read no more files) instead of reading
 /// and keeping them all.
-fn outcome(read: Result<Vec<u8>, ReadError>, named: Named, display: &str, total: &mut usize, errors: &mut Vec<Error>, warnings: &mut Vec<String>) -> Outcome {
+fn outcome(read: Result<Vec<u8>, ReadError>, named: Named, display: &str, read_as: ReadAs, total: &mut usize, errors: &mut Vec<Error>, warnings: &mut Vec<String>) -> Outcome {
     // Made only for a message: a format for every file read cost instructions at each start.
     let shown = || match named {
         Named::Volume(volume, path) => format!("volume {}, path {}", escape(volume.as_bytes()), escape(path)),
@@ -330,7 +347,10 @@ fn outcome(read: Result<Vec<u8>, ReadError>, named: Named, display: &str, total:
         ).at(display, 0));
         return Outcome::Failed;
     }
-    match EnvFile::parse(data) {
+    if read_as.lint && lint(&data, display, errors) {
+        return Outcome::Failed;
+    }
+    match EnvFile::parse_as(data, read_as.grammar) {
         Ok(f) => {
             if let Some(dups) = f.duplicates() {
                 warnings.push(duplicates_warning(&shown(), dups));
@@ -343,6 +363,19 @@ fn outcome(read: Result<Vec<u8>, ReadError>, named: Named, display: &str, total:
             Outcome::Failed
         }
     }
+}
+
+/// The portability lint: every line of `data` the kubelet rejects or reads
+/// otherwise than envshim's grammar, one error each (`FILE:LINE: reason`,
+/// 65). True when there was one.
+#[cold]
+fn lint(data: &[u8], display: &str, errors: &mut Vec<Error>) -> bool {
+    let found = kubelet::lint(data);
+    for &(line, finding) in &found {
+        let at = if line == 0 { String::new() } else { format!(":{line}") };
+        errors.push(Error::new(code::DATAERR, format!("{display}{at}: {finding}")).at(display, line as usize));
+    }
+    !found.is_empty()
 }
 
 /// A file that gives a name more than once: its lines, never the name (a
@@ -436,7 +469,7 @@ mod tests {
         let mut s = Sources::new(vec![("a".into(), a.path().into()), ("b".into(), b.path().into())]);
         let mut errors = Vec::new();
         let value = |loaded: Loaded| match loaded {
-            Loaded::File(f, display) => (f.get(b"X").unwrap().0.to_vec(), display.to_string()),
+            Loaded::File(f, display) => (f.get(b"X").unwrap().unwrap().0.to_vec(), display.to_string()),
             _ => panic!("not loaded"),
         };
         for _ in 0..2 {

@@ -19,6 +19,7 @@ mod habits;
 mod hostile;
 mod init;
 mod kubelet;
+mod kubelet_grammar;
 mod layers;
 mod leak;
 mod manifest_json;

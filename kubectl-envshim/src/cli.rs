@@ -53,6 +53,9 @@ pub struct Input {
 /// file of half a megabyte, in a millisecond of CPU.
 pub const DEFAULT_INSTALLER_CPU: &str = "50m";
 pub const DEFAULT_INSTALLER_MEMORY: &str = "16Mi";
+/// Converted containers read env files as the kubelet will: what runs
+/// converted runs the same once the cluster reads `fileKeyRef` itself.
+pub const DEFAULT_ENV_GRAMMAR: &str = "kubelet";
 
 /// How pods are converted: the same names in a KRM function's config.
 #[derive(Args)]
@@ -70,6 +73,9 @@ pub struct Options {
     /// Converted containers wait up to DURATION for missing env files (500ms, 30s, 2m; a bare number is seconds)
     #[arg(long, value_name = "DURATION")]
     pub wait: Option<String>,
+    /// How converted containers read env files: kubelet (exactly as the kubelet 1.35 will once the cluster reads fileKeyRef itself: NAME='value' lines, the first occurrence wins) or envshim (envshim's more forgiving grammar)
+    #[arg(long, value_name = "kubelet|envshim", default_value = DEFAULT_ENV_GRAMMAR)]
+    pub env_grammar: String,
     /// The CPU the envshim-install initContainer requests and is limited to
     #[arg(long, value_name = "QUANTITY", default_value = DEFAULT_INSTALLER_CPU)]
     pub installer_cpu: String,

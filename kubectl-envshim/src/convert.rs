@@ -35,6 +35,7 @@ const INSTALLER: &str = "envshim-install";
 const INSTALLER_UID: u64 = 65532;
 pub const MANIFEST_VAR: &str = "ENVSHIM_MANIFEST_JSON";
 const WAIT_VAR: &str = "ENVSHIM_WAIT";
+const GRAMMAR_VAR: &str = "ENVSHIM_ENV_GRAMMAR";
 /// envshim reads every `ENVSHIM_*` variable as its own configuration.
 const RESERVED: &str = "ENVSHIM_";
 /// The platform-resolved sources of `valueFrom` (the kubelet resolves them).
@@ -46,6 +47,8 @@ pub struct Settings {
     pub shim_image: Option<String>,
     pub entrypoints: Vec<(String, Vec<String>)>,
     pub wait: Option<String>,
+    /// `--env-grammar envshim`: converted containers read env files with envshim's grammar, not the kubelet's.
+    pub envshim_grammar: bool,
     /// The envshim-install initContainer's requests and limits (Kubernetes quantities).
     pub installer_cpu: String,
     pub installer_memory: String,
@@ -490,6 +493,8 @@ fn rewrite(c: &mut Mapping, env: &Sequence, first: usize, seen: &[String], text:
     if let Some(wait) = &s.wait {
         new_env.push(mapping([("name", string(WAIT_VAR)), ("value", string(wait))]));
     }
+    let grammar = if s.envshim_grammar { "envshim" } else { "kubelet" };
+    new_env.push(mapping([("name", string(GRAMMAR_VAR)), ("value", string(grammar))]));
     c.insert("command".into(), strings(&[&s.shim_path, "run"]));
     c.shift_remove("args");
     c.insert("env".into(), Value::Array(new_env));

@@ -18,7 +18,7 @@ use crate::cli::{KrmArgs, Options};
 use crate::{code, convert, fail, input, say, settings, stream, tree, usage, MAX_INPUT_BYTES};
 
 /// The `data` keys of the config: `convert`'s long option names.
-const KEYS: [&str; 6] = ["shim-image", "shim-path", "entrypoint", "wait", "installer-cpu", "installer-memory"];
+const KEYS: [&str; 7] = ["shim-image", "shim-path", "entrypoint", "wait", "env-grammar", "installer-cpu", "installer-memory"];
 
 pub fn command(args: &KrmArgs) -> i32 {
     let stdin = match input::read(std::path::Path::new("-"), MAX_INPUT_BYTES) {
@@ -234,6 +234,7 @@ fn options(config: &Value) -> Result<Options, String> {
         shim_path: convert::DEFAULT_SHIM_PATH.into(),
         entrypoint: Vec::new(),
         wait: None,
+        env_grammar: crate::cli::DEFAULT_ENV_GRAMMAR.into(),
         installer_cpu: crate::cli::DEFAULT_INSTALLER_CPU.into(),
         installer_memory: crate::cli::DEFAULT_INSTALLER_MEMORY.into(),
     };
@@ -250,6 +251,7 @@ fn options(config: &Value) -> Result<Options, String> {
             "shim-image" => o.shim_image = Some(value.into()),
             "shim-path" => o.shim_path = value.into(),
             "wait" => o.wait = Some(value.into()),
+            "env-grammar" => o.env_grammar = value.into(),
             "installer-cpu" => o.installer_cpu = value.into(),
             "installer-memory" => o.installer_memory = value.into(),
             "entrypoint" => o.entrypoint = value.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect(),

@@ -87,6 +87,9 @@ pub fn settings(o: &Options) -> Result<Settings, String> {
     if !o.shim_path.starts_with('/') {
         return Err(format!("--shim-path must be an absolute path, got {:?}", o.shim_path));
     }
+    if !matches!(o.env_grammar.as_str(), "kubelet" | "envshim") {
+        return Err(format!("--env-grammar: expected kubelet or envshim, got {:?}", o.env_grammar));
+    }
     if let Some(w) = &o.wait {
         envshim::wait::duration(w).map_err(|e| format!("--wait: {e}"))?;
     }
@@ -118,6 +121,7 @@ pub fn settings(o: &Options) -> Result<Settings, String> {
         shim_image: if baked_in { None } else { Some(o.shim_image.clone().or_else(default_shim_image).ok_or_else(|| NO_SHIM_IMAGE.to_string())?) },
         entrypoints,
         wait: o.wait.clone(),
+        envshim_grammar: o.env_grammar == "envshim",
         installer_cpu: o.installer_cpu.clone(),
         installer_memory: o.installer_memory.clone(),
     })
@@ -158,6 +162,13 @@ fn convert_command(args: ConvertArgs) -> i32 {
         for (n, note) in &out.notes {
             if args.check {
                 say(&format!("{shown}: document {n} ({}): would convert containers {}", note.object, note.containers.join(", ")));
+                if settings.envshim_grammar {
+                    say(&format!(
+                        "{shown}: document {n} ({}): they would read env files with envshim's grammar (--env-grammar envshim), not the kubelet's: \
+                         check the files with envshim check --env-grammar kubelet before the cluster reads fileKeyRef itself",
+                        note.object
+                    ));
+                }
             }
             for w in &note.warnings {
                 say(&format!("warning: {shown}: document {n} ({}): {w}", note.object));

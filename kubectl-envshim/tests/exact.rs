@@ -43,6 +43,29 @@ fn the_models_expansion_passes_the_design_doc_table() {
     }
 }
 
+/// The model's env-file reader gives what the kubelet's own gives on every
+/// case of its table (`tests/data/kubelet-parse-env.json`, which the shim's
+/// `--env-grammar kubelet` passes too: tests/kubelet_grammar.rs).
+#[test]
+fn the_models_env_file_reader_passes_the_kubelets_cases() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/kubelet-parse-env.json");
+    let table: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let rows = table["rows"].as_array().unwrap();
+    assert!(rows.len() >= 30, "the table has {} rows", rows.len());
+    for row in rows {
+        let (name, content, key) = (row["name"].as_str().unwrap(), row["content"].as_str().unwrap(), row["key"].as_str().unwrap());
+        let got = kubelet::env_file_value(content, key);
+        match row.get("error") {
+            Some(e) => {
+                let why = got.expect_err(name);
+                assert!(why.starts_with(&format!("line {}:", e["line"])), "{name}: {why}");
+                assert!(why.contains(&e["kubelet_reason"].as_str().unwrap().replace(" is not allowed", "")), "{name}: {why}");
+            }
+            None => assert_eq!(got.as_ref().map(|v| v.as_deref()), Ok(row["value"].as_str()), "{name}"),
+        }
+    }
+}
+
 // ---------------------------------------------------------- the random pods
 
 #[test]

@@ -194,7 +194,7 @@ fn after_quote(data: &[u8], start: usize, close: usize, line: usize) -> Result<u
 /// End of the physical line starting at `pos`: (content end without the
 /// line ending, start of the next line).
 #[inline(always)]
-fn line_end(data: &[u8], pos: usize) -> (usize, usize) {
+pub(super) fn line_end(data: &[u8], pos: usize) -> (usize, usize) {
     let (mut end, next) = match memchr(b'\n', &data[pos..]) {
         Some(i) => (pos + i, pos + i + 1),
         None => (data.len(), data.len()),
@@ -210,7 +210,7 @@ pub(super) fn count_lines(s: &[u8]) -> usize {
     memchr_iter(b'\n', s).count()
 }
 
-fn is_blank(b: u8) -> bool {
+pub(super) fn is_blank(b: u8) -> bool {
     // Not `b" \t".contains(&b)`: for bytes that is a call to memchr, for every byte trimmed.
     b == b' ' || b == b'\t'
 }
@@ -219,7 +219,7 @@ fn is_blank(b: u8) -> bool {
 // on text that starts and ends with no blank, where the call cost more than
 // the trimming.
 #[inline(always)]
-fn trim_start(s: &[u8]) -> &[u8] {
+pub(super) fn trim_start(s: &[u8]) -> &[u8] {
     match s.first() {
         Some(&b) if is_blank(b) => &s[s.iter().take_while(|&&b| is_blank(b)).count()..],
         _ => s,
@@ -227,7 +227,7 @@ fn trim_start(s: &[u8]) -> &[u8] {
 }
 
 #[inline(always)]
-fn trim_end(s: &[u8]) -> &[u8] {
+pub(super) fn trim_end(s: &[u8]) -> &[u8] {
     match s.last() {
         Some(&b) if is_blank(b) => &s[..s.len() - s.iter().rev().take_while(|&&b| is_blank(b)).count()],
         _ => s,

@@ -8,7 +8,7 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::rc::Rc;
 
 use super::*;
-use crate::envfile::EnvFile;
+use crate::envfile::{EnvFile, ParseError};
 use crate::error::{code, escape, Error};
 use crate::expand::expand_capped;
 use crate::index::NameIndex;
@@ -180,6 +180,18 @@ enum Platform<'p> {
     Copies(&'p Environment),
 }
 
+/// A file read with the kubelet's grammar, on whose line `e` the kubelet
+/// fails before it finds what `what` needs (65, naming the file and the line).
+#[cold]
+fn unread(what: &str, shown: &str, display: &str, e: ParseError) -> Error {
+    Error::new(code::DATAERR, format!("{what}: {shown}, {e}")).at(display, e.line)
+}
+
+/// How messages name a file in a volume, as when it does not parse.
+fn in_volume(file: &FileRef) -> String {
+    format!("volume {}, path {}", escape(file.volume_name.as_bytes()), escape(file.path.as_bytes()))
+}
+
 /// Step 2, `envFrom`: the manifest's files, then `--env-file`s, then `--env-dir`s.
 fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bool) {
     let mut imported = Imported::default();
@@ -191,7 +203,9 @@ fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bo
         match sources.load_in_volume(&file.volume_name, &file.path, &format_args!("envFrom[{i}].fileRef"), &mut b.errors) {
             Loaded::File(f, display) => {
                 let what = || format!("manifest: envFrom[{i}] ({display})");
-                if imported.charge(b, &f, names_cost(prefix.as_bytes(), inputs.rule), what, full) {
+                if let Some(e) = f.stop() {
+                    b.errors.push(unread(&format!("manifest: envFrom[{i}]"), &in_volume(file), &display, e));
+                } else if imported.charge(b, &f, names_cost(prefix.as_bytes(), inputs.rule), what, full) {
                     import(b, &f, &display, prefix.as_bytes(), inputs.rule, full)
                 }
             }
@@ -208,7 +222,9 @@ fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bo
         }
         match sources.load_path(path, &mut b.errors) {
             Loaded::File(f, display) => {
-                if imported.charge(b, &f, 0, || format!("--env-file {display}"), full) {
+                if let Some(e) = f.stop() {
+                    b.errors.push(unread("--env-file", &format!("env file {display}"), &display, e));
+                } else if imported.charge(b, &f, 0, || format!("--env-file {display}"), full) {
                     import(b, &f, &display, b"", inputs.rule, full)
                 }
             }
@@ -344,9 +360,10 @@ impl Builder<'_, '_> {
         let at = format_args!("env[{i}].valueFrom.fileKeyRef");
         match self.sources.load_in_volume(&file.volume_name, &file.path, &at, &mut b.errors) {
             Loaded::File(f, display) => match f.get(key) {
-                Some((value, line)) => b.define(name, value, Source::FileKey { file: display, line }),
-                None if file.optional => {}
-                None => b.errors.push(
+                Ok(Some((value, line))) => b.define(name, value, Source::FileKey { file: display, line }),
+                Ok(None) if file.optional => {}
+                Err(e) => b.errors.push(unread(&what(), &in_volume(file), &display, e)),
+                Ok(None) => b.errors.push(
                     Error::new(code::NOINPUT, format!("{}: key \"{}\" not found in {display}", what(), escape(key)))
                         .located(Some(format!("env[{i}].valueFrom.fileKeyRef.key")), Some(&display)),
                 ),
@@ -567,9 +584,10 @@ pub(super) fn import(b: &mut Built, file: &Rc<EnvFile>, display: &Rc<str>, prefi
     let mut prefixed = prefix.to_vec();
     // At most the file's bytes for the keys and values, with the prefix, `=` and NUL each.
     b.env.reserve(file.unique_len(), file.bytes() + file.unique_len() * (prefix.len() + 2));
-    // The file's keys passed the relaxed rule when it was parsed, and a
+    // The file's keys passed the relaxed rule when it was parsed (envshim's
+    // grammar checks every name, the kubelet's none), and a
     // relaxed name prefixed by a relaxed name is one: no byte to check again.
-    let valid = rule == NameRule::Relaxed && (prefix.is_empty() || rule.accepts(prefix));
+    let valid = rule == NameRule::Relaxed && file.names_relaxed() && (prefix.is_empty() || rule.accepts(prefix));
     // Without a prefix a key's name is the variable's: its `NAME=VALUE\0`
     // is used where the file holds it.
     let held = if prefix.is_empty() { b.env.hold(file) } else { None };

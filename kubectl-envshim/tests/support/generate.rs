@@ -6,9 +6,9 @@
 //! `fileKeyRef` optional or not, image `ENV` names, and a program line with or
 //! without `command` (absent, `[]`, `null`).
 //!
-//! Env files stay in the grammar the kubelet 1.35 and envshim read alike
-//! (`KEY='value'`, no duplicate key, no empty value), so that entries 1 and
-//! 2 of docs/kubelet-differences.md do not fire; values hold no `'`.
+//! Env files hold every form the kubelet's grammar reads otherwise than
+//! envshim's (converted containers read them as the kubelet does); values
+//! hold no `'`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -207,9 +207,38 @@ fn data(rng: &mut Rng) -> BTreeMap<String, String> {
     data
 }
 
-/// An env file in the common grammar: `KEY='value'` lines, no duplicate, no empty value.
-fn env_file(data: &BTreeMap<String, String>) -> String {
-    data.iter().map(|(k, v)| format!("{k}='{v}'\n")).collect()
+/// An env file as people write them: mostly `KEY='value'` lines, and every
+/// form the kubelet's grammar reads otherwise than envshim's own (unquoted,
+/// double-quoted, a blank before or after `=`, `export`, `K=''`, a name given
+/// twice, text after the quote, a byte-order mark), with comments, blank
+/// lines, values across lines and CRLF endings.
+fn env_file(rng: &mut Rng, data: &BTreeMap<String, String>) -> String {
+    let eol = if rng.chance(15) { "\r\n" } else { "\n" };
+    let mut out = String::from(if rng.chance(2) { "\u{feff}" } else { "" });
+    for (k, v) in data {
+        if rng.chance(10) {
+            out.push_str(*rng.pick(&["# a comment", "", "   ", "\t# indented"]));
+            out.push_str(eol);
+        }
+        let line = match rng.below(100) {
+            0..=64 => format!("{k}='{v}'"),
+            65..=66 => format!("{k}={v}"),
+            67 => format!("{k}=\"{v}\""),
+            68..=70 => format!("{k}= '{v}'"),
+            71 => format!("{k} ='{v}'"),
+            72..=75 => format!(" \t{k}='{v}'"),
+            76..=78 => format!("export {k}='{v}'"),
+            79..=81 => format!("{k}=''"),
+            82..=85 => format!("{k}='{v}' # a comment"),
+            86..=90 => format!("{k}='{v}{eol}on a second line'"),
+            91..=95 => format!("{k}='{v}'{eol}{k}='{}'", rng.pick(&["again", ""])),
+            96 => format!("{k}='{v}' and text"),
+            _ => format!("{k}='{v}'#"),
+        };
+        out.push_str(&line);
+        out.push_str(eol);
+    }
+    out
 }
 
 /// Volume directories the pods share (a directory per pod costs seconds on a
@@ -227,7 +256,8 @@ pub fn pool(rng: &mut Rng, root: &Path) -> Pool {
                 let dir = root.join(format!("{volume}{i}"));
                 std::fs::create_dir_all(&dir).unwrap();
                 if rng.chance(percent) {
-                    std::fs::write(dir.join(file), env_file(&data(rng))).unwrap();
+                    let data = data(rng);
+                    std::fs::write(dir.join(file), env_file(rng, &data)).unwrap();
                 }
                 dir
             })

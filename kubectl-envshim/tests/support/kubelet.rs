@@ -1,6 +1,7 @@
 //! A model of what the kubelet 1.35 and the container runtime give a
 //! container's program: its environment and its argv. Written from the
-//! Kubernetes documentation and docs/reference.md §2, not from the kubelet's code;
+//! Kubernetes documentation and docs/reference.md §2 (the env-file reader from
+//! the rules of the kubelet's own, not its code);
 //! the differential test (`tests/exact.rs`) holds the converted path to it.
 //!
 //! Sources, cited at each step:
@@ -18,6 +19,9 @@
 //!   stays `$(NAME)`); "Define a Command and Arguments" (command and args are
 //!   expanded with the container's environment; no command: the image's
 //!   ENTRYPOINT, then `args`, or else the image's CMD);
+//! - [parse-env]: the kubelet 1.35's env-file reader (`ParseEnv` in
+//!   pkg/kubelet/util/env, with its tests): its rules are written out at
+//!   `env_file_value`;
 //! - docs/reference.md §2 (the order: platform variables, `envFrom`, `env`).
 
 use std::collections::BTreeMap;
@@ -188,23 +192,60 @@ fn file_key_ref(r: &Value, world: &World) -> Result<Option<String>, String> {
     }
 }
 
-/// The 1.35 env-file reader on the grammar the differential test writes
-/// (lines `KEY='value'`, blank lines, `#` comments): single quotes as in the
-/// shell, the value literal. The first line holding the key gives the value
-/// (entry 1 of docs/kubelet-differences.md: envshim takes the last; the test
-/// writes no duplicate key), an empty value is "not found" (entry 2; the test
-/// writes none). Anything else is outside the common grammar: an error here,
-/// so a generator bug cannot pass unseen.
+/// [parse-env] The 1.35 env-file reader, for one key. Lines end at LF, a CR
+/// ending a line dropped; blanks before a line's first character are skipped,
+/// and blank and `#` lines too. A line is `NAME='VALUE'`: a line without `=`,
+/// an empty name, or a blank right before `=` is an error; a blank right
+/// after `=` is the empty value (the line read no further); any other value
+/// not starting with `'` is an error ("value must be enclosed in single
+/// quotes"). The value runs to the next `'`, literal, across lines (joined
+/// by LF); after it only blanks and a `#` comment may follow; an unclosed
+/// quote is an error. The first line holding the key gives its value and
+/// nothing after it is read; an error on a line before it fails the read.
+/// The empty value is a key the kubelet does not find ([kep3721]).
 pub fn env_file_value(text: &str, key: &str) -> Result<Option<String>, String> {
-    for (n, line) in text.lines().enumerate() {
-        if line.trim().is_empty() || line.trim_start().starts_with('#') {
+    let blanks: &[char] = &[' ', '\t'];
+    let mut lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));
+    let mut n = 0;
+    while let Some(raw) = lines.next() {
+        n += 1;
+        let line = raw.trim_start_matches(blanks);
+        if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let (name, quoted) = line.split_once('=').ok_or(format!("line {}: no '='", n + 1))?;
-        let value =
-            quoted.strip_prefix('\'').and_then(|v| v.strip_suffix('\'')).filter(|v| !v.contains('\'')).ok_or(format!("line {}: not KEY='value'", n + 1))?;
-        if name == key {
-            return Ok(Some(value.to_string()).filter(|v| !v.is_empty()));
+        let eq = line.find('=').ok_or(format!("line {n}: missing '='"))?;
+        let (name_part, value_part) = (&line[..eq], &line[eq + 1..]);
+        let name = name_part.trim_end_matches(blanks);
+        if name.is_empty() {
+            return Err(format!("line {n}: empty variable name"));
+        }
+        if name != name_part {
+            return Err(format!("line {n}: whitespace before '='"));
+        }
+        if value_part.starts_with(blanks) {
+            if name == key {
+                return Ok(None);
+            }
+            continue;
+        }
+        let mut rest = value_part.strip_prefix('\'').ok_or(format!("line {n}: value must be enclosed in single quotes"))?;
+        let (start, mut value) = (n, String::new());
+        loop {
+            if let Some(close) = rest.find('\'') {
+                value.push_str(&rest[..close]);
+                let after = rest[close + 1..].trim_start_matches(blanks);
+                if !after.is_empty() && !after.starts_with('#') {
+                    return Err(format!("line {n}: unexpected content after closing quote"));
+                }
+                if name == key {
+                    return Ok(Some(value).filter(|v| !v.is_empty()));
+                }
+                break;
+            }
+            value.push_str(rest);
+            value.push('\n');
+            rest = lines.next().ok_or(format!("line {start}: unclosed single quote"))?;
+            n += 1;
         }
     }
     Ok(None)
