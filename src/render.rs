@@ -98,7 +98,7 @@ mod tests {
             file.extend_from_slice(&env_value(v));
             file.push(b'\n');
             let parsed = EnvFile::parse(file.clone()).unwrap_or_else(|e| panic!("{:?}: {e}", String::from_utf8_lossy(&file)));
-            assert_eq!(parsed.get(b"K").unwrap().0, *v, "{:?}", String::from_utf8_lossy(v));
+            assert_eq!(parsed.get(b"K").unwrap().unwrap().0, *v, "{:?}", String::from_utf8_lossy(v));
         }
     }
 

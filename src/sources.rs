@@ -490,7 +490,7 @@ mod tests {
         let mut errors = Vec::new();
         match s.load_in_volume("v", "x.env", &"env[0]", &mut errors) {
             Loaded::File(f, display) => {
-                assert_eq!(f.get(b"X").unwrap().0, b"b");
+                assert_eq!(f.get(b"X").unwrap().unwrap().0, b"b");
                 assert_eq!(&*display, "v/x.env");
             }
             _ => panic!("{errors:?}"),

@@ -101,7 +101,7 @@ fn a_whole_file_reads_as_the_kubelet_reads_each_key() {
     assert_eq!(env.get("A").map(String::as_str), Some("1"));
     assert_eq!(env.get("export B").map(String::as_str), Some("3"));
     assert!(!env.contains_key("B") && !env.contains_key("C") && !env.contains_key("D"));
-    let bad = v.file_str("bad.env", &format!("A='1'\nB={SENTINEL}\n"));
+    let bad = v.file_str("bad.env", format!("A='1'\nB={SENTINEL}\n"));
     let out = envshim(["run", "--env-grammar", "kubelet", "--env-file", &bad, "--", "/bin/true"]).run();
     out.fails_with(65, &["--env-file", "bad.env, line 2"]);
     out.no_sentinel();

@@ -11,10 +11,13 @@
 //! - rendering the entries as `export NAME="escaped"` lines and parsing that
 //!   again gives the same names and values (what `render --show-values` relies on);
 //! - for UTF-8 input within the limit, the result (entries, or the error's
-//!   line and problem) equals a plain line-by-line reading of docs/reference.md §4.
+//!   line and problem) equals a plain line-by-line reading of docs/reference.md §4;
+//! - `--env-grammar kubelet`: for every name the input gives, the kubelet's
+//!   reading (the value, not found, or the failing line) equals a plain reading
+//!   of docs/reference.md §4.1.
 #![no_main]
 
-use envshim::envfile::reference::{reference, Entries};
+use envshim::envfile::reference::{self, reference, Entries};
 use envshim::envfile::{EnvFile, Problem};
 use envshim::limits::{MAX_NAME_BYTES, MAX_VALUE_BYTES};
 use envshim::names::is_relaxed;
@@ -37,6 +40,11 @@ fn expected_text(p: Problem) -> &'static str {
         UnclosedSingleQuote => "opens a single quote that is never closed",
         UnclosedDoubleQuote => "opens a double quote that is never closed",
         TextAfterQuote => "has text after a closing quote (only blanks or a # comment may follow)",
+        BlankBeforeEquals => "has a blank before '=', which the kubelet's grammar does not allow (write NAME='value')",
+        NotSingleQuoted => {
+            "has a value not enclosed in single quotes, which the kubelet's grammar requires (write NAME='value'; \
+             --env-grammar envshim also reads unquoted and double-quoted values)"
+        }
     }
 }
 
@@ -67,7 +75,27 @@ fn render(file: &EnvFile) -> Vec<u8> {
     out
 }
 
+/// `--env-grammar kubelet`: for every name the file gives (and a few
+/// more), `parse_kubelet` and `get` give what the literal reading of
+/// docs/reference.md §4.1 gives; the lint lists lines of the file only.
+fn kubelet(data: &[u8]) {
+    let parsed = EnvFile::parse_kubelet(data.to_vec());
+    let mut keys: Vec<&[u8]> = vec![b"K", b"A"];
+    keys.extend(data.split(|&b| b == b'\n').filter_map(|l| l.iter().position(|&b| b == b'=').map(|eq| &l[..eq])).take(64));
+    for key in keys {
+        let got = match &parsed {
+            Ok(f) => f.get(key).map(|v| v.map(|(v, _)| v.to_vec())).map_err(|e| e.line),
+            Err(e) => Err(e.line),
+        };
+        assert_eq!(got, reference::kubelet_value(data, key), "the kubelet's grammar differs from the reference reading of docs/reference.md §4.1");
+    }
+    for (line, _) in envshim::envfile::kubelet::lint(data) {
+        assert!(line as usize <= physical_lines(data));
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
+    kubelet(data);
     if data.len() <= envshim::limits::MAX_ENV_FILE_BYTES
         && !data.starts_with(b"\xEF\xBB\xBF")
         && std::str::from_utf8(data).is_ok()
@@ -105,7 +133,7 @@ fuzz_target!(|data: &[u8]| {
                 assert!(std::str::from_utf8(value).is_ok());
                 assert!(line as usize > last_line && line as usize <= lines, "line {line} after {last_line}");
                 last_line = line as usize;
-                let (got, got_line) = file.get(name).expect("a parsed name is found");
+                let (got, got_line) = file.get(name).ok().flatten().expect("a parsed name is found");
                 let (want, want_line) =
                     file.iter().filter(|(n, _, _)| *n == name).map(|(_, v, l)| (v, l)).last().unwrap();
                 assert_eq!((got, got_line), (want, want_line), "get must return the last occurrence");
@@ -118,7 +146,7 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(unique.len(), file.unique_len());
             assert_eq!(unique.iter().map(|(n, _, _)| *n).collect::<Vec<_>>(), firsts, "unique: names in first-occurrence order");
             for (name, value, line) in unique {
-                assert_eq!(file.get(name), Some((value, line)), "unique: the last occurrence");
+                assert_eq!(file.get(name), Ok(Some((value, line))), "unique: the last occurrence");
             }
             let rendered = render(&file);
             if rendered.len() <= envshim::limits::MAX_ENV_FILE_BYTES {

@@ -176,7 +176,7 @@ fn every_kind_has_its_pod_converted() {
         assert!(app.get("args").is_none());
         let names: Vec<&str> = app["env"].as_sequence().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
         // The kubelet's view where the fileKeyRef entry was: what the rest and the program line refer to.
-        assert_eq!(names, ["NS", "ENVSHIM_SEEN_0", "ENVSHIM_SEEN_1", "ENVSHIM_SEEN_2", "URL", "SECRET", "ENVSHIM_MANIFEST_JSON"], "{kind}");
+        assert_eq!(names, ["NS", "ENVSHIM_SEEN_0", "ENVSHIM_SEEN_1", "ENVSHIM_SEEN_2", "URL", "SECRET", "ENVSHIM_MANIFEST_JSON", "ENVSHIM_ENV_GRAMMAR"], "{kind}");
         let seen: Vec<&str> = app["env"].as_sequence().unwrap()[1..4].iter().map(|e| e["value"].as_str().unwrap()).collect();
         assert_eq!(seen, ["$(TOKEN)", "$(NS)", "$(URL)"], "{kind}");
         assert_eq!(json_of(&app["resources"]), json_of(&before["containers"][0]["resources"]));
@@ -312,8 +312,19 @@ fn options_entrypoint_wait_shim_image_and_shim_path() {
     let doc = yaml(kubectl_envshim(&["convert", "--wait", "30s"], &pod).ok());
     let env = json_of(&doc["spec"]["containers"][0]["env"]);
     let env = env.as_array().unwrap();
-    assert_eq!(env[env.len() - 2]["name"], "ENVSHIM_MANIFEST_JSON");
-    assert_eq!(env[env.len() - 1], serde_json::json!({"name": "ENVSHIM_WAIT", "value": "30s"}));
+    assert_eq!(env[env.len() - 3]["name"], "ENVSHIM_MANIFEST_JSON");
+    assert_eq!(env[env.len() - 2], serde_json::json!({"name": "ENVSHIM_WAIT", "value": "30s"}));
+    // --env-grammar: the kubelet's by default (a converted container reads env
+    // files as it will natively), envshim's when asked, and said by --check.
+    assert_eq!(env[env.len() - 1], serde_json::json!({"name": "ENVSHIM_ENV_GRAMMAR", "value": "kubelet"}));
+    let doc = yaml(kubectl_envshim(&["convert", "--env-grammar", "envshim"], &pod).ok());
+    let env = json_of(&doc["spec"]["containers"][0]["env"]);
+    assert_eq!(env.as_array().unwrap().last().unwrap(), &serde_json::json!({"name": "ENVSHIM_ENV_GRAMMAR", "value": "envshim"}));
+    let check = kubectl_envshim(&["convert", "--check", "--env-grammar", "envshim"], &pod);
+    assert_eq!(check.code, 1);
+    assert!(check.stderr.contains("would read env files with envshim's grammar (--env-grammar envshim)"), "{}", check.stderr);
+    assert!(!kubectl_envshim(&["convert", "--check"], &pod).stderr.contains("grammar"));
+    kubectl_envshim(&["convert", "--env-grammar", "dotenv"], &pod).failed(2, &["--env-grammar"]);
     // --shim-image, over KUBECTL_ENVSHIM_SHIM_IMAGE, and without it.
     for image in [Some(IMAGE), None] {
         let doc = yaml(kubectl_envshim_with(&["convert", "--shim-image", "registry.example.com/envshim:1"], &pod, image).ok());
@@ -483,7 +494,7 @@ fn envshim_bin() -> PathBuf {
 #[test]
 fn envshim_gives_the_converted_program_what_native_file_key_ref_would() {
     let vol = tempfile::tempdir().unwrap();
-    std::fs::write(vol.path().join("app.env"), format!("TOKEN=t$(NS)k\nOTHER={SENTINEL}\n")).unwrap();
+    std::fs::write(vol.path().join("app.env"), format!("TOKEN='t$(NS)k'\nOTHER='{SENTINEL}'\n")).unwrap();
     let mount = vol.path().to_str().unwrap();
     let input = format!(
         r#"apiVersion: v1

@@ -59,3 +59,34 @@ fn every_other_example_comes_out_unchanged() {
     }
     assert!(seen >= 6, "only {seen} examples");
 }
+
+/// The env files of the examples that feed `fileKeyRef` are in the kubelet's
+/// grammar: the portability lint (`envshim check --env-grammar kubelet`)
+/// passes each, as the examples' manifests read them or as their
+/// initContainers and Secrets write them.
+#[test]
+fn the_env_files_that_feed_file_key_ref_pass_the_kubelet_lint() {
+    let envshim = crate::support::harness::envshim();
+    let lint = |args: &[&str], dir: &Path| {
+        let out = Command::new(envshim).args(["check", "--env-grammar", "kubelet"]).args(args).arg("--").arg("/bin/true").current_dir(dir).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    // The quickstart, from the repository's root as its README runs it.
+    lint(&["--manifest", "examples/quickstart/manifest.json"], &examples().join(".."));
+
+    let tmp = tempfile::tempdir().unwrap();
+    // What the initContainers write: their `sh -c` line, run into a directory of the test's.
+    for example in ["convert/deployment.yaml", "init-container/pod.yaml"] {
+        let text = std::fs::read_to_string(examples().join(example)).unwrap();
+        let line = text.lines().find(|l| l.contains("> /config/config.env")).unwrap_or_else(|| panic!("{example}: no initContainer writes config.env"));
+        let command: Vec<String> = serde_json::from_str(line.trim().trim_start_matches("command:").trim()).unwrap();
+        let script = command[2].replace("/config/", &format!("{}/", tmp.path().display()));
+        assert!(Command::new("sh").args(["-c", &script]).status().unwrap().success(), "{example}: {script}");
+        lint(&["--env-file", "config.env"], tmp.path());
+    }
+    // The baked-in example's Secret: db.env feeds its fileKeyRef entries.
+    let text = std::fs::read_to_string(examples().join("baked-in/kubernetes.yaml")).unwrap();
+    let secret: serde_json::Value = serde_norway::from_str(text.split("\n---\n").next().unwrap()).unwrap();
+    std::fs::write(tmp.path().join("db.env"), secret["stringData"]["db.env"].as_str().unwrap()).unwrap();
+    lint(&["--env-file", "db.env"], tmp.path());
+}

@@ -129,3 +129,63 @@ pub fn reference(data: &[u8]) -> Result<Entries, (usize, Problem)> {
     }
     Ok(out)
 }
+
+/// docs/reference.md §4.1 read literally: the kubelet's reading of `data`
+/// for `key`, one physical line at a time. Ok(None): the key is not found
+/// (its value empty included); Err: the line the read fails on (0: the whole
+/// file). What [`super::EnvFile::parse_kubelet`] and its `get` must give.
+pub fn kubelet_value(data: &[u8], key: &[u8]) -> Result<Option<Vec<u8>>, usize> {
+    if data.len() > crate::limits::MAX_ENV_FILE_BYTES {
+        return Err(0);
+    }
+    let mut lines: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
+    if data.ends_with(b"\n") {
+        lines.pop();
+    }
+    let lines: Vec<&[u8]> = lines.iter().map(|l| l.strip_suffix(b"\r").unwrap_or(l)).collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let (n, line) = (i + 1, trim_start(lines[i]));
+        i += 1;
+        if line.is_empty() || line[0] == b'#' {
+            continue;
+        }
+        let eq = line.iter().position(|&b| b == b'=').ok_or(n)?;
+        let name = &line[..eq];
+        if trim(name).len() != name.len() || name.is_empty() || name.len() > MAX_NAME_BYTES {
+            return Err(n);
+        }
+        let value = &line[eq + 1..];
+        if value.first().is_some_and(|b| BLANK.contains(b)) {
+            if name == key {
+                return Ok(None);
+            }
+            continue;
+        }
+        if value.first() != Some(&b'\'') {
+            return Err(n);
+        }
+        let (mut rest, mut v) = (&value[1..], Vec::new());
+        loop {
+            if let Some(close) = rest.iter().position(|&b| b == b'\'') {
+                v.extend_from_slice(&rest[..close]);
+                let after = trim_start(&rest[close + 1..]);
+                if !after.is_empty() && after[0] != b'#' {
+                    return Err(i);
+                }
+                break;
+            }
+            v.extend_from_slice(rest);
+            v.push(b'\n');
+            rest = lines.get(i).ok_or(n)?;
+            i += 1;
+        }
+        if v.len() > MAX_VALUE_BYTES || v.contains(&0) {
+            return Err(n);
+        }
+        if name == key {
+            return Ok(Some(v).filter(|v| !v.is_empty()));
+        }
+    }
+    Ok(None)
+}

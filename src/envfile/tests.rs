@@ -78,7 +78,7 @@ fn value_limit_is_inclusive_in_every_form() {
     for form in ["A={}\n", "A='{}'\n", "A=\"{}\"\n", "A=\"\\${}\"\n"] {
         let at = if form.contains("\\$") { form.replace("{}", &v[1..]) } else { form.replace("{}", &v) };
         let f = EnvFile::parse(at.into_bytes()).unwrap_or_else(|e| panic!("{form}: {e}"));
-        assert_eq!(f.get(b"A").unwrap().0.len(), MAX_VALUE_BYTES, "{form}");
+        assert_eq!(f.get(b"A").unwrap().unwrap().0.len(), MAX_VALUE_BYTES, "{form}");
         let over = form.replace("{}", &format!("{v}w"));
         let e = EnvFile::parse(over.into_bytes()).unwrap_err();
         assert_eq!((e.line, e.problem), (1, Problem::ValueTooLong), "{form}");
@@ -88,10 +88,10 @@ fn value_limit_is_inclusive_in_every_form() {
 #[test]
 fn get_returns_last_occurrence() {
     let f = EnvFile::parse(b"A=1\nB=x\nA=2\nC=\nA=3\n".to_vec()).unwrap();
-    assert_eq!(f.get(b"A"), Some((&b"3"[..], 5)));
-    assert_eq!(f.get(b"B"), Some((&b"x"[..], 2)));
-    assert_eq!(f.get(b"C"), Some((&b""[..], 4)));
-    assert_eq!(f.get(b"D"), None);
+    assert_eq!(f.get(b"A"), Ok(Some((&b"3"[..], 5))));
+    assert_eq!(f.get(b"B"), Ok(Some((&b"x"[..], 2))));
+    assert_eq!(f.get(b"C"), Ok(Some((&b""[..], 4))));
+    assert_eq!(f.get(b"D"), Ok(None));
     assert_eq!(f.len(), 5);
 }
 
@@ -257,7 +257,7 @@ fn parse_is_the_literal_reading_of_the_spec() {
                     assert_eq!(&f.raw()[at..at + n], [k.name, b"=", k.value].concat(), "case {case}");
                     assert_eq!(f.raw()[at + n], 0, "case {case}");
                 }
-                assert_eq!(f.get(k.name), Some((k.value, k.line)));
+                assert_eq!(f.get(k.name), Ok(Some((k.value, k.line))));
             }
             assert_eq!(f.unique_bytes(), f.unique().map(|(n, v, _)| n.len() + v.len()).sum::<usize>());
         }
@@ -351,11 +351,45 @@ fn entries_grow_past_their_first_room() {
         let text: String = (0..n).map(|i| format!("K{i}={i}\n")).collect();
         let f = EnvFile::parse(text.into_bytes()).unwrap();
         assert_eq!((f.len(), f.unique_len()), (n, n));
-        assert_eq!(f.get(format!("K{}", n - 1).as_bytes()), Some((format!("{}", n - 1).as_bytes(), n as u32)));
+        assert_eq!(f.get(format!("K{}", n - 1).as_bytes()), Ok(Some((format!("{}", n - 1).as_bytes(), n as u32))));
     }
     // `A=` and a newline, 21,845 times: the most entries 64 KiB holds.
     let most = b"A=\n".repeat(MAX_ENV_FILE_BYTES / 3);
     let f = EnvFile::parse(most).unwrap();
     assert_eq!((f.len(), f.unique_len()), (MAX_ENV_FILE_BYTES / 3, 1));
-    assert_eq!(f.get(b"A"), Some((&b""[..], (MAX_ENV_FILE_BYTES / 3) as u32)));
+    assert_eq!(f.get(b"A"), Ok(Some((&b""[..], (MAX_ENV_FILE_BYTES / 3) as u32))));
+}
+
+/// Random files of the forms the two grammars read differently, and every
+/// name in them asked for: `parse_kubelet` and its `get` give what the
+/// literal reading of docs/reference.md §4.1 gives (the value, not found, or
+/// the line the read fails on), and the lint never fails on a line it reads.
+#[test]
+fn the_kubelet_grammar_is_the_literal_reading_of_the_spec() {
+    let mut rng = Rng(0x6b75_6265_6c65_7421);
+    let pieces: [&[u8]; 24] = [
+        b"K", b"L", b"export K", b"=", b"'", b"''", b"\"", b" ", b"\t", b"#", b"\n", b"\r\n", b"\r", b"v", b"x y", b"$(K)", b"\\", b"\0", b"=",
+        b"\n#c\n", b"K='v'\n", b"L='a\nb'\n", b"K= 'w'\n", b"\xef\xbb\xbf",
+    ];
+    for _ in 0..20_000 {
+        let mut data = Vec::new();
+        for _ in 0..rng.below(14) {
+            data.extend_from_slice(pieces[rng.below(pieces.len())]);
+        }
+        let parsed = EnvFile::parse_kubelet(data.clone());
+        for key in [&b"K"[..], b"L", b"export K", b"v", b"x y"] {
+            let expected = reference::kubelet_value(&data, key);
+            let got = match &parsed {
+                Ok(f) => f.get(key).map(|v| v.map(|(v, _)| v.to_vec())).map_err(|e| e.line),
+                Err(e) => Err(e.line),
+            };
+            assert_eq!(got, expected, "{:?} for {:?}", String::from_utf8_lossy(&data), String::from_utf8_lossy(key));
+        }
+        let linted = kubelet::lint(&data);
+        if let Ok(Some(_)) = reference::kubelet_value(&data, b"K") {
+            // K was read: no failing line before K's.
+            let k_line = parsed.as_ref().unwrap().get(b"K").unwrap().unwrap().1;
+            assert!(linted.iter().all(|(l, f)| !matches!(f, kubelet::Finding::Fails(_)) || *l > k_line), "{:?}: {linted:?}", String::from_utf8_lossy(&data));
+        }
+    }
 }

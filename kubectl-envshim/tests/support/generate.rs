@@ -217,7 +217,8 @@ fn env_file(rng: &mut Rng, data: &BTreeMap<String, String>) -> String {
     let mut out = String::from(if rng.chance(2) { "\u{feff}" } else { "" });
     for (k, v) in data {
         if rng.chance(10) {
-            out.push_str(*rng.pick(&["# a comment", "", "   ", "\t# indented"]));
+            let other: &&str = rng.pick(&["# a comment", "", "   ", "\t# indented"]);
+            out.push_str(other);
             out.push_str(eol);
         }
         let line = match rng.below(100) {
