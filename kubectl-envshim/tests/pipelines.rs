@@ -336,7 +336,7 @@ fn kpt_runs_it_as_a_function() {
     let d = package();
     let pkg = d.path().join("pkg");
     let other = std::fs::read_to_string(pkg.join("other.yaml")).unwrap();
-    let config = write(d.path(), "fn.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: envshim}\ndata:\n  shim-image: registry.example/envshim:1\n  installer-memory: 8Mi\n  wait: 30s\n  entrypoint: |\n    side=/side\n");
+    let config = write(d.path(), "fn.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: envshim}\ndata:\n  shim-image: registry.example/envshim:1\n  installer-memory: 8Mi\n  wait: 30s\n  env-grammar: envshim\n  entrypoint: |\n    side=/side\n");
     let exec = format!("{BIN} krm");
     let out = run("kpt", &["fn", "eval", pkg.to_str().unwrap(), "--exec", &exec, "--fn-config", config.to_str().unwrap()], "", None, &[]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
@@ -352,6 +352,7 @@ fn kpt_runs_it_as_a_function() {
     assert_eq!(spec["initContainers"][0]["image"], "registry.example/envshim:1");
     assert_eq!(spec["initContainers"][0]["resources"]["limits"], serde_json::json!({"cpu": "50m", "memory": "8Mi"}));
     assert_eq!(spec["containers"][0]["env"][4], serde_json::json!({"name": "ENVSHIM_WAIT", "value": "30s"}));
+    assert_eq!(spec["containers"][0]["env"][5], serde_json::json!({"name": "ENVSHIM_ENV_GRAMMAR", "value": "envshim"}));
     // No kpt annotation left behind.
     assert!(!app.contains("config.kubernetes.io"), "{app}");
     // Converting again changes nothing.
@@ -370,7 +371,9 @@ fn a_kptfile_pipeline_runs_it_with_kpt_fn_render() {
     let out = run("kpt", &["fn", "render", pkg.to_str().unwrap(), "--allow-exec"], "", Some(bin.path()), &[]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
     let app = std::fs::read_to_string(pkg.join("app.yaml")).unwrap();
-    assert_eq!(docs(&app)[0]["spec"]["template"]["spec"]["containers"][0]["env"][4], serde_json::json!({"name": "ENVSHIM_WAIT", "value": "5s"}));
+    let env = &docs(&app)[0]["spec"]["template"]["spec"]["containers"][0]["env"];
+    assert_eq!(env[4], serde_json::json!({"name": "ENVSHIM_WAIT", "value": "5s"}));
+    assert_eq!(env[5], serde_json::json!({"name": "ENVSHIM_ENV_GRAMMAR", "value": "kubelet"}));
     assert!(app.ends_with(&format!("---\n{CONFIG_MAP}")), "{app}");
 }
 
