@@ -197,7 +197,7 @@ fn a_changed_document_keeps_its_marker_and_the_comments_above() {
     let text = out.ok();
     assert!(text.starts_with("# head\n--- # marker\n# above\napiVersion: v1\n"), "{text}");
     assert!(text.ends_with("RuntimeDefault\n...\n") && !text.contains("# below"), "{text}");
-    // An indented root, and a root's tag on a line of its own (kept; kubectl ignores a mapping's tag).
+    // An indented root, and a root mapping with a tag (not written again: kubectl ignores a mapping's tag).
     for input in [indented(&pod("", "")), format!("!!map\n{}", pod("", "")), format!("--- # c\n!custom {{{}}}\n", flow(&pod("", "")))] {
         let out = convert(&input);
         assert_eq!(pyyaml(out.ok())[0]["spec"]["initContainers"][0]["name"], json!("envshim-install"), "{}", out.stdout);
