@@ -510,7 +510,7 @@ fn service_links_of_a_service_named_envshim_are_the_programs() {
     let plain = d.manifest(&json!({}));
     let converted = json!({"env": [], "command": ["/usr/bin/env", "-0"], "converted": {"seen": []}}).to_string();
     for (var, manifest) in [("ENVSHIM_MANIFEST", plain.as_str()), ("ENVSHIM_MANIFEST_JSON", &converted)] {
-        let mut cmd = envshim(["run", "--"]);
+        let cmd = envshim(["run", "--"]);
         let not_links = [("ENVSHIM_PORT_HTTP_TCP", "x"), ("ENVSHIM__SERVICE_HOST", "x"), ("ENVSHIM_WAIT_", "x")];
         let out = cmd.args(print_env()).env(var, manifest).envs(links).envs(not_links).run();
         out.code(0);
