@@ -30,6 +30,9 @@
 # stable. If the nightly, its rust-src or the target's rust-std cannot be
 # installed, the arch is built with stable as before, with a message.
 # NIGHTLY=none builds everything with stable.
+# RELEASE=1 (release/build.sh): no fallback. The pinned nightly, its rust-src and
+# the musl target are installed or the build fails, so a release never ships other
+# bytes than the ones tests/release.sh reproduces.
 set -euo pipefail
 cd "$(dirname "$0")"
 DIST=${DIST:-dist}
@@ -96,6 +99,8 @@ for arch in "${archs[@]}"; do
     # No unwind tables either: with immediate-abort nothing ever unwinds, and
     # .eh_frame was 44 KB of the binary (docs/performance.md, binary size).
     panic=" -Zunstable-options -Cpanic=immediate-abort -Cforce-unwind-tables=no"
+  elif [ "${RELEASE:-}" = 1 ]; then
+    die "RELEASE=1: $NIGHTLY with rust-src and $triple cannot be installed (NIGHTLY=$NIGHTLY); a release builds with it or not at all"
   elif [ "$NIGHTLY" != none ]; then
     warn "$NIGHTLY (with rust-src and $triple) cannot be installed: building $arch with stable, about 380 KB larger"
   fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds a release of envshim (README.md, Install) from a clean checkout, into an empty DIR:
-#   bash release/build.sh --out DIR [--image REPO] [--key MINISIGN_SECRET_KEY]
+#   bash release/build.sh --out DIR [--image REPO] [--key MINISIGN_SECRET_KEY | --unsigned]
 #
 #   envshim-linux-{amd64,arm64}            the shim, static (musl-build.sh)
 #   kubectl-envshim-linux-{amd64,arm64}    the converter, static; its default --shim-image
@@ -12,28 +12,35 @@
 #   oci/                                   the multi-arch image (linux/amd64 + arm64) as an
 #                                          OCI layout, tag VERSION (images/build.sh)
 #   SHA256SUMS, SHA256SUMS.minisig         every file above but oci/, signed with minisign
+#                                          (release/sign.sh; no .minisig with --unsigned)
 #   *.pub                                  only without --key: the throwaway key's public key
 #
 # REPO: --image, else the one line of release/image (the forge's registry).
 # --key: an unencrypted minisign secret key (the forge's secret); it must be the one
 # whose public key is committed as release/minisign.pub, or nothing is built. Without
-# --key, a throwaway key pair signs, and its public key is left in DIR.
+# --key, a throwaway key pair signs, and its public key is left in DIR. --unsigned: no
+# signature and no key: the release workflow's build job, which never holds the key
+# (cargo runs every dependency's build script), leaves signing to release/sign.sh in a
+# job of its own.
 # Reproducible: SOURCE_DATE_EPOCH is the commit's time; the same commit built in
 # another directory at another time gives the same bytes (tests/release.sh checks).
-# Needs: what musl-build.sh and images/build.sh need, minisign, cargo-cyclonedx
-# (tests/e2e/deps.sh installs them all).
+# Needs: what musl-build.sh and images/build.sh need, cargo-cyclonedx, and minisign
+# unless --unsigned (tests/e2e/deps.sh installs them all; the release workflow, only
+# these). musl-build.sh runs in release mode: the pinned nightly or nothing.
 set -euo pipefail
-usage() { echo "usage: release/build.sh --out DIR [--image REPO] [--key MINISIGN_SECRET_KEY]" >&2; exit 2; }
+usage() { echo "usage: release/build.sh --out DIR [--image REPO] [--key MINISIGN_SECRET_KEY | --unsigned]" >&2; exit 2; }
 die() { echo "release: ERROR: $*" >&2; exit 1; }
-out= image= key=
+out= image= key= unsigned=
 while [ $# -gt 0 ]; do
   case $1 in
+    --unsigned) unsigned=1; shift ;;
     --out|--image|--key) [ $# -ge 2 ] && [ -n "$2" ] || usage
       case $1 in --out) out=$2 ;; --image) image=$2 ;; --key) key=$2 ;; esac; shift 2 ;;
     *) usage ;;
   esac
 done
 [ -n "$out" ] || usage
+[ -z "$unsigned" ] || [ -z "$key" ] || usage
 [ -z "$key" ] || key=$(realpath -e -- "$key") || die "--key: no such file"
 mkdir -p -- "$out"
 out=$(cd -- "$out" && pwd)
@@ -46,7 +53,7 @@ cd "$(dirname "$0")/.."
   || die "image repository '$image': want REGISTRY-HOST/PATH (a host with a dot or a port; no tag, no digest)"
 # What is released is a commit: nothing modified, nothing untracked.
 [ -z "$(git status --porcelain)" ] || die "the checkout has changes or untracked files: a release is built from a clean commit"
-for c in minisign cargo-cyclonedx jq umoci skopeo; do command -v "$c" >/dev/null || die "$c not found (bash tests/e2e/deps.sh installs it)"; done
+for c in $([ -n "$unsigned" ] || echo minisign) cargo-cyclonedx jq umoci skopeo; do command -v "$c" >/dev/null || die "$c not found (bash tests/e2e/deps.sh installs it)"; done
 
 started=$(date +%s)
 VERSION=$(sed -n 's/^version *= *"\(.*\)"/\1/p' Cargo.toml | head -1)
@@ -58,7 +65,9 @@ work=$(mktemp -d /tmp/envshim-release.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
 # The key first: a wrong key fails here, before half an hour of building.
-if [ -n "$key" ]; then
+if [ -n "$unsigned" ]; then
+  echo "release: --unsigned: SHA256SUMS is left for release/sign.sh"
+elif [ -n "$key" ]; then
   minisign -R -s "$key" -p "$work/key.pub" </dev/null >/dev/null || die "--key: not an unencrypted minisign secret key"
   [ "$(sed -n 2p "$work/key.pub")" = "$(sed -n 2p release/minisign.pub)" ] \
     || die "--key is not the key of release/minisign.pub (the public key users verify with)"
@@ -70,14 +79,14 @@ fi
 
 echo "release: envshim $VERSION, commit $COMMIT, SOURCE_DATE_EPOCH=$SOURCE_DATE_EPOCH"
 bin=$work/bin
-CLI_DOCS=0 BINS=envshim DIST=$bin ./musl-build.sh amd64 arm64
+RELEASE=1 CLI_DOCS=0 BINS=envshim DIST=$bin ./musl-build.sh amd64 arm64
 DIST=$bin OUT=$work/images IMAGE_ARCHS="amd64 arm64" images/build.sh
 mv "$work/images/oci" "$out/oci"
 digest=$(jq -r --arg t "$VERSION" '.manifests[] | select(.annotations["org.opencontainers.image.ref.name"] == $t) | .digest' "$out/oci/index.json")
 [[ $digest =~ ^sha256:[0-9a-f]{64}$ ]] || die "no image index tagged $VERSION in $out/oci"
 ref=$image@$digest
 # The converter names that image by default (kubectl-envshim/src/main.rs reads it at compile time).
-KUBECTL_ENVSHIM_RELEASE_IMAGE=$ref CLI_DOCS=0 BINS=kubectl-envshim DIST=$bin ./musl-build.sh amd64 arm64
+KUBECTL_ENVSHIM_RELEASE_IMAGE=$ref RELEASE=1 CLI_DOCS=0 BINS=kubectl-envshim DIST=$bin ./musl-build.sh amd64 arm64
 if [ "$(uname -m)" = x86_64 ]; then
   got=$(printf 'kind: Pod\nspec:\n  volumes: [{name: c, emptyDir: {}}]\n  containers: [{name: a, image: app, command: [/a], env: [{name: X, valueFrom: {fileKeyRef: {volumeName: c, path: a.env, key: X}}}]}]\n' \
     | env -u KUBECTL_ENVSHIM_SHIM_IMAGE "$bin/kubectl-envshim-linux-amd64" convert | sed -n 's/^ *image: //p' | grep -vx app || true)
@@ -145,11 +154,13 @@ done
 [ -z "$(git status --porcelain)" ] || die "the build left files in the checkout: $(git status --porcelain | head -3)"
 
 (cd "$out" && sha256sum -- *-linux-* envshim.krew.yaml ./*.cdx.json | sed 's,  \./,  ,' >SHA256SUMS)
-minisign -S -s "$key" -m "$out/SHA256SUMS" -x "$out/SHA256SUMS.minisig" \
-  -t "envshim $VERSION commit $COMMIT image $ref" </dev/null >/dev/null
-if [ "$key" = "$work/throwaway.key" ]; then pub=$out/envshim-throwaway.pub; else pub=release/minisign.pub; fi
-(cd "$out" && sha256sum --quiet -c SHA256SUMS) && minisign -Vqm "$out/SHA256SUMS" -p "$pub" >/dev/null \
-  || die "the release does not verify"
+if [ -n "$unsigned" ]; then
+  (cd "$out" && sha256sum --quiet --strict -c SHA256SUMS) || die "the release does not match its SHA256SUMS"
+else
+  if [ "$key" = "$work/throwaway.key" ]; then pub=$out/envshim-throwaway.pub; else pub=release/minisign.pub; fi
+  bash release/sign.sh --dir "$out" --key "$key" --pub "$pub" --comment "envshim $VERSION commit $COMMIT image $ref" >/dev/null \
+    || die "the release does not verify"
+fi
 
 echo "release: envshim $VERSION in $out ($(( $(date +%s) - started ))s)"
 echo "  image: $ref (oci:$out/oci:$VERSION)"

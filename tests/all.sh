@@ -22,5 +22,7 @@ bash tests/e2e/run.sh
 ENVSHIM_TEST_BIN="$PWD/dist/envshim-linux-amd64" cargo test -p envshim --test tests
 bash tests/e2e/engines/run.sh                 # e60: the image pushed to a registry on loopback, pulled by digest
 bash tests/release.sh                         # release/build.sh twice: what it writes, and byte for byte the same
+python3 tests/release-workflow.py             # the release workflow: the key never where code compiles; pinned Debian packages only
+bash tests/readme-verify.sh                   # the README's verify-and-install blocks stop before installing a release that fails a check
 bash fuzz/smoke.sh
 DOCS_STRICT=1 python3 tests/docs.py

@@ -486,6 +486,50 @@ fn envshim_variables_are_removed_from_the_program_environment() {
     assert_eq!(values(&rendered(&out)).into_iter().collect::<Vec<_>>(), [("R".to_string(), "$(ENVSHIM_ANYTHING)".to_string())]);
 }
 
+/// A Service named `envshim` or `envshim-*` gives every container of its
+/// namespace service links (`ENVSHIM_SERVICE_HOST`, `ENVSHIM_PORT_8080_TCP`...):
+/// they are the program's variables, kept without a warning, in a plain
+/// container and a converted one; a name only like them is still envshim's.
+#[test]
+fn service_links_of_a_service_named_envshim_are_the_programs() {
+    let links = [
+        ("ENVSHIM_SERVICE_HOST", "10.0.0.7"),
+        ("ENVSHIM_SERVICE_PORT", "8080"),
+        ("ENVSHIM_SERVICE_PORT_HTTP", "8080"),
+        ("ENVSHIM_PORT", "tcp://10.0.0.7:8080"),
+        ("ENVSHIM_PORT_8080_TCP", "tcp://10.0.0.7:8080"),
+        ("ENVSHIM_PORT_8080_TCP_PROTO", "tcp"),
+        ("ENVSHIM_PORT_8080_TCP_PORT", "8080"),
+        ("ENVSHIM_PORT_8080_TCP_ADDR", "10.0.0.7"),
+        ("ENVSHIM_FOO_SERVICE_HOST", "10.0.0.8"),
+        ("ENVSHIM_FOO_SERVICE_PORT_METRICS_2", "9090"),
+        ("ENVSHIM_FOO_PORT_53_UDP_ADDR", "10.0.0.8"),
+        ("ENVSHIM_SEEN_2_PORT_9_SCTP", "sctp://10.0.0.9:9"),
+    ];
+    let d = Volume::new();
+    let plain = d.manifest(&json!({}));
+    let converted = json!({"env": [], "command": ["/usr/bin/env", "-0"], "converted": {"seen": []}}).to_string();
+    for (var, manifest) in [("ENVSHIM_MANIFEST", plain.as_str()), ("ENVSHIM_MANIFEST_JSON", &converted)] {
+        let cmd = envshim(["run", "--"]);
+        let not_links = [("ENVSHIM_PORT_HTTP_TCP", "x"), ("ENVSHIM__SERVICE_HOST", "x"), ("ENVSHIM_WAIT_", "x")];
+        let out = cmd.args(print_env()).env(var, manifest).envs(links).envs(not_links).run();
+        out.code(0);
+        assert_eq!(
+            out.stderr_lines(),
+            [
+                "envshim: warning: ENVSHIM_PORT_HTTP_TCP is not a variable envshim knows: removed from the environment (see envshim --help)",
+                "envshim: warning: ENVSHIM_WAIT_ is not a variable envshim knows: removed from the environment (did you mean ENVSHIM_WAIT?)",
+                "envshim: warning: ENVSHIM__SERVICE_HOST is not a variable envshim knows: removed from the environment (see envshim --help)",
+            ],
+            "{var}"
+        );
+        let env = out.env_map();
+        for (name, value) in links {
+            assert_eq!(env.get(name).map(String::as_str), Some(value), "{var}: {name}");
+        }
+    }
+}
+
 #[test]
 fn no_service_url_option() {
     let host = [("KUBERNETES_SERVICE_HOST", "10.0.0.1"), ("KUBERNETES_SERVICE_PORT", "443")];

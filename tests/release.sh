@@ -40,6 +40,12 @@ refused "not the key of release/minisign.pub" --out "$WORK/refused" --key "$WORK
 echo "$SENTINEL" >secret.txt
 refused "not an unencrypted minisign secret key" --out "$WORK/refused" --key "$WORK/secret.txt"
 expect_absent "$SENTINEL" out err
+refused usage --out "$WORK/refused" --unsigned --key "$WORK/other.key"
+# A release build uses the pinned nightly or fails: never stable's other bytes.
+rc=0; (cd a && RELEASE=1 NIGHTLY=none BINS=envshim DIST="$WORK/refused" timeout 60 ./musl-build.sh amd64) >out 2>err || rc=$?
+[ $rc != 0 ] && grep -qF "a release builds with it or not at all" err && [ ! -e "$WORK/refused/envshim-linux-amd64" ] \
+  || { cat err >&2; fail "RELEASE=1 musl-build.sh without its nightly: exit $rc"; }
+ok "RELEASE=1 musl-build.sh without its nightly: exit $rc, nothing built"
 mkdir full; touch full/x
 refused "is not empty" --out "$WORK/full"
 echo "// work in progress" >>a/src/main.rs

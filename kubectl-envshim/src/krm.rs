@@ -169,6 +169,9 @@ fn item_spans(text: &str) -> Option<Vec<std::ops::Range<usize>>> {
             break;
         }
     }
+    if !in_items {
+        return None; // no `items:` line (a flow or JSON list): `results` could not follow as text
+    }
     spans.extend(current.map(|s| s..offset));
     // A document marker after the items would put `results` in another document.
     let tail = spans.last().map_or(0, |s| s.end);

@@ -441,6 +441,30 @@ fn krm_reads_a_resource_list_and_keeps_every_item_it_does_not_change() {
     envshim(&["krm"], DEPLOYMENT).failed(65, &["stdin: not a ResourceList", "kustomize's exec transformer plugin gives its config file as the argument"]);
 }
 
+/// A ResourceList without `items` (a misspelt key) whose function fails: the
+/// output, with its `results`, is still one YAML document, in any layout.
+#[test]
+fn krm_results_of_a_list_without_items_are_one_document() {
+    let config = format!("{{apiVersion: v1, kind: ConfigMap, data: {{bogus: \"{SENTINEL}\"}}}}");
+    let inputs = [
+        format!("{{\"apiVersion\": \"config.kubernetes.io/v1\", \"kind\": \"ResourceList\", \"itemz\": [], \"functionConfig\": {}}}", docs(&config)[0]),
+        format!("{{apiVersion: config.kubernetes.io/v1, kind: ResourceList, itemz: [], functionConfig: {config}}}\n"),
+        format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitemz: []\nfunctionConfig: {config}\n"),
+    ];
+    for input in inputs {
+        let out = envshim(&["krm"], &input);
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        let read: Vec<serde_json::Value> = serde_norway::Deserializer::from_str(&out.stdout)
+            .map(|d| serde::Deserialize::deserialize(d).unwrap_or_else(|e| panic!("not YAML ({e}):\n{}", out.stdout)))
+            .collect();
+        assert_eq!(read.len(), 1, "{}", out.stdout);
+        assert_eq!(read[0]["kind"], "ResourceList");
+        assert_eq!(read[0]["itemz"], serde_json::json!([]));
+        assert!(read[0]["results"][0]["message"].as_str().unwrap().contains("functionConfig: data.bogus is not an option"), "{}", out.stdout);
+        assert!(!read[0]["results"].to_string().contains("s3cr3t"), "{}", out.stdout);
+    }
+}
+
 /// `text` as an item of a block sequence at column 0.
 fn indent_item(text: &str) -> String {
     text.lines().enumerate().map(|(i, l)| format!("{}{l}\n", if i == 0 { "- " } else { "  " })).collect()

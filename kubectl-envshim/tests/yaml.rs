@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::support::generate::Rng;
 use crate::support::{piped, run, Out, BIN, SENTINEL};
 
 /// Runs `sh -c "PREFIX exec kubectl-envshim ARGS"` with `stdin` (PREFIX: e.g. a ulimit).
@@ -196,35 +197,90 @@ fn a_changed_document_keeps_its_marker_and_the_comments_above() {
     let text = out.ok();
     assert!(text.starts_with("# head\n--- # marker\n# above\napiVersion: v1\n"), "{text}");
     assert!(text.ends_with("RuntimeDefault\n...\n") && !text.contains("# below"), "{text}");
-    // An indented root and a root on the marker's line.
-    for input in [indented(&pod("", "")), format!("--- !!map\n{}", pod("", ""))] {
+    // An indented root, and a root mapping with a tag (not written again: kubectl ignores a mapping's tag).
+    for input in [indented(&pod("", "")), format!("!!map\n{}", pod("", "")), format!("--- # c\n!custom {{{}}}\n", flow(&pod("", "")))] {
         let out = convert(&input);
         assert_eq!(pyyaml(out.ok())[0]["spec"]["initContainers"][0]["name"], json!("envshim-install"), "{}", out.stdout);
+        kubectl_reads_alike(&input);
     }
+}
+
+/// A block mapping's top-level entries as flow entries (`a: b`, `c: d`), for a root on one line.
+fn flow(block: &str) -> String {
+    let docs = pyyaml(block);
+    let map = docs[0].as_object().unwrap();
+    map.iter().map(|(k, v)| format!("{k}: {v}")).collect::<Vec<_>>().join(", ")
+}
+
+/// kubectl splits a stream at `---` lines before reading YAML, and refuses
+/// text after the dashes: a root on the marker's line (tag, anchor or flow
+/// collection) is refused alike, not converted with its tag dropped.
+#[test]
+fn a_root_on_the_marker_line_is_refused_as_kubectl_refuses_it() {
+    for head in ["--- !!map", "--- !<tag:yaml.org,2002:map>", "--- &root", "----"] {
+        let input = format!("kind: ConfigMap\n{head}\n{}", pod(&format!("  annotations: {{a: \"{SENTINEL}\"}}\n"), ""));
+        refused(&convert(&input), &["document 2 (line 2)", "document marker (---)", "kubectl refuses"]);
+        kubectl_refuses(&input, "invalid Yaml document separator");
+    }
+    let input = format!("--- {{{}}}\n", flow(&pod("", "")));
+    refused(&convert(&input), &["document 1 (line 1)", "document marker"]);
+    kubectl_refuses(&input, "invalid Yaml document separator");
 }
 
 fn indented(text: &str) -> String {
     text.lines().map(|l| format!("  {l}\n")).collect()
 }
 
-/// kubectl's own reading of converted YAML (`kubectl annotate --local -o json`,
-/// offline) equals the conversion of kubectl's reading of the input (the
-/// converter's JSON path, which no YAML reader touches).
+const KUBECTL: &str = "/usr/bin/kubectl";
+
+/// kubectl's reading of `text` (`kubectl annotate --local -o json`, offline),
+/// or its error; None when this machine has no kubectl.
+fn annotate(text: &str) -> Option<Result<Vec<Value>, String>> {
+    if !std::path::Path::new(KUBECTL).exists() {
+        eprintln!("SKIPPED: {KUBECTL} is absent (kubectl's own reading is not compared)");
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("in.yaml");
+    std::fs::write(&file, text).unwrap();
+    let out = Command::new(KUBECTL).args(["annotate", "--local", "-o", "json", "x=y", "-f"]).arg(&file).output().unwrap();
+    if !out.status.success() {
+        return Some(Err(String::from_utf8_lossy(&out.stderr).into_owned()));
+    }
+    Some(Ok(serde_json::Deserializer::from_slice(&out.stdout).into_iter::<Value>().map(Result::unwrap).collect()))
+}
+
+#[track_caller]
+fn kubectl_refuses(text: &str, why: &str) {
+    if let Some(read) = annotate(text) {
+        let e = read.expect_err(&format!("kubectl reads it:\n{text}"));
+        assert!(e.contains(why), "{e}");
+    }
+}
+
+/// kubectl's own reading of the conversion of `input` equals the conversion
+/// of kubectl's reading of `input` (the converter's JSON path, which no YAML
+/// reader touches). Returns kubectl's reading of the output.
+#[track_caller]
+fn kubectl_reads_alike(input: &str) -> Vec<Value> {
+    let out = convert(input);
+    let Some(converted) = annotate(out.ok()) else { return Vec::new() };
+    let converted = converted.unwrap_or_else(|e| panic!("kubectl cannot read the output:\n{}\n{e}", out.stdout));
+    let read = annotate(input).unwrap().unwrap_or_else(|e| panic!("kubectl cannot read the input:\n{input}\n{e}"));
+    let json_in: String = read.iter().map(|d| d.to_string() + "\n").collect();
+    let expected: Vec<Value> =
+        serde_json::Deserializer::from_str(convert(&json_in).ok()).into_iter::<Value>().map(Result::unwrap).collect();
+    // The manifest envshim gets is JSON text: compared as JSON (its key order is the input's).
+    let (converted_j, expected_j) = (Value::from_iter(converted.iter().map(json_texts)), Value::from_iter(expected.iter().map(json_texts)));
+    if let Some(at) = difference(&converted_j, &expected_j, String::new()) {
+        panic!("kubectl reads the output otherwise, at {at}:\n{}", out.stdout);
+    }
+    converted
+}
+
+/// kubectl's own reading of converted YAML equals the conversion of kubectl's reading of the input.
 #[test]
 fn kubectl_reads_the_output_as_the_converted_input() {
-    let kubectl = "/usr/bin/kubectl";
-    if !std::path::Path::new(kubectl).exists() {
-        eprintln!("SKIPPED: {kubectl} is absent (kubectl's own reading is not compared)");
-        return;
-    }
-    let annotate = |text: &str| -> Vec<Value> {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("in.yaml");
-        std::fs::write(&file, text).unwrap();
-        let out = Command::new(kubectl).args(["annotate", "--local", "-o", "json", "x=y", "-f"]).arg(&file).output().unwrap();
-        assert!(out.status.success(), "kubectl cannot read:\n{text}\n{}", String::from_utf8_lossy(&out.stderr));
-        serde_json::Deserializer::from_slice(&out.stdout).into_iter::<Value>().map(Result::unwrap).collect()
-    };
     let nasty = ["yes", "No", "on", "OFF", "y", "N", "~", "null", "1_000", "0x1F", "0o17", "030", "08080", "1:20", "1e3", ".5", "<<", "=", "-", "- a", "a: b", "a #b", "#c", " lead", "trail ", "x\ny\n", "x\n\n", "é", "'q'", "\"dq\"", "\\", "\t", "2001-12-14"];
     let labels: String = nasty.iter().enumerate().map(|(i, s)| format!("    k{i}: {}\n", serde_json::to_string(s).unwrap())).collect();
     // Plain scalars and keys as go-yaml v2 resolves them (the resolver's table, against kubectl).
@@ -232,25 +288,84 @@ fn kubectl_reads_the_output_as_the_converted_input() {
         "yes", "yEs", "030", "08080", "0x1F", "-0x1F", "+12", "1_000", "1__0", "~", "NULL", "nULL", "0o17", "0b101", "-0b11", ".5", "-.5",
         ".5e3", "1e3", "1e400", "9223372036854775808", "18446744073709551615", "18446744073709551616", "2001-12-14", "2001-02-30",
         "2001-12-14T21:59:43.10Z", "-x", "0x", "08", "0_1", "1:20", "!!binary aGk=", "!!str 12", "!!float 3", "!!int \"0x10\"", "! 12",
-        "!custom yes",
+        "!custom yes", ".5_0", ".0_5", "._5", ".5_", ".5__0", ".5e1_0", "!!float .5_0", "!!null ~", "!!null", "!!null \"\"", "!!null 'Null'",
+        "!<tag:yaml.org,2002:binary> aGVsbG8=", "!<tag:yaml.org,2002:int> \"12\"", "!<tag:yaml.org,2002:bool> 'yes'",
+        "!<tag:yaml.org,2002:float> \"1\"", "!<tag:yaml.org,2002:null> ~", "!<tag:yaml.org,2002:str> 12", "!<tag:yaml.org,2002:merge> x",
+        "{a: .inf, a: 1}", "{a: [.nan], a: 1}", "{<<: {a: .inf}, a: 1}",
     ];
     let mut plain: String = scalars.iter().enumerate().map(|(i, s)| format!("      p{i}: {s}\n")).collect();
-    plain = format!("    x-plain:\n{plain}    x-keys: {{1: a, yes: b, 1.5: c, 0x10: d, 0.1: e, 1e7: f, 2001-12-14: g, ~x: h, .inf: i, 030: j}}\n");
+    plain = format!("    x-plain:\n{plain}    x-keys: {{1: a, yes: b, 1.5: c, 0x10: d, 0.1: e, 1e7: f, 2001-12-14: g, ~x: h, .inf: i, 030: j, .5_0: k}}\n    x-far: [{{1e39: a}}, {{3.5e38: a}}, {{-1e39: a}}, {{3.4028235e38: a}}, {{!!float 1e39: a}}]\n");
+    let merges = "    x-merge: [{!!merge <<: {a: 1}}, {!<tag:yaml.org,2002:merge> <<: [{a: 1}, {b: 2}]}, {!!merge \"<<\": {a: 1}}, {!!str <<: {a: 1}}]\n";
     let meta = format!("  annotations:\n{labels}  labels:\n    <<: {{a: \"1\"}}\n    \"<<\": kept\n  generateName:\n    \"-\"\n");
-    let extra = format!("    args:\n    - \"echo 'file mode: 0600 ok'\"\n    - |\n      mode: 0644\n{plain}");
+    let extra = format!("    args:\n    - \"echo 'file mode: 0600 ok'\"\n    - |\n      mode: 0644\n{plain}{merges}");
     let input = format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\ndata: {{a: yes}}\n---\n{}", pod(&meta, &extra));
-    let out = convert(&input);
-    let converted = annotate(out.ok());
-    let read = annotate(&input);
-    let json_in: String = read.iter().map(|d| d.to_string() + "\n").collect();
-    let expected: Vec<Value> =
-        serde_json::Deserializer::from_str(convert(&json_in).ok()).into_iter::<Value>().map(Result::unwrap).collect();
-    // The manifest envshim gets is JSON text: compared as JSON (its key order is the input's).
-    assert_eq!(converted.iter().map(json_texts).collect::<Vec<_>>(), expected.iter().map(json_texts).collect::<Vec<_>>(), "kubectl reads the output otherwise:\n{}", out.stdout);
+    let converted = kubectl_reads_alike(&input);
+    if converted.is_empty() {
+        return;
+    }
     assert_eq!(converted[1]["metadata"]["annotations"]["k0"], json!("yes"));
     // And PyYAML (YAML 1.1) reads the output as kubectl does, numbers compared as numbers.
-    let py = pyyaml(&out.stdout);
+    let py = pyyaml(convert(&input).ok());
     assert_eq!(py[1]["metadata"]["annotations"], without_x(&converted[1]["metadata"]["annotations"]));
+}
+
+/// Generated forms: tags written short (`!!int`), verbatim
+/// (`!<tag:yaml.org,2002:int>`) or local, on texts, as values and as keys;
+/// merge keys tagged each way; float keys at float32's edges; a sample of
+/// YAML_FORMS (160) from the seed YAML_SEED (fixed unless set). What the
+/// converter reads, kubectl reads the same; what it refuses, kubectl refuses.
+#[test]
+fn generated_tag_merge_and_float_key_forms_read_as_kubectl_reads_them() {
+    let core = ["str", "int", "float", "bool", "null", "binary", "merge", "timestamp"];
+    let mut tags: Vec<String> = vec![String::new(), "!custom ".into(), "! ".into()];
+    for c in core {
+        tags.push(format!("!!{c} "));
+        tags.push(format!("!<tag:yaml.org,2002:{c}> "));
+    }
+    let texts = [
+        "12", "\"12\"", "yes", "'yes'", "~", "null", "\"\"", "0x1F", "1_000", ".5_0", "._5", "1e39", "-3.5e38", "3.4028235e38", "3.40282357e38",
+        "1e-46", ".inf", "-.Inf", "aGVsbG8=", "2001-12-14", "text", "<<", "\"<<\"",
+    ];
+    let values = ["{a: 1}", "[{a: 1}, {a: 2, c: 3}]", "v", ".inf", "{a: .inf}"];
+    let seed: u64 = std::env::var("YAML_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x7961_6d6c_3335);
+    let count: usize = std::env::var("YAML_FORMS").ok().and_then(|s| s.parse().ok()).unwrap_or(160);
+    let mut rng = Rng::new(seed);
+    let mut forms: Vec<String> = (0..count)
+        .map(|_| {
+            let (t, x) = (rng.pick(&tags), rng.pick(&texts));
+            match rng.below(3) {
+                0 => format!("{{v: {t}{x}}}"),
+                1 => format!("{{{t}{x}: v, b: 2}}"),
+                _ => format!("{{{t}{x}: {}, b: 2, a: 0}}", rng.pick(&values)),
+            }
+        })
+        .collect();
+    // (Not `{1e39: a, .inf: b}`: two keys go-yaml holds apart, one JSON key; which
+    // value kubectl keeps changes from run to run, as Go's map order does.)
+    forms.extend(["{-1e39: a, b: .inf}", "{a: .inf, a: 1}", "{a: 1, a: .inf}", "{<<: {a: .nan}, a: 1}", "{a: [.inf], a: 1}"].map(String::from));
+    // Each form alone through the converter; those it reads go into one document for kubectl.
+    let (mut read, mut refused_forms) = (Vec::new(), Vec::new());
+    for f in &forms {
+        let input = pod("", &format!("    x-f: {f}\n"));
+        if convert(&input).code == 0 { read.push(f) } else { refused_forms.push(input) }
+    }
+    eprintln!("YAML_SEED={seed}: {} forms read, {} refused", read.len(), refused_forms.len());
+    let lines: String = read.iter().enumerate().map(|(i, f)| format!("      f{i}: {f}\n")).collect();
+    kubectl_reads_alike(&pod("", &format!("    x-forms:\n{lines}")));
+    for input in refused_forms {
+        if let Some(r) = annotate(&input) {
+            assert!(r.is_err(), "YAML_SEED={seed}: kubectl reads what the converter refuses:\n{input}");
+        }
+    }
+}
+
+/// Where `a` and `b` first differ (a path and both values), if they do.
+fn difference(a: &Value, b: &Value, at: String) -> Option<String> {
+    match (a, b) {
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x.iter().zip(y).enumerate().find_map(|(i, (a, b))| difference(a, b, format!("{at}[{i}]"))),
+        (Value::Object(x), Value::Object(y)) if x.len() == y.len() && x.keys().all(|k| y.contains_key(k)) => x.iter().find_map(|(k, v)| difference(v, &y[k], format!("{at}.{k}"))),
+        _ => (a != b).then(|| format!("{at}: {a} (kubectl, of the output) != {b} (expected)")),
+    }
 }
 
 fn without_x(v: &Value) -> Value {

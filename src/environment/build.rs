@@ -86,6 +86,29 @@ pub(super) fn unknown_config(name: &[u8], known: &[&str], warnings: &mut Warning
     false
 }
 
+/// Is `name` a variable the kubelet gives every container for a Service named
+/// `envshim` or `envshim-*` (service links: `<S>_SERVICE_HOST`,
+/// `<S>_SERVICE_PORT[_<port name>]`, `<S>_PORT`, `<S>_PORT_<n>_<TCP|UDP|SCTP>`
+/// and its `_PROTO`, `_PORT`, `_ADDR`)? Such a variable is the program's, not
+/// envshim's configuration (no configuration variable has one of these forms).
+fn service_link(name: &[u8]) -> bool {
+    let word = |s: &[u8]| !s.is_empty() && s.iter().all(|&c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_');
+    // A Service's name (a DNS label), upper-cased, `-` as `_`.
+    let service = |s: &[u8]| s == b"ENVSHIM" || s.strip_prefix(b"ENVSHIM_").is_some_and(|rest| word(rest) && !rest.ends_with(b"_"));
+    let ends = |suffix: &[u8]| name.strip_suffix(suffix).is_some_and(service);
+    if ends(b"_SERVICE_HOST") || ends(b"_SERVICE_PORT") || ends(b"_PORT") {
+        return true;
+    }
+    let port_name = (0..name.len()).any(|i| name[i..].starts_with(b"_SERVICE_PORT_") && service(&name[..i]) && word(&name[i + 14..]));
+    let port = |s: &[u8]| {
+        [&b"_TCP"[..], b"_UDP", b"_SCTP"].iter().filter_map(|p| s.strip_suffix(*p)).any(|rest| {
+            let digits = rest.iter().rev().take_while(|c| c.is_ascii_digit()).count();
+            digits > 0 && rest[..rest.len() - digits].strip_suffix(b"_PORT_").is_some_and(service)
+        })
+    };
+    port_name || port(name) || [&b"_PROTO"[..], b"_PORT", b"_ADDR"].iter().filter_map(|x| name.strip_suffix(*x)).any(port)
+}
+
 /// The environment, in the order of docs/reference.md §2; building stops once it is past
 /// what `execve` ever takes, or the imports past their bound (`full`,
 /// reported once).
@@ -115,7 +138,8 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
 type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 
 /// Step 1: the inherited environment, minus envshim's own configuration
-/// (an `ENVSHIM_*` variable not `known` warned about), and `KUBERNETES_SERVICE_URL`; returns it as bytes (the platform-resolved
+/// (an `ENVSHIM_*` variable not `known` warned about; a service link of a
+/// Service named `envshim*` is kept, see [`service_link`]), and `KUBERNETES_SERVICE_URL`; returns it as bytes (the platform-resolved
 /// `env` entries of step 3 take their values from it again), and, for a
 /// converted container, its private variables ([`Converted`]), in a store
 /// of their own (its index finds them by name).
@@ -125,7 +149,7 @@ fn inherit(b: &mut Built, inherited: Vec<(OsString, OsString)>, with_service_url
         .into_iter()
         .map(|(k, v)| (k.into_vec(), v.into_vec()))
         .filter_map(|(k, v)| {
-            if !k.starts_with(b"ENVSHIM_") {
+            if !k.starts_with(b"ENVSHIM_") || service_link(&k) {
                 return Some((k, v));
             }
             if converted && (k.starts_with(SEEN_PREFIX.as_bytes()) || k.starts_with(VALUE_PREFIX.as_bytes())) {

@@ -22,7 +22,7 @@ pub const MAX_DEPTH: usize = 10_000;
 pub const MAX_ALIASED_BYTES: usize = 64 * 1024 * 1024;
 
 enum Node {
-    /// A resolved scalar; `merge`: a plain, untagged `<<`.
+    /// A resolved scalar; `merge`: a `<<` go-yaml v2 takes as a merge key.
     Scalar { value: Leaf, merge: bool },
     Seq(Vec<Rc<Node>>),
     Map(Vec<(Rc<Node>, Rc<Node>)>),
@@ -48,6 +48,7 @@ struct Open {
 /// MAX_DEPTH): a caller that may meet deep input runs it on a thread with a
 /// large stack, as `stream.rs` does.
 pub fn read_stream(text: &str) -> Result<Vec<Document>, Error> {
+    markers(text)?;
     let mut docs = Vec::new();
     let mut offsets = Offsets::new(text);
     let mut number = 0; // documents with content before this one
@@ -96,8 +97,10 @@ pub fn read_stream(text: &str) -> Result<Vec<Document>, Error> {
             }
             Event::Scalar(value, style, anchor, tag) => {
                 let plain = style == ScalarStyle::Plain;
+                // go-yaml v2 merges at a `<<` that is implicit (plain and untagged, or
+                // tagged `!`, whatever its style) or tagged `!!merge`.
                 let merge = value == "<<"
-                    && tag.as_deref().map_or(plain, |t| t.handle == "tag:yaml.org,2002:" && t.suffix == "merge");
+                    && tag.as_deref().map_or(plain, |t| (t.handle.is_empty() && t.suffix == "!") || resolve::core(&t.handle, &t.suffix) == Some("merge"));
                 let tag = tag.as_deref().map_or(Tag::None, |t| Tag::of(&t.handle, &t.suffix));
                 let leaf = scalar(&value, tag, plain).map_err(|m| fail(number, at, m))?;
                 Some((Rc::new(Node::Scalar { value: leaf, merge }), 0, anchor))
@@ -139,6 +142,29 @@ pub fn read_stream(text: &str) -> Result<Vec<Document>, Error> {
         }
     }
     Ok(docs)
+}
+
+/// kubectl splits a stream into documents at each line starting `---`, before
+/// any YAML reader sees it, and refuses one with more than a comment after
+/// the dashes (`--- !!map`, `--- {a: 1}`, `----`): refused here too, as
+/// kubectl would refuse the input.
+fn markers(text: &str) -> Result<(), Error> {
+    let (mut document, mut content) = (1, false);
+    for (i, line) in text.lines().enumerate() {
+        if let Some(rest) = line.strip_prefix("---") {
+            if content {
+                (document, content) = (document + 1, false);
+            }
+            let rest = rest.trim();
+            if !rest.is_empty() && !rest.starts_with('#') {
+                let message = "text after a document marker (---) on its line, which kubectl refuses".into();
+                return Err(Error { document, line: i + 1, message });
+            }
+        } else if !matches!(line.trim_start().bytes().next(), None | Some(b'#' | b'%')) {
+            content = true;
+        }
+    }
+    Ok(())
 }
 
 /// The parser's message, cut before any quoted input (it may quote a character).
@@ -211,6 +237,13 @@ struct Builder {
 
 impl Builder {
     fn build(&mut self, node: &Node) -> Result<Value, String> {
+        self.value(node)?.ok_or_else(|| "a float JSON cannot hold (.inf or .nan), which kubectl refuses".into())
+    }
+
+    /// The JSON of `node`, or None when it holds a float JSON cannot hold:
+    /// that is refused only if no later key of the same name replaces it, as
+    /// go-yaml v2 decodes the whole document before kubectl makes it JSON.
+    fn value(&mut self, node: &Node) -> Result<Option<Value>, String> {
         self.count()?;
         Ok(match node {
             Node::Scalar { value: Leaf::Json(v), .. } => {
@@ -222,48 +255,57 @@ impl Builder {
                         }
                     }
                 }
-                v.clone()
+                Some(v.clone())
             }
-            Node::Scalar { value: Leaf::NotJson(_), .. } => return Err("a float JSON cannot hold (.inf or .nan), which kubectl refuses".into()),
-            Node::Seq(items) => Value::Array(items.iter().map(|n| self.build(n)).collect::<Result<_, _>>()?),
-            Node::Map(pairs) => {
-                let mut map = Map::with_capacity(pairs.len());
-                for (k, v) in pairs {
-                    if matches!(&**k, Node::Scalar { merge: true, .. }) {
-                        self.count()?;
-                        self.merge(v, &mut map)?;
-                        continue;
-                    }
-                    let key = self.key(k)?;
-                    let value = self.build(v)?;
-                    map.insert(key, value);
+            Node::Scalar { value: Leaf::NotJson(_), .. } => None,
+            Node::Seq(items) => {
+                let mut values = Vec::with_capacity(items.len());
+                for n in items {
+                    let Some(v) = self.value(n)? else { return Ok(None) };
+                    values.push(v);
                 }
-                Value::Object(map)
+                Some(Value::Array(values))
+            }
+            Node::Map(pairs) => {
+                let (mut map, mut unheld) = (Map::with_capacity(pairs.len()), Vec::new());
+                self.entries(pairs, &mut map, &mut unheld)?;
+                unheld.is_empty().then_some(Value::Object(map))
             }
             Node::Alias(target) => {
                 self.in_alias += 1;
-                let v = self.build(target);
+                let v = self.value(target);
                 self.in_alias -= 1;
                 v?
             }
         })
     }
 
-    /// One decode, as go-yaml v2 counts them; refused past its alias ratio.
-    fn count(&mut self) -> Result<(), String> {
-        self.decodes += 1;
-        if self.in_alias > 0 {
-            self.aliased += 1;
-        }
-        if self.aliased > 100 && self.decodes > 1000 && self.aliased as f64 / self.decodes as f64 > allowed_alias_ratio(self.decodes) {
-            return Err("the document contains excessive aliasing (kubectl refuses it)".into());
+    /// A mapping's pairs into `map`, later keys replacing earlier ones;
+    /// `unheld`: the keys whose value JSON cannot hold.
+    fn entries(&mut self, pairs: &[(Rc<Node>, Rc<Node>)], map: &mut Map<String, Value>, unheld: &mut Vec<String>) -> Result<(), String> {
+        for (k, v) in pairs {
+            if matches!(&**k, Node::Scalar { merge: true, .. }) {
+                self.count()?;
+                self.merge(v, map, unheld)?;
+                continue;
+            }
+            let key = self.key(k)?;
+            let value = self.value(v)?;
+            unheld.retain(|u| *u != key);
+            match value {
+                Some(value) => map.insert(key, value),
+                None => {
+                    unheld.push(key.clone());
+                    map.insert(key, Value::Null)
+                }
+            };
         }
         Ok(())
     }
 
     /// A merge key's value: a mapping, an alias to one, or a list of those
     /// (earlier ones win). Merged keys replace those before them, as go-yaml v2 does.
-    fn merge(&mut self, node: &Node, into: &mut Map<String, Value>) -> Result<(), String> {
+    fn merge(&mut self, node: &Node, map: &mut Map<String, Value>, unheld: &mut Vec<String>) -> Result<(), String> {
         let is_map = |n: &Node| match n {
             Node::Map(_) => true,
             Node::Alias(t) => matches!(&**t, Node::Map(_)),
@@ -275,11 +317,34 @@ impl Builder {
             _ => return Err("a merge key (<<) whose value is not a mapping or a list of mappings".into()),
         };
         for m in maps {
-            if let Value::Object(entries) = self.build(m)? {
-                for (k, v) in entries {
-                    into.insert(k, v);
-                }
+            self.merge_one(m, map, unheld)?;
+        }
+        Ok(())
+    }
+
+    /// One merged mapping (or an alias to it), counted as `value` counts it.
+    fn merge_one(&mut self, node: &Node, map: &mut Map<String, Value>, unheld: &mut Vec<String>) -> Result<(), String> {
+        self.count()?;
+        match node {
+            Node::Alias(target) => {
+                self.in_alias += 1;
+                let r = self.merge_one(target, map, unheld);
+                self.in_alias -= 1;
+                r
             }
+            Node::Map(pairs) => self.entries(pairs, map, unheld),
+            _ => Ok(()),
+        }
+    }
+
+    /// One decode, as go-yaml v2 counts them; refused past its alias ratio.
+    fn count(&mut self) -> Result<(), String> {
+        self.decodes += 1;
+        if self.in_alias > 0 {
+            self.aliased += 1;
+        }
+        if self.aliased > 100 && self.decodes > 1000 && self.aliased as f64 / self.decodes as f64 > allowed_alias_ratio(self.decodes) {
+            return Err("the document contains excessive aliasing (kubectl refuses it)".into());
         }
         Ok(())
     }
@@ -320,9 +385,13 @@ fn allowed_alias_ratio(decodes: usize) -> f64 {
     }
 }
 
-/// Go's `strconv.FormatFloat(f, 'g', -1, 32)`: how sigs.k8s.io/yaml writes a float key.
+/// Go's `strconv.FormatFloat(f, 'g', -1, 32)`: how sigs.k8s.io/yaml writes a
+/// float key; past float32's range it is infinite, which it writes `.inf`.
 fn go_float32_g(f: f64) -> String {
     let x = f as f32;
+    if x.is_infinite() {
+        return if x < 0.0 { "-.inf".into() } else { ".inf".into() };
+    }
     if x == 0.0 {
         return if x.is_sign_negative() { "-0".into() } else { "0".into() };
     }

@@ -11,10 +11,14 @@
 //!   dropped it);
 //! - a date (`2001-12-14`) is a timestamp, which go-yaml gives kubectl as its
 //!   text: a string;
+//! - a plain scalar starting with `.` is Go's `ParseFloat` of its text, which
+//!   takes `_` between digits (`.5_0` is 0.5) and no other;
 //! - a tag asks for a kind: `!!str` and unknown tags take the text as it is,
 //!   `!!binary` is base64 (decoded by the reader), `!!int`, `!!bool`,
-//!   `!!float` and `!!timestamp` must resolve to that kind (an int is accepted
-//!   as a float), or the document is refused.
+//!   `!!float`, `!!null` and `!!timestamp` must resolve to that kind (an int
+//!   is accepted as a float), or the document is refused. A tag is its whole
+//!   name: `!!int`, `!<tag:yaml.org,2002:int>` and a `%TAG` handle naming
+//!   that prefix are one tag.
 
 use serde_json::{Number, Value};
 
@@ -79,23 +83,22 @@ pub enum Tag {
     Bool,
     Int,
     Float,
+    Null,
     Timestamp,
-    /// `!!null`, `!!merge`, `!foo`, `!`: go-yaml v2 does not resolve them: the text.
+    /// `!!merge`, `!foo`, `!`: go-yaml v2 does not resolve them: the text.
     Other,
 }
 
 impl Tag {
     pub fn of(handle: &str, suffix: &str) -> Tag {
-        if handle != "tag:yaml.org,2002:" {
-            return Tag::Other;
-        }
-        match suffix {
-            "str" => Tag::Str,
-            "binary" => Tag::Binary,
-            "bool" => Tag::Bool,
-            "int" => Tag::Int,
-            "float" => Tag::Float,
-            "timestamp" => Tag::Timestamp,
+        match core(handle, suffix) {
+            Some("str") => Tag::Str,
+            Some("binary") => Tag::Binary,
+            Some("bool") => Tag::Bool,
+            Some("int") => Tag::Int,
+            Some("float") => Tag::Float,
+            Some("null") => Tag::Null,
+            Some("timestamp") => Tag::Timestamp,
             _ => Tag::Other,
         }
     }
@@ -105,9 +108,21 @@ impl Tag {
             Tag::Bool => "!!bool",
             Tag::Int => "!!int",
             Tag::Float => "!!float",
+            Tag::Null => "!!null",
             Tag::Timestamp => "!!timestamp",
             _ => "!!str",
         }
+    }
+}
+
+/// The name in YAML's core schema (`int` of `tag:yaml.org,2002:int`) of the
+/// tag a parser gives as `handle` (a `%TAG` prefix, or empty when verbatim)
+/// and `suffix`: go-yaml v2 compares whole tags, however they were written.
+pub fn core<'a>(handle: &str, suffix: &'a str) -> Option<&'a str> {
+    const CORE: &str = "tag:yaml.org,2002:";
+    match CORE.strip_prefix(handle) {
+        Some(rest) => suffix.strip_prefix(rest),
+        None => None,
     }
 }
 
@@ -138,7 +153,7 @@ pub fn resolve(tag: Tag, plain: bool, text: &str) -> Result<Scalar, String> {
     let fits = match (tag, &found) {
         (Tag::None, _) => true,
         (Tag::Bool, Scalar::Bool(_)) | (Tag::Int, Scalar::Int(_)) | (Tag::Float, Scalar::Float(_) | Scalar::NotJson) => true,
-        (Tag::Timestamp, Scalar::Timestamp) => true,
+        (Tag::Timestamp, Scalar::Timestamp) | (Tag::Null, Scalar::Null) => true,
         (Tag::Float, Scalar::Int(n)) => return Ok(Scalar::Float(n.as_f64().unwrap_or(0.0))),
         _ => false,
     };
@@ -175,7 +190,7 @@ fn implicit(text: &str, tag: Tag) -> Scalar {
         };
     }
     match hint {
-        '.' => float(text).map_or(Scalar::Str, Scalar::Float),
+        '.' => go_underscores(text).and_then(|t| float(&t)).map_or(Scalar::Str, Scalar::Float),
         'D' => {
             if matches!(tag, Tag::None | Tag::Timestamp) && timestamp(text) {
                 return Scalar::Timestamp;
@@ -242,6 +257,15 @@ fn signed(negative: bool, m: u64) -> Option<Number> {
     } else {
         i64::try_from(m).ok().map(Number::from)
     }
+}
+
+/// `text` without its `_`, if each one is between two digits (Go's `ParseFloat`
+/// refuses any other: `._5`, `.5_`, `.5__0`).
+fn go_underscores(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let digit = |i: Option<usize>| i.and_then(|i| b.get(i)).is_some_and(u8::is_ascii_digit);
+    let between = (0..b.len()).filter(|&i| b[i] == b'_').all(|i| digit(i.checked_sub(1)) && digit(Some(i + 1)));
+    between.then(|| text.replace('_', ""))
 }
 
 /// `[-+]?(\.D+|D+(\.D*)?)([eE][-+]?D+)?`, finite (Go refuses an overflow).
@@ -413,6 +437,11 @@ mod tests {
             ("1.5", Scalar::Float(1.5)),
             ("1e3", Scalar::Float(1000.0)),
             (".5", Scalar::Float(0.5)),
+            (".5_0", Scalar::Float(0.5)),
+            (".5e1_0", Scalar::Float(5e9)),
+            ("._5", Scalar::Str),
+            (".5_", Scalar::Str),
+            (".5__0", Scalar::Str),
             ("1e400", Scalar::Str),
             ("1:20", Scalar::Str),
             ("190:20:30", Scalar::Str),
@@ -449,5 +478,18 @@ mod tests {
         let e = resolve(Tag::Int, false, "s3cret-sentinel").unwrap_err();
         assert!(!e.contains("s3cret"), "{e}");
         assert!(resolve(Tag::Bool, true, "1").is_err());
+        assert_eq!(resolve(Tag::Null, true, "~").unwrap(), Scalar::Null);
+        assert_eq!(resolve(Tag::Null, false, "").unwrap(), Scalar::Null);
+        assert!(resolve(Tag::Null, true, "text").is_err());
+    }
+
+    #[test]
+    fn a_tag_is_its_whole_name() {
+        assert_eq!(Tag::of("tag:yaml.org,2002:", "int"), Tag::Int);
+        assert_eq!(Tag::of("", "tag:yaml.org,2002:binary"), Tag::Binary);
+        assert_eq!(Tag::of("tag:", "yaml.org,2002:null"), Tag::Null);
+        assert_eq!(Tag::of("!", "int"), Tag::Other);
+        assert_eq!(Tag::of("", "!"), Tag::Other);
+        assert_eq!(core("", "tag:yaml.org,2002:merge"), Some("merge"));
     }
 }
