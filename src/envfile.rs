@@ -164,7 +164,7 @@ struct Keys {
     /// The names given more than once: how many times a name was given
     /// again, and the first time, its two lines (the one before, this one).
     duplicates: (u32, Option<(u32, u32)>),
-    /// The distinct names whose entry is [`ABSENT`] (in `order`, never imported).
+    /// The distinct names whose entry is [`ABSENT`] (in `order`, never imported; counted by `parse_kubelet`).
     absent: usize,
 }
 
@@ -176,7 +176,7 @@ impl Keys {
     fn new(data: &[u8], entries: &[Entry], first_wins: bool) -> Keys {
         let n = entries.len();
         let mut keys = Keys { index: SmallIndex::with_capacity(n), order: Vec::with_capacity(n), hashes: Vec::with_capacity(n), bytes: 0, duplicates: (0, None), absent: 0 };
-        let Keys { index, order, hashes, bytes, duplicates, absent } = &mut keys;
+        let Keys { index, order, hashes, bytes, duplicates, .. } = &mut keys;
         let name_of = |e: &Entry| &data[e.name_start as usize..e.name_start as usize + e.name_len as usize];
         let hash_keys = crate::index::keys();
         for (i, e) in entries.iter().enumerate() {
@@ -195,7 +195,6 @@ impl Keys {
                 }
                 // (Err(u32::MAX), a full table, cannot happen: it has room for every entry.)
                 Err(_) => {
-                    *absent += (e.flags & ABSENT != 0) as usize;
                     *bytes += name.len() + e.value_len as usize;
                     order.push(i as u16);
                     hashes.push(hash);
@@ -344,6 +343,7 @@ impl EnvFile {
             pos = next;
         }
         file.keys = Keys::new(&data, &file.entries, true);
+        file.keys.absent = file.keys.order.iter().filter(|&&i| file.entries[i as usize].flags & ABSENT != 0).count();
         file.data = data;
         Ok(file)
     }
@@ -425,7 +425,9 @@ impl EnvFile {
     /// where the file holds it, the place of its `NAME=VALUE\0`.
     pub fn unique_keys(&self) -> impl Iterator<Item = Key<'_>> + '_ {
         let keys = self.keys();
-        keys.order.iter().zip(&keys.hashes).filter(move |(&i, _)| self.entries[i as usize].flags & ABSENT == 0).map(move |(&i, &hash)| {
+        // Only a file read with the kubelet's grammar has keys it does not find.
+        let some_absent = keys.absent != 0;
+        keys.order.iter().zip(&keys.hashes).filter(move |(&i, _)| !some_absent || self.entries[i as usize].flags & ABSENT == 0).map(move |(&i, &hash)| {
             let e = &self.entries[i as usize];
             let in_place = (e.flags & IN_PLACE != 0).then_some(e.name_start as usize);
             Key { name: self.name_of(e), hash, value: self.value_of(e), line: e.line, in_place }

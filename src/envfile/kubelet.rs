@@ -12,7 +12,6 @@
 //! [`lint`] lists every line of a file that this grammar rejects or reads
 //! otherwise than envshim's own (the portability lint of `check`).
 
-use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 
@@ -20,6 +19,7 @@ use memchr::memchr;
 
 use super::general::{count_lines, is_blank, line_end, trim_end, trim_start};
 use super::{ParseError, Problem, Span};
+use crate::index::NameIndex;
 use crate::limits::{MAX_ENV_FILE_BYTES, MAX_NAME_BYTES, MAX_VALUE_BYTES};
 
 /// A line holding a name, as the kubelet reads it.
@@ -138,7 +138,9 @@ pub fn lint(data: &[u8]) -> Vec<(u32, Finding)> {
     if data.starts_with(b"\xEF\xBB\xBF") {
         found.push((1, Finding::ByteOrderMark));
     }
-    let mut first: HashMap<&[u8], u32> = HashMap::new();
+    // Each name's first line: (where the name is, its line), found by name.
+    let mut first: Vec<(Range<usize>, u32)> = Vec::new();
+    let mut names = NameIndex::default();
     let mut arena = Vec::new();
     let (mut pos, mut n) = (0, 1);
     while pos < data.len() {
@@ -158,10 +160,9 @@ pub fn lint(data: &[u8]) -> Vec<(u32, Finding)> {
                     (false, None) => found.push((at, Finding::Empty)),
                     _ => {}
                 }
-                if let Some(&line) = first.get(name) {
-                    found.push((at, Finding::Again(line)));
-                } else {
-                    first.insert(name, at);
+                match names.get_or_insert(name, first.len() as u32, |i| &data[first[i as usize].0.clone()]) {
+                    Ok(i) => found.push((at, Finding::Again(first[i as usize].1))),
+                    Err(_) => first.push((l.name.clone(), at)),
                 }
             }
         }
