@@ -146,6 +146,7 @@ pub fn prepare(opts: &Options, mode: Mode, program: &[OsString], expand: bool) -
     };
     let Built { env, view, errors, mut warnings } = build(opts, &inputs, &mut sources)?;
     if mode == Mode::Check {
+        sources.cut_values(&mut warnings);
         check_warnings(&mut warnings, view.as_ref().unwrap_or(&env), &env, &line, !errors.is_empty());
     } else {
         // check prints them (or fails on them) after the program line's problems.

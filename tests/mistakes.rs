@@ -432,3 +432,30 @@ fn an_absolute_file_key_ref_path_that_is_missing_says_paths_are_relative_to_the_
     let line = envshim(["check", "--manifest", &m]).run().fails_with(66, &[]);
     assert_eq!(line, "envshim: manifest: env[0] (PW): file v/db.env not found");
 }
+
+#[test]
+fn check_warns_of_an_unquoted_value_cut_at_a_comment_never_showing_it() {
+    let v = Volume::new();
+    v.file("app.env", format!("A=plain\nPW=abc #{SENTINEL}\nB=x # {SENTINEL}\n"));
+    let out = envshim(["check", "--env-file", "app.env"]).cwd(v.path()).run();
+    out.no_sentinel().code(0);
+    assert_eq!(
+        out.stderr_lines(),
+        [
+            "envshim: warning: env file app.env, line 2: the unquoted value of PW ends before ' #', which starts a comment: quote the value if the # is part of it; 1 more line ends the same way",
+            "envshim: ok: 3 variables (3 from files), no program line",
+        ]
+    );
+    envshim(["check", "--strict", "--env-file", "app.env"]).cwd(v.path()).run().no_sentinel().fails_with(78, &["line 2: the unquoted value of PW ends before ' #'"]);
+    // run takes the value as the grammar says, silently.
+    let out = envshim(["run", "--env-file", "app.env", "--"]).args(print_env()).cwd(v.path()).run();
+    out.ok();
+    assert_eq!(out.env_map()["PW"], "abc");
+    // A volume's file is named by volume and path; quoted, or a # inside a word: nothing said.
+    let (_vol, _d, m) = setup(&[("db.env", &format!("PW=abc #{SENTINEL}\n"))], json!({"envFrom": [file_ref("v", "db.env", false, None)]}));
+    let out = envshim(["check", "--manifest", &m]).run();
+    out.no_sentinel().code(0);
+    assert!(out.stderr_str().starts_with("envshim: warning: volume v, path db.env, line 1: the unquoted value of PW ends before ' #'"), "{}", out.stderr_str());
+    v.file("fine.env", format!("PW='abc #{SENTINEL}'\nQ=abc#def\nR=\"a #b\" # a comment\n"));
+    envshim(["check", "--env-file", "fine.env"]).cwd(v.path()).run().ok();
+}
