@@ -87,6 +87,9 @@ stop_podman() {
   [ -n "${CONTAINERS_STORAGE_CONF:-}" ] && [ -f "$CONTAINERS_STORAGE_CONF" ] || return 0
   podman pod rm --all --force --time 0 >/dev/null 2>&1 || true
   podman rm --all --force --time 0 >/dev/null 2>&1 || true
+  # A container's /dev/shm its cleanup has not unmounted yet (see pod_stop) would
+  # make the storage's removal fail: unmounted first.
+  findmnt -rn -o TARGET | grep -F "$(dirname "$CONTAINERS_STORAGE_CONF")/" | grep '/shm$' | sort -r | xargs -r -n1 umount 2>/dev/null || true
   podman system reset --force >/dev/null 2>&1 || true
 }
 
