@@ -396,6 +396,8 @@ fn an_unknown_top_level_field_is_refused_as_the_api_server_would() {
     // Alone (the manifest reads as empty otherwise), and nothing close: refused too.
     let m = v.manifest(&json!({"volumeMount": mounts}));
     envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(78, &["volumeMount: unknown field (did you mean volumeMounts?)"]);
+    let m = v.manifest(&json!({"imagePullPolcy": "Always", "env": []}));
+    envshim(["check", "--manifest", &m]).run().fails_with(78, &["imagePullPolcy: unknown field (did you mean imagePullPolicy?)"]);
     let m = v.manifest(&json!({"frobnicate": 1, "env": []}));
     let line = envshim(["check", "--manifest", &m]).run().fails_with(78, &[]);
     assert_eq!(line, format!("envshim: manifest {m}: frobnicate: unknown field"));

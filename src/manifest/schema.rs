@@ -523,7 +523,8 @@ fn unknown_field(key: &str) -> String {
         "secretRef", "subPathExpr", "subPath", "valueFrom", "value", "volumeMounts", "volumeName",
     ];
     // A field of the schema in the wrong object (`key` in a fileRef) gets no guess.
-    match crate::suggest::closest(key.as_bytes(), FIELDS).filter(|known| *known != key) {
+    let known: Vec<&str> = FIELDS.iter().chain(CONTAINER_FIELDS).copied().collect();
+    match crate::suggest::closest(key.as_bytes(), &known).filter(|known| *known != key) {
         Some(known) => format!("unknown field (did you mean {known}?)"),
         None => "unknown field".into(),
     }
