@@ -11,11 +11,14 @@
 #                                          from Cargo.lock): every crate compiled into each
 #   oci/                                   the multi-arch image (linux/amd64 + arm64) as an
 #                                          OCI layout, tag VERSION (images/build.sh)
+#   kubectl_complete-envshim               kubectl's completion of `kubectl envshim` (1.26+; on PATH)
+#   completions/, man/                     shell completions and man pages of both binaries
 #   SHA256SUMS, SHA256SUMS.minisig         every file above but oci/, signed with minisign
 #                                          (release/sign.sh; no .minisig with --unsigned)
 #   *.pub                                  only without --key: the throwaway key's public key
 #
-# REPO: --image, else the one line of release/image (the forge's registry).
+# REPO: --image, else the one line of release/image (the forge's registry), with a
+# warning, at the start and the end: that digest exists there only once pushed.
 # --key: an unencrypted minisign secret key (the forge's secret); it must be the one
 # whose public key is committed as release/minisign.pub, or nothing is built. Without
 # --key, a throwaway key pair signs, and its public key is left in DIR. --unsigned: no
@@ -45,8 +48,15 @@ done
 mkdir -p -- "$out"
 out=$(cd -- "$out" && pwd)
 cd "$(dirname "$0")/.."
+# Without --image the converter names the project's repository, by the digest this
+# build makes: a digest that exists there only once this build's oci/ is pushed.
+unpushed=
+if [ -z "$image" ]; then
+  image=$(head -1 release/image)
+  unpushed="release: WARNING: no --image: the converter's default --shim-image is $image@sha256:<this build's digest>, which exists only once this build's oci/ is pushed there (skopeo copy --all oci:$out/oci:VERSION docker://$image:VERSION); until then every pod it converts fails to pull its initContainer's image. Give --image REPO for a repository you push to."
+  echo "$unpushed" >&2
+fi
 [ -z "$(ls -A "$out")" ] || die "--out $out is not empty"
-[ -n "$image" ] || image=$(head -1 release/image)
 # A fully qualified repository, never a short name a node would resolve on its own:
 # a registry host (with a dot or a port, or localhost), a path, no tag, no digest.
 [[ $image =~ ^(([a-z0-9-]+\.)+[a-z0-9-]+(:[0-9]+)?|[a-z0-9-]+:[0-9]+|localhost(:[0-9]+)?)(/[a-z0-9]+([._-][a-z0-9]+)*)+$ ]] \
@@ -93,6 +103,12 @@ if [ "$(uname -m)" = x86_64 ]; then
   [ "$got" = "$ref" ] || die "the converter's default image is '$got', not $ref"
 fi
 for b in {envshim,kubectl-envshim}-linux-{amd64,arm64}; do install -m 0755 "$bin/$b" "$out/$b"; done
+# Man pages and shell completions (tools/cli-docs.rs, from the command lines'
+# definitions), and kubectl's plugin completion, an executable for PATH.
+cargo run --quiet --locked --example cli-docs -- "$work/cli" >/dev/null
+mv "$work/cli/completions/kubectl_complete-envshim" "$out/kubectl_complete-envshim"
+cp -r "$work/cli/completions" "$work/cli/man" "$out/"
+chmod 0644 "$out"/completions/* "$out"/man/*
 
 # krew installs from an archive: the binary and the licence, files in a fixed order,
 # owner, mode and time, and gzip without a name or time.
@@ -153,7 +169,7 @@ for crate in envshim kubectl-envshim; do
 done
 [ -z "$(git status --porcelain)" ] || die "the build left files in the checkout: $(git status --porcelain | head -3)"
 
-(cd "$out" && sha256sum -- *-linux-* envshim.krew.yaml ./*.cdx.json | sed 's,  \./,  ,' >SHA256SUMS)
+(cd "$out" && sha256sum -- *-linux-* envshim.krew.yaml ./*.cdx.json kubectl_complete-envshim completions/* man/* | sed 's,  \./,  ,' >SHA256SUMS)
 if [ -n "$unsigned" ]; then
   (cd "$out" && sha256sum --quiet --strict -c SHA256SUMS) || die "the release does not match its SHA256SUMS"
 else
@@ -165,3 +181,4 @@ fi
 echo "release: envshim $VERSION in $out ($(( $(date +%s) - started ))s)"
 echo "  image: $ref (oci:$out/oci:$VERSION)"
 sed 's/^/  /' "$out/SHA256SUMS"
+[ -z "$unpushed" ] || echo "$unpushed" >&2

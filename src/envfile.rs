@@ -116,6 +116,9 @@ pub enum Grammar {
     Kubelet,
 }
 
+/// An unquoted value that a ` #` comment ended (`PW=abc #def` is `abc`).
+const CUT: u8 = 8;
+
 const _: () = assert!(std::mem::size_of::<Entry>() == 16);
 const _: () = assert!(MAX_NAME_BYTES <= u8::MAX as usize && MAX_VALUE_BYTES <= u16::MAX as usize);
 // A file's entries (each `A=` and a line ending, the last without: at most
@@ -224,6 +227,8 @@ struct Line {
     next: usize,
     /// The physical lines the entry took.
     lines: usize,
+    /// An unquoted value that a ` #` comment ended ([`CUT`]).
+    cut: bool,
 }
 
 /// Room for more entries when `entries` is full and `left` bytes of the file
@@ -361,7 +366,7 @@ impl EnvFile {
 
     /// Checks the entry `parsed` found on `line` and stores it.
     fn add(&mut self, data: &mut [u8], parsed: Line, line: usize) -> Result<(), ParseError> {
-        let Line { name, value, checked, in_place, next, .. } = parsed;
+        let Line { name, value, checked, in_place, next, cut, .. } = parsed;
         let value_len = value.end as usize - value.start as usize;
         if !checked {
             let err = |problem| Err(ParseError { line, problem });
@@ -381,7 +386,7 @@ impl EnvFile {
             line: line as u32,
             value_len: value_len as u16,
             name_len: name.len() as u8,
-            flags: if value.in_arena { IN_ARENA } else if in_place { IN_PLACE } else { 0 },
+            flags: (if value.in_arena { IN_ARENA } else if in_place { IN_PLACE } else { 0 }) | if cut { CUT } else { 0 },
         });
         // `NAME=VALUE` as written, with a byte after it that no span holds
         // (a blank, CR or LF ending an unquoted value, a closing quote): a
@@ -405,6 +410,14 @@ impl EnvFile {
     fn value_of(&self, e: &Entry) -> &[u8] {
         let buf = if e.flags & IN_ARENA != 0 { &self.arena } else { &self.data };
         &buf[e.value_start as usize..e.value_start as usize + e.value_len as usize]
+    }
+
+    /// The entries whose unquoted value a ` #` comment ended: the first one's
+    /// name and line, and how many there are.
+    pub fn cut_at_comment(&self) -> Option<(&[u8], u32, usize)> {
+        let mut cut = self.entries.iter().filter(|e| e.flags & CUT != 0);
+        let first = cut.next()?;
+        Some((self.name_of(first), first.line, 1 + cut.count()))
     }
 
     /// Every entry in file order, duplicates included: (name, value, line).

@@ -22,6 +22,9 @@ use crate::sources::{self, Sources};
 use crate::{filenv, hints, limits, wait};
 
 pub const DEFAULT_MANIFEST: &str = "/etc/envshim/manifest.json";
+/// The default manifest's directory: a ConfigMap mounted there without the
+/// key `manifest.json` is a mistake, not "no manifest".
+pub const DEFAULT_DIR: &str = "/etc/envshim";
 
 /// What `run`, `check` and `render` share: where the environment comes from, as plain values.
 #[derive(Debug, Clone, Default)]
@@ -148,6 +151,7 @@ pub fn prepare(opts: &Options, mode: Mode, program: &[OsString], expand: bool) -
     };
     let Built { env, view, errors, mut warnings } = build(opts, &inputs, &mut sources)?;
     if mode == Mode::Check {
+        sources.cut_values(&mut warnings);
         check_warnings(&mut warnings, view.as_ref().unwrap_or(&env), &env, &line, !errors.is_empty());
     } else {
         // check prints them (or fails on them) after the program line's problems.
@@ -317,6 +321,10 @@ fn load_manifest(named: Option<&OsStr>, container: Option<&OsStr>) -> Result<Man
         Err(ReadError::NotFound) if named.is_none() && container.is_some() => {
             Err(vec![Error::config(format!("--container {}: there is no manifest ({DEFAULT_MANIFEST} does not exist)", escape(container.map_or(&[], OsStrExt::as_bytes))))])
         }
+        Err(ReadError::NotFound) if named.is_none() && std::path::Path::new(DEFAULT_DIR).exists() => Err(vec![Error::new(
+            code::NOINPUT,
+            format!("{DEFAULT_DIR} exists but has no manifest.json: check that the ConfigMap (or volume) mounted there has the key manifest.json, or give --manifest PATH"),
+        )]),
         Err(ReadError::NotFound) if named.is_none() => Ok(Manifest::default()),
         Err(ReadError::NotFound) => Err(vec![Error::config(format!("manifest {shown} not found"))]),
         // Every manifest error is a configuration error, whatever the file's problem.

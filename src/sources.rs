@@ -297,6 +297,32 @@ impl Sources {
     }
 }
 
+impl Sources {
+    /// `check`'s warning for each file read with an unquoted value that a
+    /// ` #` comment ended (`PW=abc #def` is `abc`): its first such line and
+    /// name, and how many more; never a value.
+    #[cold]
+    pub fn cut_values(&self, warnings: &mut crate::report::Warnings) {
+        for f in &self.files {
+            let Outcome::Parsed(parsed) = &f.outcome else { continue };
+            let Some((name, line, count)) = parsed.cut_at_comment() else { continue };
+            let shown = match f.volume {
+                Some(vi) => format!("volume {}, path {}", escape(self.volumes[vi].name.as_bytes()), escape(&f.key[KEY_PATH..])),
+                None => format!("env file {}", f.display),
+            };
+            let more = match count - 1 {
+                0 => String::new(),
+                1 => "; 1 more line ends the same way".to_string(),
+                n => format!("; {n} more lines end the same way"),
+            };
+            warnings.push(format!(
+                "{shown}, line {line}: the unquoted value of {} ends before ' #', which starts a comment: quote the value if the # is part of it{more}",
+                escape(&name[..name.len().min(crate::limits::MAX_SHOWN_NAME_BYTES)])
+            ));
+        }
+    }
+}
+
 /// Where a file's path starts in its key.
 const KEY_PATH: usize = 4;
 

@@ -7,6 +7,8 @@
 #[allow(unused)]
 mod generator;
 
+use std::os::unix::fs::PermissionsExt;
+
 use crate::common::*;
 
 /// The configuration variables the binary knows, as build.rs makes them from src/cli.rs.
@@ -111,6 +113,41 @@ fn the_converters_completions_and_man_pages_are_generated_too() {
     }
     let convert = std::fs::read_to_string(d.join("man/kubectl-envshim-convert.1")).unwrap();
     assert!(convert.contains("recursive") && convert.contains("installer\\-cpu"), "{convert}");
+}
+
+/// What `kubectl __complete envshim WORDS...` offers (the shell's side of
+/// `kubectl envshim WORDS<TAB>`), with `dir` first on PATH; None without kubectl.
+fn kubectl_complete(dir: &std::path::Path, words: &[&str]) -> Option<Vec<String>> {
+    let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default());
+    let out = std::process::Command::new("kubectl").arg("__complete").arg("envshim").args(words).env("PATH", path).output().ok()?;
+    assert!(out.status.success(), "kubectl __complete: {}", String::from_utf8_lossy(&out.stderr));
+    Some(String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect())
+}
+
+#[test]
+fn kubectl_completes_the_plugin_through_kubectl_complete_envshim() {
+    let d = generated();
+    let script = d.join("completions/kubectl_complete-envshim");
+    assert!(std::fs::metadata(&script).unwrap().permissions().mode() & 0o111 != 0, "not executable");
+    // kubectl finds a plugin by its name on PATH: a stand-in does (the completion never runs it).
+    let bin = Volume::new();
+    let plugin = bin.file("kubectl-envshim", "#!/bin/sh\nexit 0\n");
+    std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let Some(without) = kubectl_complete(bin.path(), &["co"]) else {
+        eprintln!("skipped: needs kubectl (tests/e2e/deps.sh installs it)");
+        return;
+    };
+    // Without the completion executable kubectl has nothing to offer.
+    assert_eq!(without, [":0"]);
+    std::fs::copy(&script, bin.join("kubectl_complete-envshim")).unwrap();
+    assert_eq!(kubectl_complete(bin.path(), &["co"]).unwrap(), ["convert", ":4"]);
+    let offered = kubectl_complete(bin.path(), &[""]).unwrap();
+    for sub in ["convert", "manifest", "krm", ":4"] {
+        assert!(offered.iter().any(|w| w == sub), "{sub} not offered: {offered:?}");
+    }
+    assert_eq!(kubectl_complete(bin.path(), &["convert", "--inst"]).unwrap(), ["--installer-cpu", "--installer-memory", ":4"]);
+    // A file name is the shell's to complete, as kubectl's own -f.
+    assert_eq!(kubectl_complete(bin.path(), &["convert", "-f", ""]).unwrap(), [":0"]);
 }
 
 #[test]

@@ -368,3 +368,96 @@ fn many_containers_under_a_long_key_are_refused_in_bounded_memory() {
         assert!(stderr.starts_with("envshim: ") && stderr.contains(" a Pod") && stderr.lines().count() == 1, "{stderr}");
     }
 }
+
+#[test]
+fn a_missing_key_names_the_closest_key_of_the_file_never_a_value() {
+    let (_vol, _d, m) = setup(
+        &[("db.env", &format!("PASSWORD={SENTINEL}\nUSER=app\n"))],
+        json!({"env": [file_key_ref("DB_PASSWORD", "v", "db.env", "PASWORD", false)]}),
+    );
+    let line = envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(66, &[]);
+    assert_eq!(line, "envshim: manifest: env[0] (DB_PASSWORD): key \"PASWORD\" not found in v/db.env (did you mean PASSWORD?)");
+    // Nothing close: no guess.
+    let (_vol, _d, m) = setup(&[("db.env", &format!("PASSWORD={SENTINEL}\n"))], json!({"env": [file_key_ref("X", "v", "db.env", "TOKEN", false)]}));
+    let line = envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(66, &[]);
+    assert_eq!(line, "envshim: manifest: env[0] (X): key \"TOKEN\" not found in v/db.env");
+}
+
+#[test]
+fn an_unknown_top_level_field_is_refused_as_the_api_server_would() {
+    let v = Volume::new();
+    v.file("vol/app.env", format!("K={SENTINEL}\n"));
+    let mounts = json!([{"name": "cfg", "mountPath": v.join("vol").to_str().unwrap()}]);
+    let m = v.manifest(&json!({"volumeMount": mounts, "env": [file_key_ref("K", "cfg", "app.env", "K", false)]}));
+    let out = envshim(["check", "--manifest", &m]).run();
+    out.no_sentinel();
+    let lines = out.fails(78);
+    assert!(lines.contains(&format!("envshim: manifest {m}: volumeMount: unknown field (did you mean volumeMounts?)")), "{lines:?}");
+    // Alone (the manifest reads as empty otherwise), and nothing close: refused too.
+    let m = v.manifest(&json!({"volumeMount": mounts}));
+    envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(78, &["volumeMount: unknown field (did you mean volumeMounts?)"]);
+    let m = v.manifest(&json!({"imagePullPolcy": "Always", "env": []}));
+    envshim(["check", "--manifest", &m]).run().fails_with(78, &["imagePullPolcy: unknown field (did you mean imagePullPolicy?)"]);
+    let m = v.manifest(&json!({"frobnicate": 1, "env": []}));
+    let line = envshim(["check", "--manifest", &m]).run().fails_with(78, &[]);
+    assert_eq!(line, format!("envshim: manifest {m}: frobnicate: unknown field"));
+    // Every other field of a Kubernetes Container is accepted (and ignored).
+    let container = json!({
+        "name": "app", "image": "app:1", "command": ["/bin/true"], "args": [], "workingDir": "/", "ports": [{"containerPort": 80}],
+        "envFrom": [], "env": [{"name": "A", "value": "1"}], "resources": {}, "resizePolicy": [], "restartPolicy": "Always",
+        "restartPolicyRules": [], "volumeMounts": [], "volumeDevices": [], "livenessProbe": {}, "readinessProbe": {}, "startupProbe": {},
+        "lifecycle": {}, "terminationMessagePath": "/dev/termination-log", "terminationMessagePolicy": "File", "imagePullPolicy": "Always",
+        "securityContext": {}, "stdin": false, "stdinOnce": false, "tty": false
+    });
+    let m = v.manifest(&container);
+    envshim(["check", "--manifest", &m]).run().ok();
+    let m = v.manifest(&json!({"name": "app", "image": "app:1"}));
+    envshim(["check", "--manifest", &m]).run().ok();
+}
+
+#[test]
+fn an_absolute_file_key_ref_path_that_is_missing_says_paths_are_relative_to_the_volume() {
+    let (vol, _d, _) = setup(&[], json!({}));
+    let elsewhere = Volume::new();
+    let outside = elsewhere.file_str("db.env", format!("PW={SENTINEL}\n"));
+    let d = Volume::new();
+    let m = d.manifest(&json!({"volumeMounts": [mount("v", &vol)], "env": [file_key_ref("PW", "v", &outside, "PW", false)]}));
+    let line = envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(66, &[]);
+    assert_eq!(
+        line,
+        format!("envshim: manifest: env[0] (PW): file v{outside} not found (a path is relative to its volume: a leading / is the volume's root, not the container's)")
+    );
+    let m = d.manifest(&json!({"volumeMounts": [mount("v", &vol)], "envFrom": [file_ref("v", &outside, false, None)]}));
+    envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(66, &["file v/", "a path is relative to its volume"]);
+    // A relative path: no such note.
+    let m = d.manifest(&json!({"volumeMounts": [mount("v", &vol)], "env": [file_key_ref("PW", "v", "db.env", "PW", false)]}));
+    let line = envshim(["check", "--manifest", &m]).run().fails_with(66, &[]);
+    assert_eq!(line, "envshim: manifest: env[0] (PW): file v/db.env not found");
+}
+
+#[test]
+fn check_warns_of_an_unquoted_value_cut_at_a_comment_never_showing_it() {
+    let v = Volume::new();
+    v.file("app.env", format!("A=plain\nPW=abc #{SENTINEL}\nB=x # {SENTINEL}\n"));
+    let out = envshim(["check", "--env-file", "app.env"]).cwd(v.path()).run();
+    out.no_sentinel().code(0);
+    assert_eq!(
+        out.stderr_lines(),
+        [
+            "envshim: warning: env file app.env, line 2: the unquoted value of PW ends before ' #', which starts a comment: quote the value if the # is part of it; 1 more line ends the same way",
+            "envshim: ok: 3 variables (3 from files), no program line",
+        ]
+    );
+    envshim(["check", "--strict", "--env-file", "app.env"]).cwd(v.path()).run().no_sentinel().fails_with(78, &["line 2: the unquoted value of PW ends before ' #'"]);
+    // run takes the value as the grammar says, silently.
+    let out = envshim(["run", "--env-file", "app.env", "--"]).args(print_env()).cwd(v.path()).run();
+    out.ok();
+    assert_eq!(out.env_map()["PW"], "abc");
+    // A volume's file is named by volume and path; quoted, or a # inside a word: nothing said.
+    let (_vol, _d, m) = setup(&[("db.env", &format!("PW=abc #{SENTINEL}\n"))], json!({"envFrom": [file_ref("v", "db.env", false, None)]}));
+    let out = envshim(["check", "--manifest", &m]).run();
+    out.no_sentinel().code(0);
+    assert!(out.stderr_str().starts_with("envshim: warning: volume v, path db.env, line 1: the unquoted value of PW ends before ' #'"), "{}", out.stderr_str());
+    v.file("fine.env", format!("PW='abc #{SENTINEL}'\nQ=abc#def\nR=\"a #b\" # a comment\n"));
+    envshim(["check", "--env-file", "fine.env"]).cwd(v.path()).run().ok();
+}

@@ -48,6 +48,11 @@ rc=0; (cd a && RELEASE=1 NIGHTLY=none BINS=envshim DIST="$WORK/refused" timeout 
 ok "RELEASE=1 musl-build.sh without its nightly: exit $rc, nothing built"
 mkdir full; touch full/x
 refused "is not empty" --out "$WORK/full"
+grep -q "^release: WARNING: no --image: the converter's default --shim-image is $(head -1 a/release/image)@sha256:<this build's digest>, which exists only once this build's oci/ is pushed there" err \
+  || { cat err >&2; fail "no warning without --image"; }
+refused "is not empty" --out "$WORK/full" --image registry.example.com/envshim/envshim
+! grep -q "WARNING" err || fail "a warning with --image: $(cat err)"
+ok "without --image, a warning that the default image's digest exists only once pushed; none with it"
 echo "// work in progress" >>a/src/main.rs
 refused "clean commit" --out "$WORK/refused"
 git -C a checkout -q -- src/main.rs
@@ -63,12 +68,21 @@ ok "nothing left in the checkout but target/"
 cd r1
 files=(envshim-linux-amd64 envshim-linux-arm64 kubectl-envshim-linux-amd64 kubectl-envshim-linux-arm64
        kubectl-envshim-linux-amd64.tar.gz kubectl-envshim-linux-arm64.tar.gz envshim.krew.yaml
-       envshim.cdx.json kubectl-envshim.cdx.json SHA256SUMS SHA256SUMS.minisig envshim-throwaway.pub)
+       envshim.cdx.json kubectl-envshim.cdx.json kubectl_complete-envshim SHA256SUMS SHA256SUMS.minisig envshim-throwaway.pub)
 [ "$(find . -maxdepth 1 -type f -printf '%P\n' | sort)" = "$(printf '%s\n' "${files[@]}" | sort)" ] || fail "files: $(ls)"
 ok "the files: ${files[*]} and oci/"
+! grep -q WARNING ../build1.log || fail "build 1 (with --image) warned: $(grep WARNING ../build1.log)"
+# Man pages and completions of both binaries; kubectl's plugin completion runs.
+docs=(completions/envshim.bash completions/_envshim completions/envshim.fish completions/kubectl-envshim.bash
+      completions/_kubectl-envshim completions/kubectl-envshim.fish man/envshim.1 man/envshim-run.1 man/envshim-check.1
+      man/envshim-render.1 man/envshim-install.1 man/kubectl-envshim.1 man/kubectl-envshim-convert.1
+      man/kubectl-envshim-manifest.1 man/kubectl-envshim-krm.1)
+[ "$(find completions man -type f | sort)" = "$(printf '%s\n' "${docs[@]}" | sort)" ] || fail "completions and man: $(find completions man -type f | xargs)"
+[ -x kubectl_complete-envshim ] && [ "$(./kubectl_complete-envshim co)" = "$(printf 'convert\n:4')" ] || fail "kubectl_complete-envshim co: $(./kubectl_complete-envshim co)"
+ok "completions/, man/: ${#docs[@]} files; kubectl_complete-envshim completes 'co' to convert"
 
 # Signed checksums, as the README's Install section verifies them.
-[ "$(cut -d' ' -f3 SHA256SUMS | sort | xargs)" = "$(printf '%s\n' "${files[@]}" | grep -vE 'SHA256SUMS|\.pub$' | sort | xargs)" ] || fail "SHA256SUMS lists: $(cut -d' ' -f3 SHA256SUMS | xargs)"
+[ "$(cut -d' ' -f3 SHA256SUMS | sort | xargs)" = "$(printf '%s\n' "${files[@]}" "${docs[@]}" | grep -vE 'SHA256SUMS|\.pub$' | sort | xargs)" ] || fail "SHA256SUMS lists: $(cut -d' ' -f3 SHA256SUMS | xargs)"
 sha256sum --quiet -c SHA256SUMS || fail "sha256sum -c SHA256SUMS"
 minisign -Vm SHA256SUMS -p envshim-throwaway.pub >../verify.out || fail "minisign -Vm"
 grep -q "Trusted comment: envshim $VERSION commit $(git -C ../a rev-parse HEAD) image registry.example.com/envshim/envshim@sha256:" ../verify.out || fail "trusted comment: $(cat ../verify.out)"
@@ -173,5 +187,5 @@ for f in $(cut -d' ' -f3 r1/SHA256SUMS); do cmp -s "r1/$f" "r2/$f" || fail "$f d
 diff -r r1/oci r2/oci >/dev/null || fail "oci/ differs"
 [ "$digest" = "$digest2" ] || fail "image index digests: $digest, $digest2"
 ! cmp -s r1/envshim-throwaway.pub r2/envshim-throwaway.pub || fail "the same throwaway key twice"
-ok "byte-identical: the 4 binaries, archives, SBOMs, krew manifest, SHA256SUMS, oci/ (index $digest, both builds)"
+ok "byte-identical: the 4 binaries, archives, SBOMs, krew manifest, completions, man pages, SHA256SUMS, oci/ (index $digest, both builds)"
 echo "release test: build 1 ${t1}s, build 2 ${t2}s; image index digest 1: $digest; 2: $digest2; $(( $(date +%s) - start ))s in all"

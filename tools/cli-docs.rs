@@ -6,7 +6,8 @@
 //!   DIR/man/envshim.1 and one page per subcommand (envshim-run.1, ...);
 //! the same for the converter, from kubectl-envshim/src/cli.rs:
 //!   DIR/completions/{kubectl-envshim.bash,_kubectl-envshim,kubectl-envshim.fish},
-//!   DIR/man/kubectl-envshim.1 and kubectl-envshim-{convert,manifest,krm}.1.
+//!   DIR/man/kubectl-envshim.1 and kubectl-envshim-{convert,manifest,krm}.1,
+//!   and DIR/completions/kubectl_complete-envshim, kubectl's plugin completion.
 //! musl-build.sh runs it into dist/. An example, not part of the binary: the
 //! shim gains no byte and no dependency (clap_complete and clap_mangen are
 //! dev-dependencies).
@@ -57,8 +58,9 @@ pub fn write(dir: &std::path::Path) -> std::io::Result<()> {
             // clap_complete 4.6 names a subcommand's case `kubectl__subcmd__envshim__subcmd__convert`
             // where its loop sets `kubectl__envshim__subcmd__convert` (a `-` in the binary's
             // name): the options after a subcommand were never offered.
-            let text = std::fs::read_to_string(&path)?;
-            std::fs::write(&path, text.replace("kubectl__subcmd__envshim__subcmd__", "kubectl__envshim__subcmd__"))?;
+            let text = std::fs::read_to_string(&path)?.replace("kubectl__subcmd__envshim__subcmd__", "kubectl__envshim__subcmd__");
+            std::fs::write(&path, &text)?;
+            kubectl_complete(&text, &completions)?;
         }
         println!("cli-docs: {}", path.display());
     }
@@ -68,6 +70,32 @@ pub fn write(dir: &std::path::Path) -> std::io::Result<()> {
     for page in pages {
         println!("cli-docs: {}", page.display());
     }
+    Ok(())
+}
+
+/// `kubectl_complete-envshim`: kubectl (1.26+) completes `kubectl envshim ...`
+/// by running this executable, found on PATH, with the words after `envshim`
+/// (the last one being completed); it prints one completion a line, then
+/// cobra's directive (`:4` no file completion; `:0` the shell's own, here for
+/// a file). It runs the converter's bash completion (`bash`) on those words.
+fn kubectl_complete(bash: &str, completions: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    // A file name is the shell's to complete (`:0`), as kubectl's own `-f` is.
+    let bash = bash.replace(r#"COMPREPLY=($(compgen -f "${cur}"))"#, "COMPREPLY=()");
+    let driver = r#"
+COMP_WORDS=(kubectl-envshim "$@")
+COMP_CWORD=$#
+COMPREPLY=()
+_kubectl__envshim kubectl-envshim "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}" 2>/dev/null
+if [ ${#COMPREPLY[@]} -gt 0 ]; then printf '%s\n' "${COMPREPLY[@]}"; echo :4; else echo :0; fi
+"#;
+    let path = completions.join("kubectl_complete-envshim");
+    let head = "#!/usr/bin/env bash\n# kubectl's completion of `kubectl envshim` (kubectl 1.26+): put it on PATH beside kubectl-envshim.\n";
+    // The function alone: not the `complete` lines that register it in an interactive shell.
+    let function = bash.split("\nif [[ ").next().unwrap_or(&bash);
+    std::fs::write(&path, format!("{head}{function}\n{driver}"))?;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
+    println!("cli-docs: {}", path.display());
     Ok(())
 }
 

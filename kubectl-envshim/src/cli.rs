@@ -67,7 +67,7 @@ pub struct Options {
     // The default is convert.rs's DEFAULT_SHIM_PATH (a test checks it).
     #[arg(long, value_name = "PATH", default_value = "/.envshim/bin/envshim")]
     pub shim_path: String,
-    /// The program the image of container CONTAINER runs, for a container without command: a JSON array of strings or one path (repeatable)
+    /// The program the image of container CONTAINER runs, for a container without command: a JSON array of strings or one path (repeatable). The image's ENTRYPOINT and CMD, as JSON lists: docker image inspect -f '{{json .Config.Entrypoint}} {{json .Config.Cmd}}' IMAGE
     #[arg(long, value_name = "CONTAINER=PROGRAM")]
     pub entrypoint: Vec<String>,
     /// Converted containers wait up to DURATION for missing env files (500ms, 30s, 2m; a bare number is seconds)

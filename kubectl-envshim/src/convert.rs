@@ -52,6 +52,38 @@ pub struct Settings {
     /// The envshim-install initContainer's requests and limits (Kubernetes quantities).
     pub installer_cpu: String,
     pub installer_memory: String,
+    /// How messages name an option.
+    pub naming: Naming,
+    /// What the options let through but is likely wrong (names only, no value of a file).
+    pub warnings: Vec<String>,
+}
+
+/// How a message names an option: `--entrypoint` on the command line; under
+/// kpt and kustomize (`krm`), where no flag can be passed, the config's
+/// `data` key.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Naming {
+    Flags,
+    Config,
+}
+
+impl Naming {
+    /// The option `key` (its long name), as this user sets it.
+    pub fn option(self, key: &str) -> String {
+        match self {
+            Naming::Flags => format!("--{key}"),
+            Naming::Config => format!("data.{key}"),
+        }
+    }
+    /// What to do to give the option `key` the `value` (for `entrypoint`,
+    /// one of its lines).
+    pub fn give(self, key: &str, value: &str) -> String {
+        match self {
+            Naming::Flags => format!("give --{key} {value}"),
+            Naming::Config if key == "entrypoint" => format!("add the line {value} to the config's data.entrypoint"),
+            Naming::Config => format!("set the config's data.{key} to {value}"),
+        }
+    }
 }
 
 /// Why a document cannot be converted: the object (`Kind/name`), the JSON
@@ -388,7 +420,8 @@ fn program(c: &Mapping, own_command: Option<Sequence>, s: &Settings, problems: &
                     "command".into(),
                     format!(
                         "no command: the image's ENTRYPOINT cannot be known without asking a registry, which the converter never does; \
-                         set command, or give --entrypoint {name}=PROGRAM"
+                         set command, or {}",
+                        s.naming.give("entrypoint", &format!("{name}=PROGRAM"))
                     ),
                 ));
                 Vec::new()

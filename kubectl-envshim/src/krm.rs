@@ -15,6 +15,7 @@
 use serde_json::{json, Map, Value};
 
 use crate::cli::{KrmArgs, Options};
+use crate::convert::Naming;
 use crate::{code, convert, fail, input, say, settings, stream, tree, usage, MAX_INPUT_BYTES};
 
 /// The `data` keys of the config: `convert`'s long option names.
@@ -42,10 +43,13 @@ fn transformer(config: &std::ffi::OsString, stdin: &str) -> i32 {
         Ok(_) => return fail(&[(code::DATAERR, format!("{shown}: expected one document, the transformer's config"))]),
         Err(e) => return fail(&[e]),
     };
-    let settings = match options(&config).and_then(|o| settings(&o)) {
+    let settings = match options(&config).and_then(|o| settings(&o, Naming::Config)) {
         Ok(s) => s,
         Err(e) => return usage(&format!("{shown}: {e}")),
     };
+    for w in &settings.warnings {
+        say(&format!("warning: {shown}: {w}"));
+    }
     match stream::convert(stdin, "stdin", &settings) {
         Ok(out) => {
             for (n, note) in &out.notes {
@@ -76,12 +80,15 @@ fn function(stdin: &str) -> i32 {
     let config = list.get("functionConfig").cloned().unwrap_or_default();
     let items = list.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
     // The exit code when it fails: the config's (as convert's options), or a pod's.
-    let (converted, failure) = match options(&config).and_then(|o| settings(&o)) {
+    let (converted, failure) = match options(&config).and_then(|o| settings(&o, Naming::Config)) {
         Err(e) => {
             results.push(json!({"message": format!("functionConfig: {e}"), "severity": "error"}));
             (None, code::USAGE)
         }
-        Ok(s) => (convert_items(&items, &s, &mut results), code::CONFIG),
+        Ok(s) => {
+            results.extend(s.warnings.iter().map(|w| json!({"message": format!("functionConfig: {w}"), "severity": "warning"})));
+            (convert_items(&items, &s, &mut results), code::CONFIG)
+        }
     };
     // The output: the input's text with each converted item's text replaced
     // (kpt rewrites each file from it: an item left alone stays byte for

@@ -26,7 +26,7 @@ use std::io::Write;
 use clap::{CommandFactory, FromArgMatches};
 
 use cli::{Cli, Command, ConvertArgs, Options};
-use convert::{Settings, DEFAULT_SHIM_PATH};
+use convert::{Naming, Settings, DEFAULT_SHIM_PATH};
 
 /// Exit codes: envshim's own table, which names the converter's too.
 pub use envshim::error::code;
@@ -78,53 +78,89 @@ pub fn fail(errors: &[(i32, String)]) -> i32 {
 }
 
 /// The conversion's settings from the options (the command line's, or a
-/// function's config); Err: what is wrong, for a usage error.
-pub fn settings(o: &Options) -> Result<Settings, String> {
+/// function's config, as `naming` says); Err: what is wrong, for a usage error.
+pub fn settings(o: &Options, naming: Naming) -> Result<Settings, String> {
+    let opt = |key: &str| naming.option(key);
     let baked_in = o.shim_path != DEFAULT_SHIM_PATH;
     if baked_in && o.shim_image.is_some() {
-        return Err("--shim-image is for the envshim-install initContainer, which --shim-path (envshim in the image) leaves out: give one".into());
+        return Err(format!(
+            "{} is for the envshim-install initContainer, which {} (envshim in the image) leaves out: give one",
+            opt("shim-image"),
+            opt("shim-path")
+        ));
     }
     if !o.shim_path.starts_with('/') {
-        return Err(format!("--shim-path must be an absolute path, got {:?}", o.shim_path));
+        return Err(format!("{} must be an absolute path, got {:?}", opt("shim-path"), o.shim_path));
     }
     if !matches!(o.env_grammar.as_str(), "kubelet" | "envshim") {
         return Err(format!("--env-grammar: expected kubelet or envshim, got {:?}", o.env_grammar));
     }
     if let Some(w) = &o.wait {
-        envshim::wait::duration(w).map_err(|e| format!("--wait: {e}"))?;
+        envshim::wait::duration(w).map_err(|e| format!("{}: {e}", opt("wait")))?;
     }
-    for (option, value) in [("--installer-cpu", &o.installer_cpu), ("--installer-memory", &o.installer_memory)] {
+    for (key, value) in [("installer-cpu", &o.installer_cpu), ("installer-memory", &o.installer_memory)] {
         if !cli::quantity(value) {
-            return Err(format!("{option}: {value:?} is not a Kubernetes quantity (100m, 0.1, 32Mi)"));
+            return Err(format!("{}: {value:?} is not a Kubernetes quantity (100m, 0.1, 32Mi)", opt(key)));
         }
     }
     let mut entrypoints: Vec<(String, Vec<String>)> = Vec::new();
+    let mut warnings = Vec::new();
+    let option = opt("entrypoint");
     for e in &o.entrypoint {
         let Some((name, program)) = e.split_once('=') else {
-            return Err(format!("--entrypoint {e:?}: expected CONTAINER=PROGRAM"));
+            return Err(format!("{option} {e:?}: expected CONTAINER=PROGRAM"));
         };
         let words: Vec<String> = if program.trim_start().starts_with('[') {
-            serde_json::from_str(program).map_err(|err| format!("--entrypoint {name}: PROGRAM is not a JSON array of strings ({err})"))?
+            serde_json::from_str(program).map_err(|err| format!("{option} {name}: PROGRAM is not a JSON array of strings ({err})"))?
         } else {
             vec![program.to_string()]
         };
         if name.is_empty() || words.is_empty() || words[0].is_empty() {
-            return Err(format!("--entrypoint {e:?}: expected CONTAINER=PROGRAM with a container name and a program"));
+            return Err(format!("{option} {e:?}: expected CONTAINER=PROGRAM with a container name and a program"));
         }
         if entrypoints.iter().any(|(n, _)| n == name) {
-            return Err(format!("--entrypoint {name}: given twice"));
+            return Err(format!("{option} {name}: given twice"));
+        }
+        if let [word] = &words[..] {
+            warnings.extend(one_word_with_blanks(name, word, naming));
         }
         entrypoints.push((name.to_string(), words));
     }
+    let no_shim_image = || match naming {
+        Naming::Flags => NO_SHIM_IMAGE.to_string(),
+        Naming::Config => "no envshim image: set the config's data.shim-image to IMAGE (best pinned: REGISTRY/envshim@sha256:DIGEST)".to_string(),
+    };
     Ok(Settings {
         shim_path: o.shim_path.clone(),
-        shim_image: if baked_in { None } else { Some(o.shim_image.clone().or_else(default_shim_image).ok_or_else(|| NO_SHIM_IMAGE.to_string())?) },
+        shim_image: if baked_in { None } else { Some(o.shim_image.clone().or_else(default_shim_image).ok_or_else(no_shim_image)?) },
         entrypoints,
         wait: o.wait.clone(),
         envshim_grammar: o.env_grammar == "envshim",
         installer_cpu: o.installer_cpu.clone(),
         installer_memory: o.installer_memory.clone(),
+        naming,
+        warnings,
     })
+}
+
+/// `--entrypoint web=/docker-entrypoint.sh nginx -g daemon off;`: one word,
+/// which the runtime runs as a program of that whole name (and fails to
+/// find). The warning shows the JSON list of its blank-separated words.
+fn one_word_with_blanks(name: &str, word: &str, naming: Naming) -> Option<String> {
+    if !word.contains([' ', '\t']) {
+        return None;
+    }
+    let list = serde_json::to_string(&word.split([' ', '\t']).filter(|w| !w.is_empty()).collect::<Vec<_>>()).unwrap_or_default();
+    let form = match naming {
+        Naming::Flags => format!("--entrypoint '{name}={list}'"),
+        Naming::Config => format!("the line {name}={list} in data.entrypoint"),
+    };
+    Some(format!(
+        "{} {name}: the program is one word with blanks, so the container would run a program of that whole name; \
+         for a program and its arguments give a JSON list, one string a word: {form} \
+         (split here at each blank: keep in one string what is one argument, as the image's ENTRYPOINT and CMD do)",
+        naming.option("entrypoint")
+    ))
 }
 
 /// The envshim image when `--shim-image` is not given: `KUBECTL_ENVSHIM_SHIM_IMAGE`,
@@ -144,10 +180,13 @@ fn convert_command(args: ConvertArgs) -> i32 {
     if let Some(stray) = args.stray.first() {
         return usage(&cli::stray(stray, "convert"));
     }
-    let settings = match settings(&args.options) {
+    let settings = match settings(&args.options, Naming::Flags) {
         Ok(s) => s,
         Err(e) => return usage(&e),
     };
+    for w in &settings.warnings {
+        say(&format!("warning: {w}"));
+    }
     let inputs = match input::read_all(&args.input) {
         Ok(inputs) => inputs,
         Err(e) => return fail(&[e]),

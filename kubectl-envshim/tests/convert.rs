@@ -305,6 +305,18 @@ fn options_entrypoint_wait_shim_image_and_shim_path() {
         assert_eq!(m["command"], expected);
         assert_eq!(m["args"], serde_json::json!(["--url=$(URL)", "$$(KEEP)"]));
     }
+    // One word with blanks: converted, with a warning showing the JSON list.
+    let out = kubectl_envshim(&["convert", "--entrypoint", "app=/docker-entrypoint.sh nginx -g daemon off;"], &no_command);
+    let doc = yaml(out.succeeds());
+    assert_eq!(manifest_seen(&doc["spec"]["containers"][0])["command"], serde_json::json!(["/docker-entrypoint.sh nginx -g daemon off;"]));
+    assert_eq!(
+        out.stderr,
+        "kubectl-envshim: warning: --entrypoint app: the program is one word with blanks, so the container would run a program of that whole name; \
+         for a program and its arguments give a JSON list, one string a word: --entrypoint 'app=[\"/docker-entrypoint.sh\",\"nginx\",\"-g\",\"daemon\",\"off;\"]' \
+         (split here at each blank: keep in one string what is one argument, as the image's ENTRYPOINT and CMD do)\n"
+    );
+    kubectl_envshim(&["convert", "--entrypoint", r#"app=["/bin/my app"]"#], &no_command).succeeds();
+    assert!(kubectl_envshim(&["convert", "--entrypoint", r#"app=["/bin/my app"]"#], &no_command).stderr.contains("one word with blanks"));
     // The container's own command wins over --entrypoint.
     let doc = yaml(kubectl_envshim(&["convert", "--entrypoint", "app=/other"], &pod).ok());
     assert_eq!(manifest_seen(&doc["spec"]["containers"][0])["command"], serde_json::json!(["/app", "--token=$(TOKEN)"]));
@@ -475,7 +487,9 @@ fn help_and_version() {
     let out = kubectl_envshim(&["--version"], "");
     assert_eq!(out.ok(), format!("kubectl-envshim {}\n", env!("CARGO_PKG_VERSION")));
     let out = kubectl_envshim(&["convert", "--help"], "");
-    for part in ["--shim-image", "--shim-path", "--entrypoint", "--wait", "--check", "-f, --filename"] {
+    // How to read what --entrypoint stands for.
+    let inspect = "docker image inspect -f '{{json .Config.Entrypoint}} {{json .Config.Cmd}}' IMAGE";
+    for part in ["--shim-image", "--shim-path", "--entrypoint", "--wait", "--check", "-f, --filename", inspect] {
         assert!(out.ok().contains(part), "{part}: {}", out.stdout);
     }
     assert!(kubectl_envshim(&["--help"], "").ok().contains("kubectl envshim"));

@@ -429,7 +429,7 @@ fn krm_reads_a_resource_list_and_keeps_every_item_it_does_not_change() {
     let bad = format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{}functionConfig: {{data: {{wait: soon}}}}\n", indent_item(DEPLOYMENT));
     let out = envshim(&["krm"], &bad);
     assert_eq!(out.code, 2, "{}", out.stderr);
-    assert!(out.stdout.contains("message: 'functionConfig: --wait:") || out.stdout.contains("functionConfig: --wait:"), "{}", out.stdout);
+    assert!(out.stdout.contains("message: 'functionConfig: data.wait:") || out.stdout.contains("functionConfig: data.wait:"), "{}", out.stdout);
     let no_command = format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{}", indent_item(&DEPLOYMENT.replace("        command: [\"/app\"]\n", "")));
     let out = envshim(&["krm"], &no_command);
     assert_eq!(out.code, 78, "{}", out.stderr);
@@ -463,6 +463,35 @@ fn krm_results_of_a_list_without_items_are_one_document() {
         assert!(read[0]["results"][0]["message"].as_str().unwrap().contains("functionConfig: data.bogus is not an option"), "{}", out.stdout);
         assert!(!read[0]["results"].to_string().contains("s3cr3t"), "{}", out.stdout);
     }
+}
+
+#[test]
+fn under_kpt_and_kustomize_messages_name_the_config_keys_not_flags() {
+    let no_command = DEPLOYMENT.replace("        command: [\"/app\"]\n", "");
+    let list = |config: &str| format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{}functionConfig: {{data: {{{config}}}}}\n", indent_item(&no_command));
+    // kpt: the results name data.entrypoint, never a flag that cannot be passed there.
+    let out = envshim(&["krm"], &list(""));
+    assert_eq!(out.code, 78, "{}", out.stderr);
+    let message = docs(&out.stdout)[0]["results"][0]["message"].as_str().unwrap().to_string();
+    assert!(message.ends_with("set command, or add the line app=PROGRAM to the config's data.entrypoint"), "{message}");
+    let out = envshim(&["krm"], &list("shim-image: r/e:1, shim-path: /bin/envshim"));
+    let message = docs(&out.stdout)[0]["results"][0]["message"].as_str().unwrap().to_string();
+    assert_eq!(message, "functionConfig: data.shim-image is for the envshim-install initContainer, which data.shim-path (envshim in the image) leaves out: give one");
+    // A program of one word with blanks: a warning result, in the config's terms.
+    let out = envshim(&["krm"], &list("entrypoint: 'app=/docker-entrypoint.sh nginx -g daemon off;'"));
+    let results = &docs(out.succeeds())[0]["results"];
+    assert_eq!(results[0]["severity"], "warning");
+    let message = results[0]["message"].as_str().unwrap();
+    assert!(message.starts_with("functionConfig: data.entrypoint app: the program is one word with blanks"), "{message}");
+    assert!(message.contains(r#"the line app=["/docker-entrypoint.sh","nginx","-g","daemon","off;"] in data.entrypoint"#), "{message}");
+    // kustomize's transformer: the same on stderr.
+    let d = tempfile::tempdir().unwrap();
+    let config = write(d.path(), "c.yaml", "apiVersion: envshim.io/v1\nkind: Convert\nmetadata: {name: c}\n");
+    let err = envshim(&["krm", config.to_str().unwrap()], &no_command).fails(78, &["add the line app=PROGRAM to the config's data.entrypoint"]).to_string();
+    assert!(!err.contains("--"), "{err}");
+    let config = write(d.path(), "c.yaml", "apiVersion: envshim.io/v1\nkind: Convert\nmetadata: {name: c}\ndata: {wait: soon}\n");
+    let err = envshim(&["krm", config.to_str().unwrap()], &no_command).fails(2, &["c.yaml: data.wait: "]).to_string();
+    assert!(!err.contains("--"), "{err}");
 }
 
 /// `text` as an item of a block sequence at column 0.

@@ -33,11 +33,13 @@ pub(super) fn line(data: &[u8], pos: usize, line: usize, arena: &mut Vec<u8>) ->
     let after_eq = &text[eq + 1..];
     let value_text = trim_start(after_eq);
     let value_start = offset(data, value_text);
+    let mut cut = false;
     let (value, consumed_to) = match value_text.first() {
         Some(b'\'') => single_quoted(data, value_start + 1, line, arena)?,
         Some(b'"') => double_quoted(data, value_start + 1, line, arena)?,
         _ => {
-            let v = unquoted(after_eq);
+            let (v, ended) = unquoted(after_eq);
+            cut = ended;
             let start = offset(data, v);
             (Span { start: start as u32, end: (start + v.len()) as u32, in_arena: false }, next)
         }
@@ -50,7 +52,7 @@ pub(super) fn line(data: &[u8], pos: usize, line: usize, arena: &mut Vec<u8>) ->
     // one, without a newline: then the parse ends); only a quoted value
     // spanning lines needs counting.
     let lines = if consumed_to == next { 1 } else { count_lines(&data[pos..consumed_to]) };
-    Ok(Read::Entry(Line { name, value, checked: false, in_place, next: consumed_to, lines }))
+    Ok(Read::Entry(Line { name, value, checked: false, in_place, next: consumed_to, lines, cut }))
 }
 
 /// The name: the text before `=`, blanks trimmed, checked.
@@ -84,8 +86,8 @@ fn strip_export(text: &[u8]) -> &[u8] {
 }
 
 /// An unquoted value: up to a `#` that follows a blank (the blank may be the
-/// one right after `=`), blanks trimmed on both sides.
-fn unquoted(after_eq: &[u8]) -> &[u8] {
+/// one right after `=`), blanks trimmed on both sides; true when such a `#` cut it.
+fn unquoted(after_eq: &[u8]) -> (&[u8], bool) {
     let mut from = 0;
     let mut end = after_eq.len();
     while let Some(i) = memchr(b'#', &after_eq[from..]) {
@@ -96,7 +98,7 @@ fn unquoted(after_eq: &[u8]) -> &[u8] {
         }
         from = at + 1;
     }
-    trim_end(trim_start(&after_eq[..end]))
+    (trim_end(trim_start(&after_eq[..end])), end < after_eq.len())
 }
 
 /// `'…'` from `start`, after the opening quote: literal, may span lines;

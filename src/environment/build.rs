@@ -234,7 +234,7 @@ fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bo
                 }
             }
             Loaded::Missing(display) if !file.optional => {
-                let e = sources.required(&display, format!("manifest: envFrom[{i}]: file {display} not found"));
+                let e = sources.required(&display, format!("manifest: envFrom[{i}]: file {display} not found{}", relative(&file.path)));
                 b.errors.push(e.located(Some(format!("envFrom[{i}].fileRef.path")), Some(&display)))
             }
             _ => {}
@@ -388,12 +388,12 @@ impl Builder<'_, '_> {
                 Ok(None) if file.optional => {}
                 Err(e) => b.errors.push(unread(&what(), &in_volume(file), &display, e)),
                 Ok(None) => b.errors.push(
-                    Error::new(code::NOINPUT, format!("{}: key \"{}\" not found in {display}", what(), escape(key)))
+                    Error::new(code::NOINPUT, missing_key(&what(), key, &f, &display))
                         .located(Some(format!("env[{i}].valueFrom.fileKeyRef.key")), Some(&display)),
                 ),
             },
             Loaded::Missing(display) if !file.optional => {
-                let e = self.sources.required(&display, format!("{}: file {display} not found", what()));
+                let e = self.sources.required(&display, format!("{}: file {display} not found{}", what(), relative(&file.path)));
                 b.errors.push(e.located(Some(format!("env[{i}].valueFrom.fileKeyRef.path")), Some(&display)))
             }
             _ => {}
@@ -573,6 +573,27 @@ impl Imported {
             ),
         ));
         false
+    }
+}
+
+/// A `fileKeyRef` key its file does not have, with the file's closest key
+/// when it is a likely misspelling of it (names only, never a value).
+#[cold]
+#[inline(never)]
+fn missing_key(what: &str, key: &[u8], f: &crate::envfile::EnvFile, display: &str) -> String {
+    let names: Vec<&str> = f.unique().filter_map(|(name, _, _)| std::str::from_utf8(name).ok()).collect();
+    let hint = crate::suggest::closest(key, &names).map_or(String::new(), |n| format!(" (did you mean {}?)", escape(n.as_bytes())));
+    format!("{what}: key \"{}\" not found in {display}{hint}", escape(key))
+}
+
+/// For a missing file whose manifest path is absolute: it was looked for in
+/// the volume, not at that path of the container.
+#[cold]
+fn relative(path: &str) -> &'static str {
+    if path.starts_with('/') {
+        " (a path is relative to its volume: a leading / is the volume's root, not the container's)"
+    } else {
+        ""
     }
 }
 

@@ -68,8 +68,9 @@ impl<'a> Reader<'a> {
             return Some(Manifest::default());
         }
         let (mut mounts, mut env_from, mut env, mut command, mut args, mut converted) = (None, None, None, None, None, None);
+        let mut unknown = Vec::new();
         self.object(|r| {
-            r.field(|r, key| {
+            let other = r.field(|r, key| {
                 if r.named(key, b"volumeMounts\"")? {
                     mounts = Some(r.list("volumeMounts", Self::volume_mount)?);
                 } else if r.named(key, b"envFrom\"")? {
@@ -86,9 +87,17 @@ impl<'a> Reader<'a> {
                     return Some(false);
                 }
                 Some(true)
-            })
-            .map(drop)
+            })?;
+            // The Container's other fields are the platform's (image, ports,
+            // probes...): a manifest may be a whole container spec.
+            unknown.extend(other.filter(|k| !CONTAINER_FIELDS.contains(&&**k)));
+            Some(())
         })?;
+        unknown.sort_unstable();
+        unknown.dedup();
+        for key in unknown {
+            fail(errors, &Path::Root.field(&key), unknown_field(&key));
+        }
         Some(Manifest {
             volume_mounts: list(errors, mounts, "volumeMounts"),
             env_from: list(errors, env_from, "envFrom"),
@@ -496,6 +505,15 @@ pub(super) fn list<T>(errors: &mut Vec<Error>, got: Option<Got<Below<Vec<T>>>>, 
     }
 }
 
+/// The fields of a Kubernetes Container (core/v1, 1.35) that envshim does
+/// not read: accepted and ignored at the manifest's top level, where any
+/// other field is refused, as the API server's strict field validation does.
+const CONTAINER_FIELDS: &[&str] = &[
+    "name", "image", "workingDir", "ports", "resources", "resizePolicy", "restartPolicy", "restartPolicyRules", "volumeDevices",
+    "livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "terminationMessagePath", "terminationMessagePolicy",
+    "imagePullPolicy", "securityContext", "stdin", "stdinOnce", "tty",
+];
+
 /// "unknown field", with the closest field of the schema when it is a likely misspelling of one.
 #[cold]
 fn unknown_field(key: &str) -> String {
@@ -505,7 +523,8 @@ fn unknown_field(key: &str) -> String {
         "secretRef", "subPathExpr", "subPath", "valueFrom", "value", "volumeMounts", "volumeName",
     ];
     // A field of the schema in the wrong object (`key` in a fileRef) gets no guess.
-    match crate::suggest::closest(key.as_bytes(), FIELDS).filter(|known| *known != key) {
+    let known: Vec<&str> = FIELDS.iter().chain(CONTAINER_FIELDS).copied().collect();
+    match crate::suggest::closest(key.as_bytes(), &known).filter(|known| *known != key) {
         Some(known) => format!("unknown field (did you mean {known}?)"),
         None => "unknown field".into(),
     }

@@ -165,7 +165,7 @@ expect_line out "env:OTHER=o"
 expect_no_line out '^env:ENVSHIM_'
 grep -q 'mountPath: /.envshim/volumes/config' chain.converted.yaml || fail "the volume was not mounted for the container without a mount"
 ok "the container without a mount of the volume got one from the converter"
-podman pod rm -f chain >/dev/null
+pod_rm chain
 
 # --- late: a sidecar writes the file after the start; --wait --------------------
 cat >late.yaml <<'YAML'
@@ -195,7 +195,7 @@ play late.kubelet.yaml late
 logs late-app 66
 grep -q '^envshim: .*late.env.* not found' err || { cat err >&2; fail "without --wait: not the missing file's message"; }
 ok "without --wait: $(cat err)"
-podman pod rm -f late >/dev/null
+pod_rm late
 "$KC" convert --wait 30s -f late.yaml >late.converted.yaml || fail "convert --wait"
 grep -q 'ENVSHIM_WAIT' late.converted.yaml || fail "no ENVSHIM_WAIT"
 kubelet late.converted.yaml late.kubelet.yaml
@@ -207,7 +207,7 @@ expect_line out "env:V=k=late"
 expect_no_line out '^env:ENVSHIM_'
 # At most the line saying what the wait is for (none when the file came first).
 ! grep -qv '^envshim: waiting up to 30s for config/late.env$' err || fail "stderr: $(cat err)"
-podman pod rm -f late >/dev/null
+pod_rm late
 
 # --- failure: a missing key -----------------------------------------------------
 mkdir -p secrets
@@ -245,7 +245,7 @@ ok "stderr: one 'envshim: ' line naming MISSING_KEY and app.env"
 [ "$(cat tlog)" = "$(cat err)" ] || fail "the termination log does not hold exactly the message"
 ok "the termination log holds the message"
 expect_absent "$SENTINEL" out err tlog failure.converted.yaml
-podman pod rm -f failure >/dev/null
+pod_rm failure
 
 # --- the example Deployment --------------------------------------------------------
 python3 -c 'import sys, yaml
@@ -273,4 +273,5 @@ expect_line out "env:CONFIG_VAR=HELLO"
 expect_line out "env:GREETING=config is HELLO in default"
 expect_no_line out '^env:(OPTIONAL_VAR|ENVSHIM_[A-Z_]*)='
 [ ! -s err ] || fail "stderr: $(cat err)"
+pod_stop $pod
 podman kube down deployment.kubelet.yaml >/dev/null

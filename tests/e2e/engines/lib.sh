@@ -87,7 +87,33 @@ stop_podman() {
   [ -n "${CONTAINERS_STORAGE_CONF:-}" ] && [ -f "$CONTAINERS_STORAGE_CONF" ] || return 0
   podman pod rm --all --force --time 0 >/dev/null 2>&1 || true
   podman rm --all --force --time 0 >/dev/null 2>&1 || true
+  # A container's /dev/shm its cleanup has not unmounted yet (see pod_stop) would
+  # make the storage's removal fail: unmounted first.
+  findmnt -rn -o TARGET | grep -F "$(dirname "$CONTAINERS_STORAGE_CONF")/" | grep '/shm$' | sort -r | xargs -r -n1 umount 2>/dev/null || true
   podman system reset --force >/dev/null 2>&1 || true
+}
+
+# pod_stop POD: stops a podman pod and waits until nothing of its containers is
+# mounted or running. Podman 4.3 may remove a container's directory while the
+# container's own cleanup (conmon's `podman container cleanup`, run when it exits)
+# still has its /dev/shm mounted there: "unlinkat .../userdata/shm: device or
+# resource busy". A pod is removed (pod_rm, `podman kube down`) only once stopped so.
+pod_stop() {
+  local pod=$1 ids i
+  ids=$(podman ps -a --no-trunc --filter "pod=$pod" --format '{{.ID}}')
+  podman pod stop --time 0 "$pod" >/dev/null
+  [ -n "$ids" ] || return 0
+  for i in $(seq 100); do
+    ! findmnt -rn -o TARGET | grep -qF "$ids" && ! pgrep -f -- "$(paste -sd'|' <<<"$ids")" >/dev/null && return 0
+    sleep 0.1
+  done
+  echo "engines: pod $pod: its containers' mounts or processes still there after 10 s" >&2
+}
+
+# pod_rm POD: stops (pod_stop) and removes a podman pod.
+pod_rm() {
+  pod_stop "$1"
+  podman pod rm -f "$1" >/dev/null
 }
 
 # build_standins ENGINE DIR: the base images the examples name, which cannot be

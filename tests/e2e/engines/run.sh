@@ -20,11 +20,12 @@ NAME=envshim-$(basename "$WORK" | cut -d. -f2 | tr 'A-Z' 'a-z')
 export WORK NAME
 
 # Stops both engines and removes their state; then nothing of this run may be left:
-# no new mount (under $WORK or anywhere else, e.g. /run/netns), no process naming
-# $WORK or $NAME (dockerd, containerd, shims, conmon, containers) and no new engine
-# process at all, no engine state in a default place (/var/lib/docker, /run/libpod, ...),
-# no new network interface or iptables rule of an engine. Runs on every exit,
-# failure and interrupt included.
+# no new mount (under $WORK or anywhere else, e.g. /run/netns), no process of this
+# run (dockerd, containerd, shims, conmon, containers: see ours), no engine state in a
+# default place (/var/lib/docker, /run/libpod, ...), no new network interface or
+# iptables rule of an engine. Only this run's are looked at: when another engine runs
+# on the machine (not this run's), the mounts, state and network outside $WORK may be
+# its, and are not checked (said so). Runs on every exit, failure and interrupt included.
 net_state() { ip -o link | awk -F': ' '{print $2}' | grep -E 'docker|podman|cni|veth' || true; iptables -S 2>/dev/null | grep -iE 'docker|cni|podman' || true; }
 # other runs' scratch mounts (tests/e2e/run.sh's runc rootfs) come and go in /tmp
 mounts() { findmnt -rn -o TARGET | grep -vE '^/(proc|sys|dev)(/|$)|^/tmp/envshim-' | sort || true; }
@@ -35,6 +36,18 @@ engine_procs() {
 }
 # processes whose root directory is in $WORK (a container's rootfs)
 rooted_in_work() { local p; for p in /proc/[0-9]*; do [[ $(readlink "$p/root" 2>/dev/null) != "$WORK"/* ]] || echo "${p#/proc/}"; done; }
+# Of the pids on stdin, this run's: the environment holds this run's WORK (exported:
+# every process the run starts inherits it, dockerd, containerd, its shims, podman,
+# conmon), the command line names $WORK or $NAME, or the root is in $WORK (a container).
+ours() {
+  local p
+  while read -r p; do
+    { tr '\0' '\n' 2>/dev/null <"/proc/$p/environ" | grep -qxF "WORK=$WORK" \
+        || tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | grep -qF -e "$WORK" -e "$NAME" \
+        || [[ $(readlink "/proc/$p/root" 2>/dev/null) == "$WORK"/* ]]; } && echo "$p"
+  done
+  return 0
+}
 # Made by the engines whatever their configuration says, empty once they stopped:
 # removed when this run made them (dockerd: /run/docker/plugins; containerd's shims:
 # /run/containerd/s; skopeo and images/build.sh: /var/lib/containers/cache; conmon
@@ -59,11 +72,19 @@ cleanup() {
   for p in "${made_anyway[@]}"; do
     grep -qxF "$p" <<<"$made_before" || rm -rf "$p"
   done
+  # Another engine on the machine: running before this run, or one that is not this run's now.
+  foreign=$( { echo "$procs_before"; engine_procs | grep -vxF -f <(engine_procs | ours) -e ''; } | grep -v '^$' | sort -u | xargs -r ps -o pid=,args= -p || true)
   leaks=$( (findmnt -rn -o TARGET | grep -F "$WORK"; pgrep -af -- "$WORK|$NAME" | grep -v "^$$ ";
-            diff <(echo "$mounts_before") <(mounts) | sed -n 's/^> /mount: /p'
-            { comm -13 <(echo "$procs_before") <(engine_procs); rooted_in_work; } | sort -u | xargs -r ps -o pid=,args= -p
-            diff <(echo "$never_before") <(existing "${never[@]}") | sed -n 's/^> /engine state: /p'
-            diff <(echo "$net_before") <(net_state) | sed -n 's/^> /network: /p') || true)
+            { comm -13 <(echo "$procs_before") <(engine_procs) | ours; rooted_in_work; } | sort -u | xargs -r ps -o pid=,args= -p
+            if [ -z "$foreign" ]; then
+              diff <(echo "$mounts_before") <(mounts) | sed -n 's/^> /mount: /p'
+              diff <(echo "$never_before") <(existing "${never[@]}") | sed -n 's/^> /engine state: /p'
+              diff <(echo "$net_before") <(net_state) | sed -n 's/^> /network: /p'
+            fi) || true)
+  if [ -n "$foreign" ]; then
+    echo "engines: another engine runs on this machine, not this run's: mounts, engine state and network outside $WORK not checked:"
+    sed 's/^/  /' <<<"$foreign" | head -5
+  fi
   if [ -n "$leaks" ]; then
     echo "engines: FAIL: left behind after the engines stopped:" >&2
     sed 's/^/  /' <<<"$leaks" >&2
