@@ -148,6 +148,8 @@ pub struct EnvFile {
     /// The kubelet's grammar: the first line it fails on (the entries are
     /// those before it: the kubelet finds a key there and reads no further).
     stop: Option<ParseError>,
+    /// `stop` was reported (by [`EnvFile::report_stop`]): once a file, however many entries read it.
+    stop_reported: std::cell::Cell<bool>,
     /// Every name passed the relaxed rule (envshim's grammar checks them all; the kubelet's none).
     names_relaxed: bool,
 }
@@ -172,6 +174,24 @@ struct Keys {
 }
 
 impl Keys {
+    /// The kubelet's grammar: each name's first entry, not its last (a name
+    /// given again changes nothing, and is no duplicate to warn of). Only
+    /// for a file that gives a name twice: the others pay nothing.
+    fn first_wins(&mut self, data: &[u8], entries: &[Entry]) {
+        let name_of = |e: &Entry| &data[e.name_start as usize..e.name_start as usize + e.name_len as usize];
+        let mut first = vec![u16::MAX; self.order.len()];
+        for (i, e) in entries.iter().enumerate() {
+            // Every entry's name is in the index.
+            if let Some(k) = self.index.get(name_of(e), |k| self.hashes[k as usize], |k| name_of(&entries[self.order[k as usize] as usize])) {
+                if first[k as usize] == u16::MAX {
+                    first[k as usize] = i as u16;
+                }
+            }
+        }
+        self.bytes = first.iter().map(|&i| entries[i as usize].name_len as usize + entries[i as usize].value_len as usize).sum();
+        (self.order, self.duplicates) = (first, (0, None));
+    }
+
     /// The kubelet's grammar: the names it does not find moved after the
     /// others (the index made anew), so that an import takes the first
     /// `order.len() - absent` with no test of each (one cost 1% of a start).
@@ -284,6 +304,7 @@ impl EnvFile {
             keys: Keys { index: SmallIndex::default(), order: Vec::new(), hashes: Vec::new(), bytes: 0, duplicates: (0, None), absent: 0 },
             data: Vec::new(),
             stop: None,
+            stop_reported: std::cell::Cell::new(false),
             names_relaxed: true,
         }
     }
@@ -314,6 +335,9 @@ impl EnvFile {
         }
         file.keys = Keys::new(&data, &file.entries);
         if grammar == Grammar::Kubelet {
+            if file.keys.duplicates.0 > 0 {
+                file.keys.first_wins(&data, &file.entries);
+            }
             file.keys.absent_last(&data, &file.entries);
         }
         file.data = data;
@@ -350,9 +374,6 @@ impl EnvFile {
         if data.len() > MAX_ENV_FILE_BYTES {
             return Err(ParseError { line: 0, problem: Problem::TooLarge });
         }
-        // The first occurrence of a name wins: a later one is not kept (and
-        // is no duplicate to warn of).
-        let mut seen = crate::index::NameIndex::default();
         let (mut pos, mut line) = (0, 1);
         while pos < data.len() {
             let (read, next) = kubelet::line(data, pos, line, &mut self.arena);
@@ -364,13 +385,6 @@ impl EnvFile {
                 Ok(None) => line += 1,
                 Ok(Some(l)) => {
                     let name = &data[l.name.clone()];
-                    let entries = &self.entries;
-                    let name_of = |i: u32| &data[entries[i as usize].name_start as usize..][..entries[i as usize].name_len as usize];
-                    if seen.get_or_insert(name, entries.len() as u32, name_of).is_ok() {
-                        line += l.lines;
-                        pos = next;
-                        continue;
-                    }
                     self.names_relaxed &= crate::names::is_relaxed(name);
                     let (value, flags) = match l.value {
                         Some(v) => (v, if v.in_arena { IN_ARENA } else { 0 }),
@@ -396,6 +410,12 @@ impl EnvFile {
     /// stopped reading (None: the whole file was read).
     pub fn stop(&self) -> Option<ParseError> {
         self.stop
+    }
+
+    /// True the first time it is asked: whether to report [`EnvFile::stop`]
+    /// (once a file, as a file that does not parse is).
+    pub fn report_stop(&self) -> bool {
+        !self.stop_reported.replace(true)
     }
 
     /// Every name passed the relaxed rule.

@@ -148,3 +148,17 @@ fn check_lists_every_line_the_kubelet_reads_otherwise() {
     let (_v, _d, m) = setup(&[("f.env", "# ok\n A='1' # c\nB='two\nlines'\n")], json!({"envFrom": [file_ref("v", "f.env", false, None)]}));
     envshim(["check", "--env-grammar", "kubelet", "--strict", "--manifest", &m, "--", "/bin/true"]).run().ok();
 }
+
+/// A line the kubelet fails on is reported once for its file, however many
+/// entries read past it (each of them fails all the same).
+#[test]
+fn a_failing_line_is_reported_once_a_file() {
+    let content = format!("A={SENTINEL}\nB='2'\n");
+    let entries: Vec<Value> = (0..5).map(|i| file_key_ref(&format!("V{i}"), "v", "f.env", "B", false)).collect();
+    let (_v, _d, m) = setup(&[("f.env", &content)], json!({"env": entries}));
+    let out = envshim(["run", "--env-grammar", "kubelet", "--manifest", &m, "--", "/bin/true"]).run();
+    let lines = out.fails(65);
+    assert_eq!(lines.len(), 1, "{lines:#?}");
+    assert!(lines[0].contains("env[0] (V0): volume v, path f.env, line 1:"), "{lines:#?}");
+    out.no_sentinel();
+}

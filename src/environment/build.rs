@@ -228,7 +228,9 @@ fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bo
             Loaded::File(f, display) => {
                 let what = || format!("manifest: envFrom[{i}] ({display})");
                 if let Some(e) = f.stop() {
-                    b.errors.push(unread(&format!("manifest: envFrom[{i}]"), &in_volume(file), &display, e));
+                    if f.report_stop() {
+                        b.errors.push(unread(&format!("manifest: envFrom[{i}]"), &in_volume(file), &display, e));
+                    }
                 } else if imported.charge(b, &f, names_cost(prefix.as_bytes(), inputs.rule), what, full) {
                     import(b, &f, &display, prefix.as_bytes(), inputs.rule, full)
                 }
@@ -247,7 +249,9 @@ fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bo
         match sources.load_path(path, &mut b.errors) {
             Loaded::File(f, display) => {
                 if let Some(e) = f.stop() {
-                    b.errors.push(unread("--env-file", &format!("env file {display}"), &display, e));
+                    if f.report_stop() {
+                        b.errors.push(unread("--env-file", &format!("env file {display}"), &display, e));
+                    }
                 } else if imported.charge(b, &f, 0, || format!("--env-file {display}"), full) {
                     import(b, &f, &display, b"", inputs.rule, full)
                 }
@@ -386,7 +390,9 @@ impl Builder<'_, '_> {
             Loaded::File(f, display) => match f.get(key) {
                 Ok(Some((value, line))) => b.define(name, value, Source::FileKey { file: display, line }),
                 Ok(None) if file.optional => {}
-                Err(e) => b.errors.push(unread(&what(), &in_volume(file), &display, e)),
+                Err(e) if f.report_stop() => b.errors.push(unread(&what(), &in_volume(file), &display, e)),
+                // Reported already (the entry fails all the same).
+                Err(_) => {}
                 Ok(None) => b.errors.push(
                     Error::new(code::NOINPUT, missing_key(&what(), key, &f, &display))
                         .located(Some(format!("env[{i}].valueFrom.fileKeyRef.key")), Some(&display)),
