@@ -196,18 +196,20 @@ impl Keys {
     /// others (the index made anew), so that an import takes the first
     /// `order.len() - absent` with no test of each (one cost 1% of a start).
     fn absent_last(&mut self, data: &[u8], entries: &[Entry]) {
-        let is_absent = |&(&i, _): &(&u16, &u32)| entries[i as usize].flags & ABSENT != 0;
-        let (gone, kept): (Vec<(&u16, &u32)>, Vec<(&u16, &u32)>) = self.order.iter().zip(&self.hashes).partition(is_absent);
+        let is_absent = |&(i, _): &(u16, u32)| entries[i as usize].flags & ABSENT != 0;
+        let keys = self.order.iter().copied().zip(self.hashes.iter().copied());
+        let (gone, kept): (Vec<_>, Vec<_>) = keys.partition(is_absent);
         if gone.is_empty() {
             return;
         }
-        let (order, hashes): (Vec<u16>, Vec<u32>) = kept.into_iter().chain(gone.iter().copied()).map(|(&i, &h)| (i, h)).unzip();
+        let absent = gone.len();
+        let (order, hashes): (Vec<u16>, Vec<u32>) = kept.into_iter().chain(gone).unzip();
         let mut index = SmallIndex::with_capacity(order.len());
         let name_of = |e: &Entry| &data[e.name_start as usize..e.name_start as usize + e.name_len as usize];
         for (k, (&i, &hash)) in order.iter().zip(&hashes).enumerate() {
             let _ = index.get_or_insert_hashed(name_of(&entries[i as usize]), hash, k as u32, |k| hashes[k as usize], |k| name_of(&entries[order[k as usize] as usize]));
         }
-        (self.index, self.order, self.hashes, self.absent) = (index, order, hashes, gone.len());
+        (self.index, self.order, self.hashes, self.absent) = (index, order, hashes, absent);
     }
 
     /// The final key set of `entries`, a table sized once for all of them
@@ -346,7 +348,7 @@ impl EnvFile {
 
     /// The entries of `data` in envshim's grammar. Each line is tried by
     /// the fast path first, then read by the general parser.
-    fn read(&mut self, data: &mut Vec<u8>) -> Result<(), ParseError> {
+    fn read(&mut self, data: &mut [u8]) -> Result<(), ParseError> {
         check_whole(data)?;
         let (mut pos, mut line) = (0, 1);
         while pos < data.len() {
