@@ -117,7 +117,7 @@ spec:
   initContainers:
     - name: gen
       image: busybox:1.36
-      command: ["sh", "-c", "printf 'TOKEN=t0k\nOTHER=o\n' > /config/app.env"]
+      command: ["sh", "-c", "printf \"TOKEN='t0k'\\nOTHER='o'\\n\" > /config/app.env"]
       volumeMounts: [{name: config, mountPath: /config}]
   containers:
     - name: app
@@ -177,7 +177,7 @@ spec:
   containers:
     - name: writer
       image: busybox:1.36
-      command: ["sh", "-c", "sleep 2; printf 'K=late\n' > /config/late.env.tmp; mv /config/late.env.tmp /config/late.env"]
+      command: ["sh", "-c", "sleep 2; printf \"K='late'\\n\" > /config/late.env.tmp; mv /config/late.env.tmp /config/late.env"]
       volumeMounts: [{name: config, mountPath: /config}]
     - name: app
       image: registry.example.com/app:1.0
@@ -211,7 +211,7 @@ pod_rm late
 
 # --- failure: a missing key -----------------------------------------------------
 mkdir -p secrets
-printf 'PRESENT=%s\n' "$SENTINEL" >secrets/app.env
+printf "PRESENT='%s'\n" "$SENTINEL" >secrets/app.env
 echo "stale message from an earlier run" >tlog
 chmod 0666 tlog
 cat >failure.yaml <<YAML
