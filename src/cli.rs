@@ -1,14 +1,18 @@
-// The command line's definition (docs/reference.md §1): each option, its
-// help and its configuration variable (written in its help, `[env: NAME]`,
-// as clap's `env` feature shows one) are written here and nowhere else.
-// Included by src/main.rs; by build.rs, which generates from it the table of
-// the variables (`VARS`) and the reader of the common command lines
-// (`common_line`); and by tools/cli-docs.rs, which generates the shell
-// completions and the man page from it (musl-build.sh): they are not in the
-// binary.
-// `include!`d, not a module: the items are main.rs's own. `LONG_VERSION`
-// (`--version`'s text) is the includer's: build.rs, which makes what it
-// says, cannot read it.
+//! The command line (docs/reference.md §1), defined once: each option's name,
+//! configuration variable, help and default are written here, in clap's
+//! derive, and nowhere else. The binary parses with it ([`parse`]), the man
+//! pages and completions are generated from it (tools/cli-docs.rs), and the
+//! tests read it. What the library sees is the plain values [`parse`] builds
+//! from clap's result ([`Invocation`]): `options.rs` makes them, `usage.rs`
+//! turns a refused command line into one line.
+//!
+//! Adding an option (docs/contributing.md): a field here, with its help and,
+//! if it has one, its variable (`env = "ENVSHIM_..."`); the field of the
+//! library's options it fills (`pipeline::Options` and its kin), set in
+//! `options.rs`; and the code that uses it.
+
+mod options;
+mod usage;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -16,8 +20,12 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::envfile::Grammar;
+
+pub use options::{parse, Invocation, Refused};
+
 /// The end of `--help` (and of `run`, `check` and `render --help`).
-const EXIT_CODES: &str = "\
+pub const EXIT_CODES: &str = "\
 Exit codes:
   0      success (run: the program's own code, as envshim becomes the program;
          with --init, also a code given to --success-exit)
@@ -36,17 +44,27 @@ Exit codes:
   127    the program was not found
   128+N  signal N: the program's, with --init; or envshim's own during start-up";
 
+/// `--version`: the crate's version, then what build.rs found (a build without
+/// git, from a source tarball, says `unknown` unless ENVSHIM_BUILD_COMMIT is set).
+pub const LONG_VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    "\ncommit: ", env!("BUILD_COMMIT"),
+    "\ntarget: ", env!("BUILD_TARGET"),
+    "\nrustc: ", env!("BUILD_RUSTC"),
+);
+
 #[derive(Parser)]
-#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
-#[command(name = "envshim", version, after_help = EXIT_CODES, about = "A container entrypoint: kubelet-exact env files, fileKeyRef and $(VAR) expansion, then exec.")]
-struct Cli {
+#[command(name = "envshim", version, long_version = LONG_VERSION, after_help = EXIT_CODES, about = "A container entrypoint: kubelet-exact env files, fileKeyRef and $(VAR) expansion, then exec.")]
+pub struct Cli {
     #[command(subcommand)]
-    command: Command,
+    pub command: Command,
 }
 
+/// `defer`: only the subcommand in use has its arguments built (a start
+/// pays for `run`'s, not for every subcommand's).
 #[derive(Subcommand)]
-#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
-enum Command {
+#[command(defer = true)]
+pub enum Command {
     /// Build the environment, then execve PROGRAM (or supervise it with --init)
     #[command(after_help = EXIT_CODES)]
     Run(RunArgs),
@@ -60,38 +78,34 @@ enum Command {
     Install(InstallArgs),
 }
 
-#[derive(Args, Default)]
-#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
-struct RunArgs {
+#[derive(Args)]
+pub struct RunArgs {
     #[command(flatten)]
-    common: Common,
+    pub common: Common,
     /// The program line: PROGRAM [ARGS...] (after -- or the first non-option word)
     #[arg(trailing_var_arg = true, value_name = "PROGRAM")]
-    program: Vec<OsString>,
+    pub program: Vec<OsString>,
 }
 
-#[derive(Args, Default)]
-#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
-struct CheckArgs {
+#[derive(Args)]
+pub struct CheckArgs {
     #[command(flatten)]
-    common: Common,
+    pub common: Common,
     /// Fail on every warning too (exit 78 unless the problem has a code of its own)
     #[arg(long)]
-    strict: bool,
+    pub strict: bool,
     /// text (the default) or json: every problem and warning in one document on stdout
-    // Not a ValueEnum: its parser is more code than the check of two words.
-    #[arg(long, value_name = "text|json")]
-    format: Option<OsString>,
+    #[arg(long, value_enum, value_name = "text|json")]
+    pub format: Option<CheckFormat>,
     /// The program line to check, as run would take it (after -- or the first non-option word)
     #[arg(trailing_var_arg = true, value_name = "PROGRAM")]
-    program: Vec<OsString>,
+    pub program: Vec<OsString>,
 }
 
 /// `render` starts no program: the options that only concern one are not in
 /// its help. They are still accepted (docs/reference.md §1: one table of options for run,
 /// check and render, so one command line serves the three), and change nothing.
 #[derive(Args)]
-#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
 #[command(
     mut_arg("no_expand_args", |a| a.hide(true)),
     mut_arg("init", |a| a.hide(true)),
@@ -101,101 +115,128 @@ struct CheckArgs {
     mut_arg("rewrite_signals", |a| a.hide(true)),
     mut_arg("verbose", |a| a.hide(true))
 )]
-struct RenderArgs {
+pub struct RenderArgs {
     #[command(flatten)]
-    common: Common,
+    pub common: Common,
     /// env (an env file with sources as comments) or json
     #[arg(long, value_enum, default_value = "env")]
-    format: Format,
+    pub format: RenderFormat,
     /// Print values (they are masked by default)
     #[arg(long)]
-    show_values: bool,
+    pub show_values: bool,
 }
 
 #[derive(Args)]
-#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
-struct InstallArgs {
+pub struct InstallArgs {
     /// Where to copy it (into a directory: DEST/envshim); only an envshim binary is replaced
     #[arg(value_name = "DEST")]
-    dest: PathBuf,
+    pub dest: PathBuf,
     /// Replace DEST even if it is not envshim
     #[arg(long)]
-    force: bool,
+    pub force: bool,
 }
 
-#[derive(Args, Default)]
-#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
-struct Common {
-    /// The JSON manifest [env: ENVSHIM_MANIFEST] [default: /etc/envshim/manifest.json if it exists]
-    #[arg(long, value_name = "PATH")]
-    manifest: Option<OsString>,
-    /// The manifest's JSON text itself, instead of a file [env: ENVSHIM_MANIFEST_JSON]
-    #[arg(long = "manifest-json", value_name = "TEXT")]
-    manifest_json: Option<OsString>,
-    /// Load every key of an env file (repeatable; the files of ENVSHIM_ENV_FILE, comma-separated, come after these) [env: ENVSHIM_ENV_FILE]
-    #[arg(long = "env-file", value_name = "PATH", allow_hyphen_values = true)]
-    env_files: Vec<OsString>,
-    /// Every regular file directly in DIR becomes a variable named after it, its bytes the value (repeatable, comma-separated) [env: ENVSHIM_ENV_DIR]
-    #[arg(long = "env-dir", value_name = "DIR[,DIR...]")]
-    env_dirs: Vec<OsString>,
+/// The options of run, check and render (one table for the three). A
+/// configuration variable is `env = "ENVSHIM_..."`; its value is never shown
+/// in the help (`hide_env_values`: `ENVSHIM_MANIFEST_JSON` is a whole manifest).
+#[derive(Args)]
+pub struct Common {
+    /// The JSON manifest [default: /etc/envshim/manifest.json if it exists]
+    #[arg(long, value_name = "PATH", env = "ENVSHIM_MANIFEST", hide_env_values = true)]
+    pub manifest: Option<OsString>,
+    /// The manifest's JSON text itself, instead of a file
+    #[arg(long = "manifest-json", value_name = "TEXT", env = "ENVSHIM_MANIFEST_JSON", hide_env_values = true)]
+    pub manifest_json: Option<OsString>,
+    /// Load every key of an env file (repeatable; the files of ENVSHIM_ENV_FILE, comma-separated, come after these)
+    #[arg(long = "env-file", value_name = "PATH", allow_hyphen_values = true, env = "ENVSHIM_ENV_FILE", hide_env_values = true)]
+    pub env_files: Vec<OsString>,
+    /// Every regular file directly in DIR becomes a variable named after it, its bytes the value (repeatable, comma-separated)
+    #[arg(long = "env-dir", value_name = "DIR[,DIR...]", value_delimiter = ',', env = "ENVSHIM_ENV_DIR", hide_env_values = true)]
+    pub env_dirs: Vec<OsString>,
     /// Set a variable, expanded like a manifest env value (repeatable)
     #[arg(long = "env", value_name = "NAME=VALUE", allow_hyphen_values = true)]
-    envs: Vec<OsString>,
+    pub envs: Vec<OsString>,
     /// Mount a volume name on a directory, as in volumeMounts (repeatable)
     #[arg(long = "volume", value_name = "NAME=DIR")]
-    volumes: Vec<OsString>,
-    /// Validate names with the strict legacy rule [env: ENVSHIM_STRICT_NAMES]
-    #[arg(long)]
-    strict_names: bool,
+    pub volumes: Vec<OsString>,
+    /// Validate names with the strict legacy rule
+    #[arg(long, env = "ENVSHIM_STRICT_NAMES", hide_env_values = true, value_parser = switch)]
+    pub strict_names: bool,
     /// Do not add KUBERNETES_SERVICE_URL
     #[arg(long)]
-    no_service_url: bool,
+    pub no_service_url: bool,
     /// Also write failures here [default: /dev/termination-log if it exists and is writable]
     #[arg(long, value_name = "PATH")]
-    termination_log: Option<OsString>,
-    /// Do not expand $(VAR) in the trailing PROGRAM/ARGS [env: ENVSHIM_NO_EXPAND_ARGS]
-    #[arg(long)]
-    no_expand_args: bool,
-    /// Stay as PID 1: fork, exec the program, forward signals, reap zombies [env: ENVSHIM_INIT]
-    #[arg(long)]
-    init: bool,
+    pub termination_log: Option<OsString>,
+    /// Do not expand $(VAR) in the trailing PROGRAM/ARGS
+    #[arg(long, env = "ENVSHIM_NO_EXPAND_ARGS", hide_env_values = true, value_parser = switch)]
+    pub no_expand_args: bool,
+    /// Stay as PID 1: fork, exec the program, forward signals, reap zombies
+    #[arg(long, env = "ENVSHIM_INIT", hide_env_values = true, value_parser = switch)]
+    pub init: bool,
     /// With --init, forward signals to the child's whole process group
     #[arg(long)]
-    init_group: bool,
+    pub init_group: bool,
     /// With --init, hold the first SIGTERM this long before forwarding it (500ms, 5s, 1m; a bare number is seconds)
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
-    term_delay: Option<Duration>,
+    #[arg(long, value_name = "DURATION", value_parser = crate::wait::duration)]
+    pub term_delay: Option<Duration>,
     /// With --init, the program's exit code CODE (0-255; 128+N for signal N) counts as success: envshim exits 0 (repeatable)
-    #[arg(long = "success-exit", value_name = "CODE")]
-    success_exits: Vec<OsString>,
+    #[arg(long = "success-exit", value_name = "CODE", value_parser = exit_code)]
+    pub success_exits: Vec<u8>,
     /// With --init, forward a received signal FROM as TO (TERM:QUIT, 15:3; TO 0 drops it) (repeatable)
-    #[arg(long = "rewrite-signal", value_name = "FROM:TO")]
-    rewrite_signals: Vec<OsString>,
-    /// When NAME_FILE is set, set NAME from the file it names and remove NAME_FILE (repeatable, comma-separated) [env: ENVSHIM_FILE_ENV]
-    #[arg(long = "file-env", value_name = "NAME[,NAME...]")]
-    file_env: Vec<OsString>,
-    /// Wait up to DURATION for missing files that are not optional (500ms, 30s, 2m; a bare number is seconds) [env: ENVSHIM_WAIT]
-    #[arg(long, value_name = "DURATION", value_parser = duration)]
-    wait: Option<Duration>,
-    /// How env files are read: envshim (its grammar: unquoted, single- and double-quoted values, the last occurrence wins) or kubelet (exactly as the kubelet 1.35: NAME='value' only, the first occurrence wins; with check, also lists every line the kubelet would reject or read differently) [env: ENVSHIM_ENV_GRAMMAR] [default: envshim]
-    #[arg(long = "env-grammar", value_name = "envshim|kubelet")]
-    env_grammar: Option<OsString>,
-    /// Use the container NAME of a Pod, workload or List manifest [env: ENVSHIM_CONTAINER]
-    #[arg(long, value_name = "NAME")]
-    container: Option<OsString>,
-    /// Print each variable's source and size on stderr first [env: ENVSHIM_VERBOSE]
-    #[arg(long, short)]
-    verbose: bool,
+    #[arg(long = "rewrite-signal", value_name = "FROM:TO", value_parser = crate::init::parse_rewrite)]
+    pub rewrite_signals: Vec<(i32, i32)>,
+    /// When NAME_FILE is set, set NAME from the file it names and remove NAME_FILE (repeatable, comma-separated)
+    #[arg(long = "file-env", value_name = "NAME[,NAME...]", value_delimiter = ',', env = "ENVSHIM_FILE_ENV", hide_env_values = true)]
+    pub file_env: Vec<OsString>,
+    /// Wait up to DURATION for missing files that are not optional (500ms, 30s, 2m; a bare number is seconds)
+    #[arg(long, value_name = "DURATION", value_parser = crate::wait::duration, env = "ENVSHIM_WAIT", hide_env_values = true)]
+    pub wait: Option<Duration>,
+    /// How env files are read: envshim (its grammar: unquoted, single- and double-quoted values, the last occurrence wins) or kubelet (exactly as the kubelet 1.35: NAME='value' only, the first occurrence wins; with check, also lists every line the kubelet would reject or read differently) [default: envshim]
+    #[arg(long = "env-grammar", value_name = "envshim|kubelet", env = "ENVSHIM_ENV_GRAMMAR", hide_env_values = true, value_parser = env_grammar)]
+    pub env_grammar: Option<Grammar>,
+    /// Use the container NAME of a Pod, workload or List manifest
+    #[arg(long, value_name = "NAME", env = "ENVSHIM_CONTAINER", hide_env_values = true)]
+    pub container: Option<OsString>,
+    /// Print each variable's source and size on stderr first
+    #[arg(long, short, env = "ENVSHIM_VERBOSE", hide_env_values = true, value_parser = switch)]
+    pub verbose: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
-#[cfg_attr(debug_assertions, derive(Debug, PartialEq))]
-enum Format {
+pub enum CheckFormat {
+    Text,
+    Json,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum RenderFormat {
     Env,
     Json,
 }
 
-/// `--term-delay` and `--wait`: a whole number and a unit, ms, s, m or h; a bare number is seconds.
-fn duration(text: &str) -> Result<Duration, String> {
-    envshim::wait::duration(text)
+const SWITCH_WORDS: &str = "must be one of 1/0, true/false, yes/no, on/off";
+
+/// The words a boolean configuration variable takes (a flag on the command
+/// line is `true`); `options.rs` names the variable in the message.
+pub fn switch(text: &str) -> Result<bool, String> {
+    match text.to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(SWITCH_WORDS.into()),
+    }
+}
+
+/// `--env-grammar`: one of its two words.
+fn env_grammar(text: &str) -> Result<Grammar, String> {
+    match text {
+        "envshim" => Ok(Grammar::Envshim),
+        "kubelet" => Ok(Grammar::Kubelet),
+        _ => Err("expected envshim or kubelet".into()),
+    }
+}
+
+/// `--success-exit`: digits only, 0 to 255.
+fn exit_code(text: &str) -> Result<u8, String> {
+    text.bytes().all(|b| b.is_ascii_digit()).then(|| text.parse().ok()).flatten().ok_or_else(|| "expected an exit code from 0 to 255".to_string())
 }

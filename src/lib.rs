@@ -8,6 +8,7 @@
 //! share. This file holds the entry points alone: no module uses anything
 //! of it (tests/layers.rs).
 
+pub mod cli;
 pub mod envdir;
 pub mod envfile;
 pub mod environment;

@@ -688,14 +688,10 @@ fn the_options_table_applies_to_check_and_render_too() {
     }
 }
 
-/// `run` and `check` command lines of the common shapes are read without clap
-/// (src/main.rs `common_line`, for start-up time); every other shape goes to
-/// clap. A debug build (this one) reads each common line with clap as well and
-/// aborts if the two differ, so each shape below checks they agree, and the
-/// outcomes check that every option read that way takes effect. It runs the debug
-/// build whatever `ENVSHIM_TEST_BIN` says.
+/// `run` and `check` command lines of every common shape: each option takes
+/// effect, and the shapes clap refuses keep its messages.
 #[test]
-fn common_command_lines_are_read_as_clap_reads_them() {
+fn command_lines_of_every_shape_take_effect() {
     let v = Volume::new();
     let secret = v.file_str("secret", "from-file\n");
     // M is expanded before the --env variables exist (manifest env first, then --env).
@@ -703,7 +699,7 @@ fn common_command_lines_are_read_as_clap_reads_them() {
     let log = v.join("log");
     let log = log.to_str().unwrap();
     let options = |program: Vec<&str>| {
-        debug_envshim(["run", &format!("--manifest={m}"), "--env", "A=1", "--env=B=$(A)", "--strict-names", "--no-service-url"])
+        envshim(["run", &format!("--manifest={m}"), "--env", "A=1", "--env=B=$(A)", "--strict-names", "--no-service-url"])
             .args(["--file-env", "S", "--termination-log", log, "--no-expand-args", "--"])
             .args(program)
             .env("S_FILE", &secret)
@@ -718,17 +714,17 @@ fn common_command_lines_are_read_as_clap_reads_them() {
     env.sort();
     assert_eq!(env, [("A", "1"), ("B", "1"), ("M", "$(A)-m"), ("S", "from-file")].map(|(k, v)| (k.to_string(), v.to_string())));
     // The program as the first word that is not an option; options after it are its own.
-    let out = debug_envshim(["run", "--manifest", &m, "--init", "--init-group", "/bin/sh", "-c", "echo $M", "--init"]).run();
+    let out = envshim(["run", "--manifest", &m, "--init", "--init-group", "/bin/sh", "-c", "echo $M", "--init"]).run();
     out.ok();
     assert_eq!(out.stdout_str(), "$(A)-m\n");
-    debug_envshim(["check", "--manifest", &m, "--env-file", &secret, "--volume", &v.volume_arg("cfg")]).run().fails(65);
+    envshim(["check", "--manifest", &m, "--env-file", &secret, "--volume", &v.volume_arg("cfg")]).run().fails(65);
     // check takes a program line as run does, and --strict anywhere among the options.
-    let out = debug_envshim(["check", "--manifest", &m, "--strict", "--init", "/bin/sh", "-c", "exit 3", "--strict"]).run();
+    let out = envshim(["check", "--manifest", &m, "--strict", "--init", "/bin/sh", "-c", "exit 3", "--strict"]).run();
     out.fails_with(78, &["env[0] (M): $(A) is not defined there", "(check --strict)"]);
-    debug_envshim(["check", "--env", "A=1", "--strict", "--", "/bin/sh", "-c", "$(A)"]).run().ok();
-    debug_envshim(["check", "--", "no-such-program-envshim"]).run().fails_with(127, &["no-such-program-envshim"]);
-    debug_envshim(["check", "--"]).run().ok();
-    // Shapes left to clap, its messages unchanged.
+    envshim(["check", "--env", "A=1", "--strict", "--", "/bin/sh", "-c", "$(A)"]).run().ok();
+    envshim(["check", "--", "no-such-program-envshim"]).run().fails_with(127, &["no-such-program-envshim"]);
+    envshim(["check", "--"]).run().ok();
+    // Shapes clap refuses, its messages kept.
     for (args, code, message) in [
         (vec!["run", "--manifest", &m, "--manifest", &m, "/bin/true"], 2, "cannot be used multiple times"),
         (vec!["run", "--init", "--init", "/bin/true"], 2, "cannot be used multiple times"),
@@ -740,29 +736,18 @@ fn common_command_lines_are_read_as_clap_reads_them() {
         (vec!["run", "-x", "/bin/true"], 2, "unexpected argument '-x'"),
         (vec!["run", "--manifests", &m, "/bin/true"], 2, "unexpected argument '--manifests'"),
     ] {
-        let out = debug_envshim(&args).run();
-        out.fails_with(code, &[message]);
-        assert!(!out.stderr_str().contains("disagrees"), "{args:?}: {}", out.stderr_str());
+        envshim(&args).run().fails_with(code, &[message]);
     }
-    debug_envshim(["run", "--wait", "1s", "--manifest", &m, "/bin/true"]).run().ok();
-    debug_envshim(["run", "--manifest", &m, "--", "--", "/bin/true"]).run().fails_with(127, &["\"--\" not found"]);
-    // --manifest-json and check's --format, read without clap too.
-    let out = debug_envshim(["run", r#"--manifest-json={"env":[{"name":"J","value":"j"}]}"#, "--", "/bin/sh", "-c", "echo $J"]).run();
+    envshim(["run", "--wait", "1s", "--manifest", &m, "/bin/true"]).run().ok();
+    envshim(["run", "--manifest", &m, "--", "--", "/bin/true"]).run().fails_with(127, &["\"--\" not found"]);
+    // --manifest-json and check's --format.
+    let out = envshim(["run", r#"--manifest-json={"env":[{"name":"J","value":"j"}]}"#, "--", "/bin/sh", "-c", "echo $J"]).run();
     out.ok();
     assert_eq!(out.stdout_str(), "j\n");
-    let out = debug_envshim(["check", "--format", "json", "--manifest-json", r#"{"env":[{"name":"J","value":"j"}]}"#, "--", "/bin/true"]).run();
+    let out = envshim(["check", "--format", "json", "--manifest-json", r#"{"env":[{"name":"J","value":"j"}]}"#, "--", "/bin/true"]).run();
     out.ok();
     assert!(out.stdout_str().starts_with('{'), "{}", out.stdout_str());
-    debug_envshim(["check", "--format=yaml", "/bin/true"]).run().fails_with(2, &["check --format: expected text or json"]);
-    debug_envshim(["check", "--format", "json", "--format", "text"]).run().fails_with(2, &["cannot be used multiple times"]);
-}
-
-/// The binary cargo built, whatever `ENVSHIM_TEST_BIN` says: only a debug
-/// build reads a common command line with clap too.
-fn debug_envshim<I, S>(args: I) -> Shim
-where
-    I: IntoIterator<Item = S>,
-    S: AsRef<std::ffi::OsStr>,
-{
-    envshim(args).cargo_built()
+    // A wrong format is named with the two it may be.
+    envshim(["check", "--format=yaml", "/bin/true"]).run().fails_with(2, &["invalid value 'yaml' for '--format <text|json>' [possible values: text, json]"]);
+    envshim(["check", "--format", "json", "--format", "text"]).run().fails_with(2, &["cannot be used multiple times"]);
 }

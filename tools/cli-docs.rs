@@ -1,5 +1,5 @@
 //! Generates the shell completions and the man pages from the command line's
-//! definition (src/cli.rs, the very text the binary is built from), at build
+//! definition (`envshim::cli`, the very one the binary parses with), at build
 //! time: `cargo run --example cli-docs -- DIR` writes
 //!   DIR/completions/envshim.bash, DIR/completions/_envshim (zsh),
 //!   DIR/completions/envshim.fish,
@@ -13,9 +13,9 @@
 //! dev-dependencies).
 #![allow(dead_code)]
 
-include!("../src/cli.rs");
+use envshim::cli::{Cli, EXIT_CODES};
 
-/// The converter's command line (a module: its names are the shim's too).
+/// The converter's command line (a binary's module: included here).
 mod converter {
     include!("../kubectl-envshim/src/cli.rs");
 }
@@ -42,8 +42,6 @@ pub fn write(dir: &std::path::Path) -> std::io::Result<()> {
         let path = clap_complete::generate_to(shell, &mut documented(), "envshim", &completions)?;
         println!("cli-docs: {}", path.display());
     }
-    // The man page's VERSION section: the version alone (the binary's
-    // `--version` adds its commit, target and compiler).
     let mut cmd = documented().disable_help_subcommand(true);
     cmd.build();
     for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
@@ -99,11 +97,11 @@ if [ ${#COMPREPLY[@]} -gt 0 ]; then printf '%s\n' "${COMPREPLY[@]}"; echo :4; el
     Ok(())
 }
 
-/// The command as the documents show it: `check --format` with its two
-/// values, which the binary checks itself (a value parser was ~2 KB of it).
+/// The command as the documents show it: the version alone (the binary's
+/// `--version` adds its commit, target and compiler).
 fn documented() -> clap::Command {
     use clap::CommandFactory;
-    Cli::command().mut_subcommand("check", |c| c.mut_arg("format", |a| a.value_parser(["text", "json"])))
+    Cli::command().long_version(None)
 }
 
 /// One man page: clap's title, name, synopsis and options, then the sections
@@ -174,16 +172,16 @@ const MANIFEST: &str = "A Kubernetes container spec as JSON, by default /etc/env
 
 const ENV_FILES: &str = "At most 65,536 bytes, one NAME=VALUE a line (names at most 128 bytes, values at most 32,768 bytes):\n\n  # comments and blank lines are ignored\n  PLAIN=value with inner blanks   # a comment after a blank\n  export EXPORTED=1\n  SINGLE='literal, may span lines'\n  DOUBLE=\"escapes: \\\\ \\\" \\n \\t \\r \\$\"\n\nUTF-8, LF or CRLF line endings; the last of a duplicate name wins; an error on any line fails the whole file. Values read from files are never expanded.";
 
-/// ENVIRONMENT: each configuration variable and its option, from the
-/// definition (`[env: NAME]` in the option's help, which OPTIONS shows whole).
+/// ENVIRONMENT: each configuration variable and its option, from the definition.
 fn environment() -> String {
     use clap::CommandFactory;
     let mut text = String::from("Every inherited variable whose name starts with ENVSHIM_ configures envshim and is removed from the program's environment; an unknown one gets a warning. An option on the command line wins over its variable (a boolean variable is still checked, and adds to its flag; the files of ENVSHIM_ENV_FILE come after those of --env-file). Boolean variables take 1/0, true/false, yes/no, on/off.\n");
-    let cli = Cli::command();
+    let mut cli = Cli::command();
+    cli.build();
     let run = cli.find_subcommand("run").expect("run is defined");
     for arg in run.get_arguments() {
         let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
-        let Some((var, _)) = help.split_once("[env: ").and_then(|(_, rest)| rest.split_once(']')) else { continue };
+        let Some(var) = arg.get_env().and_then(|v| v.to_str()) else { continue };
         let long = arg.get_long().expect("an option with a variable is a long option");
         let note = match arg.get_action() {
             clap::ArgAction::SetTrue => " (boolean)",

@@ -95,40 +95,6 @@ macro_rules! c_main {
     };
 }
 
-extern "C" {
-    /// The process environment, as C's `getenv` reads it.
-    static environ: *const *const libc::c_char;
-}
-
-/// The values of configuration variables `ENVSHIM_...`, each the first with
-/// its name, as `getenv` finds it, in one pass over the environment (a
-/// `getenv` per name would make one pass each, and a start-up pays for every
-/// variable it looks at).
-pub fn envshim_vars<const N: usize>(names: [&str; N]) -> [Option<std::ffi::OsString>; N] {
-    use std::os::unix::ffi::OsStrExt;
-    const PREFIX: &[u8] = b"ENVSHIM_";
-    let mut found = [const { None }; N];
-    // SAFETY: `environ` is a NULL-terminated array of NUL-terminated strings,
-    // which nothing changes while envshim reads its configuration (one thread,
-    // no setenv); the prefix is compared byte by byte, so no read passes a NUL.
-    unsafe {
-        let mut p = environ;
-        while !p.is_null() && !(*p).is_null() {
-            let s = (*p).cast::<u8>();
-            if (0..PREFIX.len()).all(|i| *s.add(i) == PREFIX[i]) {
-                let var = CStr::from_ptr(*p).to_bytes();
-                for (slot, name) in found.iter_mut().zip(names) {
-                    if slot.is_none() && var.len() > name.len() && var.starts_with(name.as_bytes()) && var[name.len()] == b'=' {
-                        *slot = Some(std::ffi::OsStr::from_bytes(&var[name.len() + 1..]).to_os_string());
-                    }
-                }
-            }
-            p = p.add(1);
-        }
-    }
-    found
-}
-
 /// Runs `child` in a new process that shares this one's memory until it
 /// execs or exits, as `posix_spawn` does (`clone(CLONE_VM | CLONE_VFORK)`):
 /// no page tables are copied and no page is faulted in again for a copy.

@@ -13,8 +13,7 @@ use std::process::{Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// The binary cargo built. Tests that need it whatever `ENVSHIM_TEST_BIN`
-/// says (a check only a debug build makes) use it through [`Shim::cargo_built`].
+/// The binary cargo built.
 pub const CARGO_BIN: &str = env!("CARGO_BIN_EXE_envshim");
 
 /// The variable naming another binary to test. It is in envshim's own
@@ -239,13 +238,6 @@ impl Shim {
 
     pub fn cwd(mut self, dir: impl AsRef<Path>) -> Self {
         self.cmd.current_dir(dir);
-        self
-    }
-
-    /// Runs the binary cargo built ([`CARGO_BIN`]) whatever `ENVSHIM_TEST_BIN`
-    /// says: for the tests of what only a debug build does.
-    pub fn cargo_built(mut self) -> Self {
-        self.bin = PathBuf::from(CARGO_BIN);
         self
     }
 

@@ -1,0 +1,189 @@
+//! From the words of the command line to the library's plain options: clap
+//! reads them (and the configuration variables) with the definition of
+//! `cli.rs`; what clap does not decide is here: the rules that join an
+//! option and its variable, the settings that need `--init`, and what the
+//! library's values are made of.
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::PathBuf;
+
+use clap::parser::ValueSource;
+use clap::{ArgMatches, CommandFactory, FromArgMatches};
+
+use super::{usage, CheckArgs, CheckFormat, Cli, Command, Common, InstallArgs, RenderArgs, RenderFormat, RunArgs};
+use crate::error::Error;
+use crate::pipeline::{CheckOptions, InitOptions, Options, RunOptions};
+use crate::render::Format;
+
+/// What the command line asks for, in the library's values.
+pub enum Invocation {
+    Run(Options, RunOptions),
+    Check(Options, CheckOptions),
+    Render(Options, Format, bool),
+    /// DEST, `--force`.
+    Install(PathBuf, bool),
+}
+
+/// A command line that runs nothing: help or the version (clap prints it
+/// on stdout, exit 0), or a usage error (one line, exit 2).
+pub enum Refused {
+    Shown(clap::Error),
+    Usage { message: String, termination_log: Option<OsString> },
+}
+
+impl Refused {
+    /// Prints what was refused; the exit code.
+    pub fn report(self) -> i32 {
+        match self {
+            Refused::Shown(e) => e.exit(),
+            Refused::Usage { message, termination_log } => crate::report::fail(&Error::usage(message), &[], termination_log.as_deref()),
+        }
+    }
+}
+
+/// Reads `args` (the whole argv) with the definition: the one parser.
+pub fn parse(args: Vec<OsString>) -> Result<Invocation, Refused> {
+    let args = habits(args);
+    // Used once, for the life of the process: the names of its configuration
+    // variables are borrowed from it, and nothing frees it piece by piece.
+    let cmd: &'static mut clap::Command = Box::leak(Box::new(Cli::command()));
+    let parsed = cmd.try_get_matches_from_mut(&args);
+    let cmd: &'static clap::Command = cmd;
+    let matches = match parsed {
+        Ok(m) => m,
+        Err(e) => return Err(usage::refused(e, &args)),
+    };
+    let (name, sub_matches) = matches.subcommand().expect("a subcommand is required");
+    let sub = cmd.find_subcommand(name).expect("clap matched it");
+    let termination_log = sub_matches.try_get_one::<OsString>("termination_log").ok().flatten().cloned();
+    let usage = |message| Refused::Usage { message, termination_log: termination_log.clone() };
+    check_variables(sub).map_err(usage)?;
+    let cli = Cli::from_arg_matches(&matches).map_err(|e| usage::refused(e, &args))?;
+    invocation(cli.command, sub, sub_matches).map_err(usage)
+}
+
+/// tini's `ENTRYPOINT ["/envshim", "--", "/app"]` means `run`; `envshim help
+/// --help` (and `-h`) is the help of `help` (clap's would look for a
+/// subcommand named `--help`).
+fn habits(mut args: Vec<OsString>) -> Vec<OsString> {
+    if args.get(1).is_some_and(|a| a == "--") {
+        args.insert(1, "run".into());
+    }
+    if args.len() == 3 && args[1] == "help" && (args[2] == "--help" || args[2] == "-h") {
+        args[2] = "help".into();
+    }
+    args
+}
+
+/// Every configuration variable of the subcommand `sub` that is set, read
+/// with its option's parser, also when the option is given (it then wins,
+/// but a bad variable is still a mistake): the message names the variable
+/// and never shows its value. In the definition's order: the first bad one
+/// is the message. clap reads them again where their option is not given.
+pub(super) fn check_variables(sub: &clap::Command) -> Result<(), String> {
+    for arg in sub.get_arguments() {
+        let Some(name) = arg.get_env() else { continue };
+        if std::env::var_os(name).is_none() {
+            continue;
+        }
+        // The option alone, with nothing on its command line: clap reads the variable.
+        let Err(e) = clap::Command::new("envshim").arg(arg.clone()).try_get_matches_from(["envshim"]) else { continue };
+        let name = name.to_string_lossy();
+        return Err(match std::error::Error::source(&e) {
+            // A flag's variable: its words (`switch`) whatever went wrong.
+            _ if !arg.get_action().takes_values() => format!("{name} {}", super::SWITCH_WORDS),
+            Some(reason) => format!("{name}: {reason}"),
+            None => format!("{name}: not UTF-8"),
+        });
+    }
+    Ok(())
+}
+
+/// The library's values of a parsed command line; `sub` is its subcommand's
+/// definition, `m` what clap matched in it.
+fn invocation(command: Command, sub: &'static clap::Command, m: &ArgMatches) -> Result<Invocation, String> {
+    Ok(match command {
+        Command::Run(RunArgs { common, program }) => {
+            let (options, run) = options(common, sub, m)?;
+            Invocation::Run(options, RunOptions { program, ..run })
+        }
+        Command::Check(CheckArgs { common, strict, format, program }) => {
+            let (options, run) = options(common, sub, m)?;
+            let json = matches!(format, Some(CheckFormat::Json));
+            Invocation::Check(options, CheckOptions { program, no_expand_args: run.no_expand_args, verbose: run.verbose, strict, json })
+        }
+        Command::Render(RenderArgs { common, format, show_values }) => {
+            let format = match format {
+                RenderFormat::Env => Format::Env,
+                RenderFormat::Json => Format::Json,
+            };
+            Invocation::Render(options(common, sub, m)?.0, format, show_values)
+        }
+        Command::Install(InstallArgs { dest, force }) => Invocation::Install(dest, force),
+    })
+}
+
+/// The options of run, check and render (docs/reference.md §1: one table for
+/// the three): what they share, and what run takes (check takes some of it).
+fn options(mut common: Common, sub: &'static clap::Command, m: &ArgMatches) -> Result<(Options, RunOptions), String> {
+    // `--env` and `--env-file` take values starting with `-`, but not `--`, which ends the options.
+    if common.envs.iter().chain(&common.env_files).any(|v| v == "--") {
+        return Err("--env and --env-file need a value (-- ends the options)".into());
+    }
+    let from_variable = |id: &str| m.value_source(id) == Some(ValueSource::EnvVariable);
+    let init = init_options(&mut common)?;
+    let options = Options {
+        manifest: common.manifest,
+        // The name messages show for the text: the option's or the variable's.
+        manifest_json: common.manifest_json.map(|text| (if from_variable("manifest_json") { variable(sub, "manifest_json") } else { "--manifest-json" }, text)),
+        env_files: env_files(common.env_files, from_variable("env_files"), variable(sub, "env_files")),
+        env_dirs: common.env_dirs.into_iter().map(OsStringExt::into_vec).collect(),
+        envs: common.envs,
+        volumes: common.volumes,
+        strict_names: common.strict_names,
+        no_service_url: common.no_service_url,
+        termination_log: common.termination_log,
+        file_env: common.file_env.into_iter().map(OsStringExt::into_vec).collect(),
+        wait: common.wait,
+        container: common.container,
+        env_grammar: common.env_grammar.unwrap_or_default(),
+        config_vars: Box::leak(sub.get_arguments().filter_map(|a| a.get_env()?.to_str()).collect::<Box<[_]>>()),
+    };
+    let run = RunOptions { program: Vec::new(), no_expand_args: common.no_expand_args, verbose: common.verbose, init };
+    Ok((options, run))
+}
+
+/// The configuration variable of the option `id` (it has one: the definition says so).
+fn variable(sub: &'static clap::Command, id: &str) -> &'static str {
+    sub.get_arguments().find(|a| a.get_id() == id).and_then(|a| a.get_env()?.to_str()).expect("an option with a variable")
+}
+
+/// `--env-file`'s files, then those of its variable `var` (comma-separated,
+/// empty parts none): the variable adds to the option rather than standing
+/// in for it, so an image's CMD keeps its own files. `from_variable`: clap
+/// found no option and took the variable's value as the one file.
+fn env_files(given: Vec<OsString>, from_variable: bool, var: &str) -> Vec<OsString> {
+    let (mut files, value) = if from_variable { (Vec::new(), given.into_iter().next()) } else { (given, std::env::var_os(var)) };
+    let value = value.map(OsStringExt::into_vec).unwrap_or_default();
+    files.extend(value.split(|&b| b == b',').filter(|f| !f.is_empty()).map(|f| OsStr::from_bytes(f).to_os_string()));
+    files
+}
+
+/// `--init`'s settings when `--init` (or its variable) is on, else a usage
+/// error for any of them given without it.
+fn init_options(common: &mut Common) -> Result<Option<InitOptions>, String> {
+    if !common.init && (common.init_group || common.term_delay.is_some()) {
+        return Err("--init-group and --term-delay need --init (or ENVSHIM_INIT)".into());
+    }
+    if !common.init && (!common.success_exits.is_empty() || !common.rewrite_signals.is_empty()) {
+        return Err("--success-exit and --rewrite-signal need --init (or ENVSHIM_INIT)".into());
+    }
+    let init = InitOptions {
+        group: common.init_group,
+        term_delay: common.term_delay,
+        success_exits: std::mem::take(&mut common.success_exits),
+        rewrite_signals: std::mem::take(&mut common.rewrite_signals),
+    };
+    Ok(common.init.then_some(init))
+}

@@ -1,0 +1,88 @@
+//! A command line clap refused, as one `envshim: ` line (exit 2): the first
+//! line of clap's message, with the closest known name for a misspelt option
+//! or subcommand and the hint a common mistake needs. Help and `--version`
+//! are clap's own, printed on stdout. Only a refused start comes here.
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
+
+use clap::error::{ContextKind, ContextValue, ErrorKind};
+use clap::CommandFactory;
+
+use super::options::{check_variables, Refused};
+use super::Cli;
+
+/// What to print for clap's error `e` on the command line `args`.
+#[cold]
+#[inline(never)]
+pub(super) fn refused(e: clap::Error, args: &[OsString]) -> Refused {
+    // --help and --version: printed on stdout, exit 0.
+    if !e.use_stderr() {
+        return Refused::Shown(e);
+    }
+    let mut cli = Cli::command();
+    cli.build();
+    let sub = args.get(1).and_then(|a| a.to_str()).and_then(|a| cli.find_subcommand(a));
+    // A bad configuration variable is named as such (clap's message would
+    // show its value, and name the option).
+    let variable = match e.kind() {
+        ErrorKind::ValueValidation | ErrorKind::InvalidUtf8 => sub.and_then(|s| check_variables(s).err()),
+        _ => None,
+    };
+    let message = variable.unwrap_or_else(|| usage_line(&e, &cli, args));
+    Refused::Usage { message, termination_log: termination_log(args) }
+}
+
+/// The `--termination-log` of a refused command line, as far as clap can read it.
+fn termination_log(args: &[OsString]) -> Option<OsString> {
+    let m = Cli::command().ignore_errors(true).try_get_matches_from(args).ok()?;
+    let log = m.subcommand()?.1.try_get_one::<OsString>("termination_log").ok()??;
+    Some(log.clone()).filter(|l| !l.is_empty())
+}
+
+/// The first line of clap's message (its usage block and tips dropped),
+/// with the closest known name for a misspelt option or subcommand.
+fn usage_line(e: &clap::Error, cli: &clap::Command, args: &[OsString]) -> String {
+    let subcommands = || cli.get_subcommands().map(|s| s.get_name()).filter(|n| *n != "help");
+    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        let names: Vec<&str> = subcommands().collect();
+        let (last, rest) = names.split_last().expect("envshim has subcommands");
+        return format!("a subcommand is required: {} or {last} (see envshim --help)", rest.join(", "));
+    }
+    let text = e.render().to_string();
+    // The first paragraph, on one line.
+    let first: Vec<&str> = text.lines().map(str::trim).skip_while(|l| l.is_empty()).take_while(|l| !l.is_empty()).collect();
+    let first = first.join(" ");
+    let first = first.strip_prefix("error: ").unwrap_or(&first);
+    // A suggestion only for a word envshim does not know (not for a known
+    // option given twice, or with a value it takes none of).
+    let wrong = match (e.kind(), e.get(ContextKind::InvalidArg).or_else(|| e.get(ContextKind::InvalidSubcommand))) {
+        (ErrorKind::UnknownArgument | ErrorKind::InvalidSubcommand, Some(ContextValue::String(s))) => s.split(['=', ' ']).next().unwrap_or(s).to_string(),
+        _ => String::new(),
+    };
+    let known: Vec<String> = match e.kind() {
+        ErrorKind::InvalidSubcommand => subcommands().chain(["help"]).map(String::from).collect(),
+        _ => options_of(cli, args.get(1)),
+    };
+    let known: Vec<&str> = known.iter().map(String::as_str).collect();
+    let sub = args.get(1).map_or(&b""[..], |a| a.as_bytes());
+    match crate::suggest::closest(wrong.as_bytes(), &known).filter(|name| **name != wrong) {
+        Some(name) => format!("{first} (did you mean {name}? see envshim --help)"),
+        // `envshim --verbose run`: an option of the subcommands before one.
+        None if sub.starts_with(b"-") && wrong.starts_with("--") && options_of(cli, Some(&"run".into())).contains(&wrong) => {
+            format!("{first} (options go after the subcommand: envshim run {wrong} ..., not envshim {wrong} run ...)")
+        }
+        // `ENTRYPOINT ["/envshim","run"]` with a pod's `args: ["--port=8080"]`.
+        None if sub == b"run" && wrong.starts_with('-') => format!(
+            "{first} (the program's arguments go after --: envshim run [OPTIONS] -- PROGRAM {wrong}; in an image, ENTRYPOINT [\"/envshim\",\"run\",\"--\",\"/app\"] lets a pod's args append)"
+        ),
+        None => format!("{first} (see envshim --help)"),
+    }
+}
+
+/// `--help`, `--version` and the long options of the subcommand `sub`.
+fn options_of(cli: &clap::Command, sub: Option<&OsString>) -> Vec<String> {
+    let sub = sub.and_then(|a| a.to_str()).and_then(|a| cli.find_subcommand(a));
+    let longs = sub.into_iter().flat_map(|s| s.get_arguments()).filter_map(|a| a.get_long());
+    ["help", "version"].into_iter().chain(longs).map(|l| format!("--{l}")).collect()
+}
