@@ -140,17 +140,31 @@ fn swapped(dir: BorrowedFd, data: Option<&[u8]>) -> bool {
 /// One read of the directory: listed and read through `data` (the target of
 /// `..data`) when there is one, else DIR itself.
 fn read_once(dir: BorrowedFd, data: Option<&[u8]>, shown: &str, read: &mut usize, errors: &mut Vec<Error>) -> Once {
+    let names = match list(dir, data, shown, errors) {
+        Ok(names) => names,
+        Err(once) => return once,
+    };
+    // Kubernetes' `..data` and timestamped directories, and hidden files, are
+    // skipped; the others in byte order.
+    let mut sorted: Vec<&[u8]> = names.iter().map(Vec::as_slice).filter(|n| !n.starts_with(b".")).collect();
+    // The same sort as the skipped keys' (`[&[u8]]`): no second copy in the binary.
+    sorted.sort_unstable();
+    read_files(dir, data, shown, &sorted, read, errors)
+}
+
+/// The names of the directory's entries (through `data`, when there is
+/// one); `Err`: what the read comes to instead (its error pushed).
+fn list(dir: BorrowedFd, data: Option<&[u8]>, shown: &str, errors: &mut Vec<Error>) -> Result<Vec<Vec<u8>>, Once> {
     let listed: std::io::Result<OwnedFd> = match data {
         Some(target) => files::open_dir_in_root(dir, target),
         None => sys::openat(Some(dir), c".", libc::O_RDONLY | libc::O_DIRECTORY),
     };
-    let names = listed.and_then(|fd| sys::dir_names(fd.as_fd(), MAX_ENV_DIR_ENTRIES));
-    let names = match names {
-        Ok(Some(names)) => names,
+    match listed.and_then(|fd| sys::dir_names(fd.as_fd(), MAX_ENV_DIR_ENTRIES)) {
+        Ok(Some(names)) => Ok(names),
         // `..data` named a directory that has been removed since.
         Err(e) if data.is_some() && matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {
             if swapped(dir, data) {
-                return Once::Vanished;
+                return Err(Once::Vanished);
             }
             // `..data` still names it: no update, a broken layout.
             let what = if e.raw_os_error() == Some(libc::ENOENT) {
@@ -159,26 +173,26 @@ fn read_once(dir: BorrowedFd, data: Option<&[u8]>, shown: &str, read: &mut usize
                 "not a directory nor a link to one (Kubernetes' ..data links to the current set of files)"
             };
             errors.push(Error::new(code::NOINPUT, format!("--env-dir {shown}/..data: {what}; not read")));
-            return Once::Failed;
+            Err(Once::Failed)
         }
         Ok(None) => {
             errors.push(Error::new(code::DATAERR, format!("--env-dir {shown} has more than {MAX_ENV_DIR_ENTRIES} entries")));
-            return Once::Failed;
+            Err(Once::Failed)
         }
         Err(e) => {
             errors.push(read_error(e.into(), &format!("--env-dir {shown}")));
-            return Once::Failed;
+            Err(Once::Failed)
         }
-    };
-    // Kubernetes' `..data` and timestamped directories, and hidden files, are
-    // skipped; the others in byte order.
-    let mut sorted: Vec<&[u8]> = names.iter().map(Vec::as_slice).filter(|n| !n.starts_with(b".")).collect();
-    // The same sort as the skipped keys' (`[&[u8]]`): no second copy in the binary.
-    sorted.sort_unstable();
+    }
+}
+
+/// The files `sorted` of the directory (through `data`), each a variable;
+/// every file that cannot be one is an error.
+fn read_files(dir: BorrowedFd, data: Option<&[u8]>, shown: &str, sorted: &[&[u8]], read: &mut usize, errors: &mut Vec<Error>) -> Once {
     let mut files = Vec::with_capacity(sorted.len());
     let mut failed = false;
     let mut path = Vec::new();
-    for name in sorted {
+    for &name in sorted {
         path.clear();
         if let Some(target) = data {
             path.extend_from_slice(target);

@@ -16,58 +16,18 @@ pub fn command(args: &ManifestArgs) -> i32 {
     if let Some(stray) = args.stray.first() {
         return usage(&crate::cli::stray(stray, "manifest"));
     }
-    let inputs = match input::read_all(&args.input) {
-        Ok(inputs) => inputs,
-        Err(e) => return fail(&[e]),
-    };
-    let mut docs = Vec::new();
-    let mut errors = Vec::new();
-    for (shown, text) in &inputs {
-        match text.as_deref().map_err(Clone::clone).and_then(tree::read) {
-            Ok(mut d) => docs.append(&mut d),
-            Err(e) => errors.push((code::DATAERR, format!("{shown}: {e}"))),
-        }
-    }
-    if !errors.is_empty() {
-        return fail(&errors);
-    }
-    let shown = match inputs.as_slice() {
-        [(one, _)] => one.clone(),
-        _ => "the input".to_string(),
-    };
-    // The documents with containers (envshim's reader takes 128 levels of
-    // nesting, which a document of another kind may pass), several as one
-    // List: envshim's selection then covers the whole input.
-    docs.retain(|d| {
-        let mut any = false;
-        find(d, &mut |_| any = true);
-        any
-    });
-    if docs.is_empty() {
-        return fail(&[(code::CONFIG, format!("{shown}: no document holds a container"))]);
-    }
-    let list = match <[Value; 1]>::try_from(docs) {
-        Ok([one]) => one,
-        Err(docs) => serde_json::json!({"apiVersion": "v1", "kind": "List", "items": docs}),
+    let (list, shown) = match documents(args) {
+        Ok(read) => read,
+        Err(code) => return code,
     };
     let mut all = Vec::new();
     find(&list, &mut |c| all.push(c));
-    fn named<'v>(c: &&'v Value) -> Option<&'v str> {
-        c.get("name").and_then(Value::as_str)
-    }
     let name = match &args.container {
         Some(name) => name.clone(),
-        None => {
-            let with_file_key_ref: Vec<&Value> = all.iter().copied().filter(|c| has_file_key_ref(c)).collect();
-            match (all.as_slice(), with_file_key_ref.as_slice()) {
-                ([one], _) | (_, [one]) if named(one).is_some() => named(one).unwrap_or_default().to_string(),
-                _ => {
-                    let names: Vec<&str> = all.iter().map(|c| named(c).unwrap_or("(no name)")).collect();
-                    let has = if names.is_empty() { "it has none".to_string() } else { format!("it has {}", names.join(", ")) };
-                    return usage(&format!("{shown}: choose the container with --container NAME ({has})"));
-                }
-            }
-        }
+        None => match only_container(&all, &shown) {
+            Ok(name) => name,
+            Err(code) => return code,
+        },
     };
     let bytes = match serde_json::to_vec(&list) {
         Ok(b) => b,
@@ -88,6 +48,62 @@ pub fn command(args: &ManifestArgs) -> i32 {
     match serde_json::to_string_pretty(&Value::Object(manifest)) {
         Ok(text) => crate::write_stdout(format!("{text}\n").as_bytes()),
         Err(e) => fail(&[(code::DATAERR, format!("{shown}: cannot be written as JSON ({e})"))]),
+    }
+}
+
+/// The inputs' documents that hold a container, as one value (several as a
+/// `List`: envshim's selection then covers the whole input), and the name
+/// messages give the input; `Err`: the exit code of the failure reported.
+fn documents(args: &ManifestArgs) -> Result<(Value, String), i32> {
+    let inputs = input::read_all(&args.input).map_err(|e| fail(&[e]))?;
+    let mut docs = Vec::new();
+    let mut errors = Vec::new();
+    for (shown, text) in &inputs {
+        match text.as_deref().map_err(Clone::clone).and_then(tree::read) {
+            Ok(mut d) => docs.append(&mut d),
+            Err(e) => errors.push((code::DATAERR, format!("{shown}: {e}"))),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(fail(&errors));
+    }
+    let shown = match inputs.as_slice() {
+        [(one, _)] => one.clone(),
+        _ => "the input".to_string(),
+    };
+    // The documents with containers (envshim's reader takes 128 levels of
+    // nesting, which a document of another kind may pass).
+    docs.retain(|d| {
+        let mut any = false;
+        find(d, &mut |_| any = true);
+        any
+    });
+    if docs.is_empty() {
+        return Err(fail(&[(code::CONFIG, format!("{shown}: no document holds a container"))]));
+    }
+    let list = match <[Value; 1]>::try_from(docs) {
+        Ok([one]) => one,
+        Err(docs) => serde_json::json!({"apiVersion": "v1", "kind": "List", "items": docs}),
+    };
+    Ok((list, shown))
+}
+
+/// A container's name.
+fn named<'v>(c: &&'v Value) -> Option<&'v str> {
+    c.get("name").and_then(Value::as_str)
+}
+
+/// Without `--container`: the one container, or the one with a `fileKeyRef`;
+/// `Err`: a usage error naming them (its exit code).
+fn only_container(all: &[&Value], shown: &str) -> Result<String, i32> {
+    let with_file_key_ref: Vec<&Value> = all.iter().copied().filter(|c| has_file_key_ref(c)).collect();
+    match (all, with_file_key_ref.as_slice()) {
+        ([one], _) | (_, [one]) if named(one).is_some() => Ok(named(one).unwrap_or_default().to_string()),
+        _ => {
+            let names: Vec<&str> = all.iter().map(|c| named(c).unwrap_or("(no name)")).collect();
+            let has = if names.is_empty() { "it has none".to_string() } else { format!("it has {}", names.join(", ")) };
+            Err(usage(&format!("{shown}: choose the container with --container NAME ({has})")))
+        }
     }
 }
 

@@ -68,6 +68,16 @@ fn the_models_env_file_reader_passes_the_kubelets_cases() {
 
 // ---------------------------------------------------------- the random pods
 
+/// Every batch checked by three workers, each taking every third batch.
+fn check_batches<'c>(batches: &[(&'c [Case], Format)]) -> Vec<Verdict<'c>> {
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..3)
+            .map(|w| s.spawn(move || batches.iter().skip(w).step_by(3).flat_map(|(b, f)| check_batch(b, *f)).collect::<Vec<_>>()))
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().unwrap()).collect()
+    })
+}
+
 #[test]
 fn random_pods_start_converted_as_natively() {
     let seed: u64 = std::env::var("EXACT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x0065_7861_6374_3235);
@@ -87,18 +97,7 @@ fn random_pods_start_converted_as_natively() {
     eprintln!("exact: {count} pods generated in {:.1} s", started.elapsed().as_secs_f64());
     let batches: Vec<(&[Case], Format)> = cases.chunks(100).map(|b| (b, *rng.pick(&harness::FORMATS))).collect();
 
-    // Three workers, each taking every third batch.
-    let results: Vec<Verdict> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..3)
-            .map(|w| {
-                s.spawn({
-                    let batches = &batches;
-                    move || batches.iter().skip(w).step_by(3).flat_map(|(b, f)| check_batch(b, *f)).collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        workers.into_iter().flat_map(|w| w.join().unwrap()).collect()
-    });
+    let results = check_batches(&batches);
 
     let natively_started = results.iter().filter(|r| matches!(r, Verdict::Compared { native: true, .. })).count();
     let refused: Vec<_> = results.iter().filter_map(|r| if let Verdict::Refused(c, code, err) = r { Some((c, code, err)) } else { None }).collect();

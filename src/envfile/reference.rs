@@ -36,87 +36,20 @@ pub fn reference(data: &[u8]) -> Result<Entries, (usize, Problem)> {
     let mut i = 0;
     while i < lines.len() {
         let line_no = i + 1;
-        let mut text = trim_start(lines[i]);
+        let text = trim_start(lines[i]);
         if text.is_empty() || text[0] == b'#' {
             i += 1;
             continue;
         }
-        if let Some(rest) = text.strip_prefix(b"export") {
-            let name = trim_start(rest);
-            if rest.first().is_some_and(|b| BLANK.contains(b)) && !name.is_empty() && name[0] != b'=' {
-                text = name;
-            }
-        }
-        let eq = text.iter().position(|&b| b == b'=').ok_or((line_no, Problem::NoEquals))?;
-        let name = trim(&text[..eq]);
-        if name.is_empty() {
-            return Err((line_no, Problem::EmptyName));
-        }
-        if name.len() > MAX_NAME_BYTES {
-            return Err((line_no, Problem::NameTooLong));
-        }
-        if !is_relaxed(name) {
-            return Err((line_no, Problem::InvalidName));
-        }
-        let after = &text[eq + 1..];
+        let (name, after) = name_and_rest(text).map_err(|p| (line_no, p))?;
         let v = trim_start(after);
         let value: Vec<u8> = match v.first() {
             Some(&q @ (b'\'' | b'"')) => {
-                // The quoted text runs over the following lines, joined with LF;
-                // a CR that ended a line (CRLF) is not part of it.
-                let mut value = Vec::new();
-                let mut cur = &v[1..];
-                let mut at = i;
-                let unclosed = if q == b'\'' { Problem::UnclosedSingleQuote } else { Problem::UnclosedDoubleQuote };
-                let rest_of_line = loop {
-                    let mut k = 0;
-                    let mut closed = None;
-                    while k < cur.len() {
-                        match cur[k] {
-                            c if c == q => {
-                                closed = Some(k);
-                                break;
-                            }
-                            b'\\' if q == b'"' => match cur.get(k + 1) {
-                                Some(b'\\') => { value.push(b'\\'); k += 2; }
-                                Some(b'"') => { value.push(b'"'); k += 2; }
-                                Some(b'n') => { value.push(b'\n'); k += 2; }
-                                Some(b't') => { value.push(b'\t'); k += 2; }
-                                Some(b'r') => { value.push(b'\r'); k += 2; }
-                                Some(b'$') => { value.push(b'$'); k += 2; }
-                                _ => { value.push(b'\\'); k += 1; }
-                            },
-                            c => { value.push(c); k += 1; }
-                        }
-                    }
-                    if let Some(k) = closed {
-                        break &cur[k + 1..];
-                    }
-                    // A backslash at the very end of a line escapes nothing; the line break follows.
-                    at += 1;
-                    if at >= lines.len() {
-                        return Err((line_no, unclosed));
-                    }
-                    value.push(b'\n');
-                    cur = lines[at];
-                };
-                let r = trim_start(rest_of_line);
-                if !(r.is_empty() || r[0] == b'#') {
-                    return Err((at + 1, Problem::TextAfterQuote));
-                }
-                i = at;
+                let (value, last) = quoted(&lines, i, &v[1..], q)?;
+                i = last;
                 value
             }
-            _ => {
-                let mut end = after.len();
-                for k in 0..after.len() {
-                    if after[k] == b'#' && k > 0 && BLANK.contains(&after[k - 1]) {
-                        end = k;
-                        break;
-                    }
-                }
-                trim(&after[..end]).to_vec()
-            }
+            _ => unquoted(after),
         };
         if value.len() > MAX_VALUE_BYTES {
             return Err((line_no, Problem::ValueTooLong));
@@ -188,4 +121,86 @@ pub fn kubelet_value(data: &[u8], key: &[u8]) -> Result<Option<Vec<u8>>, usize> 
         }
     }
     Ok(None)
+}
+
+/// A line's name (after an `export `) and what follows its `=`.
+fn name_and_rest(mut text: &[u8]) -> Result<(&[u8], &[u8]), Problem> {
+    if let Some(rest) = text.strip_prefix(b"export") {
+        let name = trim_start(rest);
+        if rest.first().is_some_and(|b| BLANK.contains(b)) && !name.is_empty() && name[0] != b'=' {
+            text = name;
+        }
+    }
+    let eq = text.iter().position(|&b| b == b'=').ok_or(Problem::NoEquals)?;
+    let name = trim(&text[..eq]);
+    if name.is_empty() {
+        return Err(Problem::EmptyName);
+    }
+    if name.len() > MAX_NAME_BYTES {
+        return Err(Problem::NameTooLong);
+    }
+    if !is_relaxed(name) {
+        return Err(Problem::InvalidName);
+    }
+    Ok((name, &text[eq + 1..]))
+}
+
+/// A value quoted with `q`, starting at `cur` on line index `i`: the quoted
+/// text runs over the following lines, joined with LF (a CR that ended a
+/// line, CRLF, is not part of it). The value and the index of its last line.
+fn quoted<'a>(lines: &[&'a [u8]], i: usize, mut cur: &'a [u8], q: u8) -> Result<(Vec<u8>, usize), (usize, Problem)> {
+    let mut value = Vec::new();
+    let mut at = i;
+    let unclosed = if q == b'\'' { Problem::UnclosedSingleQuote } else { Problem::UnclosedDoubleQuote };
+    let rest_of_line = loop {
+        if let Some(k) = quoted_part(cur, q, &mut value) {
+            break &cur[k + 1..];
+        }
+        // A backslash at the very end of a line escapes nothing; the line break follows.
+        at += 1;
+        if at >= lines.len() {
+            return Err((i + 1, unclosed));
+        }
+        value.push(b'\n');
+        cur = lines[at];
+    };
+    let r = trim_start(rest_of_line);
+    if !(r.is_empty() || r[0] == b'#') {
+        return Err((at + 1, Problem::TextAfterQuote));
+    }
+    Ok((value, at))
+}
+
+/// One line's part of a quoted value, pushed to `value` (escapes resolved in
+/// double quotes); the index of the closing quote, if the line has it.
+fn quoted_part(cur: &[u8], q: u8, value: &mut Vec<u8>) -> Option<usize> {
+    let mut k = 0;
+    while k < cur.len() {
+        match cur[k] {
+            c if c == q => return Some(k),
+            b'\\' if q == b'"' => match cur.get(k + 1) {
+                Some(b'\\') => { value.push(b'\\'); k += 2; }
+                Some(b'"') => { value.push(b'"'); k += 2; }
+                Some(b'n') => { value.push(b'\n'); k += 2; }
+                Some(b't') => { value.push(b'\t'); k += 2; }
+                Some(b'r') => { value.push(b'\r'); k += 2; }
+                Some(b'$') => { value.push(b'$'); k += 2; }
+                _ => { value.push(b'\\'); k += 1; }
+            },
+            c => { value.push(c); k += 1; }
+        }
+    }
+    None
+}
+
+/// An unquoted value: up to a `#` after a blank, trimmed.
+fn unquoted(after: &[u8]) -> Vec<u8> {
+    let mut end = after.len();
+    for k in 0..after.len() {
+        if after[k] == b'#' && k > 0 && BLANK.contains(&after[k - 1]) {
+            end = k;
+            break;
+        }
+    }
+    trim(&after[..end]).to_vec()
 }

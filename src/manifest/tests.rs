@@ -115,64 +115,64 @@ fn syntax_errors_are_one_line() {
     assert!(!msgs[0].contains('\n'));
 }
 
+/// Inputs where a JSON reader may go wrong: the reader and serde_json must agree on each.
+const AGREEMENT_INPUTS: &[&str] = &[
+    "{}",
+    " {} ",
+    "{} x",
+    "",
+    " ",
+    "\u{feff}{}",
+    "{,}",
+    "{\"a\":1,}",
+    "[1,]",
+    "[1 2]",
+    "{\"a\" 1}",
+    "{1:2}",
+    "[tru]",
+    "[true]",
+    "[nul]",
+    "[null, false]",
+    "[-]",
+    "[-0]",
+    "[01]",
+    "[1.]",
+    "[.5]",
+    "[1e]",
+    "[1e+]",
+    "[1E-2]",
+    "[-1.5e3]",
+    "[1e400]",
+    "[-1e400]",
+    "[1.7976931348623157e308]",
+    "[1.7976931348623159e308]",
+    "[123456789012345678901234567890]",
+    "[1e-400]",
+    "[\"\\u00e9\\ud83d\\ude00\"]",
+    "[\"\\ud800\"]",
+    "[\"\\ud800\\u0041\"]",
+    "[\"\\udc00\"]",
+    "[\"\\ud800x\"]",
+    "[\"\\u12\"]",
+    "[\"\\u12g4\"]",
+    "[\"\\q\"]",
+    "[\"a\tb\"]",
+    "[\"a\u{7f}b\"]",
+    "[\"\\/\\b\\f\\n\\r\\t\\\"\\\\\"]",
+    "[\"unterminated",
+    "[\"\\",
+    "{\"a\":",
+    "[\"\\u0000\"]",
+    "\t\r\n[]\n",
+];
+
 /// The reader accepts exactly what serde_json accepts, and a syntax error's
 /// message is serde_json's.
 #[test]
 fn the_reader_agrees_with_serde_json() {
     let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
     let deep_obj = |n: usize| format!("{}1{}", r#"{"a":"#.repeat(n), "}".repeat(n));
-    let mut inputs: Vec<String> = [
-        "{}",
-        " {} ",
-        "{} x",
-        "",
-        " ",
-        "\u{feff}{}",
-        "{,}",
-        "{\"a\":1,}",
-        "[1,]",
-        "[1 2]",
-        "{\"a\" 1}",
-        "{1:2}",
-        "[tru]",
-        "[true]",
-        "[nul]",
-        "[null, false]",
-        "[-]",
-        "[-0]",
-        "[01]",
-        "[1.]",
-        "[.5]",
-        "[1e]",
-        "[1e+]",
-        "[1E-2]",
-        "[-1.5e3]",
-        "[1e400]",
-        "[-1e400]",
-        "[1.7976931348623157e308]",
-        "[1.7976931348623159e308]",
-        "[123456789012345678901234567890]",
-        "[1e-400]",
-        "[\"\\u00e9\\ud83d\\ude00\"]",
-        "[\"\\ud800\"]",
-        "[\"\\ud800\\u0041\"]",
-        "[\"\\udc00\"]",
-        "[\"\\ud800x\"]",
-        "[\"\\u12\"]",
-        "[\"\\u12g4\"]",
-        "[\"\\q\"]",
-        "[\"a\tb\"]",
-        "[\"a\u{7f}b\"]",
-        "[\"\\/\\b\\f\\n\\r\\t\\\"\\\\\"]",
-        "[\"unterminated",
-        "[\"\\",
-        "{\"a\":",
-        "[\"\\u0000\"]",
-        "\t\r\n[]\n",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
+    let mut inputs: Vec<String> = AGREEMENT_INPUTS.iter().map(|s| s.to_string()).collect();
     for n in [1, 126, 127, 128, 129, 300] {
         inputs.push(deep(n));
         inputs.push(deep_obj(n));

@@ -283,68 +283,15 @@ impl Shim {
 
     /// Runs to completion (killed after the timeout, [`TIMEOUT`] unless set).
     #[track_caller]
-    // The child is reaped with wait4 (for its rusage), which clippy does not see.
-    #[allow(clippy::zombie_processes)]
-    // Test set-up, not in nix: pre_exec, wait4 (nix has no rusage), prctl with a seccomp filter.
-    #[allow(unsafe_code)]
     pub fn run(self) -> Out {
         let shown = format!("envshim {}", self.shown.join(" "));
         // The copy an unprivileged run uses, removed after the run.
-        let mut _reachable = None;
-        let mut program = self.bin.clone();
-        if self.as_nobody {
-            let dir = tempfile::Builder::new().prefix("envshim-bin-").tempdir().expect("tempdir");
-            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-            program = dir.path().join("envshim");
-            std::fs::copy(&self.bin, &program).expect("copy the binary");
-            std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
-            _reachable = Some(dir);
-        }
-        let mut cmd = Command::new(&program);
-        cmd.args(self.cmd.get_args()).env_clear().stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-        for (k, v) in self.cmd.get_envs() {
-            match v {
-                Some(v) => cmd.env(k, v),
-                None => cmd.env_remove(k),
-            };
-        }
-        if let Some(d) = self.cmd.get_current_dir() {
-            cmd.current_dir(d);
-        }
-        if self.as_nobody {
-            cmd.uid(65534).gid(65534);
-        }
-        let (stack, mem, deny) = (self.stack_limit, self.mem_limit, self.deny_openat2);
+        let (mut cmd, _reachable) = self.command();
         // Only when needed: a pre_exec hook makes std fork the whole (large,
         // multi-threaded) test process instead of using posix_spawn, which
         // made the suite 1.7 times slower.
-        let hook = stack.is_some() || mem.is_some() || deny.is_some();
-        if hook {
-            // SAFETY: only async-signal-safe calls (getrlimit, setrlimit, prctl) run in the child.
-            unsafe {
-                cmd.pre_exec(move || {
-                    if let Some(bytes) = stack {
-                        let mut rl: libc::rlimit = std::mem::zeroed();
-                        if libc::getrlimit(libc::RLIMIT_STACK, &mut rl) != 0 {
-                            return Err(std::io::Error::last_os_error());
-                        }
-                        rl.rlim_cur = bytes as libc::rlim_t;
-                        if libc::setrlimit(libc::RLIMIT_STACK, &rl) != 0 {
-                            return Err(std::io::Error::last_os_error());
-                        }
-                    }
-                    if let Some(bytes) = mem {
-                        let rl = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
-                        if libc::setrlimit(libc::RLIMIT_AS, &rl) != 0 {
-                            return Err(std::io::Error::last_os_error());
-                        }
-                    }
-                    if let Some(errno) = deny {
-                        deny_openat2(errno)?;
-                    }
-                    Ok(())
-                });
-            }
+        if self.stack_limit.is_some() || self.mem_limit.is_some() || self.deny_openat2.is_some() {
+            limit(&mut cmd, self.stack_limit, self.mem_limit, self.deny_openat2);
         }
         let start = Instant::now();
         let mut child = spawn(&mut cmd).unwrap_or_else(|e| panic!("cannot start {shown}: {e}"));
@@ -361,26 +308,98 @@ impl Shim {
             let _ = err_pipe.read_to_end(&mut v);
             v
         });
-        let (status, rusage) = loop {
-            let mut status = 0;
-            // SAFETY: a zeroed rusage is valid; wait4 fills it.
-            let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-            // SAFETY: waits for our own child, without blocking.
-            let r = unsafe { libc::wait4(pid as libc::pid_t, &mut status, libc::WNOHANG, &mut ru) };
-            if r == pid as libc::pid_t {
-                break (status, ru);
-            }
-            assert!(r == 0, "wait4: {}", std::io::Error::last_os_error());
-            if start.elapsed() > self.timeout {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("{shown}: still running after {:?}, killed", self.timeout);
-            }
-            std::thread::sleep(Duration::from_millis(2));
-        };
+        let (status, rusage) = reap(&mut child, start, self.timeout, &shown);
         let elapsed = start.elapsed();
         let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { -libc::WTERMSIG(status) };
         Out { code, stdout: out_reader.join().unwrap(), stderr: err_reader.join().unwrap(), pid, shown, elapsed, max_rss_kb: rusage.ru_maxrss }
+    }
+
+    /// The command to start, and the directory of the copy an unprivileged run uses.
+    fn command(&self) -> (Command, Option<tempfile::TempDir>) {
+        let mut reachable = None;
+        let mut program = self.bin.clone();
+        if self.as_nobody {
+            let dir = tempfile::Builder::new().prefix("envshim-bin-").tempdir().expect("tempdir");
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+            program = dir.path().join("envshim");
+            std::fs::copy(&self.bin, &program).expect("copy the binary");
+            std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+            reachable = Some(dir);
+        }
+        let mut cmd = Command::new(&program);
+        cmd.args(self.cmd.get_args()).env_clear().stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        for (k, v) in self.cmd.get_envs() {
+            match v {
+                Some(v) => cmd.env(k, v),
+                None => cmd.env_remove(k),
+            };
+        }
+        if let Some(d) = self.cmd.get_current_dir() {
+            cmd.current_dir(d);
+        }
+        if self.as_nobody {
+            cmd.uid(65534).gid(65534);
+        }
+        (cmd, reachable)
+    }
+}
+
+/// Limits set in the child before it execs: its stack, its address space,
+/// and `openat2` failing with an errno.
+// Test set-up, not in nix: pre_exec.
+#[allow(unsafe_code)]
+fn limit(cmd: &mut Command, stack: Option<u64>, mem: Option<u64>, deny: Option<i32>) {
+    // SAFETY: only async-signal-safe calls (getrlimit, setrlimit, prctl) run in the child.
+    unsafe {
+        cmd.pre_exec(move || {
+            if let Some(bytes) = stack {
+                let mut rl: libc::rlimit = std::mem::zeroed();
+                if libc::getrlimit(libc::RLIMIT_STACK, &mut rl) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                rl.rlim_cur = bytes as libc::rlim_t;
+                if libc::setrlimit(libc::RLIMIT_STACK, &rl) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            if let Some(bytes) = mem {
+                let rl = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
+                if libc::setrlimit(libc::RLIMIT_AS, &rl) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            if let Some(errno) = deny {
+                deny_openat2(errno)?;
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Waits for `child`, killing it past `timeout`: its wait status and rusage.
+#[track_caller]
+// The child is reaped with wait4 (for its rusage), which clippy does not see.
+#[allow(clippy::zombie_processes)]
+// Test set-up, not in nix: wait4 (nix has no rusage).
+#[allow(unsafe_code)]
+fn reap(child: &mut std::process::Child, start: Instant, timeout: Duration, shown: &str) -> (i32, libc::rusage) {
+    let pid = child.id() as libc::pid_t;
+    loop {
+        let mut status = 0;
+        // SAFETY: a zeroed rusage is valid; wait4 fills it.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: waits for our own child, without blocking.
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut ru) };
+        if r == pid {
+            return (status, ru);
+        }
+        assert!(r == 0, "wait4: {}", std::io::Error::last_os_error());
+        if start.elapsed() > timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{shown}: still running after {timeout:?}, killed");
+        }
+        std::thread::sleep(Duration::from_millis(2));
     }
 }
 

@@ -47,6 +47,9 @@ struct Open {
 /// and dropping a document recurses once per level of nesting (at most
 /// MAX_DEPTH): a caller that may meet deep input runs it on a thread with a
 /// large stack, as `stream.rs` does.
+// Over the complexity budget (clippy.toml): to be split after the parallel
+// changes to this file are merged, not before (they would conflict).
+#[allow(clippy::too_many_lines)]
 pub fn read_stream(text: &str) -> Result<Vec<Document>, Error> {
     markers(text)?;
     let mut docs = Vec::new();

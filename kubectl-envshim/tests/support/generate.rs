@@ -270,8 +270,47 @@ pub fn pool(rng: &mut Rng, root: &Path) -> Pool {
 /// Case number `n`, its volumes from `pool`.
 pub fn case(rng: &mut Rng, n: usize, pool: &Pool, printer: &str) -> Case {
     let pod = format!("p{n}");
+    let world = world(rng, pod.clone(), pool, printer);
+    // The container.
+    let (env, env_from) = env_sources(rng);
+    let (command, args) = program_line(rng, printer);
+    let has_command = command.as_ref().and_then(Value::as_array).is_some_and(|c| !c.is_empty());
+    let has_args = args.as_ref().and_then(Value::as_array).is_some_and(|a| !a.is_empty());
+    let img = &world.image;
+    // The converter cannot know the image: `--entrypoint` tells it, per
+    // container name. With no args the image runs ENTRYPOINT then CMD, so
+    // the words given are both (container `app0`); with args, ENTRYPOINT alone.
+    let (name, entrypoint) = match (has_command, has_args) {
+        (false, false) => ("app0", Some([img.entrypoint.clone(), img.cmd.clone()].concat())),
+        (false, true) => ("app", Some(img.entrypoint.clone())),
+        (true, _) => ("app", None),
+    };
+    let mut c = json!({"name": name, "image": "app:1"});
+    if let Some(command) = command {
+        c["command"] = command;
+    }
+    if let Some(args) = args {
+        c["args"] = args;
+    }
+    if !env_from.is_empty() {
+        c["envFrom"] = json!(env_from);
+    }
+    c["env"] = json!(env);
+    c["volumeMounts"] = json!(world.volumes.iter().map(|(v, dir)| json!({"name": v, "mountPath": dir})).collect::<Vec<_>>());
+    let doc = json!({
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": pod},
+        "spec": {
+            "containers": [c],
+            "volumes": world.volumes.keys().map(|v| json!({"name": v, "emptyDir": {}})).collect::<Vec<_>>(),
+        }
+    });
+    Case { pod: doc, container: name.to_string(), world, entrypoint }
+}
 
-    // The world: ConfigMaps, Secrets, service variables, fields, volumes.
+/// The world of pod `pod`: ConfigMaps, Secrets, service variables, fields, volumes, the image.
+fn world(rng: &mut Rng, pod: String, pool: &Pool, printer: &str) -> World {
     let mut config_maps = BTreeMap::new();
     for (name, percent) in [("cm-a", 90), ("cm-b", 60)] {
         if rng.chance(percent) {
@@ -300,7 +339,11 @@ pub fn case(rng: &mut Rng, n: usize, pool: &Pool, printer: &str) -> Case {
     let volumes: BTreeMap<String, PathBuf> =
         [("cfg", &pool.cfg), ("data", &pool.data)].into_iter().map(|(v, dirs)| (v.to_string(), rng.pick(dirs).clone())).collect();
 
-    // The container.
+    World { config_maps, secrets, service_env, fields, volumes, image: image(printer), hostname: pod }
+}
+
+/// A container's `env` (with at least one `fileKeyRef`) and `envFrom`.
+fn env_sources(rng: &mut Rng) -> (Vec<Value>, Vec<Value>) {
     let mut env: Vec<Value> = (0..rng.below(8))
         .map(|_| {
             let name = *rng.pick(&NAMES);
@@ -323,6 +366,11 @@ pub fn case(rng: &mut Rng, n: usize, pool: &Pool, printer: &str) -> Case {
             source
         })
         .collect();
+    (env, env_from)
+}
+
+/// A container's `command` and `args`: absent, empty, null or words.
+fn program_line(rng: &mut Rng, printer: &str) -> (Option<Value>, Option<Value>) {
     let words = |rng: &mut Rng, n: usize| -> Vec<String> { (0..n).map(|_| text(rng, "A")).collect() };
     let command: Option<Value> = match rng.below(10) {
         0..=5 => {
@@ -343,37 +391,5 @@ pub fn case(rng: &mut Rng, n: usize, pool: &Pool, printer: &str) -> Case {
             Some(json!(words(rng, n)))
         }
     };
-    let has_command = command.as_ref().and_then(Value::as_array).is_some_and(|c| !c.is_empty());
-    let has_args = args.as_ref().and_then(Value::as_array).is_some_and(|a| !a.is_empty());
-    let img = image(printer);
-    // The converter cannot know the image: `--entrypoint` tells it, per
-    // container name. With no args the image runs ENTRYPOINT then CMD, so
-    // the words given are both (container `app0`); with args, ENTRYPOINT alone.
-    let (name, entrypoint) = match (has_command, has_args) {
-        (false, false) => ("app0", Some([img.entrypoint.clone(), img.cmd.clone()].concat())),
-        (false, true) => ("app", Some(img.entrypoint.clone())),
-        (true, _) => ("app", None),
-    };
-    let mut c = json!({"name": name, "image": "app:1"});
-    if let Some(command) = command {
-        c["command"] = command;
-    }
-    if let Some(args) = args {
-        c["args"] = args;
-    }
-    if !env_from.is_empty() {
-        c["envFrom"] = json!(env_from);
-    }
-    c["env"] = json!(env);
-    c["volumeMounts"] = json!(volumes.iter().map(|(v, dir)| json!({"name": v, "mountPath": dir})).collect::<Vec<_>>());
-    let doc = json!({
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": pod},
-        "spec": {
-            "containers": [c],
-            "volumes": volumes.keys().map(|v| json!({"name": v, "emptyDir": {}})).collect::<Vec<_>>(),
-        }
-    });
-    Case { pod: doc, container: name.to_string(), world: World { config_maps, secrets, service_env, fields, volumes, image: img, hostname: pod }, entrypoint }
+    (command, args)
 }
