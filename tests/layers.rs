@@ -2,8 +2,9 @@
 //! manifest → sources → environment → program line → exec), so no module
 //! imports one that, directly or through others, imports it back; the
 //! lowest layer, `sys`, imports nothing of the crate; the top one is the
-//! crate root, `lib.rs` (the entry points), with `pipeline` (the steps they
-//! share) below it and above every other module. Read from the sources'
+//! crate root, `lib.rs` (the entry points), and beside it `cli` (the command
+//! line's definition, which builds their options), with `pipeline` (the
+//! steps they share) below them and above every other module. Read from the sources'
 //! `crate::` paths, and lib.rs's paths of its modules (test code excluded: a
 //! test may use anything). A `crate::` path to an item that is not a module
 //! is one to the root: `lib`.
@@ -11,8 +12,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// Every top-level module of `src/` and the crate root, `lib` (main.rs and
-/// the cli.rs it includes excluded: the binary, above the library), and the modules each names:
+/// Every top-level module of `src/` and the crate root, `lib` (main.rs
+/// excluded: the binary, above the library), and the modules each names:
 /// through `crate::` (`lib` for an item of the root), or, in lib.rs, by their own names.
 fn imports() -> BTreeMap<String, BTreeSet<String>> {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -23,7 +24,7 @@ fn imports() -> BTreeMap<String, BTreeSet<String>> {
     for entry in std::fs::read_dir(&src).unwrap() {
         let path = entry.unwrap().path();
         let Some(name) = path.file_stem().and_then(|s| s.to_str()).map(str::to_string) else { continue };
-        if name == "lib" || name == "main" || name == "cli" {
+        if name == "lib" || name == "main" {
             continue;
         }
         // A module is `src/m.rs`, `src/m/mod.rs` or both `src/m.rs` and `src/m/*.rs`.
@@ -123,10 +124,19 @@ fn no_module_reaches_up_to_the_crate_root() {
 }
 
 #[test]
-fn only_the_crate_root_uses_the_pipeline() {
+fn only_the_crate_root_and_the_command_line_use_the_pipeline() {
+    let graph = imports();
+    assert!(graph["cli"].contains("pipeline"), "cli does not build the pipeline's options: {:?}", graph["cli"]);
+    for (m, used) in &graph {
+        assert!(m == "lib" || m == "cli" || !used.contains("pipeline"), "{m} uses the pipeline, which sits above every module but lib.rs and cli");
+    }
+}
+
+#[test]
+fn no_module_knows_the_command_line() {
     let graph = imports();
     for (m, used) in &graph {
-        assert!(m == "lib" || !used.contains("pipeline"), "{m} uses the pipeline, which sits above every module but lib.rs");
+        assert!(!used.contains("cli"), "{m} uses cli: the library takes plain options, and only the binary parses");
     }
 }
 
