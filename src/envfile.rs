@@ -213,8 +213,7 @@ impl Keys {
     }
 
     /// The final key set of `entries`, a table sized once for all of them
-    /// (built while parsing, it had to be sized before: from a count of the
-    /// file's lines, a pass over the file).
+    /// (after the parse, when their number is known).
     fn new(data: &[u8], entries: &[Entry]) -> Keys {
         let n = entries.len();
         let mut keys = Keys { index: SmallIndex::with_capacity(n), order: Vec::with_capacity(n), hashes: Vec::with_capacity(n), bytes: 0, duplicates: (0, None), absent: 0 };

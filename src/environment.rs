@@ -410,6 +410,7 @@ impl Environment {
 }
 
 mod build;
+mod import;
 pub use build::{build, has_reference, rule_text, unresolved_warning, Built, Inputs};
 
 #[cfg(test)]

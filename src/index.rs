@@ -3,10 +3,8 @@
 //! elsewhere (the caller passes a function from id to name), so no name is
 //! copied into them.
 //!
-//! It replaced a `HashMap<Vec<u8>, usize>` (a second copy of every name and
-//! 32 bytes a bucket) and a sorted `Vec<u32>` (a sort by `memcmp`): both were
-//! large parts of a start-up's instructions and page faults
-//! (docs/performance.md). Names are hashed with a keyed hash (below) whose
+//! No second copy of a name, and small slots: the indexes are a large part
+//! of a start-up's page faults (docs/performance.md). Names are hashed with a keyed hash (below) whose
 //! keys are drawn per process, so input cannot be crafted to collide. All
 //! the tables of a thread share its keys, so a name hashed for one table
 //! (an env file's) is not hashed again for another (the environment's).
