@@ -81,12 +81,13 @@ impl Argv {
 
 /// Defines C's `main` to return `$run(argv)` ([`Argv`]): the binary starts
 /// from C's `main` (src/main.rs says why). Declaring it (`no_mangle`) and
-/// taking its arguments are unsafe code, which stays in this module.
+/// taking its arguments are unsafe code, which stays in this module: the
+/// `unsafe_code` lint judges a macro's code where it is written, so main.rs,
+/// which calls it, allows nothing.
 #[macro_export]
 macro_rules! c_main {
     ($run:path) => {
         // `no_mangle`: the symbol C's start-up calls.
-        #[allow(unsafe_code)]
         #[no_mangle]
         extern "C" fn main(argc: ::std::ffi::c_int, argv: *const *const ::std::ffi::c_char) -> ::std::ffi::c_int {
             // SAFETY: these are C main's own arguments.
