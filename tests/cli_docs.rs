@@ -229,3 +229,30 @@ fn bash_completes_check_format_values_and_render_help_lists_only_what_it_uses() 
     out.ok();
     assert!(out.stdout_str().contains("A=<set, 1 bytes>"), "{}", out.stdout_str());
 }
+
+/// docs/reference.md §1 is tested against the definition: every option of
+/// run, check and render, and every configuration variable, has its row; and
+/// §7's table has a row for each exit code of `--help`'s.
+#[test]
+fn the_reference_names_every_option_variable_and_exit_code_of_the_definition() {
+    use clap::CommandFactory;
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/reference.md")).unwrap();
+    let section = |n: &str, next: &str| text[text.find(n).unwrap()..text.find(next).unwrap()].to_string();
+    let options = section("## 1. Command line", "## 2. ");
+    let mut cli = envshim::cli::Cli::command();
+    cli.build();
+    for sub in ["run", "check", "render"] {
+        for arg in cli.find_subcommand(sub).unwrap().get_arguments() {
+            let Some(long) = arg.get_long().filter(|l| !["help", "version"].contains(l)) else { continue };
+            assert!(options.contains(&format!("`--{long}")), "reference §1 has no row for {sub} --{long}");
+            if let Some(var) = arg.get_env() {
+                assert!(options.contains(&format!("`{}`", var.to_str().unwrap())), "reference §1 does not name {var:?}");
+            }
+        }
+    }
+    let codes = section("## 7. Failures and exit codes", "## 8. ");
+    let help = envshim::cli::EXIT_CODES;
+    for code in help.lines().filter_map(|l| l.trim_start().split(' ').next().filter(|w| w.starts_with(|c: char| c.is_ascii_digit()))) {
+        assert!(codes.contains(&format!("\n| {code} |")), "reference §7 has no row for exit code {code}");
+    }
+}
