@@ -43,9 +43,6 @@ impl Refused {
 }
 
 /// Reads `args` (the whole argv) with the definition: the one parser.
-// Not inlined into `main`: clap's frames (kilobytes) would stay below the
-// run's, which then touches stack pages of its own.
-#[inline(never)]
 pub fn parse(args: Vec<OsString>) -> Result<Invocation, Refused> {
     let args = habits(args);
     // Used once, for the life of the process: the names of its configuration
