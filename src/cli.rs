@@ -102,9 +102,10 @@ pub struct CheckArgs {
     pub program: Vec<OsString>,
 }
 
-/// `render` starts no program: the options that only concern one are not in
-/// its help. They are still accepted (docs/reference.md §1: one table of options for run,
-/// check and render, so one command line serves the three), and change nothing.
+// `render` starts no program: the options that only concern one are not in
+// its help. They are still accepted (docs/reference.md §1: one table of options for run,
+// check and render, so one command line serves the three), and change nothing.
+// (`//`: a doc comment would be render's help.)
 #[derive(Args)]
 #[command(
     mut_arg("no_expand_args", |a| a.hide(true)),
@@ -136,9 +137,10 @@ pub struct InstallArgs {
     pub force: bool,
 }
 
-/// The options of run, check and render (one table for the three). A
-/// configuration variable is `env = "ENVSHIM_..."`; its value is never shown
-/// in the help (`hide_env_values`: `ENVSHIM_MANIFEST_JSON` is a whole manifest).
+// The options of run, check and render (one table for the three). A
+// configuration variable is `env = "ENVSHIM_..."`; its value is never shown
+// in the help (`hide_env_values`: `ENVSHIM_MANIFEST_JSON` is a whole manifest).
+// (A `//` comment: a doc comment here would be the subcommands' help.)
 #[derive(Args)]
 pub struct Common {
     /// The JSON manifest [default: /etc/envshim/manifest.json if it exists]

@@ -256,3 +256,18 @@ fn the_reference_names_every_option_variable_and_exit_code_of_the_definition() {
         assert!(codes.contains(&format!("\n| {code} |")), "reference §7 has no row for exit code {code}");
     }
 }
+
+/// Each subcommand's help starts with its own one line (not a comment of
+/// the definition's structs).
+#[test]
+fn each_subcommands_help_starts_with_what_it_does() {
+    for (sub, first) in [
+        ("run", "Build the environment, then execve PROGRAM (or supervise it with --init)"),
+        ("check", "Validate everything run would; exec nothing"),
+        ("render", "Print the final environment and where each variable came from"),
+    ] {
+        let out = envshim([sub, "--help"]).run();
+        out.ok();
+        assert_eq!(out.stdout_str().lines().next(), Some(first), "{sub} --help");
+    }
+}
