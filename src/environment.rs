@@ -384,12 +384,8 @@ impl Environment {
 
     /// How many variables were read from files (env files, `fileKeyRef`,
     /// `NAME_FILE`, `--env-dir`): their slots' kinds, no [`Source`] built.
-    pub fn from_files(&self) -> usize {
+    pub fn read_from_files(&self) -> usize {
         self.vars.iter().filter(|s| matches!(s.origin.kind & KIND_MASK, 1 | 2 | 3 | 6)).count()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
     }
 
     /// The variables, in order.

@@ -16,7 +16,9 @@ pub const DEFAULT_PATH: &[u8] = b"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/
 /// A program ready to be executed.
 pub struct Exec<'e> {
     pub path: CString,
-    pub argv: Vec<CString>,
+    /// The strings `argv_ptrs` points to, kept alive with it.
+    #[allow(dead_code)]
+    argv: Vec<CString>,
     /// A pointer to each of `argv`'s strings, then a null one (built before
     /// `--init` spawns, so the child allocates nothing).
     argv_ptrs: Vec<*const libc::c_char>,

@@ -9,25 +9,25 @@
 //! of it (tests/layers.rs).
 
 pub mod cli;
-pub mod envdir;
+mod envdir;
 pub mod envfile;
-pub mod environment;
+mod environment;
 pub mod error;
-pub mod exec;
+mod exec;
 pub mod expand;
-pub mod files;
-pub mod filenv;
-pub mod hints;
-pub mod index;
-pub mod init;
-pub mod install;
+mod files;
+mod filenv;
+mod hints;
+mod index;
+mod init;
+mod install;
 pub mod limits;
 pub mod manifest;
 pub mod names;
-pub mod pipeline;
-pub mod program;
-pub mod render;
-pub mod report;
+mod pipeline;
+mod program;
+mod render;
+mod report;
 pub mod sources;
 pub mod suggest;
 pub mod sys;
@@ -116,12 +116,12 @@ pub fn check(opts: &Options, check: &CheckOptions) -> i32 {
     }
     let code = if check.json {
         // Only for a success, as the text's `ok:` line: a failed build's count means nothing.
-        let summary = plan.errors.is_empty().then(|| report::Summary { variables: plan.env.len(), from_files: plan.env.from_files(), program });
+        let summary = plan.errors.is_empty().then(|| report::Summary { variables: plan.env.len(), from_files: plan.env.read_from_files(), program });
         report::json(&plan.errors, &warnings, summary.as_ref(), opts.termination_log.as_deref())
     } else {
         warnings.print();
         if plan.errors.is_empty() {
-            let from_files = plan.env.from_files();
+            let from_files = plan.env.read_from_files();
             let program = program.map_or("no program line".to_string(), |p| format!("program {p}"));
             let ok = format!("envshim: ok: {} variables ({from_files} from files), {program}\n", plan.env.len());
             let _ = std::io::stderr().lock().write_all(ok.as_bytes());

@@ -9,7 +9,7 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 
 use clap::parser::ValueSource;
-use clap::{ArgMatches, CommandFactory, FromArgMatches};
+use clap::{CommandFactory, FromArgMatches};
 
 use super::{usage, CheckArgs, CheckFormat, Cli, Command, Common, InstallArgs, RenderArgs, RenderFormat, RunArgs};
 use crate::error::Error;
@@ -50,7 +50,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Invocation, Refused> {
     let cmd: &'static mut clap::Command = Box::leak(Box::new(Cli::command()));
     let parsed = cmd.try_get_matches_from_mut(&args);
     let cmd: &'static clap::Command = cmd;
-    let matches = match parsed {
+    let mut matches = match parsed {
         Ok(m) => m,
         Err(e) => return Err(usage::refused(e, &args)),
     };
@@ -59,8 +59,11 @@ pub fn parse(args: Vec<OsString>) -> Result<Invocation, Refused> {
     let termination_log = sub_matches.try_get_one::<OsString>("termination_log").ok().flatten().cloned();
     let usage = |message| Refused::Usage { message, termination_log: termination_log.clone() };
     check_variables(sub).map_err(usage)?;
-    let cli = Cli::from_arg_matches(&matches).map_err(|e| usage::refused(e, &args))?;
-    invocation(cli.command, sub, sub_matches).map_err(usage)
+    let from = |id: &str| sub_matches.value_source(id) == Some(ValueSource::EnvVariable);
+    let from = FromVariable { manifest_json: from("manifest_json"), env_files: from("env_files") };
+    // Moved out of the matches, not copied (the values are no longer needed there).
+    let cli = Cli::from_arg_matches_mut(&mut matches).map_err(|e| usage::refused(e, &args))?;
+    invocation(cli.command, sub, from).map_err(usage)
 }
 
 /// tini's `ENTRYPOINT ["/envshim", "--", "/app"]` means `run`; `envshim help
@@ -100,9 +103,17 @@ pub(super) fn check_variables(sub: &clap::Command) -> Result<(), String> {
     Ok(())
 }
 
+/// The options whose messages name where their value came from: was it
+/// their configuration variable?
+#[derive(Clone, Copy)]
+struct FromVariable {
+    manifest_json: bool,
+    env_files: bool,
+}
+
 /// The library's values of a parsed command line; `sub` is its subcommand's
-/// definition, `m` what clap matched in it.
-fn invocation(command: Command, sub: &'static clap::Command, m: &ArgMatches) -> Result<Invocation, String> {
+/// definition.
+fn invocation(command: Command, sub: &'static clap::Command, m: FromVariable) -> Result<Invocation, String> {
     Ok(match command {
         Command::Run(RunArgs { common, program }) => {
             let (options, run) = options(common, sub, m)?;
@@ -126,18 +137,17 @@ fn invocation(command: Command, sub: &'static clap::Command, m: &ArgMatches) -> 
 
 /// The options of run, check and render (docs/reference.md §1: one table for
 /// the three): what they share, and what run takes (check takes some of it).
-fn options(mut common: Common, sub: &'static clap::Command, m: &ArgMatches) -> Result<(Options, RunOptions), String> {
+fn options(mut common: Common, sub: &'static clap::Command, from_variable: FromVariable) -> Result<(Options, RunOptions), String> {
     // `--env` and `--env-file` take values starting with `-`, but not `--`, which ends the options.
     if common.envs.iter().chain(&common.env_files).any(|v| v == "--") {
         return Err("--env and --env-file need a value (-- ends the options)".into());
     }
-    let from_variable = |id: &str| m.value_source(id) == Some(ValueSource::EnvVariable);
     let init = init_options(&mut common)?;
     let options = Options {
         manifest: common.manifest,
         // The name messages show for the text: the option's or the variable's.
-        manifest_json: common.manifest_json.map(|text| (if from_variable("manifest_json") { variable(sub, "manifest_json") } else { "--manifest-json" }, text)),
-        env_files: env_files(common.env_files, from_variable("env_files"), variable(sub, "env_files")),
+        manifest_json: common.manifest_json.map(|text| (if from_variable.manifest_json { variable(sub, "manifest_json") } else { "--manifest-json" }, text)),
+        env_files: env_files(common.env_files, from_variable.env_files, variable(sub, "env_files")),
         env_dirs: common.env_dirs.into_iter().map(OsStringExt::into_vec).collect(),
         envs: common.envs,
         volumes: common.volumes,

@@ -260,6 +260,11 @@ fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bo
             Loaded::Failed => {}
         }
     }
+    env_dirs(b, inputs, sources, &mut imported, full)
+}
+
+/// Step 2's end: the `--env-dir`s, charged with the imports before them.
+fn env_dirs(b: &mut Built, inputs: &Inputs, sources: &mut Sources, imported: &mut Imported, full: &mut bool) {
     for path in inputs.env_dirs {
         if *full {
             return;
