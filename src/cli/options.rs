@@ -59,7 +59,8 @@ pub fn parse(args: Vec<OsString>) -> Result<Invocation, Refused> {
     let termination_log = sub_matches.try_get_one::<OsString>("termination_log").ok().flatten().cloned();
     let usage = |message| Refused::Usage { message, termination_log: termination_log.clone() };
     check_variables(sub).map_err(usage)?;
-    let from = |id: &str| sub_matches.value_source(id) == Some(ValueSource::EnvVariable);
+    // (`install` has neither option: asked through `try_get_raw`, not `value_source`, which panics on a name it does not know.)
+    let from = |id: &str| sub_matches.try_get_raw(id).is_ok_and(|v| v.is_some()) && sub_matches.value_source(id) == Some(ValueSource::EnvVariable);
     let from = FromVariable { manifest_json: from("manifest_json"), env_files: from("env_files") };
     // Moved out of the matches, not copied (the values are no longer needed there).
     let cli = Cli::from_arg_matches_mut(&mut matches).map_err(|e| usage::refused(e, &args))?;
