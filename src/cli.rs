@@ -81,7 +81,11 @@ pub enum Command {
 #[derive(Args)]
 pub struct RunArgs {
     #[command(flatten)]
-    pub common: Common,
+    pub sources: Sources,
+    #[command(flatten)]
+    pub reading: Reading,
+    #[command(flatten)]
+    pub supervision: Supervision,
     /// The program line: PROGRAM [ARGS...] (after -- or the first non-option word)
     #[arg(trailing_var_arg = true, value_name = "PROGRAM")]
     pub program: Vec<OsString>,
@@ -90,7 +94,11 @@ pub struct RunArgs {
 #[derive(Args)]
 pub struct CheckArgs {
     #[command(flatten)]
-    pub common: Common,
+    pub sources: Sources,
+    #[command(flatten)]
+    pub reading: Reading,
+    #[command(flatten)]
+    pub supervision: Supervision,
     /// Fail on every warning too (exit 78 unless the problem has a code of its own)
     #[arg(long)]
     pub strict: bool,
@@ -118,7 +126,11 @@ pub struct CheckArgs {
 )]
 pub struct RenderArgs {
     #[command(flatten)]
-    pub common: Common,
+    pub sources: Sources,
+    #[command(flatten)]
+    pub reading: Reading,
+    #[command(flatten)]
+    pub supervision: Supervision,
     /// env (an env file with sources as comments) or json
     #[arg(long, value_enum, default_value = "env")]
     pub format: RenderFormat,
@@ -137,18 +149,27 @@ pub struct InstallArgs {
     pub force: bool,
 }
 
-// The options of run, check and render (one table for the three). A
-// configuration variable is `env = "ENVSHIM_..."`; its value is never shown
-// in the help (`hide_env_values`: `ENVSHIM_MANIFEST_JSON` is a whole manifest).
-// (A `//` comment: a doc comment here would be the subcommands' help.)
+// The options of run, check and render (one table for the three), in three
+// groups by concern. A configuration variable is `env = "ENVSHIM_..."`; its
+// value is never shown in the help (`hide_env_values`: `ENVSHIM_MANIFEST_JSON`
+// is a whole manifest). (`//` comments: a doc comment on these structs would
+// be the subcommands' help.) Each group is built by a function of its own
+// (clap's derive writes one per struct): one function for all twenty options
+// took a 40 KiB stack frame, ten stack pages faulted in at every start (and
+// a group flattened in one struct only was inlined back into it).
+
+// Where the environment comes from: the manifest, env files and directories, variables and volumes.
 #[derive(Args)]
-pub struct Common {
+pub struct Sources {
     /// The JSON manifest [default: /etc/envshim/manifest.json if it exists]
     #[arg(long, value_name = "PATH", env = "ENVSHIM_MANIFEST", hide_env_values = true)]
     pub manifest: Option<OsString>,
     /// The manifest's JSON text itself, instead of a file
     #[arg(long = "manifest-json", value_name = "TEXT", env = "ENVSHIM_MANIFEST_JSON", hide_env_values = true)]
     pub manifest_json: Option<OsString>,
+    /// Use the container NAME of a Pod, workload or List manifest
+    #[arg(long, value_name = "NAME", env = "ENVSHIM_CONTAINER", hide_env_values = true)]
+    pub container: Option<OsString>,
     /// Load every key of an env file (repeatable; the files of ENVSHIM_ENV_FILE, comma-separated, come after these)
     #[arg(long = "env-file", value_name = "PATH", allow_hyphen_values = true, env = "ENVSHIM_ENV_FILE", hide_env_values = true)]
     pub env_files: Vec<OsString>,
@@ -161,18 +182,40 @@ pub struct Common {
     /// Mount a volume name on a directory, as in volumeMounts (repeatable)
     #[arg(long = "volume", value_name = "NAME=DIR")]
     pub volumes: Vec<OsString>,
+    /// When NAME_FILE is set, set NAME from the file it names and remove NAME_FILE (repeatable, comma-separated)
+    #[arg(long = "file-env", value_name = "NAME[,NAME...]", value_delimiter = ',', env = "ENVSHIM_FILE_ENV", hide_env_values = true)]
+    pub file_env: Vec<OsString>,
+}
+
+// How the sources are read and checked, and what envshim reports.
+#[derive(Args)]
+pub struct Reading {
+    /// How env files are read: envshim (its grammar: unquoted, single- and double-quoted values, the last occurrence wins) or kubelet (exactly as the kubelet 1.35: NAME='value' only, the first occurrence wins; with check, also lists every line the kubelet would reject or read differently) [default: envshim]
+    #[arg(long = "env-grammar", value_name = "envshim|kubelet", env = "ENVSHIM_ENV_GRAMMAR", hide_env_values = true, value_parser = env_grammar)]
+    pub env_grammar: Option<Grammar>,
     /// Validate names with the strict legacy rule
     #[arg(long, env = "ENVSHIM_STRICT_NAMES", hide_env_values = true, value_parser = switch)]
     pub strict_names: bool,
+    /// Wait up to DURATION for missing files that are not optional (500ms, 30s, 2m; a bare number is seconds)
+    #[arg(long, value_name = "DURATION", value_parser = crate::wait::duration, env = "ENVSHIM_WAIT", hide_env_values = true)]
+    pub wait: Option<Duration>,
     /// Do not add KUBERNETES_SERVICE_URL
     #[arg(long)]
     pub no_service_url: bool,
-    /// Also write failures here [default: /dev/termination-log if it exists and is writable]
-    #[arg(long, value_name = "PATH")]
-    pub termination_log: Option<OsString>,
     /// Do not expand $(VAR) in the trailing PROGRAM/ARGS
     #[arg(long, env = "ENVSHIM_NO_EXPAND_ARGS", hide_env_values = true, value_parser = switch)]
     pub no_expand_args: bool,
+    /// Also write failures here [default: /dev/termination-log if it exists and is writable]
+    #[arg(long, value_name = "PATH")]
+    pub termination_log: Option<OsString>,
+    /// Print each variable's source and size on stderr first
+    #[arg(long, short, env = "ENVSHIM_VERBOSE", hide_env_values = true, value_parser = switch)]
+    pub verbose: bool,
+}
+
+// `--init`: envshim stays as PID 1 and supervises the program.
+#[derive(Args)]
+pub struct Supervision {
     /// Stay as PID 1: fork, exec the program, forward signals, reap zombies
     #[arg(long, env = "ENVSHIM_INIT", hide_env_values = true, value_parser = switch)]
     pub init: bool,
@@ -188,21 +231,6 @@ pub struct Common {
     /// With --init, forward a received signal FROM as TO (TERM:QUIT, 15:3; TO 0 drops it) (repeatable)
     #[arg(long = "rewrite-signal", value_name = "FROM:TO", value_parser = crate::init::parse_rewrite)]
     pub rewrite_signals: Vec<(i32, i32)>,
-    /// When NAME_FILE is set, set NAME from the file it names and remove NAME_FILE (repeatable, comma-separated)
-    #[arg(long = "file-env", value_name = "NAME[,NAME...]", value_delimiter = ',', env = "ENVSHIM_FILE_ENV", hide_env_values = true)]
-    pub file_env: Vec<OsString>,
-    /// Wait up to DURATION for missing files that are not optional (500ms, 30s, 2m; a bare number is seconds)
-    #[arg(long, value_name = "DURATION", value_parser = crate::wait::duration, env = "ENVSHIM_WAIT", hide_env_values = true)]
-    pub wait: Option<Duration>,
-    /// How env files are read: envshim (its grammar: unquoted, single- and double-quoted values, the last occurrence wins) or kubelet (exactly as the kubelet 1.35: NAME='value' only, the first occurrence wins; with check, also lists every line the kubelet would reject or read differently) [default: envshim]
-    #[arg(long = "env-grammar", value_name = "envshim|kubelet", env = "ENVSHIM_ENV_GRAMMAR", hide_env_values = true, value_parser = env_grammar)]
-    pub env_grammar: Option<Grammar>,
-    /// Use the container NAME of a Pod, workload or List manifest
-    #[arg(long, value_name = "NAME", env = "ENVSHIM_CONTAINER", hide_env_values = true)]
-    pub container: Option<OsString>,
-    /// Print each variable's source and size on stderr first
-    #[arg(long, short, env = "ENVSHIM_VERBOSE", hide_env_values = true, value_parser = switch)]
-    pub verbose: bool,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

@@ -129,7 +129,9 @@ struct Texts {
 }
 
 impl Texts {
-    /// `NAME=VALUE` of `s` (a NUL follows it).
+    /// `NAME=VALUE` of `s` (a NUL follows it). (Inlined: called for every
+    /// variable as `envp` is built.)
+    #[inline]
     fn text(&self, s: &Slot) -> &[u8] {
         let buf = match s.file {
             0 => &self.strings[..],
@@ -174,7 +176,8 @@ pub struct Environment {
     removed: usize,
 }
 
-/// The name of `vars[i]`, for the index.
+/// The name of `vars[i]`, for the index (inlined into its probes).
+#[inline]
 fn name_of<'s>(texts: &'s Texts, vars: &[Slot], i: u32) -> &'s [u8] {
     let s = &vars[i as usize];
     &texts.text(s)[..s.name as usize]

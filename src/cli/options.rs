@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches};
 
-use super::{usage, CheckArgs, CheckFormat, Cli, Command, Common, InstallArgs, RenderArgs, RenderFormat, RunArgs};
+use super::{usage, CheckArgs, CheckFormat, Cli, Command, InstallArgs, Reading, RenderArgs, RenderFormat, RunArgs, Sources, Supervision};
 use crate::error::Error;
 use crate::pipeline::{CheckOptions, InitOptions, Options, RunOptions};
 use crate::render::Format;
@@ -116,21 +116,21 @@ struct FromVariable {
 /// definition.
 fn invocation(command: Command, sub: &'static clap::Command, m: FromVariable) -> Result<Invocation, String> {
     Ok(match command {
-        Command::Run(RunArgs { common, program }) => {
-            let (options, run) = options(common, sub, m)?;
+        Command::Run(RunArgs { sources, reading, supervision, program }) => {
+            let (options, run) = options(sources, reading, supervision, sub, m)?;
             Invocation::Run(options, RunOptions { program, ..run })
         }
-        Command::Check(CheckArgs { common, strict, format, program }) => {
-            let (options, run) = options(common, sub, m)?;
+        Command::Check(CheckArgs { sources, reading, supervision, strict, format, program }) => {
+            let (options, run) = options(sources, reading, supervision, sub, m)?;
             let json = matches!(format, Some(CheckFormat::Json));
             Invocation::Check(options, CheckOptions { program, no_expand_args: run.no_expand_args, verbose: run.verbose, strict, json })
         }
-        Command::Render(RenderArgs { common, format, show_values }) => {
+        Command::Render(RenderArgs { sources, reading, supervision, format, show_values }) => {
             let format = match format {
                 RenderFormat::Env => Format::Env,
                 RenderFormat::Json => Format::Json,
             };
-            Invocation::Render(options(common, sub, m)?.0, format, show_values)
+            Invocation::Render(options(sources, reading, supervision, sub, m)?.0, format, show_values)
         }
         Command::Install(InstallArgs { dest, force }) => Invocation::Install(dest, force),
     })
@@ -138,30 +138,30 @@ fn invocation(command: Command, sub: &'static clap::Command, m: FromVariable) ->
 
 /// The options of run, check and render (docs/reference.md §1: one table for
 /// the three): what they share, and what run takes (check takes some of it).
-fn options(mut common: Common, sub: &'static clap::Command, from_variable: FromVariable) -> Result<(Options, RunOptions), String> {
+fn options(s: Sources, r: Reading, supervision: Supervision, sub: &'static clap::Command, from_variable: FromVariable) -> Result<(Options, RunOptions), String> {
     // `--env` and `--env-file` take values starting with `-`, but not `--`, which ends the options.
-    if common.envs.iter().chain(&common.env_files).any(|v| v == "--") {
+    if s.envs.iter().chain(&s.env_files).any(|v| v == "--") {
         return Err("--env and --env-file need a value (-- ends the options)".into());
     }
-    let init = init_options(&mut common)?;
+    let init = init_options(supervision)?;
     let options = Options {
-        manifest: common.manifest,
+        manifest: s.manifest,
         // The name messages show for the text: the option's or the variable's.
-        manifest_json: common.manifest_json.map(|text| (if from_variable.manifest_json { variable(sub, "manifest_json") } else { "--manifest-json" }, text)),
-        env_files: env_files(common.env_files, from_variable.env_files, variable(sub, "env_files")),
-        env_dirs: common.env_dirs.into_iter().map(OsStringExt::into_vec).collect(),
-        envs: common.envs,
-        volumes: common.volumes,
-        strict_names: common.strict_names,
-        no_service_url: common.no_service_url,
-        termination_log: common.termination_log,
-        file_env: common.file_env.into_iter().map(OsStringExt::into_vec).collect(),
-        wait: common.wait,
-        container: common.container,
-        env_grammar: common.env_grammar.unwrap_or_default(),
+        manifest_json: s.manifest_json.map(|text| (if from_variable.manifest_json { variable(sub, "manifest_json") } else { "--manifest-json" }, text)),
+        env_files: env_files(s.env_files, from_variable.env_files, variable(sub, "env_files")),
+        env_dirs: s.env_dirs.into_iter().map(OsStringExt::into_vec).collect(),
+        envs: s.envs,
+        volumes: s.volumes,
+        strict_names: r.strict_names,
+        no_service_url: r.no_service_url,
+        termination_log: r.termination_log,
+        file_env: s.file_env.into_iter().map(OsStringExt::into_vec).collect(),
+        wait: r.wait,
+        container: s.container,
+        env_grammar: r.env_grammar.unwrap_or_default(),
         config_vars: Box::leak(sub.get_arguments().filter_map(|a| a.get_env()?.to_str()).collect::<Box<[_]>>()),
     };
-    let run = RunOptions { program: Vec::new(), no_expand_args: common.no_expand_args, verbose: common.verbose, init };
+    let run = RunOptions { program: Vec::new(), no_expand_args: r.no_expand_args, verbose: r.verbose, init };
     Ok((options, run))
 }
 
@@ -183,18 +183,13 @@ fn env_files(given: Vec<OsString>, from_variable: bool, var: &str) -> Vec<OsStri
 
 /// `--init`'s settings when `--init` (or its variable) is on, else a usage
 /// error for any of them given without it.
-fn init_options(common: &mut Common) -> Result<Option<InitOptions>, String> {
-    if !common.init && (common.init_group || common.term_delay.is_some()) {
+fn init_options(s: Supervision) -> Result<Option<InitOptions>, String> {
+    if !s.init && (s.init_group || s.term_delay.is_some()) {
         return Err("--init-group and --term-delay need --init (or ENVSHIM_INIT)".into());
     }
-    if !common.init && (!common.success_exits.is_empty() || !common.rewrite_signals.is_empty()) {
+    if !s.init && (!s.success_exits.is_empty() || !s.rewrite_signals.is_empty()) {
         return Err("--success-exit and --rewrite-signal need --init (or ENVSHIM_INIT)".into());
     }
-    let init = InitOptions {
-        group: common.init_group,
-        term_delay: common.term_delay,
-        success_exits: std::mem::take(&mut common.success_exits),
-        rewrite_signals: std::mem::take(&mut common.rewrite_signals),
-    };
-    Ok(common.init.then_some(init))
+    let init = InitOptions { group: s.init_group, term_delay: s.term_delay, success_exits: s.success_exits, rewrite_signals: s.rewrite_signals };
+    Ok(s.init.then_some(init))
 }
