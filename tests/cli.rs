@@ -485,6 +485,8 @@ fn boolean_variables_are_checked_beside_their_options() {
         envshim(["check", option]).env(var, "perhaps").run().fails_with(2, &[var]);
         envshim(["check", option]).env(var, "off").run().ok();
     }
+    // A variable of an option that takes a value, given too.
+    envshim(["check", "--wait", "1s"]).env("ENVSHIM_WAIT", "soon").run().fails_with(2, &["ENVSHIM_WAIT"]);
     envshim(["run", "--init", "--success-exit", "+3", "--", "/bin/true"]).run().fails_with(2, &["--success-exit", "'+3'"]);
 }
 

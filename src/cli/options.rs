@@ -58,7 +58,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Invocation, Refused> {
     let sub = cmd.find_subcommand(name).expect("clap matched it");
     let termination_log = sub_matches.try_get_one::<OsString>("termination_log").ok().flatten().cloned();
     let usage = |message| Refused::Usage { message, termination_log: termination_log.clone() };
-    check_variables(sub).map_err(usage)?;
+    check_variables(sub, Some(sub_matches)).map_err(usage)?;
     // (`install` has neither option: asked through `try_get_raw`, not `value_source`, which panics on a name it does not know.)
     let from = |id: &str| sub_matches.try_get_raw(id).is_ok_and(|v| v.is_some()) && sub_matches.value_source(id) == Some(ValueSource::EnvVariable);
     let from = FromVariable { manifest_json: from("manifest_json"), env_files: from("env_files") };
@@ -85,9 +85,15 @@ fn habits(mut args: Vec<OsString>) -> Vec<OsString> {
 /// but a bad variable is still a mistake): the message names the variable
 /// and never shows its value. In the definition's order: the first bad one
 /// is the message. clap reads them again where their option is not given.
-pub(super) fn check_variables(sub: &clap::Command) -> Result<(), String> {
+/// `parsed`: what a parse that succeeded matched; then only the variables of
+/// options given on the command line are read (clap read the others' and
+/// their values passed).
+pub(super) fn check_variables(sub: &clap::Command, parsed: Option<&clap::ArgMatches>) -> Result<(), String> {
     for arg in sub.get_arguments() {
         let Some(name) = arg.get_env() else { continue };
+        if parsed.is_some_and(|m| m.value_source(arg.get_id().as_str()) != Some(ValueSource::CommandLine)) {
+            continue;
+        }
         if std::env::var_os(name).is_none() {
             continue;
         }

@@ -26,7 +26,7 @@ pub(super) fn refused(e: clap::Error, args: &[OsString]) -> Refused {
     // A bad configuration variable is named as such (clap's message would
     // show its value, and name the option).
     let variable = match e.kind() {
-        ErrorKind::ValueValidation | ErrorKind::InvalidUtf8 => sub.and_then(|s| check_variables(s).err()),
+        ErrorKind::ValueValidation | ErrorKind::InvalidUtf8 => sub.and_then(|s| check_variables(s, None).err()),
         _ => None,
     };
     let message = variable.unwrap_or_else(|| usage_line(&e, &cli, args));
