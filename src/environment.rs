@@ -403,7 +403,7 @@ impl Environment {
     pub fn pointers(&self) -> Vec<*const libc::c_char> {
         let mut p: Vec<*const libc::c_char> = Vec::with_capacity(self.len() + 1);
         // Each buffer's start looked up once, not through `Texts::text` for
-        // every variable (its file's `Rc` and a slice of it: 20 K instructions
+        // every variable (its file's `Rc` and a slice of it: 12 K instructions
         // of a start on the workload of docs/performance.md). A slot's start
         // is within its buffer ([`Texts::text`] slices it).
         let t = &self.texts;
