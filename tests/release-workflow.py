@@ -5,10 +5,14 @@
   job that compiles nothing (no cargo, rustc, build script, make, package manager
   of a language), never a workflow's or a job's env; a job that compiles gets no
   secret at all and no write permission;
-- each job installs only Debian packages, each pinned (`name=version`), and each
-  such version is one Debian bookworm's archive has (`apt-cache madison` on this
-  Debian 12 machine, sources from debian.org only: the check a bookworm container
-  would make, without pulling one); nothing else is installed but crates pinned
+- each job installs only Debian packages, each pinned (`name=version`), each a
+  package Debian bookworm's archive has (`apt-cache madison` on this Debian 12
+  machine, sources from debian.org only: the check a bookworm container would
+  make, without pulling one). A pinned version the archive no longer lists
+  (Debian replaces a package's version with each point release and security
+  update) is a warning with the version to re-pin to, not a failure: the
+  workflow did not change, the archive did (STRICT_PINS=1 makes it fail, for a
+  scheduled job that reports stale pins); nothing else is installed but crates pinned
   with `cargo install --locked --version`; no pip, no curl or wget, no
   tests/e2e/deps.sh (it adds kubectl and kpt, which Debian does not have);
 - every action is pinned by a full commit.
@@ -48,15 +52,26 @@ def compiles(job):
     return any(COMPILES.search(r.replace("release/sign.sh", "")) for r in runs(job))
 
 
-def bookworm_has(name, version):
+def bookworm_versions(name):
+    """The versions of `name` Debian bookworm's archive lists now (none: no such package)."""
     if name not in _madison:
         out = subprocess.run(["apt-cache", "madison", name], capture_output=True, text=True, check=True).stdout
         _madison[name] = out
+    versions = []
     for line in _madison[name].splitlines():
         parts = [p.strip() for p in line.split("|")]
-        if len(parts) == 3 and parts[1] == version and "debian.org/debian" in parts[2] and " bookworm" in parts[2]:
-            return True
-    return False
+        if len(parts) == 3 and "debian.org/debian" in parts[2] and " bookworm" in parts[2]:
+            versions.append(parts[1])
+    return versions
+
+
+def stale_pin(where, pkg, version, versions):
+    """A pin the archive replaced: a failure only with STRICT_PINS=1."""
+    message = f"{where}: {pkg}={version} is no longer in bookworm's archive (it has {', '.join(versions)}): re-pin it"
+    if os.environ.get("STRICT_PINS") == "1":
+        return message
+    print(f"release-workflow: WARNING: {message}", file=sys.stderr)
+    return None
 
 
 def installs(run):
@@ -113,8 +128,12 @@ def problems(wf, check_archive=True):
                     pkg, _, version = a.partition("=")
                     if not version:
                         found.append(f"{where}: apt package {pkg} not pinned to a version")
-                    elif check_archive and not bookworm_has(pkg, version):
-                        found.append(f"{where}: {pkg}={version} is not in Debian bookworm's archive")
+                    elif check_archive:
+                        versions = bookworm_versions(pkg)
+                        if not versions:
+                            found.append(f"{where}: {pkg} is not in Debian bookworm's archive")
+                        elif version not in versions and (stale := stale_pin(where, pkg, version, versions)):
+                            found.append(stale)
         if builds and any(v == "write" for v in (job.get("permissions") or {}).values()):
             found.append(f"job {name}: compiles with write permission")
     return found
@@ -165,7 +184,17 @@ def main():
     install_step(w)["run"] += "apt-get install -y kubectl=1.32.4-1.1 google-cloud-cli-kpt=1.0.0-1\n"
     missing = [p for p in problems(w) if "not in Debian bookworm" in p]
     assert len(missing) == 2, missing
-    print(f"release-workflow: ok: {len(cases) + 1} altered workflows caught")
+    # A pin the archive replaced: a warning, a failure with STRICT_PINS=1.
+    w = copy.deepcopy(wf)
+    install_step(w)["run"] += "apt-get install -y jq=1.6-2.1+deb12u0\n"
+    strict = os.environ.pop("STRICT_PINS", None)
+    assert not problems(w), "a replaced pin failed without STRICT_PINS"
+    os.environ["STRICT_PINS"] = "1"
+    assert [p for p in problems(w) if "re-pin" in p], "a replaced pin passed with STRICT_PINS=1"
+    os.environ.pop("STRICT_PINS")
+    if strict is not None:
+        os.environ["STRICT_PINS"] = strict
+    print(f"release-workflow: ok: {len(cases) + 2} altered workflows caught")
 
 
 if __name__ == "__main__":
