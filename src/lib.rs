@@ -27,6 +27,7 @@ pub mod pipeline;
 pub mod program;
 pub mod render;
 pub mod report;
+pub mod sort;
 pub mod sources;
 pub mod suggest;
 pub mod sys;
