@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build fully static, stripped release binaries of envshim and of its kubectl plugin:
-#   dist/envshim-linux-amd64           (x86_64-unknown-linux-musl)
+#   dist/envshim-linux-amd64           (x86_64-unknown-linux-musl, linked with rust-lld)
 #   dist/envshim-linux-arm64           (aarch64-unknown-linux-musl, linked with rust-lld)
 #   dist/kubectl-envshim-linux-amd64   (the converter, `kubectl envshim convert`)
 #   dist/kubectl-envshim-linux-arm64
@@ -83,7 +83,6 @@ have_nightly() { # TRIPLE
 }
 
 HAVE_FILE=$(command -v file || true)
-host_arch=$(uname -m)
 mkdir -p "$DIST"
 for arch in "${archs[@]}"; do
   case $arch in
@@ -118,11 +117,18 @@ for arch in "${archs[@]}"; do
   else
     export "CARGO_TARGET_${T}_RUSTFLAGS=$remap$nopie"
   fi
-  # rust-lld (shipped with rustup's toolchain) links a musl target with no C cross
-  # toolchain: always for arm64, and for amd64 when building on another host.
-  if [ "$arch" = arm64 ] || [ "${triple%%-*}" != "$host_arch" ]; then
-    export "CARGO_TARGET_${T}_LINKER=rust-lld"
-  fi
+  # rust-lld (shipped with rustup's toolchain) links both musl targets: it needs no
+  # C cross toolchain, and it lays the file out without padding each segment to a
+  # page (GNU ld's -z separate-code): the amd64 binary is 8.6 KB smaller, with 2
+  # page faults fewer at start-up (docs/performance.md, binary size). The glibc
+  # fallback is linked by cc.
+  # --icf=all: identical functions kept once (3.1 KB of the amd64 binary). Rust gives
+  # no two functions distinct addresses by contract; --icf=safe, which keeps those
+  # whose address is taken, merges nothing here (rustc's LTO object lists none).
+  case $triple in
+    *-musl) rf=CARGO_TARGET_${T}_RUSTFLAGS
+            export "CARGO_TARGET_${T}_LINKER=rust-lld" "$rf=${!rf} -C link-arg=--icf=all" ;;
+  esac
   # Its own target directory: std built from source must not mix with stable's artifacts.
   tdir=${CARGO_TARGET_DIR:-target}${toolchain:+/nightly}
   echo "musl-build: cargo ${toolchain[*]} build --release --locked --target $triple ${zflags[*]}${panic:+ (RUSTFLAGS +$panic)}"

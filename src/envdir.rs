@@ -147,8 +147,7 @@ fn read_once(dir: BorrowedFd, data: Option<&[u8]>, shown: &str, read: &mut usize
     // Kubernetes' `..data` and timestamped directories, and hidden files, are
     // skipped; the others in byte order.
     let mut sorted: Vec<&[u8]> = names.iter().map(Vec::as_slice).filter(|n| !n.starts_with(b".")).collect();
-    // The same sort as the skipped keys' (`[&[u8]]`): no second copy in the binary.
-    sorted.sort_unstable();
+    crate::sort::sort(&mut sorted);
     read_files(dir, data, shown, &sorted, read, errors)
 }
 

@@ -328,7 +328,7 @@ impl Environment {
         }
         let vars = &mut self.vars;
         let mut order: Vec<u32> = (0..vars.len() as u32).filter(|&i| vars[i as usize].file == 0).collect();
-        order.sort_unstable_by_key(|&i| vars[i as usize].start);
+        crate::sort::sort_by(&mut order, |&a, &b| vars[a as usize].start < vars[b as usize].start);
         let mut to = 0;
         for i in order {
             let s = &mut vars[i as usize];

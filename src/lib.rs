@@ -28,6 +28,7 @@ mod pipeline;
 mod program;
 mod render;
 mod report;
+mod sort;
 pub mod sources;
 pub mod suggest;
 pub mod sys;

@@ -146,10 +146,7 @@ pub(super) fn import_dir(b: &mut Built, files: Vec<crate::envdir::DirFile>, disp
 pub(super) fn skipped_warning(display: &str, prefix: &[u8], keys: &mut [&[u8]]) -> String {
     // The keys are distinct and share the prefix: sorting them sorts the names.
     let shown = keys.len().min(MAX_SKIPPED_KEYS_SHOWN);
-    if keys.len() > shown {
-        keys.select_nth_unstable(shown);
-    }
-    keys[..shown].sort_unstable();
+    crate::sort::sort(keys);
     let names: Vec<String> = keys[..shown].iter().map(|key| shown_name(prefix, key)).collect();
     let more = match keys.len() - shown {
         0 => String::new(),

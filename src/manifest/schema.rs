@@ -43,7 +43,7 @@ impl<'a> Reader<'a> {
             Some(())
         })?;
         if let Some(mut unknown) = unknown {
-            unknown.sort_unstable();
+            crate::sort::sort(&mut unknown);
             unknown.dedup();
             for key in unknown {
                 fail(errors, &path.field(&key), unknown_field(&key));
@@ -93,7 +93,7 @@ impl<'a> Reader<'a> {
             unknown.extend(other.filter(|k| !CONTAINER_FIELDS.contains(&&**k)));
             Some(())
         })?;
-        unknown.sort_unstable();
+        crate::sort::sort(&mut unknown);
         unknown.dedup();
         for key in unknown {
             fail(errors, &Path::Root.field(&key), unknown_field(&key));
