@@ -6,8 +6,12 @@
 
 use serde_json::{Map, Value};
 
+use envshim::error::Error;
+
 use crate::cli::ManifestArgs;
-use crate::{code, fail, input, say, tree, usage};
+use crate::input::{self, data_error};
+use crate::report::{fail, say, usage, write_stdout};
+use crate::tree;
 
 /// The container fields envshim reads (docs/reference.md §3).
 const FIELDS: [&str; 5] = ["volumeMounts", "envFrom", "env", "command", "args"];
@@ -31,23 +35,22 @@ pub fn command(args: &ManifestArgs) -> i32 {
     };
     let bytes = match serde_json::to_vec(&list) {
         Ok(b) => b,
-        Err(e) => return fail(&[(code::DATAERR, format!("{shown}: cannot be written as JSON ({e})"))]),
+        Err(e) => return fail(&[data_error(&shown, format!("cannot be written as JSON ({e})"))]),
     };
     if let Err(errors) = envshim::manifest::parse_named(&bytes, &format!("manifest {shown}"), Some(&shown), Some(name.as_bytes())) {
-        let errors: Vec<(i32, String)> = errors.iter().map(|e| (e.code, e.to_string())).collect();
         return fail(&errors);
     }
     // envshim found exactly one container of that name.
     let Some(chosen) = all.into_iter().find(|c| named(c) == Some(name.as_str())) else {
-        return fail(&[(code::CONFIG, format!("{shown}: no container {name}"))]);
+        return fail(&[Error { subject: shown, ..Error::config(format!("no container {name}")) }]);
     };
     let manifest: Map<String, Value> = chosen.as_object().into_iter().flatten().filter(|(k, _)| FIELDS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
     for volume in unmounted(&manifest) {
         say(&format!("warning: container {name} reads the volume {volume} without mounting it: mount it in the container, where envshim reads it"));
     }
     match serde_json::to_string_pretty(&Value::Object(manifest)) {
-        Ok(text) => crate::write_stdout(format!("{text}\n").as_bytes()),
-        Err(e) => fail(&[(code::DATAERR, format!("{shown}: cannot be written as JSON ({e})"))]),
+        Ok(text) => write_stdout(format!("{text}\n").as_bytes()),
+        Err(e) => fail(&[data_error(&shown, format!("cannot be written as JSON ({e})"))]),
     }
 }
 
@@ -59,9 +62,12 @@ fn documents(args: &ManifestArgs) -> Result<(Value, String), i32> {
     let mut docs = Vec::new();
     let mut errors = Vec::new();
     for (shown, text) in &inputs {
-        match text.as_deref().map_err(Clone::clone).and_then(tree::read) {
-            Ok(mut d) => docs.append(&mut d),
-            Err(e) => errors.push((code::DATAERR, format!("{shown}: {e}"))),
+        match text {
+            Ok(text) => match tree::read(text) {
+                Ok(mut d) => docs.append(&mut d),
+                Err(e) => errors.push(data_error(shown, e)),
+            },
+            Err(e) => errors.push(e.clone()),
         }
     }
     if !errors.is_empty() {
@@ -79,7 +85,7 @@ fn documents(args: &ManifestArgs) -> Result<(Value, String), i32> {
         any
     });
     if docs.is_empty() {
-        return Err(fail(&[(code::CONFIG, format!("{shown}: no document holds a container"))]));
+        return Err(fail(&[Error { subject: shown, ..Error::config("no document holds a container") }]));
     }
     let list = match <[Value; 1]>::try_from(docs) {
         Ok([one]) => one,

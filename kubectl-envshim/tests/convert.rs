@@ -438,7 +438,8 @@ fn errors_name_the_document_the_object_the_container_and_the_path() {
     // Unreadable input (65).
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing.yaml");
-    kubectl_envshim(&["convert", "-f", missing.to_str().unwrap()], "").fails(65, &["missing.yaml: cannot be read (no such file or directory)"]);
+    // The system's reason as envshim words it (strerror's text, as the shim's messages have it).
+    kubectl_envshim(&["convert", "-f", missing.to_str().unwrap()], "").fails(65, &["missing.yaml: cannot be read (No such file or directory)"]);
     kubectl_envshim(&["convert", "-f", dir.path().to_str().unwrap()], "").fails(65, &["no .yaml, .yml or .json file in it (-R reads its subdirectories)"]);
     let latin1 = dir.path().join("latin1.yaml");
     std::fs::write(&latin1, b"kind: Pod\nmetadata: {name: \xe9}\n").unwrap();
