@@ -35,6 +35,44 @@ pub mod code {
     pub const NOTFOUND: i32 = 127;
 }
 
+/// The exit codes each tool's `--help` ends with, a row a code: the code,
+/// what it means to envshim (its `--help`: `cli::EXIT_CODES`, tested to be
+/// this table's rendering, and docs/reference.md §7) and to kubectl-envshim
+/// (None: that tool never exits with it). A line break in a meaning is
+/// where the help wraps it. [`exit_code_help`] renders one tool's.
+pub const EXIT_CODE_TABLE: [(&str, Option<&str>, Option<&str>); 13] = [
+    ("0", Some("success (run: the program's own code, as envshim becomes the program;\nwith --init, also a code given to --success-exit)"), Some("done")),
+    ("1", None, Some("convert --check: a document would change")),
+    ("2", Some("usage error: a bad option or configuration variable, no program line"), Some("usage error: a bad option or config")),
+    (
+        "65",
+        Some("an env file does not parse, has an invalid name or exceeds a limit;\nan --env-dir or NAME_FILE value is too large or holds a NUL"),
+        Some("an input that cannot be read or parsed"),
+    ),
+    ("66", Some("a file, directory or key is missing and not optional (with --wait:\nafter waiting)"), None),
+    ("71", Some("with --init: a system call envshim needs failed"), None),
+    ("73", Some("install cannot create DEST"), None),
+    ("74", Some("render cannot write its output"), Some("the output cannot be written")),
+    ("77", Some("permission denied reading a file"), None),
+    ("78", Some("configuration: the manifest, a volume, a path, an env name; with\ncheck --strict, a warning"), Some("a pod that cannot be converted")),
+    ("126", Some("the program cannot be executed, or argv/env too large for execve"), None),
+    ("127", Some("the program was not found"), None),
+    ("128+N", Some("signal N: the program's, with --init; or envshim's own during start-up"), None),
+];
+
+/// `Exit codes:` and a line a code of [`EXIT_CODE_TABLE`]: envshim's, or
+/// with `converter` kubectl-envshim's.
+pub fn exit_code_help(converter: bool) -> String {
+    let mut out = String::from("Exit codes:");
+    for (code, envshim, kubectl_envshim) in EXIT_CODE_TABLE {
+        let Some(meaning) = (if converter { kubectl_envshim } else { envshim }) else { continue };
+        for (i, line) in meaning.lines().enumerate() {
+            out.push_str(&format!("\n  {:<7}{line}", if i == 0 { code } else { "" }));
+        }
+    }
+    out
+}
+
 /// One failure: an exit code, what it is about, where, and what is wrong;
 /// its one-line message (without the `envshim: ` prefix) is made only when
 /// it is shown ([`fmt::Display`]): `SUBJECT: PATH: WHAT`, each part there
@@ -176,6 +214,14 @@ mod tests {
         // Without a subject the message is `what` alone: the path is for `check --format json`.
         let located = Error::new(code::NOINPUT, "manifest: env[0] (A): file v/a not found").located(Some("env[0].valueFrom.fileKeyRef.path".into()), None);
         assert_eq!(located.to_string(), "manifest: env[0] (A): file v/a not found");
+    }
+
+    #[test]
+    fn the_exit_code_table_is_the_table_of_the_codes() {
+        use code::*;
+        let numbers: Vec<i32> = EXIT_CODE_TABLE.iter().filter_map(|row| row.0.parse().ok()).collect();
+        assert_eq!(numbers, [OK, CHANGED, USAGE, DATAERR, NOINPUT, OSERR, CANTCREAT, IOERR, NOPERM, CONFIG, NOEXEC, NOTFOUND]);
+        assert!(exit_code_help(true).ends_with("\n  78     a pod that cannot be converted"), "{}", exit_code_help(true));
     }
 
     #[test]

@@ -188,6 +188,9 @@ fn looks_like_yaml(bytes: &[u8]) -> bool {
 mod reader;
 mod schema;
 mod select;
+mod walk;
+
+pub use walk::{containers, Tree};
 
 #[cfg(test)]
 mod tests;

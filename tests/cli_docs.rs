@@ -173,6 +173,14 @@ fn version_names_the_commit_target_and_compiler() {
     assert_eq!(out.stdout_str(), format!("envshim {}\n", env!("CARGO_PKG_VERSION")));
 }
 
+/// The help's exit codes are the library's table of them, rendered
+/// (`EXIT_CODES` is a literal: clap takes it at every start, where
+/// formatting the table would cost each run).
+#[test]
+fn the_help_exit_codes_are_the_table() {
+    assert_eq!(envshim::cli::EXIT_CODES, envshim::error::exit_code_help(false));
+}
+
 #[test]
 fn help_ends_with_the_exit_codes() {
     for args in [&["--help"][..], &["run", "--help"], &["check", "--help"], &["render", "--help"]] {

@@ -12,20 +12,11 @@ use clap::{Args, Parser, Subcommand};
     name = "kubectl-envshim",
     version,
     about = "Converts workloads written with native fileKeyRef (Kubernetes 1.34+) to run envshim, for any cluster.",
-    after_help = exit_codes()
+    after_help = envshim::error::exit_code_help(true)
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
-}
-
-/// The end of `--help`: the exit codes, as envshim's table numbers them.
-fn exit_codes() -> String {
-    use envshim::error::code::{CHANGED, CONFIG, DATAERR, IOERR, OK, USAGE};
-    format!(
-        "Exit codes: {OK} done; {CHANGED} --check: something would change; {USAGE} usage; {DATAERR} unreadable or unparsable input; \
-         {IOERR} cannot write; {CONFIG} a pod that cannot be converted."
-    )
 }
 
 #[derive(Subcommand)]

@@ -155,7 +155,8 @@ fn leftover(v: &Value, at: &At, object: &str, problems: &mut Vec<Error>) {
     }
 }
 
-fn has_file_key_ref(container: &Value) -> bool {
+/// Whether a container has a `fileKeyRef` entry in its `env` (one to convert).
+pub fn has_file_key_ref(container: &Value) -> bool {
     container.get("env").and_then(Value::as_array).is_some_and(|env| env.iter().any(is_file_key_ref))
 }
 

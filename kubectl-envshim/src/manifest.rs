@@ -11,6 +11,7 @@ use envshim::error::Error;
 use crate::cli::ManifestArgs;
 use crate::input::{self, data_error};
 use crate::report::{fail, say, usage, write_stdout};
+use crate::convert::has_file_key_ref;
 use crate::tree;
 
 /// The container fields envshim reads (docs/reference.md §3).
@@ -25,7 +26,7 @@ pub fn command(args: &ManifestArgs) -> i32 {
         Err(code) => return code,
     };
     let mut all = Vec::new();
-    find(&list, &mut |c| all.push(c));
+    tree::containers(&list, &mut |c| all.push(c));
     let name = match &args.container {
         Some(name) => name.clone(),
         None => match only_container(&all, &shown) {
@@ -81,7 +82,7 @@ fn documents(args: &ManifestArgs) -> Result<(Value, String), i32> {
     // nesting, which a document of another kind may pass).
     docs.retain(|d| {
         let mut any = false;
-        find(d, &mut |_| any = true);
+        tree::containers(d, &mut |_| any = true);
         any
     });
     if docs.is_empty() {
@@ -111,26 +112,6 @@ fn only_container(all: &[&Value], shown: &str) -> Result<String, i32> {
             Err(usage(&format!("{shown}: choose the container with --container NAME ({has})")))
         }
     }
-}
-
-/// Every object of a `containers` or `initContainers` array under `v`.
-fn find<'v>(v: &'v Value, found: &mut impl FnMut(&'v Value)) {
-    match v {
-        Value::Object(fields) => {
-            for (key, value) in fields {
-                match value.as_array() {
-                    Some(cs) if key == "containers" || key == "initContainers" => cs.iter().filter(|c| c.is_object()).for_each(&mut *found),
-                    _ => find(value, found),
-                }
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|item| find(item, found)),
-        _ => {}
-    }
-}
-
-fn has_file_key_ref(c: &Value) -> bool {
-    c.get("env").and_then(Value::as_array).is_some_and(|env| env.iter().any(|e| e.get("valueFrom").and_then(|v| v.get("fileKeyRef")).is_some_and(|f| !f.is_null())))
 }
 
 /// The volumes a `fileKeyRef` or `fileRef` names that the container does not mount.

@@ -493,7 +493,11 @@ fn help_and_version() {
     for part in ["--shim-image", "--shim-path", "--entrypoint", "--wait", "--check", "-f, --filename", inspect] {
         assert!(out.ok().contains(part), "{part}: {}", out.stdout);
     }
-    assert!(kubectl_envshim(&["--help"], "").ok().contains("kubectl envshim"));
+    let help = kubectl_envshim(&["--help"], "");
+    assert!(help.ok().contains("kubectl envshim"));
+    // The exit codes: envshim's table, the converter's rows (as envshim's own help ends).
+    assert!(help.ok().trim_end().ends_with(&envshim::error::exit_code_help(true)), "{}", help.stdout);
+    assert!(help.ok().contains("\n  1      convert --check: a document would change\n"), "{}", help.stdout);
 }
 
 /// The envshim binary of this workspace (built when missing: `cargo test -p kubectl-envshim`).
