@@ -100,6 +100,10 @@ pub struct At {
     pub path: Option<String>,
     pub file: Option<String>,
     pub line: usize,
+    /// The item of a top-level list the path starts at, as data (`env`, 3
+    /// for `env[3].valueFrom`): the converter, whose manifest's `env` is a
+    /// part of a container's, numbers it as the container's entry.
+    pub item: Option<(&'static str, usize)>,
 }
 
 impl Error {
@@ -112,18 +116,18 @@ impl Error {
     /// (`WHAT` alone without a subject: one the parser names later, or a
     /// message that names the manifest itself).
     pub fn in_manifest(code: i32, subject: &str, path: String, file: Option<&str>, what: impl Into<String>) -> Self {
-        let at = At { path: Some(path), file: file.map(str::to_string), line: 0 };
+        let at = At { path: Some(path), file: file.map(str::to_string), ..At::default() };
         Error { code, subject: subject.to_string(), what: what.into(), at: Some(Box::new(at)) }
     }
     /// The same error, located in `file` at `line` (0: the whole file).
     pub fn at(mut self, file: &str, line: usize) -> Self {
-        self.at = Some(Box::new(At { path: None, file: Some(file.to_string()), line }));
+        self.at = Some(Box::new(At { file: Some(file.to_string()), line, ..At::default() }));
         self
     }
     /// The same error, at the manifest's JSON `path` and in `file` (each when
     /// there is one), for `check --format json`.
     pub fn located(mut self, path: Option<String>, file: Option<&dyn fmt::Display>) -> Self {
-        self.at = Some(Box::new(At { path, file: file.map(ToString::to_string), line: 0 }));
+        self.at = Some(Box::new(At { path, file: file.map(ToString::to_string), ..At::default() }));
         self
     }
     pub fn usage(what: impl Into<String>) -> Self {

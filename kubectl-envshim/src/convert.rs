@@ -579,15 +579,16 @@ fn volume_mounts(c: &Mapping, rest: &[Value], first: usize, volumes: &HashSet<St
     }
 }
 
-/// An error of envshim's manifest parser, as (path relative to the
-/// container, what is wrong): the manifest's `env` starts at the container's
-/// entry `first`, so its `env[i]` is the container's `env[first + i]`.
+/// An error of envshim's manifest parser, at its path relative to the
+/// container: the manifest's `env` starts at the container's entry
+/// `first`, so its item `env[i]` (the error says which, as data) is the
+/// container's `env[first + i]`.
 fn manifest_problem(e: Error, first: usize) -> Error {
     let path = e.path().unwrap_or_default();
-    let entry = path.strip_prefix("env[").and_then(|p| p.split_once(']')).and_then(|(i, more)| Some((i.parse::<usize>().ok()?, more)));
-    let path = match entry {
-        Some((i, more)) => format!("env[{}]{more}", first + i),
-        None => path.to_string(),
+    let path = match e.at.as_ref().and_then(|a| a.item) {
+        // The path starts with the item, `env[i]`: what follows is below it.
+        Some(("env", i)) => format!("env[{}]{}", first + i, path.get(format!("env[{i}]").len()..).unwrap_or_default()),
+        _ => path.to_string(),
     };
     problem(path, e.what)
 }
