@@ -23,6 +23,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use crate::envfile::Grammar;
 
 pub use options::{parse, Invocation, Refused};
+pub use usage::refused_line;
 
 /// The end of `--help` (and of `run`, `check` and `render --help`).
 pub const EXIT_CODES: &str = "\

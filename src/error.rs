@@ -4,35 +4,122 @@
 use std::fmt;
 
 /// Exit codes of envshim and of its converter, kubectl-envshim (sysexits.h
-/// where one fits; 126/127 as the shells use them). Both tools exit with
-/// these and no other of their own; `run` also ends with the program's code
-/// (it becomes the program, or supervises it with `--init`), and 128 + N
-/// when signal N ends envshim during its start-up.
-pub mod code {
-    pub const OK: i32 = 0;
+/// where one fits; 126/127 as the shells use them), each number written
+/// here once. Both tools exit with these and no other of their own; `run`
+/// also ends with the program's code (it becomes the program, or
+/// supervises it with `--init`), and 128 + N when signal N ends envshim
+/// during its start-up. What each means to each tool, as their `--help`
+/// says it: [`ExitCode::meaning`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+pub enum ExitCode {
+    Ok = 0,
     /// kubectl-envshim `convert --check`: a document would change (envshim never exits with it).
-    pub const CHANGED: i32 = 1;
-    pub const USAGE: i32 = 2;
+    Changed = 1,
+    Usage = 2,
     /// An env file that does not parse, holds an invalid name, or exceeds a
     /// limit; the converter: an input it cannot read or parse.
-    pub const DATAERR: i32 = 65;
+    DataErr = 65,
     /// A file or key that is missing and not optional.
-    pub const NOINPUT: i32 = 66;
+    NoInput = 66,
     /// A system call envshim needs failed (`--init`: fork, signal set-up).
-    pub const OSERR: i32 = 71;
-    /// Output could not be written (`render`, the converter's stdout: a full disk, an I/O error).
-    pub const IOERR: i32 = 74;
+    OsErr = 71,
     /// `install` could not create its destination.
-    pub const CANTCREAT: i32 = 73;
+    CantCreat = 73,
+    /// Output could not be written (`render`, the converter's stdout: a full disk, an I/O error).
+    IoErr = 74,
     /// Permission denied reading a file.
-    pub const NOPERM: i32 = 77;
+    NoPerm = 77,
     /// The manifest or the options are wrong (configuration error); the
     /// converter: a pod it cannot convert.
-    pub const CONFIG: i32 = 78;
+    Config = 78,
     /// The program was found but cannot be executed, or its argv/env is too large.
-    pub const NOEXEC: i32 = 126;
+    NoExec = 126,
     /// The program was not found.
-    pub const NOTFOUND: i32 = 127;
+    NotFound = 127,
+}
+
+impl ExitCode {
+    /// Every code, in the order the help lists them.
+    pub const ALL: [ExitCode; 12] = [
+        ExitCode::Ok,
+        ExitCode::Changed,
+        ExitCode::Usage,
+        ExitCode::DataErr,
+        ExitCode::NoInput,
+        ExitCode::OsErr,
+        ExitCode::CantCreat,
+        ExitCode::IoErr,
+        ExitCode::NoPerm,
+        ExitCode::Config,
+        ExitCode::NoExec,
+        ExitCode::NotFound,
+    ];
+
+    /// What the code means to envshim and to kubectl-envshim, as their
+    /// `--help` says it (None: that tool never exits with it). A line
+    /// break is where the help wraps the line.
+    pub const fn meaning(self) -> (Option<&'static str>, Option<&'static str>) {
+        match self {
+            ExitCode::Ok => (Some("success (run: the program's own code, as envshim becomes the program;\nwith --init, also a code given to --success-exit)"), Some("done")),
+            ExitCode::Changed => (None, Some("convert --check: a document would change")),
+            ExitCode::Usage => (Some("usage error: a bad option or configuration variable, no program line"), Some("usage error: a bad option or config")),
+            ExitCode::DataErr => (
+                Some("an env file does not parse, has an invalid name or exceeds a limit;\nan --env-dir or NAME_FILE value is too large or holds a NUL"),
+                Some("an input that cannot be read or parsed"),
+            ),
+            ExitCode::NoInput => (Some("a file, directory or key is missing and not optional (with --wait:\nafter waiting)"), None),
+            ExitCode::OsErr => (Some("with --init: a system call envshim needs failed"), None),
+            ExitCode::CantCreat => (Some("install cannot create DEST"), None),
+            ExitCode::IoErr => (Some("render cannot write its output"), Some("the output cannot be written")),
+            ExitCode::NoPerm => (Some("permission denied reading a file"), None),
+            ExitCode::Config => (Some("configuration: the manifest, a volume, a path, an env name; with\ncheck --strict, a warning"), Some("a pod that cannot be converted")),
+            ExitCode::NoExec => (Some("the program cannot be executed, or argv/env too large for execve"), None),
+            ExitCode::NotFound => (Some("the program was not found"), None),
+        }
+    }
+}
+
+/// The exit codes as the numbers a process exits with (the library's
+/// functions return them): [`ExitCode`]'s, named as sysexits.h names them.
+pub mod code {
+    use super::ExitCode;
+    pub const OK: i32 = ExitCode::Ok as i32;
+    pub const CHANGED: i32 = ExitCode::Changed as i32;
+    pub const USAGE: i32 = ExitCode::Usage as i32;
+    pub const DATAERR: i32 = ExitCode::DataErr as i32;
+    pub const NOINPUT: i32 = ExitCode::NoInput as i32;
+    pub const OSERR: i32 = ExitCode::OsErr as i32;
+    pub const IOERR: i32 = ExitCode::IoErr as i32;
+    pub const CANTCREAT: i32 = ExitCode::CantCreat as i32;
+    pub const NOPERM: i32 = ExitCode::NoPerm as i32;
+    pub const CONFIG: i32 = ExitCode::Config as i32;
+    pub const NOEXEC: i32 = ExitCode::NoExec as i32;
+    pub const NOTFOUND: i32 = ExitCode::NotFound as i32;
+}
+
+/// The end of each tool's `--help`: `Exit codes:` and a line a code
+/// ([`ExitCode::meaning`]), envshim's or with `converter` kubectl-envshim's;
+/// envshim's ends with the codes of signals. envshim's help is this text
+/// as a literal (`cli::EXIT_CODES`: clap takes it at every start, where
+/// formatting it would cost each run), tested to be it.
+pub fn exit_code_help(converter: bool) -> String {
+    let mut out = String::from("Exit codes:");
+    let mut row = |code: &str, meaning: &str| {
+        for (i, line) in meaning.lines().enumerate() {
+            out.push_str(&format!("\n  {:<7}{line}", if i == 0 { code } else { "" }));
+        }
+    };
+    for c in ExitCode::ALL {
+        let (envshim, kubectl_envshim) = c.meaning();
+        if let Some(meaning) = if converter { kubectl_envshim } else { envshim } {
+            row(&(c as i32).to_string(), meaning);
+        }
+    }
+    if !converter {
+        row("128+N", "signal N: the program's, with --init; or envshim's own during start-up");
+    }
+    out
 }
 
 /// One failure: an exit code, what it is about, where, and what is wrong;
@@ -62,6 +149,10 @@ pub struct At {
     pub path: Option<String>,
     pub file: Option<String>,
     pub line: usize,
+    /// The item of a top-level list the path starts at, as data (`env`, 3
+    /// for `env[3].valueFrom`): the converter, whose manifest's `env` is a
+    /// part of a container's, numbers it as the container's entry.
+    pub item: Option<(&'static str, usize)>,
 }
 
 impl Error {
@@ -74,18 +165,18 @@ impl Error {
     /// (`WHAT` alone without a subject: one the parser names later, or a
     /// message that names the manifest itself).
     pub fn in_manifest(code: i32, subject: &str, path: String, file: Option<&str>, what: impl Into<String>) -> Self {
-        let at = At { path: Some(path), file: file.map(str::to_string), line: 0 };
+        let at = At { path: Some(path), file: file.map(str::to_string), ..At::default() };
         Error { code, subject: subject.to_string(), what: what.into(), at: Some(Box::new(at)) }
     }
     /// The same error, located in `file` at `line` (0: the whole file).
     pub fn at(mut self, file: &str, line: usize) -> Self {
-        self.at = Some(Box::new(At { path: None, file: Some(file.to_string()), line }));
+        self.at = Some(Box::new(At { file: Some(file.to_string()), line, ..At::default() }));
         self
     }
     /// The same error, at the manifest's JSON `path` and in `file` (each when
     /// there is one), for `check --format json`.
     pub fn located(mut self, path: Option<String>, file: Option<&dyn fmt::Display>) -> Self {
-        self.at = Some(Box::new(At { path, file: file.map(ToString::to_string), line: 0 }));
+        self.at = Some(Box::new(At { path, file: file.map(ToString::to_string), ..At::default() }));
         self
     }
     pub fn usage(what: impl Into<String>) -> Self {
@@ -176,6 +267,17 @@ mod tests {
         // Without a subject the message is `what` alone: the path is for `check --format json`.
         let located = Error::new(code::NOINPUT, "manifest: env[0] (A): file v/a not found").located(Some("env[0].valueFrom.fileKeyRef.path".into()), None);
         assert_eq!(located.to_string(), "manifest: env[0] (A): file v/a not found");
+    }
+
+    #[test]
+    fn every_exit_code_is_listed_once_in_order_with_a_meaning() {
+        let numbers: Vec<i32> = ExitCode::ALL.iter().map(|&c| c as i32).collect();
+        assert!(numbers.windows(2).all(|w| w[0] < w[1]), "{numbers:?}");
+        for c in ExitCode::ALL {
+            assert!(c.meaning() != (None, None), "{c:?} means nothing to either tool");
+        }
+        assert!(exit_code_help(true).ends_with("\n  78     a pod that cannot be converted"), "{}", exit_code_help(true));
+        assert!(exit_code_help(false).contains("\n  126    the program cannot be executed"), "{}", exit_code_help(false));
     }
 
     #[test]

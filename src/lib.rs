@@ -148,11 +148,9 @@ pub fn render(opts: &Options, format: Format, show_values: bool) -> i32 {
         Err(errors) => return fail(opts, &errors),
     };
     let mut out = std::io::stdout().lock();
-    match render::render(&mut out, &plan.env.vars().collect::<Vec<_>>(), format, show_values).and_then(|()| out.flush()) {
+    match report::stdout_written(render::render(&mut out, &plan.env.vars().collect::<Vec<_>>(), format, show_values).and_then(|()| out.flush())) {
         Ok(()) => code::OK,
-        // A reader that stopped early (`| head`) got what it wanted: not worth a message.
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => code::OK,
-        Err(e) => fail(opts, &[Error::new(code::IOERR, format!("render: cannot write to stdout ({})", error::os_reason(&e)))]),
+        Err(e) => fail(opts, &[Error { subject: "render".into(), ..e }]),
     }
 }
 

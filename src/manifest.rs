@@ -149,7 +149,13 @@ fn name_errors(errors: Vec<Error>, subject: &str, file: Option<&str>, container:
                 ("", p) => p.to_string(),
                 (c, p) => format!("{c}.{p}"),
             };
-            Error::in_manifest(e.code, subject, path, file, e.what)
+            // The item's path is the start of the container's own only.
+            let item = e.at.and_then(|a| a.item).filter(|_| container.is_empty());
+            let mut named = Error::in_manifest(e.code, subject, path, file, e.what);
+            if let Some(at) = &mut named.at {
+                at.item = item;
+            }
+            named
         })
         .collect()
 }
@@ -165,7 +171,7 @@ fn syntax_error(bytes: &[u8], subject: &str, file: Option<&str>, (e, line): (Str
     } else {
         Error::config(format!("{subject} is not valid JSON: {e}"))
     };
-    error.at = Some(Box::new(At { path: None, file: file.map(str::to_string), line }));
+    error.at = Some(Box::new(At { file: file.map(str::to_string), line, ..At::default() }));
     error
 }
 
@@ -188,6 +194,9 @@ fn looks_like_yaml(bytes: &[u8]) -> bool {
 mod reader;
 mod schema;
 mod select;
+mod walk;
+
+pub use walk::{containers, Tree};
 
 #[cfg(test)]
 mod tests;

@@ -22,6 +22,24 @@ pub fn say(message: &str) {
     let _ = std::io::stderr().lock().write_all(line("envshim: ", message).as_bytes());
 }
 
+/// Writes `bytes` to stdout, flushed. A reader that stopped early (`| head`)
+/// got what it wanted: not an error; any other failure is an IOERR (both
+/// tools: `render`, the converter's output).
+pub fn write_stdout(bytes: &[u8]) -> Result<(), Error> {
+    let mut out = std::io::stdout().lock();
+    stdout_written(out.write_all(bytes).and_then(|()| out.flush()))
+}
+
+/// What a write to stdout that ended with `written` means ([`write_stdout`]).
+pub fn stdout_written(written: std::io::Result<()>) -> Result<(), Error> {
+    match written {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Error::new(code::IOERR, format!("cannot write to stdout ({})", crate::error::os_reason(&e))))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The warnings of a start-up, kept for printing: the first
 /// [`MAX_WARNING_LINES`], and a count of the rest, so that a manifest that
 /// repeats a bad source can make envshim neither hold nor print more.

@@ -16,12 +16,16 @@ use std::path::Path;
 /// excluded: the binary, above the library), and the modules each names:
 /// through `crate::` (`lib` for an item of the root), or, in lib.rs, by their own names.
 fn imports() -> BTreeMap<String, BTreeSet<String>> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    imports_of(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+}
+
+/// [`imports`] of the crate whose sources are in `src`.
+fn imports_of(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
     let modules: BTreeSet<String> = lib.lines().filter_map(|l| l.trim().strip_prefix("pub mod ").or_else(|| l.trim().strip_prefix("mod "))).map(|m| m.trim_end_matches(';').to_string()).collect();
     let mut graph = BTreeMap::new();
     graph.insert("lib".to_string(), module_paths(&lib, &modules));
-    for entry in std::fs::read_dir(&src).unwrap() {
+    for entry in std::fs::read_dir(src).unwrap() {
         let path = entry.unwrap().path();
         let Some(name) = path.file_stem().and_then(|s| s.to_str()).map(str::to_string) else { continue };
         if name == "lib" || name == "main" {
@@ -120,6 +124,17 @@ fn no_module_reaches_up_to_the_crate_root() {
     assert!(graph["lib"].contains("pipeline"), "lib.rs does not use the pipeline: {:?}", graph["lib"]);
     for (m, used) in &graph {
         assert!(!used.contains("lib"), "{m} uses an item of lib.rs (a `crate::` path that is not a module): lib.rs is the top, above every module");
+    }
+}
+
+/// The converter is built the same way: a library whose root holds the
+/// entry points alone (its `main.rs` parses and calls them).
+#[test]
+fn no_module_of_the_converter_reaches_up_to_its_root() {
+    let graph = imports_of(&Path::new(env!("CARGO_MANIFEST_DIR")).join("kubectl-envshim/src"));
+    assert!(graph["lib"].contains("stream"), "the converter's lib.rs does not use its stream: {:?}", graph["lib"]);
+    for (m, used) in &graph {
+        assert!(!used.contains("lib"), "the converter's {m} uses an item of its lib.rs (a `crate::` path that is not a module): lib.rs is the top");
     }
 }
 

@@ -15,7 +15,8 @@
 
 use envshim::cli::{Cli, EXIT_CODES};
 
-/// The converter's command line (a binary's module: included here).
+/// The converter's command line (its crate depends on this one, so this
+/// package cannot depend on it: its `cli.rs` is included here).
 mod converter {
     include!("../kubectl-envshim/src/cli.rs");
 }

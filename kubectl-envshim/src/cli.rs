@@ -12,20 +12,11 @@ use clap::{Args, Parser, Subcommand};
     name = "kubectl-envshim",
     version,
     about = "Converts workloads written with native fileKeyRef (Kubernetes 1.34+) to run envshim, for any cluster.",
-    after_help = exit_codes()
+    after_help = envshim::error::exit_code_help(true)
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
-}
-
-/// The end of `--help`: the exit codes, as envshim's table numbers them.
-fn exit_codes() -> String {
-    use envshim::error::code::{CHANGED, CONFIG, DATAERR, IOERR, OK, USAGE};
-    format!(
-        "Exit codes: {OK} done; {CHANGED} --check: something would change; {USAGE} usage; {DATAERR} unreadable or unparsable input; \
-         {IOERR} cannot write; {CONFIG} a pod that cannot be converted."
-    )
 }
 
 #[derive(Subcommand)]
@@ -49,6 +40,8 @@ pub struct Input {
     pub recursive: bool,
 }
 
+/// Where the envshim-install initContainer puts envshim, in the `envshim` volume.
+pub const DEFAULT_SHIM_PATH: &str = "/.envshim/bin/envshim";
 /// The envshim-install initContainer's requests and limits: it copies one
 /// file of half a megabyte, in a millisecond of CPU.
 pub const DEFAULT_INSTALLER_CPU: &str = "50m";
@@ -57,15 +50,16 @@ pub const DEFAULT_INSTALLER_MEMORY: &str = "16Mi";
 /// converted runs the same once the cluster reads `fileKeyRef` itself.
 pub const DEFAULT_ENV_GRAMMAR: &str = "kubelet";
 
-/// How pods are converted: the same names in a KRM function's config.
+/// How pods are converted. A KRM function's config gives them too: its
+/// `data` keys are their long names, parsed with this very definition
+/// (krm.rs), so an option added here is a key there.
 #[derive(Args)]
 pub struct Options {
     /// The image whose /envshim the envshim-install initContainer copies [default: $KUBECTL_ENVSHIM_SHIM_IMAGE, else a release's own image, by digest]
     #[arg(long, value_name = "IMAGE")]
     pub shim_image: Option<String>,
     /// Where envshim is in the containers; another path than the default means envshim is in the image (no initContainer, no volume)
-    // The default is convert.rs's DEFAULT_SHIM_PATH (a test checks it).
-    #[arg(long, value_name = "PATH", default_value = "/.envshim/bin/envshim")]
+    #[arg(long, value_name = "PATH", default_value = DEFAULT_SHIM_PATH)]
     pub shim_path: String,
     /// The program the image of container CONTAINER runs, for a container without command: a JSON array of strings or one path (repeatable). The image's ENTRYPOINT and CMD, as JSON lists: docker image inspect -f '{{json .Config.Entrypoint}} {{json .Config.Cmd}}' IMAGE
     #[arg(long, value_name = "CONTAINER=PROGRAM")]
@@ -121,50 +115,18 @@ pub struct KrmArgs {
     pub config: Option<OsString>,
 }
 
-/// The first line of clap's message (its usage block and tips dropped),
-/// with the closest known name for a misspelt option or subcommand, as
-/// envshim's own (`envshim::suggest`).
+/// The line for clap's error `e` on the command line `args`: envshim's own
+/// (`envshim::cli::refused_line`), pointing at this command's help.
 pub fn usage_line(e: &clap::Error, args: &[OsString]) -> String {
-    use clap::error::{ContextKind, ContextValue, ErrorKind};
-    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-        return "a subcommand is required: convert, manifest or krm (see kubectl envshim --help)".into();
-    }
-    let text = e.render().to_string();
-    let first: Vec<&str> = text.lines().map(str::trim).skip_while(|l| l.is_empty()).take_while(|l| !l.is_empty()).collect();
-    let first = first.join(" ");
-    let first = first.strip_prefix("error: ").unwrap_or(&first);
-    let sub = args.get(1).and_then(|a| a.to_str()).filter(|a| SUBCOMMANDS.contains(a));
-    let help = match sub {
+    use clap::CommandFactory;
+    let mut cli = Cli::command();
+    cli.build();
+    let sub = args.get(1).and_then(|a| a.to_str()).filter(|a| cli.find_subcommand(a).is_some());
+    let see = match sub {
         Some(sub) => format!("see kubectl envshim {sub} --help"),
         None => "see kubectl envshim --help".into(),
     };
-    // A suggestion only for a word it does not know (not for a known option
-    // given twice, or with a value it takes none of).
-    let wrong = match (e.kind(), e.get(ContextKind::InvalidArg).or_else(|| e.get(ContextKind::InvalidSubcommand))) {
-        (ErrorKind::UnknownArgument | ErrorKind::InvalidSubcommand, Some(ContextValue::String(s))) => s.split(['=', ' ']).next().unwrap_or(s).to_string(),
-        _ => String::new(),
-    };
-    let known = known_names(e.kind(), sub);
-    match envshim::suggest::closest(wrong.as_bytes(), &known.iter().map(String::as_str).collect::<Vec<_>>()).filter(|name| **name != wrong) {
-        Some(name) => format!("{first} (did you mean {name}? {help})"),
-        None => format!("{first} ({help})"),
-    }
-}
-
-const SUBCOMMANDS: [&str; 4] = ["convert", "manifest", "krm", "help"];
-
-/// The names a misspelt word may have meant: the subcommands, or the long
-/// options of the subcommand `sub`.
-fn known_names(kind: clap::error::ErrorKind, sub: Option<&str>) -> Vec<String> {
-    use clap::CommandFactory;
-    if kind == clap::error::ErrorKind::InvalidSubcommand {
-        return SUBCOMMANDS.iter().map(|s| s.to_string()).collect();
-    }
-    let cli = Cli::command();
-    let sub = sub.and_then(|s| cli.find_subcommand(s));
-    let mut names: Vec<String> = vec!["--help".into(), "--version".into()];
-    names.extend(sub.into_iter().flat_map(|s| s.get_arguments()).filter(|a| !a.is_hide_set()).filter_map(|a| a.get_long()).map(|l| format!("--{l}")));
-    names
+    envshim::cli::refused_line(e, &cli, args, &see, |_| None)
 }
 
 /// The message for a word given where kubectl takes `-f FILE`.

@@ -16,23 +16,17 @@ use std::fmt;
 use envshim::manifest::{SEEN_PREFIX, VALUE_PREFIX};
 use serde_json::{Map, Value};
 
-use crate::code;
+use envshim::error::{code, Error};
+
+use crate::installer::{SHIM_DIR, SHIM_VOLUME};
+use crate::settings::Settings;
 
 /// A mapping of the document tree (kubectl's reading of it: JSON, keys in their order).
-type Mapping = Map<String, Value>;
-type Sequence = Vec<Value>;
+pub(crate) type Mapping = Map<String, Value>;
+pub(crate) type Sequence = Vec<Value>;
 
-pub const DEFAULT_SHIM_PATH: &str = "/.envshim/bin/envshim";
-/// Where the `envshim` volume is mounted, in the installer and in converted containers.
-const SHIM_DIR: &str = "/.envshim/bin";
 /// Where a volume a `fileKeyRef` names is mounted when the container does not mount it.
 const VOLUMES_DIR: &str = "/.envshim/volumes";
-const SHIM_VOLUME: &str = "envshim";
-const INSTALLER: &str = "envshim-install";
-/// The user the installer runs as: a `scratch` image has no USER, and
-/// `runAsNonRoot` alone would make the kubelet refuse to start it. 65532 is
-/// the `nonroot` user of distroless images.
-const INSTALLER_UID: u64 = 65532;
 pub const MANIFEST_VAR: &str = "ENVSHIM_MANIFEST_JSON";
 const WAIT_VAR: &str = "ENVSHIM_WAIT";
 const GRAMMAR_VAR: &str = "ENVSHIM_ENV_GRAMMAR";
@@ -40,60 +34,6 @@ const GRAMMAR_VAR: &str = "ENVSHIM_ENV_GRAMMAR";
 const RESERVED: &str = "ENVSHIM_";
 /// The platform-resolved sources of `valueFrom` (the kubelet resolves them).
 const PLATFORM_SOURCES: [&str; 4] = ["configMapKeyRef", "secretKeyRef", "fieldRef", "resourceFieldRef"];
-
-pub struct Settings {
-    pub shim_path: String,
-    /// None: envshim is in the image (`--shim-path`): no installer, no volume.
-    pub shim_image: Option<String>,
-    pub entrypoints: Vec<(String, Vec<String>)>,
-    pub wait: Option<String>,
-    /// `--env-grammar envshim`: converted containers read env files with envshim's grammar, not the kubelet's.
-    pub envshim_grammar: bool,
-    /// The envshim-install initContainer's requests and limits (Kubernetes quantities).
-    pub installer_cpu: String,
-    pub installer_memory: String,
-    /// How messages name an option.
-    pub naming: Naming,
-    /// What the options let through but is likely wrong (names only, no value of a file).
-    pub warnings: Vec<String>,
-}
-
-/// How a message names an option: `--entrypoint` on the command line; under
-/// kpt and kustomize (`krm`), where no flag can be passed, the config's
-/// `data` key.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Naming {
-    Flags,
-    Config,
-}
-
-impl Naming {
-    /// The option `key` (its long name), as this user sets it.
-    pub fn option(self, key: &str) -> String {
-        match self {
-            Naming::Flags => format!("--{key}"),
-            Naming::Config => format!("data.{key}"),
-        }
-    }
-    /// What to do to give the option `key` the `value` (for `entrypoint`,
-    /// one of its lines).
-    pub fn give(self, key: &str, value: &str) -> String {
-        match self {
-            Naming::Flags => format!("give --{key} {value}"),
-            Naming::Config if key == "entrypoint" => format!("add the line {value} to the config's data.entrypoint"),
-            Naming::Config => format!("set the config's data.{key} to {value}"),
-        }
-    }
-}
-
-/// Why a document cannot be converted: the object (`Kind/name`), the JSON
-/// path from the document's root, and what is wrong.
-pub struct Problem {
-    pub code: i32,
-    pub object: String,
-    pub path: String,
-    pub message: String,
-}
 
 /// Where a node is in the document, rendered only for a message (building a
 /// path string at every node would make the walk quadratic in the depth).
@@ -117,7 +57,8 @@ impl fmt::Display for At<'_> {
 
 /// Converts a document in place. Ok: each object that changed, with its
 /// containers and warnings (none: the document is unchanged).
-pub fn document(doc: &mut Value, s: &Settings) -> Result<Vec<crate::warn::Note>, Vec<Problem>> {
+/// Err: each problem, about its object (`Kind/name`), at its JSON path from the document's root.
+pub fn document(doc: &mut Value, s: &Settings) -> Result<Vec<crate::warn::Note>, Vec<Error>> {
     let before = doc.clone();
     let mut walk = Walk { s, problems: Vec::new(), changed: false };
     walk.node(doc, &At::Root, "");
@@ -137,7 +78,7 @@ pub fn document(doc: &mut Value, s: &Settings) -> Result<Vec<crate::warn::Note>,
 
 struct Walk<'s> {
     s: &'s Settings,
-    problems: Vec<Problem>,
+    problems: Vec<Error>,
     changed: bool,
 }
 
@@ -186,20 +127,20 @@ impl Walk<'_> {
 /// A `valueFrom.fileKeyRef` that no conversion reached (a container list
 /// other than `containers`/`initContainers`, an entry that is not in an
 /// `env` list): never left in the output, where an old cluster drops it.
-fn leftover(v: &Value, at: &At, object: &str, problems: &mut Vec<Problem>) {
+fn leftover(v: &Value, at: &At, object: &str, problems: &mut Vec<Error>) {
     match v {
         Value::Object(map) => {
             let object = object_name(v, object);
             for (k, child) in map {
                 let here = At::Key(at, k);
                 if k == "valueFrom" && child.get("fileKeyRef").is_some_and(|f| !f.is_null()) {
-                    problems.push(Problem {
-                        code: code::CONFIG,
-                        object: object.to_string(),
-                        path: At::Key(&here, "fileKeyRef").to_string(),
-                        message: "a fileKeyRef outside the env of a pod's containers or initContainers: the converter cannot convert it"
-                            .into(),
-                    });
+                    problems.push(Error::in_manifest(
+                        code::CONFIG,
+                        &object,
+                        At::Key(&here, "fileKeyRef").to_string(),
+                        None,
+                        "a fileKeyRef outside the env of a pod's containers or initContainers: the converter cannot convert it",
+                    ));
                 } else {
                     leftover(child, &here, &object, problems);
                 }
@@ -214,7 +155,8 @@ fn leftover(v: &Value, at: &At, object: &str, problems: &mut Vec<Problem>) {
     }
 }
 
-fn has_file_key_ref(container: &Value) -> bool {
+/// Whether a container has a `fileKeyRef` entry in its `env` (one to convert).
+pub fn has_file_key_ref(container: &Value) -> bool {
     container.get("env").and_then(Value::as_array).is_some_and(|env| env.iter().any(is_file_key_ref))
 }
 
@@ -239,15 +181,15 @@ fn platform_source(entry: &Value) -> Option<&Value> {
     PLATFORM_SOURCES.iter().find_map(|s| from.get(*s).filter(|v| !v.is_null()))
 }
 
-fn string(s: &str) -> Value {
+pub(crate) fn string(s: &str) -> Value {
     Value::String(s.to_string())
 }
 
-fn mapping<const N: usize>(pairs: [(&str, Value); N]) -> Value {
+pub(crate) fn mapping<const N: usize>(pairs: [(&str, Value); N]) -> Value {
     Value::Object(pairs.into_iter().map(|(k, v)| (k.to_string(), v)).collect())
 }
 
-fn strings(words: &[&str]) -> Value {
+pub(crate) fn strings(words: &[&str]) -> Value {
     Value::Array(words.iter().map(|w| string(w)).collect())
 }
 
@@ -256,15 +198,15 @@ fn words(c: &Mapping, key: &str) -> Option<Sequence> {
     c.get(key).and_then(Value::as_array).filter(|l| !l.is_empty()).cloned()
 }
 
-fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, Vec<Problem>> {
+fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, Vec<Error>> {
     const LISTS: [&str; 2] = ["initContainers", "containers"];
     let wanted = LISTS.iter().any(|l| spec.get(*l).and_then(Value::as_array).is_some_and(|cs| cs.iter().any(has_file_key_ref)));
     if !wanted {
         return Ok(false);
     }
-    let problem = |path: String, message: String| Problem { code: code::CONFIG, object: object.to_string(), path, message };
+    let located = |path: String, what: String| Error::in_manifest(code::CONFIG, object, path, None, what);
     if spec.get("os").and_then(|o| o.get("name")).and_then(Value::as_str) == Some("windows") {
-        return Err(vec![problem(
+        return Err(vec![located(
             At::Key(&At::Key(at, "os"), "name").to_string(),
             "a Windows pod: envshim runs Linux programs only, so its fileKeyRef entries cannot be converted".into(),
         )]);
@@ -286,7 +228,7 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, 
             let c_at = At::Index(&list_at, i);
             if let Some(c) = c.as_object_mut() {
                 let found = container(c, &volumes, s);
-                problems.extend(found.into_iter().map(|(p, m)| problem(join(&c_at, &p), format!("container {name}: {m}"))));
+                problems.extend(found.into_iter().map(|p| located(join(&c_at, p.path().unwrap_or_default()), format!("container {name}: {}", p.what))));
             }
         }
     }
@@ -294,9 +236,15 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, 
         return Err(problems);
     }
     if let Some(image) = &s.shim_image {
-        add_installer(spec, image, s);
+        crate::installer::add(spec, image, s);
     }
     Ok(true)
+}
+
+/// A problem of a container, at `path` relative to it: [`pod`] names the
+/// container and puts the path below it.
+fn problem(path: String, what: impl Into<String>) -> Error {
+    Error::in_manifest(code::CONFIG, "", path, None, what)
 }
 
 /// `at` then a path relative to it (`env[2].name`; "" for `at` itself).
@@ -337,8 +285,8 @@ impl Names {
     }
 }
 
-/// Converts one container; the problems as (path relative to the container, message).
-fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<(String, String)> {
+/// Converts one container; the problems, each at its path relative to the container ([`problem`]).
+fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<Error> {
     let env: Sequence = c.get("env").and_then(Value::as_array).cloned().unwrap_or_default();
     if let Some(problem) = converted_already(&env) {
         return vec![problem];
@@ -356,7 +304,7 @@ fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<(S
     problems.extend(late_references(c, rest, &seen));
     for (i, e) in env.iter().enumerate().skip(first) {
         if let Some(f) = e.get("valueFrom").and_then(|v| v.get("fileKeyRef")) {
-            problems.extend(file_key_ref(f).into_iter().map(|(field, why)| (format!("env[{i}].valueFrom.fileKeyRef.{field}"), why)));
+            problems.extend(file_key_ref(f).into_iter().map(|(field, why)| problem(format!("env[{i}].valueFrom.fileKeyRef.{field}"), why)));
         }
     }
     let mounts = match volume_mounts(c, rest, first, volumes) {
@@ -378,18 +326,18 @@ fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<(S
 }
 
 /// Converted already, and given a fileKeyRef since: its own command is gone.
-fn converted_already(env: &Sequence) -> Option<(String, String)> {
+fn converted_already(env: &Sequence) -> Option<Error> {
     let i = env.iter().position(|e| e.get("name").and_then(Value::as_str) == Some(MANIFEST_VAR))?;
-    Some((format!("env[{i}].name"), format!("{MANIFEST_VAR} is set: the container was converted already; convert the original instead")))
+    Some(problem(format!("env[{i}].name"), format!("{MANIFEST_VAR} is set: the container was converted already; convert the original instead")))
 }
 
 /// Every `ENVSHIM_*` variable is envshim's configuration: in a converted
 /// container one would configure envshim, or be taken for its private state.
-fn reserved_names(c: &Mapping, env: &Sequence) -> Vec<(String, String)> {
+fn reserved_names(c: &Mapping, env: &Sequence) -> Vec<Error> {
     let mut problems = Vec::new();
     for (i, e) in env.iter().enumerate() {
         if let Some(n) = e.get("name").and_then(Value::as_str).filter(|n| n.starts_with(RESERVED)) {
-            problems.push((
+            problems.push(problem(
                 format!("env[{i}].name"),
                 format!("{n} is envshim's configuration (every {RESERVED}* name is): a converted container would read it as envshim's own; rename it"),
             ));
@@ -397,7 +345,7 @@ fn reserved_names(c: &Mapping, env: &Sequence) -> Vec<(String, String)> {
     }
     for (i, e) in c.get("envFrom").and_then(Value::as_array).into_iter().flatten().enumerate() {
         if e.get("prefix").and_then(Value::as_str).is_some_and(|p| p.starts_with(RESERVED)) {
-            problems.push((
+            problems.push(problem(
                 format!("envFrom[{i}].prefix"),
                 format!("starts with {RESERVED}: every {RESERVED}* variable is envshim's configuration, removed from the program's environment"),
             ));
@@ -408,7 +356,7 @@ fn reserved_names(c: &Mapping, env: &Sequence) -> Vec<(String, String)> {
 
 /// The command: the container's own, else the image's words given by
 /// `--entrypoint` (none: a problem, and an empty command).
-fn program(c: &Mapping, own_command: Option<Sequence>, s: &Settings, problems: &mut Vec<(String, String)>) -> Sequence {
+fn program(c: &Mapping, own_command: Option<Sequence>, s: &Settings, problems: &mut Vec<Error>) -> Sequence {
     let name = c.get("name").and_then(Value::as_str).unwrap_or("");
     match own_command {
         Some(command) => command,
@@ -416,7 +364,7 @@ fn program(c: &Mapping, own_command: Option<Sequence>, s: &Settings, problems: &
             // The runtime runs the image's words as written: `$` doubled, envshim's expansion gives them back.
             Some((_, program)) => program.iter().map(|w| Value::String(double_dollars(w))).collect(),
             None => {
-                problems.push((
+                problems.push(problem(
                     "command".into(),
                     format!(
                         "no command: the image's ENTRYPOINT cannot be known without asking a registry, which the converter never does; \
@@ -448,10 +396,10 @@ fn seen_names<'w>(rest: &[Value], words: impl Iterator<Item = &'w Value>) -> Vec
 
 /// References the conversion would change the meaning of: to envshim's
 /// configuration, and from a mount's subPathExpr to a name `rest` defines.
-fn late_references(c: &Mapping, rest: &[Value], seen: &[String]) -> Vec<(String, String)> {
+fn late_references(c: &Mapping, rest: &[Value], seen: &[String]) -> Vec<Error> {
     let mut problems = Vec::new();
     if let Some(n) = seen.iter().find(|n| n.starts_with(RESERVED)) {
-        problems.push(("env".into(), format!("$({n}) refers to envshim's configuration (every {RESERVED}* name is), which a converted container keeps from the program")));
+        problems.push(problem("env".into(), format!("$({n}) refers to envshim's configuration (every {RESERVED}* name is), which a converted container keeps from the program")));
     }
     // The kubelet expands a mount's subPathExpr with the container's final
     // variables: one defined by envshim's part of the list would differ.
@@ -460,7 +408,7 @@ fn late_references(c: &Mapping, rest: &[Value], seen: &[String]) -> Vec<(String,
         let mut refs = Names::default();
         refs.references(m.get("subPathExpr").and_then(Value::as_str).unwrap_or(""));
         if let Some(n) = refs.list.iter().find(|n| defined_late.contains(n.as_str())) {
-            problems.push((
+            problems.push(problem(
                 format!("volumeMounts[{i}].subPathExpr"),
                 format!("refers to $({n}), which is defined at or after the first fileKeyRef entry: the kubelet would expand it without the value envshim sets"),
             ));
@@ -472,7 +420,7 @@ fn late_references(c: &Mapping, rest: &[Value], seen: &[String]) -> Vec<(String,
 /// The manifest: the list from the first fileKeyRef on, the program line,
 /// where the volumes are, the names seen; as JSON, checked by envshim's own
 /// parser now, not at the pod's start, and within the limit of one variable.
-fn manifest_text(rest: &[Value], command: Sequence, args: Option<Sequence>, mounts: &Mounts, seen: &[String], first: usize) -> Result<String, Vec<(String, String)>> {
+fn manifest_text(rest: &[Value], command: Sequence, args: Option<Sequence>, mounts: &Mounts, seen: &[String], first: usize) -> Result<String, Vec<Error>> {
     let mut manifest = Mapping::new();
     manifest.insert("env".into(), Value::Array(rest.iter().map(without_nulls).collect()));
     manifest.insert("command".into(), Value::Array(command));
@@ -484,7 +432,7 @@ fn manifest_text(rest: &[Value], command: Sequence, args: Option<Sequence>, moun
     manifest.insert("converted".into(), mapping([("seen", Value::Array(seen.iter().map(|n| string(n)).collect()))]));
     let text = match serde_json::to_string(&Value::Object(manifest)) {
         Ok(t) => t,
-        Err(e) => return Err(vec![(String::new(), format!("cannot be written as JSON ({e})"))]),
+        Err(e) => return Err(vec![problem(String::new(), format!("cannot be written as JSON ({e})"))]),
     };
     // What envshim will read: checked by envshim's own parser now, not at the pod's start.
     if let Err(errors) = envshim::manifest::parse(text.as_bytes()) {
@@ -493,7 +441,7 @@ fn manifest_text(rest: &[Value], command: Sequence, args: Option<Sequence>, moun
     // The kubelet turns `$$` back into `$`: the variable holds `text` as written.
     let size = MANIFEST_VAR.len() + 1 + text.len();
     if size > envshim::limits::MAX_EXEC_STRING_BYTES {
-        return Err(vec![(
+        return Err(vec![problem(
             format!("env[{first}]"),
             format!(
                 "the manifest envshim needs (the env list from the first fileKeyRef on, and the program line) is {size} bytes as \
@@ -597,7 +545,7 @@ fn file_key_ref(f: &Value) -> Vec<(&'static str, String)> {
 /// added (true).
 type Mounts = Vec<(String, String, bool)>;
 
-fn volume_mounts(c: &Mapping, rest: &[Value], first: usize, volumes: &HashSet<String>) -> Result<Mounts, Vec<(String, String)>> {
+fn volume_mounts(c: &Mapping, rest: &[Value], first: usize, volumes: &HashSet<String>) -> Result<Mounts, Vec<Error>> {
     // The container's mounts of whole volumes, the first of each.
     let mut own: HashMap<&str, &str> = HashMap::new();
     for m in c.get("volumeMounts").and_then(Value::as_array).into_iter().flatten() {
@@ -616,7 +564,7 @@ fn volume_mounts(c: &Mapping, rest: &[Value], first: usize, volumes: &HashSet<St
             continue;
         }
         if !volumes.contains(volume) {
-            problems.push((format!("env[{}].valueFrom.fileKeyRef.volumeName", first + i), format!("the volume {volume:?} is not among the pod's volumes")));
+            problems.push(problem(format!("env[{}].valueFrom.fileKeyRef.volumeName", first + i), format!("the volume {volume:?} is not among the pod's volumes")));
             continue;
         }
         match own.get(volume) {
@@ -631,61 +579,22 @@ fn volume_mounts(c: &Mapping, rest: &[Value], first: usize, volumes: &HashSet<St
     }
 }
 
-/// An error of envshim's manifest parser, as (path relative to the
-/// container, what is wrong): the manifest's `env` starts at the container's
-/// entry `first`, so its `env[i]` is the container's `env[first + i]`.
-fn manifest_problem(e: envshim::error::Error, first: usize) -> (String, String) {
+/// An error of envshim's manifest parser, at its path relative to the
+/// container: the manifest's `env` starts at the container's entry
+/// `first`, so its item `env[i]` (the error says which, as data) is the
+/// container's `env[first + i]`.
+fn manifest_problem(e: Error, first: usize) -> Error {
     let path = e.path().unwrap_or_default();
-    let entry = path.strip_prefix("env[").and_then(|p| p.split_once(']')).and_then(|(i, more)| Some((i.parse::<usize>().ok()?, more)));
-    let path = match entry {
-        Some((i, more)) => format!("env[{}]{more}", first + i),
-        None => path.to_string(),
+    let path = match e.at.as_ref().and_then(|a| a.item) {
+        // The path starts with the item, `env[i]`: what follows is below it.
+        Some(("env", i)) => format!("env[{}]{}", first + i, path.get(format!("env[{i}]").len()..).unwrap_or_default()),
+        _ => path.to_string(),
     };
-    (path, e.what)
+    problem(path, e.what)
 }
 
 /// The kubelet expands `$(VAR)` in env values and turns `$$` into `$`:
 /// doubling every `$` is its exact inverse, so envshim reads the text as written.
 pub fn double_dollars(text: &str) -> String {
     text.replace('$', "$$")
-}
-
-/// The `envshim` volume and the `envshim-install` initContainer, each first
-/// in its list, unless the pod has them already.
-fn add_installer(spec: &mut Mapping, image: &str, s: &Settings) {
-    let named = |list: &Sequence, name: &str| list.iter().any(|v| v.get("name").and_then(Value::as_str) == Some(name));
-    let volume = mapping([("name", string(SHIM_VOLUME)), ("emptyDir", mapping([("sizeLimit", string("4Mi"))]))]);
-    let installer = mapping([
-        ("name", string(INSTALLER)),
-        ("image", string(image)),
-        ("command", strings(&["/envshim", "install", DEFAULT_SHIM_PATH])),
-        ("volumeMounts", Value::Array(vec![mapping([("name", string(SHIM_VOLUME)), ("mountPath", string(SHIM_DIR))])])),
-        // Requests and limits, small (it copies one file): a LimitRange, a
-        // ResourceQuota or a policy engine requiring them admits the pod.
-        ("resources", {
-            let both = || mapping([("cpu", string(&s.installer_cpu)), ("memory", string(&s.installer_memory))]);
-            mapping([("requests", both()), ("limits", both())])
-        }),
-        (
-            "securityContext",
-            mapping([
-                ("allowPrivilegeEscalation", Value::Bool(false)),
-                ("readOnlyRootFilesystem", Value::Bool(true)),
-                ("runAsNonRoot", Value::Bool(true)),
-                ("runAsUser", Value::Number(INSTALLER_UID.into())),
-                ("runAsGroup", Value::Number(INSTALLER_UID.into())),
-                ("capabilities", mapping([("drop", strings(&["ALL"]))])),
-                ("seccompProfile", mapping([("type", string("RuntimeDefault"))])),
-            ]),
-        ),
-    ]);
-    for (list, item, name) in [("volumes", volume, SHIM_VOLUME), ("initContainers", installer, INSTALLER)] {
-        match spec.get_mut(list).and_then(Value::as_array_mut) {
-            Some(items) if named(items, name) => {}
-            Some(items) => items.insert(0, item),
-            None => {
-                spec.insert(list.to_string(), Value::Array(vec![item]));
-            }
-        }
-    }
 }

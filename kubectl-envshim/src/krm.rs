@@ -12,19 +12,20 @@
 //!   same `data` keys), stdin and stdout plain YAML streams, converted as
 //!   `convert` does (a document it does not change is copied byte for byte).
 
+use clap::{ArgAction, Args, FromArgMatches};
+use envshim::error::code;
 use serde_json::{json, Map, Value};
 
 use crate::cli::{KrmArgs, Options};
-use crate::convert::Naming;
-use crate::{code, convert, fail, input, say, settings, stream, tree, usage, MAX_INPUT_BYTES};
-
-/// The `data` keys of the config: `convert`'s long option names.
-const KEYS: [&str; 7] = ["shim-image", "shim-path", "entrypoint", "wait", "env-grammar", "installer-cpu", "installer-memory"];
+use crate::input::{self, data_error, MAX_INPUT_BYTES};
+use crate::report::{fail, say, usage, write_stdout};
+use crate::settings::{settings, Naming, Settings};
+use crate::{convert, stream, tree};
 
 pub fn command(args: &KrmArgs) -> i32 {
-    let stdin = match input::read(std::path::Path::new("-"), MAX_INPUT_BYTES) {
+    let stdin = match input::read(std::path::Path::new("-"), "stdin", MAX_INPUT_BYTES) {
         Ok(t) => t,
-        Err(e) => return fail(&[(code::DATAERR, format!("stdin {e}"))]),
+        Err(e) => return fail(&[e]),
     };
     match &args.config {
         Some(config) => transformer(config, &stdin),
@@ -35,15 +36,13 @@ pub fn command(args: &KrmArgs) -> i32 {
 /// kustomize's exec transformer plugin: the config file, a plain stream on stdin.
 fn transformer(config: &std::ffi::OsString, stdin: &str) -> i32 {
     let shown = std::path::Path::new(config).display().to_string();
-    let config = input::read(std::path::Path::new(config), MAX_INPUT_BYTES)
-        .map_err(|e| (code::DATAERR, format!("{shown} {e}")))
-        .and_then(|text| tree::read(&text).map_err(|e| (code::DATAERR, format!("{shown}: {e}"))));
+    let config = input::read(std::path::Path::new(config), &shown, MAX_INPUT_BYTES).and_then(|text| tree::read(&text).map_err(|e| data_error(&shown, e)));
     let config = match config {
         Ok(docs) if docs.len() == 1 => docs.into_iter().next().unwrap_or_default(),
-        Ok(_) => return fail(&[(code::DATAERR, format!("{shown}: expected one document, the transformer's config"))]),
+        Ok(_) => return fail(&[data_error(&shown, "expected one document, the transformer's config")]),
         Err(e) => return fail(&[e]),
     };
-    let settings = match options(&config).and_then(|o| settings(&o, Naming::Config)) {
+    let settings = match config_settings(&config) {
         Ok(s) => s,
         Err(e) => return usage(&format!("{shown}: {e}")),
     };
@@ -57,33 +56,30 @@ fn transformer(config: &std::ffi::OsString, stdin: &str) -> i32 {
                     say(&format!("warning: stdin: document {n} ({}): {w}", note.object));
                 }
             }
-            crate::write_stdout(out.text.as_bytes())
+            write_stdout(out.text.as_bytes())
         }
         Err(errors) => fail(&errors),
     }
 }
 
 /// A KRM function: a `ResourceList` on stdin and stdout.
-// Over the complexity budget (clippy.toml): to be split after the parallel
-// changes to this file are merged, not before (they would conflict).
-#[allow(clippy::too_many_lines)]
 fn function(stdin: &str) -> i32 {
     let list = match tree::read(stdin) {
         Ok(docs) if docs.len() == 1 => docs.into_iter().next().unwrap_or_default(),
-        Ok(_) => return fail(&[(code::DATAERR, "stdin: expected one ResourceList (a KRM function's input)".into())]),
-        Err(e) => return fail(&[(code::DATAERR, format!("stdin: {e}"))]),
+        Ok(_) => return fail(&[data_error("stdin", "expected one ResourceList (a KRM function's input)")]),
+        Err(e) => return fail(&[data_error("stdin", e)]),
     };
-    let Some(mut list) = list.as_object().filter(|l| l.get("kind").and_then(Value::as_str) == Some("ResourceList")).cloned() else {
-        return fail(&[(
-            code::DATAERR,
-            "stdin: not a ResourceList; kpt and KRM function runners send one, and kustomize's exec transformer plugin gives its config file as the argument".into(),
+    let Some(list) = list.as_object().filter(|l| l.get("kind").and_then(Value::as_str) == Some("ResourceList")).cloned() else {
+        return fail(&[data_error(
+            "stdin",
+            "not a ResourceList; kpt and KRM function runners send one, and kustomize's exec transformer plugin gives its config file as the argument",
         )]);
     };
     let mut results = Vec::new();
     let config = list.get("functionConfig").cloned().unwrap_or_default();
     let items = list.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
     // The exit code when it fails: the config's (as convert's options), or a pod's.
-    let (converted, failure) = match options(&config).and_then(|o| settings(&o, Naming::Config)) {
+    let (converted, failure) = match config_settings(&config) {
         Err(e) => {
             results.push(json!({"message": format!("functionConfig: {e}"), "severity": "error"}));
             (None, code::USAGE)
@@ -93,21 +89,30 @@ fn function(stdin: &str) -> i32 {
             (convert_items(&items, &s, &mut results), code::CONFIG)
         }
     };
-    // The output: the input's text with each converted item's text replaced
-    // (kpt rewrites each file from it: an item left alone stays byte for
-    // byte), or, when the text is not laid out as kpt and kyaml write a
-    // ResourceList, the whole list written anew.
+    let text = output(stdin, list, &items, converted.as_deref(), results);
+    let written = write_stdout(text.as_bytes());
+    match converted {
+        None => failure,
+        Some(_) => written,
+    }
+}
+
+/// The output: the input's text with each converted item's text replaced
+/// (kpt rewrites each file from it: an item left alone stays byte for
+/// byte), or, when the text is not laid out as kpt and kyaml write a
+/// ResourceList, the whole list written anew; `results` at its end.
+fn output(stdin: &str, mut list: Map<String, Value>, items: &[Value], converted: Option<&[Option<Value>]>, results: Vec<Value>) -> String {
     let results_text = if results.is_empty() { String::new() } else { tree::write(&json!({ "results": results })) };
     // Each span replaced reads back as its item: the layout was understood.
     let understood = |spans: &Vec<std::ops::Range<usize>>| {
-        let replaced = spans.iter().zip(&items).zip(converted.iter().flatten()).filter(|(_, c)| c.is_some());
+        let replaced = spans.iter().zip(items).zip(converted.into_iter().flatten()).filter(|(_, c)| c.is_some());
         spans.len() == items.len() && replaced.into_iter().all(|((span, item), _)| tree::read(&unindent(&stdin[span.clone()])).is_ok_and(|d| d == [item.clone()]))
     };
-    let text = match item_spans(stdin).filter(|s| !list.contains_key("results") && understood(s)) {
+    match item_spans(stdin).filter(|s| !list.contains_key("results") && understood(s)) {
         Some(spans) => {
             let mut out = String::with_capacity(stdin.len());
             let mut copied = 0;
-            for (span, item) in spans.iter().zip(converted.iter().flatten()) {
+            for (span, item) in spans.iter().zip(converted.into_iter().flatten()) {
                 let Some(item) = item else { continue };
                 out.push_str(&stdin[copied..span.start]);
                 for (i, line) in tree::write(item).lines().enumerate() {
@@ -123,7 +128,7 @@ fn function(stdin: &str) -> i32 {
             out + &results_text
         }
         None => {
-            if let Some(converted) = &converted {
+            if let Some(converted) = converted {
                 let items = items.iter().zip(converted).map(|(i, c)| c.as_ref().unwrap_or(i).clone()).collect();
                 list.insert("items".into(), Value::Array(items));
             }
@@ -132,11 +137,6 @@ fn function(stdin: &str) -> i32 {
             }
             tree::write(&Value::Object(list))
         }
-    };
-    let written = crate::write_stdout(text.as_bytes());
-    match converted {
-        None => failure,
-        Some(_) => written,
     }
 }
 
@@ -191,7 +191,7 @@ fn item_spans(text: &str) -> Option<Vec<std::ops::Range<usize>>> {
 /// Each item converted (None: unchanged); the errors and warnings as
 /// results. None when any item cannot be converted (the pipeline stops
 /// there, its items as they came).
-fn convert_items(items: &[Value], s: &convert::Settings, results: &mut Vec<Value>) -> Option<Vec<Option<Value>>> {
+fn convert_items(items: &[Value], s: &Settings, results: &mut Vec<Value>) -> Option<Vec<Option<Value>>> {
     let mut out = Vec::with_capacity(items.len());
     let mut failed = false;
     for item in items {
@@ -206,7 +206,7 @@ fn convert_items(items: &[Value], s: &convert::Settings, results: &mut Vec<Value
             Err(problems) => {
                 failed = true;
                 for p in problems {
-                    results.push(result(item, &format!("{}: {}", p.object, p.message), "error", Some(&p.path)));
+                    results.push(result(item, &format!("{}: {}", p.subject, p.what), "error", p.path()));
                 }
             }
         }
@@ -238,44 +238,45 @@ fn result(item: &Value, message: &str, severity: &str, field: Option<&str>) -> V
     Value::Object(r)
 }
 
-/// `convert`'s options from a config's `data` (every value a string;
-/// `entrypoint` one `CONTAINER=PROGRAM` a line). Err: a key or value it does
-/// not take.
+/// The settings a config's `data` gives. Err: why it gives none, as a
+/// usage error's message (`data.KEY` names the option).
+fn config_settings(config: &Value) -> Result<Settings, String> {
+    options(config).and_then(|o| settings(&o, Naming::Config).map_err(|e| e.what))
+}
+
+/// `convert`'s options from a config's `data`: each key the long name of
+/// one, each value a string (a repeatable option's, one value a line),
+/// parsed as `--KEY=VALUE` by the command line's own definition
+/// ([`Options`]): an option added there is a key here. Err: a key or value
+/// it does not take.
 fn options(config: &Value) -> Result<Options, String> {
-    let mut o = Options {
-        shim_image: None,
-        shim_path: convert::DEFAULT_SHIM_PATH.into(),
-        entrypoint: Vec::new(),
-        wait: None,
-        env_grammar: crate::cli::DEFAULT_ENV_GRAMMAR.into(),
-        installer_cpu: crate::cli::DEFAULT_INSTALLER_CPU.into(),
-        installer_memory: crate::cli::DEFAULT_INSTALLER_MEMORY.into(),
-    };
+    let no_data = Map::new();
     let data = match config.get("data") {
-        None | Some(Value::Null) => return Ok(o),
+        None | Some(Value::Null) => &no_data,
         Some(Value::Object(data)) => data,
         Some(_) => return Err("data is not a mapping of option names to strings".into()),
     };
+    let cmd = Options::augment_args(clap::Command::new("data").no_binary_name(true).disable_help_flag(true).disable_version_flag(true));
+    let mut words = Vec::new();
     for (key, value) in data {
         let Some(value) = value.as_str() else {
             return Err(format!("data.{key} is not a string (quote it)"));
         };
-        match key.as_str() {
-            "shim-image" => o.shim_image = Some(value.into()),
-            "shim-path" => o.shim_path = value.into(),
-            "wait" => o.wait = Some(value.into()),
-            "env-grammar" => o.env_grammar = value.into(),
-            "installer-cpu" => o.installer_cpu = value.into(),
-            "installer-memory" => o.installer_memory = value.into(),
-            "entrypoint" => o.entrypoint = value.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect(),
-            _ => {
-                let hint = match envshim::suggest::closest(key.as_bytes(), &KEYS) {
-                    Some(k) => format!("did you mean {k}?"),
-                    None => format!("it takes {}", KEYS.join(", ")),
-                };
-                return Err(format!("data.{key} is not an option of kubectl envshim ({hint})"));
-            }
+        let Some(option) = cmd.get_arguments().find(|a| a.get_long() == Some(key.as_str())) else {
+            let keys: Vec<&str> = cmd.get_arguments().filter_map(|a| a.get_long()).collect();
+            let hint = match envshim::suggest::closest(key.as_bytes(), &keys) {
+                Some(k) => format!("did you mean {k}?"),
+                None => format!("it takes {}", keys.join(", ")),
+            };
+            return Err(format!("data.{key} is not an option of kubectl envshim ({hint})"));
+        };
+        if matches!(option.get_action(), ArgAction::Append) {
+            words.extend(value.lines().map(str::trim).filter(|l| !l.is_empty()).map(|l| format!("--{key}={l}")));
+        } else {
+            words.push(format!("--{key}={value}"));
         }
     }
-    Ok(o)
+    let parsed = cmd.try_get_matches_from(words).and_then(|m| Options::from_arg_matches(&m));
+    // Every value is a string to clap: only a definition changed to take something else can fail here.
+    parsed.map_err(|e| format!("data: {}", e.kind()))
 }

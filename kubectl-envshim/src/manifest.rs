@@ -6,8 +6,13 @@
 
 use serde_json::{Map, Value};
 
+use envshim::error::Error;
+
 use crate::cli::ManifestArgs;
-use crate::{code, fail, input, say, tree, usage};
+use crate::input::{self, data_error};
+use crate::report::{fail, say, usage, write_stdout};
+use crate::convert::has_file_key_ref;
+use crate::tree;
 
 /// The container fields envshim reads (docs/reference.md §3).
 const FIELDS: [&str; 5] = ["volumeMounts", "envFrom", "env", "command", "args"];
@@ -21,7 +26,7 @@ pub fn command(args: &ManifestArgs) -> i32 {
         Err(code) => return code,
     };
     let mut all = Vec::new();
-    find(&list, &mut |c| all.push(c));
+    tree::containers(&list, &mut |c| all.push(c));
     let name = match &args.container {
         Some(name) => name.clone(),
         None => match only_container(&all, &shown) {
@@ -31,23 +36,22 @@ pub fn command(args: &ManifestArgs) -> i32 {
     };
     let bytes = match serde_json::to_vec(&list) {
         Ok(b) => b,
-        Err(e) => return fail(&[(code::DATAERR, format!("{shown}: cannot be written as JSON ({e})"))]),
+        Err(e) => return fail(&[data_error(&shown, format!("cannot be written as JSON ({e})"))]),
     };
     if let Err(errors) = envshim::manifest::parse_named(&bytes, &format!("manifest {shown}"), Some(&shown), Some(name.as_bytes())) {
-        let errors: Vec<(i32, String)> = errors.iter().map(|e| (e.code, e.to_string())).collect();
         return fail(&errors);
     }
     // envshim found exactly one container of that name.
     let Some(chosen) = all.into_iter().find(|c| named(c) == Some(name.as_str())) else {
-        return fail(&[(code::CONFIG, format!("{shown}: no container {name}"))]);
+        return fail(&[Error { subject: shown, ..Error::config(format!("no container {name}")) }]);
     };
     let manifest: Map<String, Value> = chosen.as_object().into_iter().flatten().filter(|(k, _)| FIELDS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
     for volume in unmounted(&manifest) {
         say(&format!("warning: container {name} reads the volume {volume} without mounting it: mount it in the container, where envshim reads it"));
     }
     match serde_json::to_string_pretty(&Value::Object(manifest)) {
-        Ok(text) => crate::write_stdout(format!("{text}\n").as_bytes()),
-        Err(e) => fail(&[(code::DATAERR, format!("{shown}: cannot be written as JSON ({e})"))]),
+        Ok(text) => write_stdout(format!("{text}\n").as_bytes()),
+        Err(e) => fail(&[data_error(&shown, format!("cannot be written as JSON ({e})"))]),
     }
 }
 
@@ -59,9 +63,12 @@ fn documents(args: &ManifestArgs) -> Result<(Value, String), i32> {
     let mut docs = Vec::new();
     let mut errors = Vec::new();
     for (shown, text) in &inputs {
-        match text.as_deref().map_err(Clone::clone).and_then(tree::read) {
-            Ok(mut d) => docs.append(&mut d),
-            Err(e) => errors.push((code::DATAERR, format!("{shown}: {e}"))),
+        match text {
+            Ok(text) => match tree::read(text) {
+                Ok(mut d) => docs.append(&mut d),
+                Err(e) => errors.push(data_error(shown, e)),
+            },
+            Err(e) => errors.push(e.clone()),
         }
     }
     if !errors.is_empty() {
@@ -75,11 +82,11 @@ fn documents(args: &ManifestArgs) -> Result<(Value, String), i32> {
     // nesting, which a document of another kind may pass).
     docs.retain(|d| {
         let mut any = false;
-        find(d, &mut |_| any = true);
+        tree::containers(d, &mut |_| any = true);
         any
     });
     if docs.is_empty() {
-        return Err(fail(&[(code::CONFIG, format!("{shown}: no document holds a container"))]));
+        return Err(fail(&[Error { subject: shown, ..Error::config("no document holds a container") }]));
     }
     let list = match <[Value; 1]>::try_from(docs) {
         Ok([one]) => one,
@@ -105,26 +112,6 @@ fn only_container(all: &[&Value], shown: &str) -> Result<String, i32> {
             Err(usage(&format!("{shown}: choose the container with --container NAME ({has})")))
         }
     }
-}
-
-/// Every object of a `containers` or `initContainers` array under `v`.
-fn find<'v>(v: &'v Value, found: &mut impl FnMut(&'v Value)) {
-    match v {
-        Value::Object(fields) => {
-            for (key, value) in fields {
-                match value.as_array() {
-                    Some(cs) if key == "containers" || key == "initContainers" => cs.iter().filter(|c| c.is_object()).for_each(&mut *found),
-                    _ => find(value, found),
-                }
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|item| find(item, found)),
-        _ => {}
-    }
-}
-
-fn has_file_key_ref(c: &Value) -> bool {
-    c.get("env").and_then(Value::as_array).is_some_and(|env| env.iter().any(|e| e.get("valueFrom").and_then(|v| v.get("fileKeyRef")).is_some_and(|f| !f.is_null())))
 }
 
 /// The volumes a `fileKeyRef` or `fileRef` names that the container does not mount.

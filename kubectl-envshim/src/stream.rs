@@ -3,8 +3,10 @@
 
 use serde_json::Value;
 
-use crate::code;
-use crate::convert::{self, Problem, Settings};
+use envshim::error::Error;
+
+use crate::input::data_error;
+use crate::settings::Settings;
 use crate::warn::Note;
 use crate::yaml;
 
@@ -15,8 +17,8 @@ pub struct Output {
     pub notes: Vec<(usize, Note)>,
 }
 
-/// Converts the stream `text` (from `shown`). Err: every problem, as (exit code, message).
-pub fn convert(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(i32, String)>> {
+/// Converts the stream `text` (from `shown`). Err: every problem.
+pub fn convert(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<Error>> {
     let start = text.trim_start_matches(['\u{feff}', ' ', '\t', '\r', '\n']);
     if start.starts_with('{') || start.starts_with('[') {
         if let Some(out) = json(text, shown, s) {
@@ -27,13 +29,14 @@ pub fn convert(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(i32
     yaml(text, shown, s)
 }
 
-/// Where each problem is: `FILE: document N (Kind/name): PATH: MESSAGE`.
-fn located(shown: &str, n: usize, problems: Vec<Problem>) -> Vec<(i32, String)> {
-    problems.into_iter().map(|p| (p.code, format!("{shown}: document {n} ({}): {}: {}", p.object, p.path, p.message))).collect()
+/// Where each problem is: `FILE: document N (Kind/name): PATH: MESSAGE`
+/// (each problem's subject is its object, `Kind/name`).
+fn located(shown: &str, n: usize, problems: Vec<Error>) -> Vec<Error> {
+    problems.into_iter().map(|p| Error { subject: format!("{shown}: document {n} ({})", p.subject), ..p }).collect()
 }
 
 /// None when the text is not a stream of JSON values.
-fn json(text: &str, shown: &str, s: &Settings) -> Option<Result<Output, Vec<(i32, String)>>> {
+fn json(text: &str, shown: &str, s: &Settings) -> Option<Result<Output, Vec<Error>>> {
     let mut values = serde_json::Deserializer::from_str(text).into_iter::<Value>();
     let (mut out, mut errors, mut notes, mut copied, mut n) = (String::new(), Vec::new(), Vec::new(), 0usize, 0usize);
     loop {
@@ -44,14 +47,14 @@ fn json(text: &str, shown: &str, s: &Settings) -> Option<Result<Output, Vec<(i32
             Ok(doc) => doc,
             Err(_) if n == 0 => return None,
             Err(e) => {
-                errors.push((code::DATAERR, format!("{shown}: document {}: not valid JSON: {e}", n + 1)));
+                errors.push(data_error(&format!("{shown}: document {}", n + 1), format!("not valid JSON: {e}")));
                 break;
             }
         };
         n += 1;
         let end = values.byte_offset();
         let start = before + text[before..end].len() - text[before..end].trim_start().len();
-        match convert::document(&mut doc, s) {
+        match crate::convert::document(&mut doc, s) {
             Ok(changed) if changed.is_empty() => {}
             Ok(changed) => match serde_json::to_string_pretty(&doc) {
                 Ok(t) => {
@@ -60,7 +63,7 @@ fn json(text: &str, shown: &str, s: &Settings) -> Option<Result<Output, Vec<(i32
                     out.push_str(&t);
                     copied = end;
                 }
-                Err(e) => errors.push((code::DATAERR, format!("{shown}: document {n}: cannot be written as JSON ({e})"))),
+                Err(e) => errors.push(data_error(&format!("{shown}: document {n}"), format!("cannot be written as JSON ({e})"))),
             },
             Err(problems) => errors.extend(located(shown, n, problems)),
         }
@@ -73,7 +76,7 @@ fn json(text: &str, shown: &str, s: &Settings) -> Option<Result<Output, Vec<(i32
 /// once per level of nesting, up to the reader's depth limit (10,000).
 const YAML_STACK_BYTES: usize = 256 << 20;
 
-fn yaml(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(i32, String)>> {
+fn yaml(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<Error>> {
     on_yaml_stack(|| yaml_documents(text, shown, s))
 }
 
@@ -100,11 +103,11 @@ pub fn on_yaml_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
 /// Each document read as kubectl reads it; one the conversion changes is
 /// written anew in its place (the `---` line, directives and the comments
 /// around it stay), every other byte is copied.
-fn yaml_documents(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(i32, String)>> {
-    let docs = yaml::read_stream(text).map_err(|e| vec![(code::DATAERR, format!("{shown}: {e}"))])?;
+fn yaml_documents(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<Error>> {
+    let docs = yaml::read_stream(text).map_err(|e| vec![data_error(shown, e.to_string())])?;
     let (mut out, mut errors, mut notes, mut copied) = (String::with_capacity(text.len()), Vec::new(), Vec::new(), 0usize);
     for (i, mut doc) in docs.into_iter().enumerate() {
-        match convert::document(&mut doc.value, s) {
+        match crate::convert::document(&mut doc.value, s) {
             Ok(changed) if changed.is_empty() => {}
             Ok(changed) => {
                 notes.extend(changed.into_iter().map(|c| (i + 1, c)));
@@ -129,3 +132,42 @@ fn yaml_documents(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<(
         Err(errors)
     }
 }
+
+/// Each input's name and its conversion.
+pub type Converted<'i> = Vec<(&'i String, Output)>;
+
+/// Every input converted; Err: every problem of every input.
+pub fn convert_all<'i>(inputs: &'i crate::input::Texts, settings: &Settings) -> Result<Converted<'i>, Vec<Error>> {
+    let mut errors = Vec::new();
+    let mut outputs = Vec::new();
+    for (shown, text) in inputs {
+        match text {
+            Ok(text) => match convert(text, shown, settings) {
+                Ok(out) => outputs.push((shown, out)),
+                Err(mut es) => errors.append(&mut es),
+            },
+            Err(e) => errors.push(e.clone()),
+        }
+    }
+    if errors.is_empty() { Ok(outputs) } else { Err(errors) }
+}
+
+/// The outputs as one stream: several files' YAML documents separated by
+/// `---`, JSON values one after the other (a stream kubectl reads).
+pub fn joined(outputs: &Converted) -> String {
+    let mut all = String::new();
+    let any_yaml = outputs.iter().any(|(_, o)| !o.json);
+    for (i, (_, out)) in outputs.iter().enumerate() {
+        if i > 0 {
+            if !all.is_empty() && !all.ends_with('\n') {
+                all.push('\n');
+            }
+            if any_yaml && !out.text.trim_start().starts_with("---") {
+                all.push_str("---\n");
+            }
+        }
+        all.push_str(&out.text);
+    }
+    all
+}
+

@@ -23,3 +23,21 @@ pub fn read(text: &str) -> Result<Vec<Value>, String> {
 pub fn write(doc: &Value) -> String {
     crate::yaml::write(doc)
 }
+
+/// A node of a document, as envshim's container walk reads it.
+#[derive(Clone, Copy)]
+struct Node<'v>(&'v Value);
+
+impl<'v> envshim::manifest::Tree<'v> for Node<'v> {
+    fn fields(self) -> Option<impl Iterator<Item = (&'v str, Self)>> {
+        Some(self.0.as_object()?.iter().map(|(k, v)| (k.as_str(), Node(v))))
+    }
+    fn items(self) -> Option<impl Iterator<Item = Self>> {
+        Some(self.0.as_array()?.iter().map(Node))
+    }
+}
+
+/// Each container under `v`: envshim's walk (`--container` chooses among the same ones).
+pub fn containers<'v>(v: &'v Value, found: &mut impl FnMut(&'v Value)) {
+    envshim::manifest::containers(Node(v), &mut |_, c: Node<'v>| found(c.0));
+}

@@ -438,7 +438,8 @@ fn errors_name_the_document_the_object_the_container_and_the_path() {
     // Unreadable input (65).
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing.yaml");
-    kubectl_envshim(&["convert", "-f", missing.to_str().unwrap()], "").fails(65, &["missing.yaml: cannot be read (no such file or directory)"]);
+    // The system's reason as envshim words it (strerror's text, as the shim's messages have it).
+    kubectl_envshim(&["convert", "-f", missing.to_str().unwrap()], "").fails(65, &["missing.yaml: cannot be read (No such file or directory)"]);
     kubectl_envshim(&["convert", "-f", dir.path().to_str().unwrap()], "").fails(65, &["no .yaml, .yml or .json file in it (-R reads its subdirectories)"]);
     let latin1 = dir.path().join("latin1.yaml");
     std::fs::write(&latin1, b"kind: Pod\nmetadata: {name: \xe9}\n").unwrap();
@@ -492,7 +493,11 @@ fn help_and_version() {
     for part in ["--shim-image", "--shim-path", "--entrypoint", "--wait", "--check", "-f, --filename", inspect] {
         assert!(out.ok().contains(part), "{part}: {}", out.stdout);
     }
-    assert!(kubectl_envshim(&["--help"], "").ok().contains("kubectl envshim"));
+    let help = kubectl_envshim(&["--help"], "");
+    assert!(help.ok().contains("kubectl envshim"));
+    // The exit codes: envshim's table, the converter's rows (as envshim's own help ends).
+    assert!(help.ok().trim_end().ends_with(&envshim::error::exit_code_help(true)), "{}", help.stdout);
+    assert!(help.ok().contains("\n  1      convert --check: a document would change\n"), "{}", help.stdout);
 }
 
 /// The envshim binary of this workspace (built when missing: `cargo test -p kubectl-envshim`).

@@ -530,6 +530,31 @@ fn kubectl_kustomize_runs_it_as_an_exec_transformer_plugin() {
     assert!(out.stderr.contains("data.wiat is not an option of kubectl envshim (did you mean wait?)"), "{}", out.stderr);
 }
 
+/// The config's keys are convert's options, read with the command line's
+/// own definition: the keys it lists are every option of `convert --help`
+/// but the input's and --check; a repeatable one takes a value a line; a
+/// message names the key as the config spells it.
+#[test]
+fn the_config_takes_every_option_of_convert_by_its_long_name() {
+    let d = tempfile::tempdir().unwrap();
+    let help = envshim(&["convert", "--help"], "");
+    let mut options: Vec<&str> = help.stdout.split_whitespace().filter(|w| w.starts_with("--")).map(|w| w.trim_end_matches([',', '=', '<'])).collect();
+    options.retain(|o| !["--filename", "--recursive", "--check", "--help"].contains(o));
+    options.dedup();
+    let config = write(d.path(), "c.yaml", &format!("kind: Convert\ndata:\n  zzzzzzzzzzzzzz: \"{SENTINEL}\"\n"));
+    let stderr = envshim(&["krm", config.to_str().unwrap()], "").failed(2, &["data.zzzzzzzzzzzzzz is not an option of kubectl envshim (it takes "]).to_string();
+    let listed = stderr.split("it takes ").nth(1).unwrap().trim_end().trim_end_matches(')');
+    let options: Vec<String> = options.iter().map(|o| o.trim_start_matches('-').to_string()).collect();
+    assert_eq!(listed.split(", ").collect::<Vec<_>>(), options, "{stderr}");
+    // Each line of a repeatable option is one of its values (a second line given twice: the conversion's own message).
+    let twice = write(d.path(), "t.yaml", "kind: Convert\ndata:\n  shim-image: r/e:1\n  entrypoint: |\n    web=/app\n\n    web=/other\n");
+    envshim(&["krm", twice.to_str().unwrap()], "").failed(2, &["t.yaml: data.entrypoint web: given twice"]);
+    // A message names the option as the config spells it.
+    let grammar = write(d.path(), "g.yaml", "kind: Convert\ndata:\n  shim-image: r/e:1\n  env-grammar: kubelets\n");
+    let stderr = envshim(&["krm", grammar.to_str().unwrap()], "").failed(2, &["g.yaml: data.env-grammar: expected kubelet or envshim"]).to_string();
+    assert!(!stderr.contains("--env-grammar"), "{stderr}");
+}
+
 #[test]
 fn the_transformer_form_keeps_kustomize_annotations_and_untouched_documents() {
     let d = tempfile::tempdir().unwrap();
@@ -540,7 +565,7 @@ fn the_transformer_form_keeps_kustomize_annotations_and_untouched_documents() {
     let text = out.succeeds();
     assert!(text.starts_with(&format!("{CONFIG_MAP}---\n")), "{text}");
     assert_eq!(docs(text)[1]["metadata"]["annotations"]["kustomize.config.k8s.io/id"], "kind: Deployment\n");
-    envshim(&["krm", d.path().join("missing.yaml").to_str().unwrap()], &stream).failed(65, &["missing.yaml cannot be read"]);
+    envshim(&["krm", d.path().join("missing.yaml").to_str().unwrap()], &stream).failed(65, &["missing.yaml: cannot be read (No such file or directory)"]);
 }
 
 #[test]

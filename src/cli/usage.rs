@@ -41,20 +41,40 @@ fn termination_log(args: &[OsString]) -> Option<OsString> {
 }
 
 /// The first line of clap's message (its usage block and tips dropped),
-/// with the closest known name for a misspelt option or subcommand.
+/// with envshim's hints for the common mistakes.
 fn usage_line(e: &clap::Error, cli: &clap::Command, args: &[OsString]) -> String {
+    let sub = args.get(1).map_or(&b""[..], |a| a.as_bytes());
+    refused_line(e, cli, args, "see envshim --help", |wrong| {
+        // `envshim --verbose run`: an option of the subcommands before one.
+        if sub.starts_with(b"-") && wrong.starts_with("--") && options_of(cli, Some(&"run".into())).iter().any(|o| o == wrong) {
+            return Some(format!("options go after the subcommand: envshim run {wrong} ..., not envshim {wrong} run ..."));
+        }
+        // `ENTRYPOINT ["/envshim","run"]` with a pod's `args: ["--port=8080"]`.
+        (sub == b"run" && wrong.starts_with('-')).then(|| {
+            format!("the program's arguments go after --: envshim run [OPTIONS] -- PROGRAM {wrong}; in an image, ENTRYPOINT [\"/envshim\",\"run\",\"--\",\"/app\"] lets a pod's args append")
+        })
+    })
+}
+
+/// The one line for clap's error `e` on the command line `args` of `cli`
+/// (envshim's, or its converter's): the first paragraph of clap's message,
+/// then in parentheses the closest known name for a misspelt option or
+/// subcommand and `see` (where the help is), else `hint` of the word clap
+/// did not know ("" for none), else `see`.
+pub fn refused_line(e: &clap::Error, cli: &clap::Command, args: &[OsString], see: &str, hint: impl FnOnce(&str) -> Option<String>) -> String {
     let subcommands = || cli.get_subcommands().map(|s| s.get_name()).filter(|n| *n != "help");
     if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
         let names: Vec<&str> = subcommands().collect();
-        let (last, rest) = names.split_last().expect("envshim has subcommands");
-        return format!("a subcommand is required: {} or {last} (see envshim --help)", rest.join(", "));
+        if let Some((last, rest)) = names.split_last() {
+            return format!("a subcommand is required: {} or {last} ({see})", rest.join(", "));
+        }
     }
     let text = e.render().to_string();
     // The first paragraph, on one line.
     let first: Vec<&str> = text.lines().map(str::trim).skip_while(|l| l.is_empty()).take_while(|l| !l.is_empty()).collect();
     let first = first.join(" ");
     let first = first.strip_prefix("error: ").unwrap_or(&first);
-    // A suggestion only for a word envshim does not know (not for a known
+    // A suggestion only for a word it does not know (not for a known
     // option given twice, or with a value it takes none of).
     let wrong = match (e.kind(), e.get(ContextKind::InvalidArg).or_else(|| e.get(ContextKind::InvalidSubcommand))) {
         (ErrorKind::UnknownArgument | ErrorKind::InvalidSubcommand, Some(ContextValue::String(s))) => s.split(['=', ' ']).next().unwrap_or(s).to_string(),
@@ -65,18 +85,12 @@ fn usage_line(e: &clap::Error, cli: &clap::Command, args: &[OsString]) -> String
         _ => options_of(cli, args.get(1)),
     };
     let known: Vec<&str> = known.iter().map(String::as_str).collect();
-    let sub = args.get(1).map_or(&b""[..], |a| a.as_bytes());
     match crate::suggest::closest(wrong.as_bytes(), &known).filter(|name| **name != wrong) {
-        Some(name) => format!("{first} (did you mean {name}? see envshim --help)"),
-        // `envshim --verbose run`: an option of the subcommands before one.
-        None if sub.starts_with(b"-") && wrong.starts_with("--") && options_of(cli, Some(&"run".into())).contains(&wrong) => {
-            format!("{first} (options go after the subcommand: envshim run {wrong} ..., not envshim {wrong} run ...)")
-        }
-        // `ENTRYPOINT ["/envshim","run"]` with a pod's `args: ["--port=8080"]`.
-        None if sub == b"run" && wrong.starts_with('-') => format!(
-            "{first} (the program's arguments go after --: envshim run [OPTIONS] -- PROGRAM {wrong}; in an image, ENTRYPOINT [\"/envshim\",\"run\",\"--\",\"/app\"] lets a pod's args append)"
-        ),
-        None => format!("{first} (see envshim --help)"),
+        Some(name) => format!("{first} (did you mean {name}? {see})"),
+        None => match hint(&wrong) {
+            Some(hint) => format!("{first} ({hint})"),
+            None => format!("{first} ({see})"),
+        },
     }
 }
 

@@ -436,6 +436,14 @@ impl Path<'_> {
     pub(super) fn field<'p>(&'p self, key: &'p str) -> Path<'p> {
         Path::Field(self, key)
     }
+    /// The item of a top-level list this path starts at.
+    fn item(&self) -> Option<(&'static str, usize)> {
+        match self {
+            Path::Root => None,
+            Path::Item(key, i) => Some((key, *i)),
+            Path::Field(parent, _) => parent.item(),
+        }
+    }
 }
 
 impl fmt::Display for Path<'_> {
@@ -462,7 +470,11 @@ pub(super) fn report(errors: &mut Vec<Error>, below: Vec<Error>) {
 
 /// A schema error: `what`, at `path` (the message is made by [`name_errors`]).
 pub(super) fn fail(errors: &mut Vec<Error>, path: &Path, what: impl fmt::Display) {
-    errors.push(Error::in_manifest(code::CONFIG, "", path.to_string(), None, what.to_string()));
+    let mut e = Error::in_manifest(code::CONFIG, "", path.to_string(), None, what.to_string());
+    if let Some(at) = &mut e.at {
+        at.item = path.item();
+    }
+    errors.push(e);
 }
 
 /// A string field; null counts as absent. A slice of the input (the usual

@@ -39,7 +39,7 @@ pub(super) fn select<'a>(
     let fail = |message: String| Err(vec![Error::in_manifest(code::CONFIG, "", String::new(), file, message)]);
     let name_of = |v: &Value| text(v, "name").map(|n| escape(n.as_bytes()));
     let mut found = Vec::new();
-    walk(&doc, &mut found);
+    super::containers(&doc, &mut |init, c| found.push((init, c)));
     let names = || listed(&found);
     let kind = kind_of(&doc);
     let Some(wanted) = container else {
@@ -70,7 +70,7 @@ pub(super) fn select<'a>(
     if let Some((_, other)) = chosen.next() {
         return fail(format!("--container {wanted_shown}: two containers of {subject} have that name: {path} and {}", path_of(&doc, other)));
     }
-    let Value::Object(_, at) = **one else { unreachable!("walk finds objects only") };
+    let Value::Object(_, at) = **one else { unreachable!("the walk finds objects only") };
     let mut errors = Vec::new();
     // The document was read as valid UTF-8 and valid JSON: the container reads
     // again. Were it not to, a failure, never a run without the container's env.
@@ -128,26 +128,7 @@ fn text<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
     }
 }
 
-/// Every item that is an object of a `containers` or `initContainers` array in `v`.
-fn walk<'v, 'a>(v: &'v Value<'a>, found: &mut Vec<Found<'v, 'a>>) {
-    match v {
-        Value::Object(fields, _) => {
-            for (key, value) in fields {
-                match value {
-                    Value::Array(items) if key == "containers" || key == "initContainers" => {
-                        let init = key == "initContainers";
-                        found.extend(items.iter().filter(|c| matches!(c, Value::Object(..))).map(|c| (init, c)));
-                    }
-                    _ => walk(value, found),
-                }
-            }
-        }
-        Value::Array(items) => items.iter().for_each(|item| walk(item, found)),
-        _ => {}
-    }
-}
-
-/// The JSON path (`spec.containers[0]`) of `target`, a container [`walk`]
+/// The JSON path (`spec.containers[0]`) of `target`, a container [`super::containers`]
 /// found in `doc` (compared by address), for a message.
 #[cold]
 fn path_of(doc: &Value, target: &Value) -> String {

@@ -80,6 +80,20 @@ fn every_error_names_its_json_path() {
     }
 }
 
+/// The item of a top-level list an error is in is data too (the converter
+/// renumbers a manifest's `env[i]` as its container's entry): not below a
+/// container chosen in a document, whose path is that container's.
+#[test]
+fn an_error_carries_its_top_level_item_as_data() {
+    let item = |json: &str, container: Option<&[u8]>| {
+        let errors = parse_named(json.as_bytes(), "manifest", None, container).unwrap_err();
+        errors.iter().map(|e| e.at.as_ref().and_then(|a| a.item)).collect::<Vec<_>>()
+    };
+    assert_eq!(item(r#"{"env": [{"name": "A"}, {"name": "B", "valu": 1}], "command": [1], "args": "x"}"#, None), [Some(("env", 1)), Some(("command", 0)), None]);
+    let pod = r#"{"kind": "Pod", "spec": {"containers": [{"name": "a", "env": [{"name": "B", "valu": 1}]}]}}"#;
+    assert_eq!(item(pod, Some(b"a")), [None]);
+}
+
 #[test]
 fn reports_every_problem_not_just_the_first() {
     let got = errors(r#"{"env": [{"name": "A", "x": 1}, {"value": "v"}], "volumeMounts": [{"name": "v"}]}"#);

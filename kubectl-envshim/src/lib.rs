@@ -1,0 +1,97 @@
+//! `kubectl envshim convert`: workloads written with native `fileKeyRef`
+//! (Kubernetes 1.34+), rewritten to run envshim, so they run on any cluster.
+//!
+//! The input is a YAML stream or a JSON stream. Each document is parsed on
+//! its own; one the conversion does not change is written back as the very
+//! text it was read from (byte for byte: comments, quoting, order), one it
+//! changes is written anew from its parsed tree (field order kept).
+//!
+//! `main.rs` parses the command line (`cli.rs`, clap) and calls one of the
+//! subcommands here: [`convert`], [`manifest`] (one container's manifest)
+//! or [`krm`] (kpt's and kustomize's function protocols, `krm.rs`). This
+//! file holds the entry points alone: no module uses anything of it.
+//! Errors are envshim's own type (`envshim::error::Error`: an exit code of
+//! envshim's table, a subject, a JSON path, what is wrong).
+
+pub mod cli;
+mod convert;
+mod input;
+mod installer;
+mod krm;
+mod manifest;
+mod report;
+mod settings;
+mod stream;
+mod tree;
+mod warn;
+mod yaml;
+
+use envshim::error::code;
+
+use cli::{ConvertArgs, KrmArgs, ManifestArgs};
+use report::{fail, say, usage};
+use settings::{settings, Naming};
+
+/// Reads every input, converts every document; writes the result only when
+/// every document converted.
+pub fn convert(args: &ConvertArgs) -> i32 {
+    if let Some(stray) = args.stray.first() {
+        return usage(&cli::stray(stray, "convert"));
+    }
+    let settings = match settings(&args.options, Naming::Flags) {
+        Ok(s) => s,
+        Err(e) => return fail(&[e]),
+    };
+    for w in &settings.warnings {
+        say(&format!("warning: {w}"));
+    }
+    let inputs = match input::read_all(&args.input) {
+        Ok(inputs) => inputs,
+        Err(e) => return fail(&[e]),
+    };
+    let outputs = match stream::convert_all(&inputs, &settings) {
+        Ok(outputs) => outputs,
+        Err(errors) => return fail(&errors),
+    };
+    // What would change (--check, as `gofmt -l` lists files), or what the
+    // converted pods run without (warnings): stderr, names only, no value.
+    for (shown, out) in &outputs {
+        for (n, note) in &out.notes {
+            if args.check {
+                say(&format!("{shown}: document {n} ({}): would convert containers {}", note.object, note.containers.join(", ")));
+                if settings.envshim_grammar {
+                    say(&format!(
+                        "{shown}: document {n} ({}): they would read env files with envshim's grammar (--env-grammar envshim), not the kubelet's: \
+                         check the files with envshim check --env-grammar kubelet before the cluster reads fileKeyRef itself",
+                        note.object
+                    ));
+                }
+            }
+            for w in &note.warnings {
+                say(&format!("warning: {shown}: document {n} ({}): {w}", note.object));
+            }
+        }
+    }
+    if args.check {
+        let changed = outputs.iter().any(|(_, o)| !o.notes.is_empty());
+        return if changed { code::CHANGED } else { code::OK };
+    }
+    report::write_stdout(stream::joined(&outputs).as_bytes())
+}
+
+/// Prints one container's manifest. Whole trees read, walked and compared:
+/// on the YAML reader's stack.
+pub fn manifest(args: &ManifestArgs) -> i32 {
+    stream::on_yaml_stack(|| manifest::command(args))
+}
+
+/// Runs as a KRM function or a kustomize exec transformer plugin (on the
+/// YAML reader's stack, as [`manifest`]).
+pub fn krm(args: &KrmArgs) -> i32 {
+    stream::on_yaml_stack(|| krm::command(args))
+}
+
+/// A command line clap refused: its one line, exit 2.
+pub fn refused(e: &clap::Error, args: &[std::ffi::OsString]) -> i32 {
+    usage(&cli::usage_line(e, args))
+}

@@ -1,0 +1,39 @@
+//! What the converter says on stderr: one `kubectl-envshim: ` line a
+//! message, and the exit code that goes with it.
+
+use std::io::Write;
+
+use envshim::error::{code, Error};
+
+/// One `kubectl-envshim: ` line on stderr (a closed stderr is not a reason to panic).
+pub fn say(message: &str) {
+    let _ = writeln!(std::io::stderr().lock(), "kubectl-envshim: {message}");
+}
+
+/// A usage error: its line, and the exit code.
+pub fn usage(message: &str) -> i32 {
+    say(message);
+    code::USAGE
+}
+
+/// Each error on its own line; the exit code is the first one's.
+pub fn fail(errors: &[Error]) -> i32 {
+    for e in errors {
+        say(&e.to_string());
+    }
+    // Not reached without an error (a step that fails says why); were it
+    // reached, the run still fails, with a code of the table, never 0.
+    errors.first().map_or(code::CONFIG, |e| e.code)
+}
+
+/// Writes `bytes` to stdout (envshim's own writer: a closed pipe is not an
+/// error): OK, or IOERR when it cannot.
+pub fn write_stdout(bytes: &[u8]) -> i32 {
+    match envshim::report::write_stdout(bytes) {
+        Ok(()) => code::OK,
+        Err(e) => {
+            say(&e.to_string());
+            e.code
+        }
+    }
+}
