@@ -27,7 +27,7 @@ pub mod names;
 mod pipeline;
 mod program;
 mod render;
-mod report;
+pub mod report;
 mod sort;
 pub mod sources;
 pub mod suggest;
