@@ -251,10 +251,15 @@ const SWITCH_WORDS: &str = "must be one of 1/0, true/false, yes/no, on/off";
 /// The words a boolean configuration variable takes (a flag on the command
 /// line is `true`); `options.rs` names the variable in the message.
 pub fn switch(text: &str) -> Result<bool, String> {
-    match text.to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        _ => Err(SWITCH_WORDS.into()),
+    // Compared in place, not lower-cased into a new string: clap parses every
+    // flag's default ("false") with it at each start.
+    let is = |words: [&str; 4]| words.iter().any(|w| w.eq_ignore_ascii_case(text));
+    if is(["1", "true", "yes", "on"]) {
+        Ok(true)
+    } else if is(["0", "false", "no", "off"]) {
+        Ok(false)
+    } else {
+        Err(SWITCH_WORDS.into())
     }
 }
 
