@@ -10,7 +10,7 @@
 //! written is what the program must see. See `support/harness.rs` for the two
 //! paths and `support/generate.rs` for the random pods.
 //!
-//! `random_pods_start_converted_as_natively` runs EXACT_PODS (3,000) pods
+//! `random_pods_start_converted_as_natively` (`exact/random_pods.rs`) runs EXACT_PODS (3,000) pods
 //! from the fixed seed EXACT_SEED; set both to explore further (EXACT_ONLY=p17
 //! runs one of them, EXACT_SHOW=N lists N differing pods, not 8). The named
 //! tests are the classes of divergence the converter once had, one each;
@@ -19,12 +19,13 @@
 use crate::support::{generate, harness, kubelet};
 
 use std::collections::BTreeMap;
-use std::time::Instant;
 
 use serde_json::{json, Value};
 
 use harness::{Case, Converted, Format, Outcome, SENTINEL};
 use kubelet::{Started, World};
+
+mod random_pods;
 
 // ---------------------------------------------------------------- the model
 
@@ -66,166 +67,7 @@ fn the_models_env_file_reader_passes_the_kubelets_cases() {
     }
 }
 
-// ---------------------------------------------------------- the random pods
-
-/// Every batch checked by three workers, each taking every third batch.
-fn check_batches<'c>(batches: &[(&'c [Case], Format)]) -> Vec<Verdict<'c>> {
-    std::thread::scope(|s| {
-        let workers: Vec<_> = (0..3)
-            .map(|w| s.spawn(move || batches.iter().skip(w).step_by(3).flat_map(|(b, f)| check_batch(b, *f)).collect::<Vec<_>>()))
-            .collect();
-        workers.into_iter().flat_map(|w| w.join().unwrap()).collect()
-    })
-}
-
-#[test]
-fn random_pods_start_converted_as_natively() {
-    let seed: u64 = std::env::var("EXACT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x0065_7861_6374_3235);
-    let pods: usize = std::env::var("EXACT_PODS").ok().and_then(|s| s.parse().ok()).unwrap_or(3000);
-    let started = Instant::now();
-    let root = tempfile::tempdir().unwrap();
-    let printer = harness::printer();
-    harness::envshim();
-    let mut rng = generate::Rng::new(seed);
-    let pool = generate::pool(&mut rng, root.path());
-    let mut cases: Vec<Case> = (0..pods).map(|n| generate::case(&mut rng, n, &pool, printer)).collect();
-    // EXACT_ONLY=p17: that pod alone (the others are generated all the same, so it is the same pod).
-    if let Ok(only) = std::env::var("EXACT_ONLY") {
-        cases.retain(|c| c.name() == only);
-    }
-    let count = cases.len();
-    eprintln!("exact: {count} pods generated in {:.1} s", started.elapsed().as_secs_f64());
-    let batches: Vec<(&[Case], Format)> = cases.chunks(100).map(|b| (b, *rng.pick(&harness::FORMATS))).collect();
-
-    let results = check_batches(&batches);
-
-    let natively_started = results.iter().filter(|r| matches!(r, Verdict::Compared { native: true, .. })).count();
-    let refused: Vec<_> = results.iter().filter_map(|r| if let Verdict::Refused(c, code, err) = r { Some((c, code, err)) } else { None }).collect();
-    let differing: Vec<_> = results
-        .iter()
-        .filter_map(|r| if let Verdict::Compared { case, diffs, .. } = r { (!diffs.is_empty()).then_some((case, diffs)) } else { None })
-        .collect();
-    eprintln!(
-        "exact: seed {seed}, {count} pods in {:.1} s: {natively_started} start natively, {} refused, {} differ",
-        started.elapsed().as_secs_f64(),
-        refused.len(),
-        differing.len()
-    );
-
-    // A refusal is fine only with a documented exit code and a message that
-    // says where (document, container, path), and only for a small share.
-    for (case, code, err) in &refused {
-        assert_eq!(**code, 78, "pod {} refused with {code}: {err}", case.name());
-        for part in ["document 1", &format!("container {}", case.container), "spec.containers[0]"] {
-            assert!(err.contains(part), "pod {}: the refusal does not name {part:?}: {err}", case.name());
-        }
-    }
-    assert!(refused.len() * 50 <= count, "{} of {count} pods refused (seed {seed}); the first: {}", refused.len(), refused[0].2);
-    // Most pods must start natively, or the test compares little.
-    assert!(count < 100 || natively_started * 10 >= count * 6, "only {natively_started} of {count} pods start natively");
-
-    if let Some((first, _)) = differing.first() {
-        let summary: Vec<String> = differing
-            .iter()
-            .take(std::env::var("EXACT_SHOW").ok().and_then(|s| s.parse().ok()).unwrap_or(8))
-            .map(|(c, d)| format!("  {}: {}", c.name(), d[0]))
-            .collect();
-        let (minimal, diffs) = shrink((**first).clone());
-        panic!(
-            "seed {seed} (EXACT_SEED={seed} EXACT_PODS={pods}): {} of {count} pods differ, e.g.\n{}\n\nthe first, made minimal:\n{}\ndifferences:\n  {}",
-            differing.len(),
-            summary.join("\n"),
-            describe(&minimal),
-            diffs.join("\n  ")
-        );
-    }
-}
-
-/// The harness itself: a pod the converter refuses (a fileKeyRef naming a
-/// volume the pod lacks: 78) is found alone in its batch, the others converted.
-#[test]
-fn a_refusal_is_found_in_its_batch() {
-    let root = tempfile::tempdir().unwrap();
-    let mut rng = generate::Rng::new(7);
-    let pool = generate::pool(&mut rng, root.path());
-    let mut cases: Vec<Case> = (0..9).map(|n| generate::case(&mut rng, n, &pool, harness::printer())).collect();
-    let env = cases[6].pod["spec"]["containers"][0]["env"].as_array_mut().unwrap();
-    env.push(json!({"name": "X", "valueFrom": {"fileKeyRef": {"volumeName": "nope", "path": "a.env", "key": "X"}}}));
-    for format in harness::FORMATS {
-        let converted = harness::convert_batch(&cases.iter().collect::<Vec<_>>(), format, &[]);
-        for (i, c) in converted.iter().enumerate() {
-            match c {
-                Converted::Refused(code, err) => {
-                    assert_eq!((i, *code), (6, 78), "{err}");
-                    assert!(err.contains("document 1 (Pod/p6)") && err.contains("volumeName"), "{err}");
-                }
-                Converted::Container(..) => assert_ne!(i, 6),
-            }
-        }
-    }
-}
-
-enum Verdict<'a> {
-    /// Whether the pod starts natively, and the differences.
-    Compared { case: &'a Case, native: bool, diffs: Vec<String> },
-    /// The exit code and stderr.
-    Refused(&'a Case, i32, String),
-}
-
-fn check_batch(batch: &[Case], format: Format) -> Vec<Verdict<'_>> {
-    let refs: Vec<&Case> = batch.iter().collect();
-    let converted = harness::convert_batch(&refs, format, &[]);
-    batch
-        .iter()
-        .zip(converted)
-        .map(|(case, conv)| match conv {
-            Converted::Refused(code, err) => Verdict::Refused(case, code, err),
-            Converted::Container(container, world) => {
-                let native = harness::native(case);
-                let diffs = harness::differences(&native, &harness::converted(&container, &world));
-                Verdict::Compared { case, native: matches!(native, Outcome::Started(_)), diffs }
-            }
-        })
-        .collect()
-}
-
-/// The differences of one case converted alone; None when there are none
-/// (or the converter refuses it).
-fn differs(case: &Case) -> Option<Vec<String>> {
-    match harness::convert_batch(&[case], Format::YamlStream, &[]).remove(0) {
-        Converted::Refused(..) => None,
-        Converted::Container(container, world) => {
-            Some(harness::differences(&harness::native(case), &harness::converted(&container, &world))).filter(|d| !d.is_empty())
-        }
-    }
-}
-
-/// Removes env entries, envFrom sources, args and command words while the
-/// case still differs. (Args are not emptied when there is no command: the
-/// image's CMD would then run, and `--entrypoint` says ENTRYPOINT alone.)
-fn shrink(mut case: Case) -> (Case, Vec<String>) {
-    let mut diffs = differs(&case).unwrap_or_else(|| vec!["(does not differ when converted alone)".into()]);
-    'outer: loop {
-        let c = case.container_spec().clone();
-        let has_command = c["command"].as_array().is_some_and(|w| !w.is_empty());
-        for (field, keep) in [("env", 0), ("envFrom", 0), ("args", if has_command { 0 } else { 1 }), ("command", 1)] {
-            let len = c[field].as_array().map_or(0, Vec::len);
-            for i in 0..len {
-                if len <= keep || (field == "command" && i == 0) {
-                    continue;
-                }
-                let mut smaller = case.clone();
-                let spec = &mut smaller.pod["spec"]["containers"][0];
-                spec[field].as_array_mut().unwrap().remove(i);
-                if let Some(d) = differs(&smaller) {
-                    (case, diffs) = (smaller, d);
-                    continue 'outer;
-                }
-            }
-        }
-        return (case, diffs);
-    }
-}
+// ------------------------------------------- reproducing a case
 
 /// A case as a reader needs it to reproduce: the pod, and the world around it.
 fn describe(case: &Case) -> String {
