@@ -47,57 +47,73 @@ struct Open {
 /// and dropping a document recurses once per level of nesting (at most
 /// MAX_DEPTH): a caller that may meet deep input runs it on a thread with a
 /// large stack, as `stream.rs` does.
-// Over the complexity budget (clippy.toml): to be split after the parallel
-// changes to this file are merged, not before (they would conflict).
-#[allow(clippy::too_many_lines)]
 pub fn read_stream(text: &str) -> Result<Vec<Document>, Error> {
     markers(text)?;
-    let mut docs = Vec::new();
-    let mut offsets = Offsets::new(text);
-    let mut number = 0; // documents with content before this one
-    let fail = |number: usize, line: usize, message: String| Error { document: number + 1, line, message };
-    let mut stack: Vec<Open> = Vec::new();
-    let mut anchors: HashMap<usize, (Rc<Node>, usize)> = HashMap::new();
-    let mut root: Option<Rc<Node>> = None;
-    // The root's first event, and whether any of its events covers text (an empty document's do not).
-    let (mut first, mut covers): (Option<Span>, bool) = (None, false);
+    let mut composer = Composer::new(text);
     for event in Parser::new_from_str(text) {
-        let (event, span) = event.map_err(|e| fail(number, e.marker().line(), parser_message(e.info())))?;
+        let (event, span) = event.map_err(|e| composer.fail(e.marker().line(), parser_message(e.info())))?;
+        composer.event(event, span)?;
+    }
+    Ok(composer.docs)
+}
+
+/// The parser's events composed into trees, one document at a time; each
+/// document with content is built as it ends.
+struct Composer<'t> {
+    docs: Vec<Document>,
+    offsets: Offsets<'t>,
+    /// Documents with content before this one.
+    number: usize,
+    stack: Vec<Open>,
+    anchors: HashMap<usize, (Rc<Node>, usize)>,
+    root: Option<Rc<Node>>,
+    /// The root's first event, and whether any of its events covers text (an empty document's do not).
+    first: Option<Span>,
+    covers: bool,
+}
+
+impl<'t> Composer<'t> {
+    fn new(text: &'t str) -> Self {
+        Composer {
+            docs: Vec::new(),
+            offsets: Offsets::new(text),
+            number: 0,
+            stack: Vec::new(),
+            anchors: HashMap::new(),
+            root: None,
+            first: None,
+            covers: false,
+        }
+    }
+
+    /// An error at `line` of the current document.
+    fn fail(&self, line: usize, message: String) -> Error {
+        Error { document: self.number + 1, line, message }
+    }
+
+    fn event(&mut self, event: Event<'_>, span: Span) -> Result<(), Error> {
         let at = span.start.line();
-        let of_root = root.is_none()
+        let of_root = self.root.is_none()
             && matches!(event, Event::Alias(_) | Event::Scalar(..) | Event::SequenceStart(..) | Event::SequenceEnd | Event::MappingStart(..) | Event::MappingEnd);
         if of_root {
-            first.get_or_insert(span);
+            self.first.get_or_insert(span);
             if span.start.index() != span.end.index() {
-                covers = true;
+                self.covers = true;
             }
         }
         // The node this event completes: (node, its height, its anchor).
         let done: Option<(Rc<Node>, usize, usize)> = match event {
             Event::StreamStart | Event::StreamEnd | Event::Nothing => None,
             Event::DocumentStart(_) => {
-                anchors.clear();
-                (root, first, covers) = (None, None, false);
+                self.anchors.clear();
+                (self.root, self.first, self.covers) = (None, None, false);
                 None
             }
             Event::DocumentEnd => {
-                // An empty document (markers, comments) has a root that covers no text.
-                // The document's text ends where `...` or the next document starts.
-                if let (Some(node), Some(first), true) = (root.take(), first, covers) {
-                    let line = first.start.line();
-                    let value = Builder::default().build(&node).map_err(|message| fail(number, line, message))?;
-                    number += 1;
-                    docs.push(Document { value, span: offsets.span(first.start.index(), span.start.index()), line });
-                }
+                self.end_document(span)?;
                 None
             }
-            Event::Alias(id) => {
-                let (node, height) = anchors.get(&id).ok_or_else(|| fail(number, at, "an alias to an anchor not defined before it".into()))?;
-                if stack.len() + height > MAX_DEPTH {
-                    return Err(fail(number, at, format!("an alias makes the nesting deeper than {MAX_DEPTH} levels")));
-                }
-                Some((Rc::new(Node::Alias(node.clone())), *height, 0))
-            }
+            Event::Alias(id) => Some(self.alias(id, at)?),
             Event::Scalar(value, style, anchor, tag) => {
                 let plain = style == ScalarStyle::Plain;
                 // go-yaml v2 merges at a `<<` that is implicit (plain and untagged, or
@@ -105,46 +121,76 @@ pub fn read_stream(text: &str) -> Result<Vec<Document>, Error> {
                 let merge = value == "<<"
                     && tag.as_deref().map_or(plain, |t| (t.handle.is_empty() && t.suffix == "!") || resolve::core(&t.handle, &t.suffix) == Some("merge"));
                 let tag = tag.as_deref().map_or(Tag::None, |t| Tag::of(&t.handle, &t.suffix));
-                let leaf = scalar(&value, tag, plain).map_err(|m| fail(number, at, m))?;
+                let leaf = scalar(&value, tag, plain).map_err(|m| self.fail(at, m))?;
                 Some((Rc::new(Node::Scalar { value: leaf, merge }), 0, anchor))
             }
             Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
-                if stack.len() >= MAX_DEPTH {
-                    return Err(fail(number, at, format!("nesting deeper than {MAX_DEPTH} levels")));
+                if self.stack.len() >= MAX_DEPTH {
+                    return Err(self.fail(at, format!("nesting deeper than {MAX_DEPTH} levels")));
                 }
                 let mapping = matches!(event, Event::MappingStart(..));
-                stack.push(Open { items: Vec::new(), mapping, anchor, height: 0 });
+                self.stack.push(Open { items: Vec::new(), mapping, anchor, height: 0 });
                 None
             }
-            Event::SequenceEnd | Event::MappingEnd => {
-                let open = stack.pop().ok_or_else(|| fail(number, at, "not valid YAML: an unbalanced collection".into()))?;
-                let node = if open.mapping {
-                    let mut items = open.items.into_iter();
-                    let mut pairs = Vec::with_capacity(items.len() / 2);
-                    while let (Some(k), Some(v)) = (items.next(), items.next()) {
-                        pairs.push((k, v));
-                    }
-                    Node::Map(pairs)
-                } else {
-                    Node::Seq(open.items)
-                };
-                Some((Rc::new(node), open.height + 1, open.anchor))
-            }
+            Event::SequenceEnd | Event::MappingEnd => Some(self.close(at)?),
         };
         if let Some((node, height, anchor)) = done {
-            if anchor != 0 {
-                anchors.insert(anchor, (node.clone(), height));
+            self.attach(node, height, anchor);
+        }
+        Ok(())
+    }
+
+    /// Builds the document that ends at `end`, if it has content.
+    fn end_document(&mut self, end: Span) -> Result<(), Error> {
+        // An empty document (markers, comments) has a root that covers no text.
+        // The document's text ends where `...` or the next document starts.
+        if let (Some(node), Some(first), true) = (self.root.take(), self.first, self.covers) {
+            let line = first.start.line();
+            let value = Builder::default().build(&node).map_err(|message| self.fail(line, message))?;
+            self.number += 1;
+            self.docs.push(Document { value, span: self.offsets.span(first.start.index(), end.start.index()), line });
+        }
+        Ok(())
+    }
+
+    /// The node an alias completes: (node, its height, no anchor).
+    fn alias(&self, id: usize, at: usize) -> Result<(Rc<Node>, usize, usize), Error> {
+        let (node, height) = self.anchors.get(&id).ok_or_else(|| self.fail(at, "an alias to an anchor not defined before it".into()))?;
+        if self.stack.len() + height > MAX_DEPTH {
+            return Err(self.fail(at, format!("an alias makes the nesting deeper than {MAX_DEPTH} levels")));
+        }
+        Ok((Rc::new(Node::Alias(node.clone())), *height, 0))
+    }
+
+    /// The collection a SequenceEnd or MappingEnd completes: (node, its height, its anchor).
+    fn close(&mut self, at: usize) -> Result<(Rc<Node>, usize, usize), Error> {
+        let open = self.stack.pop().ok_or_else(|| self.fail(at, "not valid YAML: an unbalanced collection".into()))?;
+        let node = if open.mapping {
+            let mut items = open.items.into_iter();
+            let mut pairs = Vec::with_capacity(items.len() / 2);
+            while let (Some(k), Some(v)) = (items.next(), items.next()) {
+                pairs.push((k, v));
             }
-            match stack.last_mut() {
-                Some(parent) => {
-                    parent.height = parent.height.max(height);
-                    parent.items.push(node);
-                }
-                None => root = Some(node),
+            Node::Map(pairs)
+        } else {
+            Node::Seq(open.items)
+        };
+        Ok((Rc::new(node), open.height + 1, open.anchor))
+    }
+
+    /// Records a completed node under its anchor and gives it to its parent (or makes it the root).
+    fn attach(&mut self, node: Rc<Node>, height: usize, anchor: usize) {
+        if anchor != 0 {
+            self.anchors.insert(anchor, (node.clone(), height));
+        }
+        match self.stack.last_mut() {
+            Some(parent) => {
+                parent.height = parent.height.max(height);
+                parent.items.push(node);
             }
+            None => self.root = Some(node),
         }
     }
-    Ok(docs)
 }
 
 /// kubectl splits a stream into documents at each line starting `---`, before
