@@ -21,6 +21,7 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::envfile::Grammar;
+use crate::watch::OnChange;
 
 pub use options::{parse, Invocation, Refused};
 pub use usage::refused_line;
@@ -38,6 +39,7 @@ Exit codes:
   71     with --init: a system call envshim needs failed
   73     install cannot create DEST
   74     render cannot write its output
+  75     with --watch --on-change exit: a change stopped the program
   77     permission denied reading a file
   78     configuration: the manifest, a volume, a path, an env name; with
          check --strict, a warning
@@ -87,6 +89,8 @@ pub struct RunArgs {
     pub reading: Reading,
     #[command(flatten)]
     pub supervision: Supervision,
+    #[command(flatten)]
+    pub watching: Watching,
     /// The program line: PROGRAM [ARGS...] (after -- or the first non-option word)
     #[arg(trailing_var_arg = true, value_name = "PROGRAM")]
     pub program: Vec<OsString>,
@@ -100,6 +104,8 @@ pub struct CheckArgs {
     pub reading: Reading,
     #[command(flatten)]
     pub supervision: Supervision,
+    #[command(flatten)]
+    pub watching: Watching,
     /// Fail on every warning too (exit 78 unless the problem has a code of its own)
     #[arg(long)]
     pub strict: bool,
@@ -123,6 +129,13 @@ pub struct CheckArgs {
     mut_arg("term_delay", |a| a.hide(true)),
     mut_arg("success_exits", |a| a.hide(true)),
     mut_arg("rewrite_signals", |a| a.hide(true)),
+    mut_arg("watch", |a| a.hide(true)),
+    mut_arg("on_change", |a| a.hide(true)),
+    mut_arg("restart_signal", |a| a.hide(true)),
+    mut_arg("restart_timeout", |a| a.hide(true)),
+    mut_arg("watch_settle", |a| a.hide(true)),
+    mut_arg("watch_poll", |a| a.hide(true)),
+    mut_arg("watch_splay", |a| a.hide(true)),
     mut_arg("verbose", |a| a.hide(true))
 )]
 pub struct RenderArgs {
@@ -132,6 +145,8 @@ pub struct RenderArgs {
     pub reading: Reading,
     #[command(flatten)]
     pub supervision: Supervision,
+    #[command(flatten)]
+    pub watching: Watching,
     /// env (an env file with sources as comments) or json
     #[arg(long, value_enum, default_value = "env")]
     pub format: RenderFormat,
@@ -232,6 +247,32 @@ pub struct Supervision {
     /// With --init, forward a received signal FROM as TO (TERM:QUIT, 15:3; TO 0 drops it) (repeatable)
     #[arg(long = "rewrite-signal", value_name = "FROM:TO", value_parser = crate::init::parse_rewrite)]
     pub rewrite_signals: Vec<(i32, i32)>,
+}
+
+// `--watch`: envshim restarts (or signals) the program when its sources change.
+#[derive(Args)]
+pub struct Watching {
+    /// Restart the program when a file its environment or program line came from changes (implies --init)
+    #[arg(long, env = "ENVSHIM_WATCH", hide_env_values = true, value_parser = switch)]
+    pub watch: bool,
+    /// With --watch, what a change does: restart (the program), exit, or signal:SIG (only send it SIG) [default: restart]
+    #[arg(long = "on-change", value_name = "ACTION", env = "ENVSHIM_ON_CHANGE", hide_env_values = true, value_parser = crate::watch::parse_on_change)]
+    pub on_change: Option<OnChange>,
+    /// With --watch, the signal that stops the program for a restart [default: TERM]
+    #[arg(long = "restart-signal", value_name = "SIG", env = "ENVSHIM_RESTART_SIGNAL", hide_env_values = true, value_parser = crate::watch::parse_signal)]
+    pub restart_signal: Option<i32>,
+    /// With --watch, how long a stopping program gets before SIGKILL to its process group [default: 10s]
+    #[arg(long = "restart-timeout", value_name = "DURATION", env = "ENVSHIM_RESTART_TIMEOUT", hide_env_values = true, value_parser = crate::wait::duration)]
+    pub restart_timeout: Option<Duration>,
+    /// With --watch, the quiet time after a change before the files are read again [default: 1s]
+    #[arg(long = "watch-settle", value_name = "DURATION", env = "ENVSHIM_WATCH_SETTLE", hide_env_values = true, value_parser = crate::wait::duration)]
+    pub watch_settle: Option<Duration>,
+    /// With --watch, how often the files are read again without an event [default: 60s]
+    #[arg(long = "watch-poll", value_name = "DURATION", env = "ENVSHIM_WATCH_POLL", hide_env_values = true, value_parser = crate::watch::parse_poll)]
+    pub watch_poll: Option<Duration>,
+    /// With --watch, a random delay of up to DURATION before a change is acted on [default: 0]
+    #[arg(long = "watch-splay", value_name = "DURATION", env = "ENVSHIM_WATCH_SPLAY", hide_env_values = true, value_parser = crate::wait::duration)]
+    pub watch_splay: Option<Duration>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

@@ -28,6 +28,9 @@ pub enum ExitCode {
     CantCreat = 73,
     /// Output could not be written (`render`, the converter's stdout: a full disk, an I/O error).
     IoErr = 74,
+    /// `--watch --on-change exit`: a change of the sources stopped the program
+    /// (EX_TEMPFAIL: the container is to be started again, by its runtime).
+    TempFail = 75,
     /// Permission denied reading a file.
     NoPerm = 77,
     /// The manifest or the options are wrong (configuration error); the
@@ -41,7 +44,7 @@ pub enum ExitCode {
 
 impl ExitCode {
     /// Every code, in the order the help lists them.
-    pub const ALL: [ExitCode; 12] = [
+    pub const ALL: [ExitCode; 13] = [
         ExitCode::Ok,
         ExitCode::Changed,
         ExitCode::Usage,
@@ -50,6 +53,7 @@ impl ExitCode {
         ExitCode::OsErr,
         ExitCode::CantCreat,
         ExitCode::IoErr,
+        ExitCode::TempFail,
         ExitCode::NoPerm,
         ExitCode::Config,
         ExitCode::NoExec,
@@ -72,6 +76,7 @@ impl ExitCode {
             ExitCode::OsErr => (Some("with --init: a system call envshim needs failed"), None),
             ExitCode::CantCreat => (Some("install cannot create DEST"), None),
             ExitCode::IoErr => (Some("render cannot write its output"), Some("the output cannot be written")),
+            ExitCode::TempFail => (Some("with --watch --on-change exit: a change stopped the program"), None),
             ExitCode::NoPerm => (Some("permission denied reading a file"), None),
             ExitCode::Config => (Some("configuration: the manifest, a volume, a path, an env name; with\ncheck --strict, a warning"), Some("a pod that cannot be converted")),
             ExitCode::NoExec => (Some("the program cannot be executed, or argv/env too large for execve"), None),
@@ -91,6 +96,7 @@ pub mod code {
     pub const NOINPUT: i32 = ExitCode::NoInput as i32;
     pub const OSERR: i32 = ExitCode::OsErr as i32;
     pub const IOERR: i32 = ExitCode::IoErr as i32;
+    pub const TEMPFAIL: i32 = ExitCode::TempFail as i32;
     pub const CANTCREAT: i32 = ExitCode::CantCreat as i32;
     pub const NOPERM: i32 = ExitCode::NoPerm as i32;
     pub const CONFIG: i32 = ExitCode::Config as i32;

@@ -15,9 +15,10 @@ use crate::limits::{MAX_ENV_FILE_BYTES, MAX_VALUE_BYTES};
 use crate::names::NameRule;
 use crate::sources::{missing_error, read_error};
 
-/// Applies each NAME in order. Errors go to `errors`; the files that were
-/// missing are returned, for `--wait`. `waited`: `--wait` ran out after this long.
-pub fn apply(env: &mut Environment, names: &[Vec<u8>], rule: NameRule, waited: Option<&str>, errors: &mut Vec<Error>) -> Vec<Awaited<'static>> {
+/// Applies each NAME in order. Errors go to `errors`; each file looked at
+/// to `read` (for `--watch`); the files that were missing are returned, for
+/// `--wait`. `waited`: `--wait` ran out after this long.
+pub fn apply(env: &mut Environment, names: &[Vec<u8>], rule: NameRule, waited: Option<&str>, errors: &mut Vec<Error>, read: &mut Vec<Vec<u8>>) -> Vec<Awaited<'static>> {
     let mut missing = Vec::new();
     for name in names {
         let shown = escape(name);
@@ -32,6 +33,7 @@ pub fn apply(env: &mut Environment, names: &[Vec<u8>], rule: NameRule, waited: O
             errors.push(Error::config(format!("--file-env {shown}: both {shown} and {shown}_FILE are set (but are exclusive)")));
             continue;
         }
+        read.push(path.clone());
         let path_shown = escape(&path);
         let display = format!("{shown}_FILE: file {path_shown}");
         let data = match files::read_path(OsStr::from_bytes(&path), MAX_ENV_FILE_BYTES) {

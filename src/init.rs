@@ -31,12 +31,12 @@ pub struct Settings<'a> {
 
 impl Settings<'_> {
     /// The signal forwarded for a received `sig` (0: none); the last rewrite of it wins.
-    fn rewrite(&self, sig: c_int) -> c_int {
+    pub(crate) fn rewrite(&self, sig: c_int) -> c_int {
         self.rewrites.iter().rev().find(|(from, _)| *from == sig).map_or(sig, |&(_, to)| to)
     }
 
     /// The exit code envshim gives for the program's `code`.
-    fn exit(&self, code: i32) -> i32 {
+    pub(crate) fn exit(&self, code: i32) -> i32 {
         if self.success_exits.iter().any(|&c| i32::from(c) == code) {
             code::OK
         } else {
@@ -57,7 +57,7 @@ pub fn parse_rewrite(text: &str) -> Result<(c_int, c_int), String> {
 }
 
 /// A signal by name (with or without `SIG`, any case) or number (0 to SIGRTMAX).
-fn signal_number(text: &str) -> Result<c_int, String> {
+pub fn signal_number(text: &str) -> Result<c_int, String> {
     // Linux numbers them 1 to 31 in this order, on every architecture envshim is built for.
     const NAMES: [&str; 31] = [
         "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2", "PIPE", "ALRM", "TERM", "STKFLT",
@@ -119,7 +119,7 @@ pub fn supervise(target: &Exec, settings: Settings, fail: impl Fn(Error) -> i32)
 /// the terminal stops), ignores the terminal stops, and makes sure SIGCHLD
 /// is not ignored (the kernel would then reap the child, status and all).
 /// Returns the set to wait for.
-fn configure_signals() -> Result<SigSet, Error> {
+pub(crate) fn configure_signals() -> Result<SigSet, Error> {
     let mut waited = SigSet::full();
     for sig in SYNCHRONOUS.into_iter().chain(TERMINAL_STOPS) {
         waited.remove(sig).map_err(|e| os_error("sigdelset", e))?;
@@ -134,7 +134,7 @@ fn configure_signals() -> Result<SigSet, Error> {
 
 /// When envshim is not PID 1, orphans would go to the real init (or the
 /// nearest subreaper); as a subreaper it gets them and reaps them itself.
-fn register_subreaper() {
+pub(crate) fn register_subreaper() {
     if std::process::id() == 1 {
         return;
     }
@@ -149,7 +149,7 @@ fn register_subreaper() {
 /// True when stdin is the controlling terminal and envshim's group is in its
 /// foreground: only then does the child take the terminal (a job started in
 /// the background must not steal it from the shell).
-fn owns_terminal() -> bool {
+pub(crate) fn owns_terminal() -> bool {
     matches!(sys::tcgetpgrp(sys::stdin()), Ok(pgrp) if pgrp == sys::getpgrp())
 }
 
@@ -158,7 +158,7 @@ fn owns_terminal() -> bool {
 /// no copy-on-write faults), so it allocates nothing and leaves what failed,
 /// if anything, for envshim to report (the same message and exit code as a
 /// failed exec without `--init`).
-fn spawn(target: &Exec, foreground: bool) -> Result<pid_t, Error> {
+pub(crate) fn spawn(target: &Exec, foreground: bool) -> Result<pid_t, Error> {
     let mut failed: Option<ChildFailure> = None;
     let pid = sys::spawn_shared(&mut || {
         failed = Some(match prepare_child(foreground) {
@@ -237,7 +237,7 @@ fn wait_and_forward(child: pid_t, waited: &SigSet, settings: Settings) -> Result
 
 /// Sends `sig` to the child, or to its process group; 0 (a signal
 /// rewritten to nothing) sends none.
-fn forward(child: pid_t, sig: c_int, group: bool) {
+pub(crate) fn forward(child: pid_t, sig: c_int, group: bool) {
     if sig == 0 {
         return;
     }
@@ -254,7 +254,7 @@ fn forward(child: pid_t, sig: c_int, group: bool) {
 /// Reaps every child that has terminated: the program, and every orphan
 /// re-parented to envshim. Returns the program's wait status once it is
 /// among them.
-fn reap_zombies(child: pid_t) -> Result<Option<c_int>, Error> {
+pub(crate) fn reap_zombies(child: pid_t) -> Result<Option<c_int>, Error> {
     let mut child_status = None;
     loop {
         match sys::reap_one() {
@@ -268,7 +268,7 @@ fn reap_zombies(child: pid_t) -> Result<Option<c_int>, Error> {
 }
 
 /// The exit code a shell would report: the child's own, or 128 + the signal.
-fn exit_code(status: c_int) -> i32 {
+pub(crate) fn exit_code(status: c_int) -> i32 {
     if libc::WIFEXITED(status) {
         libc::WEXITSTATUS(status)
     } else {
@@ -276,7 +276,7 @@ fn exit_code(status: c_int) -> i32 {
     }
 }
 
-fn os_error(call: &str, e: io::Error) -> Error {
+pub(crate) fn os_error(call: &str, e: io::Error) -> Error {
     Error::new(code::OSERR, format!("--init: {call} failed ({})", crate::error::os_reason(&e)))
 }
 
@@ -284,14 +284,14 @@ fn os_error(call: &str, e: io::Error) -> Error {
 /// it ends; SIGTERMs during the delay are absorbed into it; after it, SIGTERM
 /// is forwarded at once like any signal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum TermDelay {
+pub(crate) enum TermDelay {
     Armed(Duration),
     Holding(Instant),
     Spent,
 }
 
 impl TermDelay {
-    fn new(delay: Option<Duration>) -> Self {
+    pub(crate) fn new(delay: Option<Duration>) -> Self {
         match delay {
             Some(d) if !d.is_zero() => TermDelay::Armed(d),
             _ => TermDelay::Spent,
@@ -299,7 +299,7 @@ impl TermDelay {
     }
 
     /// On SIGTERM: true when it is held rather than forwarded now.
-    fn hold(&mut self) -> bool {
+    pub(crate) fn hold(&mut self) -> bool {
         match *self {
             TermDelay::Armed(d) => {
                 *self = TermDelay::Holding(Instant::now() + d);
@@ -311,7 +311,7 @@ impl TermDelay {
     }
 
     /// How long the wait for a signal may last: until the held SIGTERM is due.
-    fn remaining(&self) -> Option<Duration> {
+    pub(crate) fn remaining(&self) -> Option<Duration> {
         match *self {
             TermDelay::Holding(at) => Some(at.saturating_duration_since(Instant::now())),
             _ => None,
@@ -319,7 +319,7 @@ impl TermDelay {
     }
 
     /// True, once, when the held SIGTERM is due.
-    fn due(&mut self) -> bool {
+    pub(crate) fn due(&mut self) -> bool {
         match *self {
             TermDelay::Holding(at) if Instant::now() >= at => {
                 *self = TermDelay::Spent;

@@ -33,6 +33,7 @@ pub mod sources;
 pub mod suggest;
 pub mod sys;
 pub mod wait;
+mod watch;
 
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
@@ -44,6 +45,7 @@ use pipeline::{fail, prepare, verbose, Mode};
 
 pub use pipeline::{CheckOptions, InitOptions, Options, RunOptions, DEFAULT_MANIFEST};
 pub use render::Format;
+pub use watch::{OnChange, WatchOptions};
 
 /// What the binary does first, before it reads its command line. Until it
 /// execs the program (or, with `--init`, blocks signals to supervise it):
@@ -64,7 +66,11 @@ pub fn start() {
 /// `envshim run`: builds and validates everything, then execs the program
 /// (or supervises it with `--init`). Returns only on failure.
 pub fn run(opts: &Options, run: &RunOptions) -> i32 {
-    let plan = match prepare(opts, Mode::Run, &run.program, !run.no_expand_args) {
+    if let Some(init) = run.init.as_ref().filter(|i| i.watch.is_some()) {
+        return watching(opts, run, init);
+    }
+    let mut text = Vec::new();
+    let plan = match prepare(opts, Mode::Run, &run.program, !run.no_expand_args, &mut text) {
         Ok(p) => p,
         Err(errors) => return fail(opts, &errors),
     };
@@ -90,9 +96,62 @@ pub fn run(opts: &Options, run: &RunOptions) -> i32 {
     fail(opts, &[e])
 }
 
+/// `run --watch`: the first build as `run` makes it, then its program
+/// supervised, the sources read again when they may have changed.
+#[cold]
+#[inline(never)]
+fn watching(opts: &Options, run: &RunOptions, init: &InitOptions) -> i32 {
+    let first = match watch_build(opts, run, Mode::Run) {
+        Ok(b) => b,
+        Err(errors) => return fail(opts, &errors),
+    };
+    if run.verbose {
+        verbose(&first.env);
+    }
+    watch::warn_fixed_files(&first.files);
+    // Read again: never waiting (a missing file is an invalid change), warnings not printed each time.
+    let again = Options { wait: None, ..opts.clone() };
+    let settings = init::Settings { group: init.group, term_delay: init.term_delay, success_exits: &init.success_exits, rewrites: &init.rewrite_signals };
+    let hooks = watch::Hooks {
+        read: &mut || watch_build(&again, run, Mode::Watch),
+        verbose: if run.verbose { Some(&verbose) } else { None },
+        fail: &|e| fail(opts, &[e]),
+    };
+    watch::supervise(first, settings, init.watch.as_ref().expect("watching"), hooks)
+}
+
+/// A complete build for `--watch`: the environment, the program line, and
+/// the sources they came from; every problem, as `run` finds them.
+fn watch_build(opts: &Options, run: &RunOptions, mode: Mode) -> Result<watch::Build, Vec<Error>> {
+    let mut text = Vec::new();
+    let mut plan = prepare(opts, mode, &run.program, !run.no_expand_args, &mut text)?;
+    if plan.line.is_empty() {
+        return Err(vec![Error::usage("the manifest has no command any more, and there is no program line")]);
+    }
+    let files = plan.sources(opts);
+    let mut errors = std::mem::take(&mut plan.errors);
+    let argv = match program::expand_line(&plan.line, plan.expansion_env()) {
+        Ok(words) => {
+            if let Err(more) = exec::prepare(&plan.line, words.clone(), &plan.env, Lookup::Verify) {
+                errors.extend(more);
+            }
+            words
+        }
+        Err(more) => {
+            errors.extend(more);
+            Vec::new()
+        }
+    };
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    Ok(watch::Build { env: plan.env, line: plan.line, argv, files })
+}
+
 /// `envshim check`: everything `run` validates, every problem reported; execs nothing.
 pub fn check(opts: &Options, check: &CheckOptions) -> i32 {
-    let mut plan = match prepare(opts, Mode::Check, &check.program, !check.no_expand_args) {
+    let mut text = Vec::new();
+    let mut plan = match prepare(opts, Mode::Check, &check.program, !check.no_expand_args, &mut text) {
         Ok(p) => p,
         Err(errors) if check.json => return report::json(&errors, &report::Warnings::default(), None, opts.termination_log.as_deref()),
         Err(errors) => return fail(opts, &errors),
@@ -111,6 +170,9 @@ pub fn check(opts: &Options, check: &CheckOptions) -> i32 {
     let mut warnings = std::mem::take(&mut plan.warnings);
     if check.strict {
         plan.errors.extend(std::mem::take(&mut warnings).into_errors());
+    }
+    if check.watch {
+        watch::warn_fixed_files(&plan.sources(opts));
     }
     if check.verbose && plan.errors.is_empty() {
         verbose(&plan.env);
@@ -142,7 +204,8 @@ pub fn check(opts: &Options, check: &CheckOptions) -> i32 {
 // 8 KiB buffer among them) would be probed page by page at every start.
 #[inline(never)]
 pub fn render(opts: &Options, format: Format, show_values: bool) -> i32 {
-    let plan = match prepare(opts, Mode::Render, &[], false) {
+    let mut text = Vec::new();
+    let plan = match prepare(opts, Mode::Render, &[], false, &mut text) {
         Ok(p) if p.errors.is_empty() => p,
         Ok(p) => return fail(opts, &p.errors),
         Err(errors) => return fail(opts, &errors),

@@ -59,6 +59,10 @@ pub const WAIT_REPORT: std::time::Duration = std::time::Duration::from_secs(10);
 pub const MAX_WAIT_FILES_SHOWN: usize = 10;
 /// `--wait`: how often missing files are looked for again.
 pub const WAIT_POLL: std::time::Duration = std::time::Duration::from_millis(100);
+/// `--watch`: variable names listed for each kind of change (changed, added, removed); the rest are counted.
+pub const MAX_CHANGED_NAMES_SHOWN: usize = 10;
+/// `--watch`: directories watched with inotify; the poll covers the sources beyond them.
+pub const MAX_WATCHES: usize = 1024;
 
 // A file at its limit must be able to hold one maximal entry: name, `=`,
 // value, and the newline after them.

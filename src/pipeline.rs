@@ -19,6 +19,7 @@ use crate::names::NameRule;
 use crate::program::{self, Word};
 use crate::report::{self, Warnings};
 use crate::sources::{self, Sources};
+use crate::watch::Watched;
 use crate::{filenv, hints, limits, wait};
 
 pub const DEFAULT_MANIFEST: &str = "/etc/envshim/manifest.json";
@@ -81,6 +82,8 @@ pub struct InitOptions {
     pub success_exits: Vec<u8>,
     /// `--rewrite-signal FROM:TO`: a received FROM is forwarded as TO (0: dropped).
     pub rewrite_signals: Vec<(i32, i32)>,
+    /// `--watch` / `ENVSHIM_WATCH`: restart (or signal) the program when its sources change.
+    pub watch: Option<crate::watch::WatchOptions>,
 }
 
 /// What only `check` takes.
@@ -95,6 +98,8 @@ pub struct CheckOptions {
     pub strict: bool,
     /// `--format json`: the problems and warnings as one JSON document on stdout.
     pub json: bool,
+    /// `--watch`: warn about the files that Kubernetes never updates (a `subPath` mount).
+    pub watch: bool,
 }
 
 /// The command the plan is prepared for: a step may differ by it.
@@ -103,11 +108,14 @@ pub enum Mode {
     Run,
     Check,
     Render,
+    /// `run --watch`'s reads after the first: as `run` reads (the same
+    /// grammar, no lint), its warnings not printed again (the start said them).
+    Watch,
 }
 
 /// What was prepared: the environment, the program line (when there is one),
 /// and the problems found.
-pub struct Plan {
+pub struct Plan<'m> {
     pub env: Environment,
     /// A converted container: what the program line's `$(NAME)` sees (the kubelet's view).
     pub view: Option<Environment>,
@@ -117,24 +125,43 @@ pub struct Plan {
     /// the environment is built): printed, failed on (`--strict`) or put in
     /// the JSON document (`--format json`).
     pub warnings: Warnings,
+    /// The files `--file-env` looked at.
+    file_env_paths: Vec<Vec<u8>>,
     /// Kept to the end, not dropped when the environment is built: `run`
     /// execs and `check` forgets them, so neither frees them piece by piece.
-    _read: (Manifest<'static>, Sources),
+    _read: (Manifest<'m>, Sources),
 }
 
-impl Plan {
+impl Plan<'_> {
     /// The environment the program line's `$(NAME)` sees.
     pub fn expansion_env(&self) -> &Environment {
         self.view.as_ref().unwrap_or(&self.env)
+    }
+
+    /// Every source `opts` and the manifest named (`--watch` watches them):
+    /// the manifest file, every file looked at, `--env-dir`s, `--file-env` files.
+    pub fn sources(&self, opts: &Options) -> Vec<Watched> {
+        let mut files = Vec::new();
+        if opts.manifest_json.is_none() {
+            // The default one too when it is missing: it may appear.
+            let path = opts.manifest.as_ref().map_or(DEFAULT_MANIFEST.as_bytes(), |m| m.as_bytes());
+            files.push(Watched { root: None, path: path.to_vec(), dir: false });
+        }
+        files.extend(self._read.1.files_read().map(|(root, path)| Watched { root: root.map(OsStr::to_os_string), path: path.to_vec(), dir: false }));
+        files.extend(opts.env_dirs.iter().map(|d| Watched { root: None, path: d.clone(), dir: true }));
+        files.extend(self.file_env_paths.iter().map(|p| Watched { root: None, path: p.clone(), dir: false }));
+        files
     }
 }
 
 /// Reads the manifest and every source, and builds the environment: the
 /// program line `program` (`expand`: with `$(VAR)` expanded in it) for `run`
 /// and `check`. Err: problems that stop everything (usage, manifest); Ok:
-/// the plan, with the problems found while building it.
-pub fn prepare(opts: &Options, mode: Mode, program: &[OsString], expand: bool) -> Result<Plan, Vec<Error>> {
-    let (manifest, cli_env, cli_volumes) = read(opts)?;
+/// the plan, with the problems found while building it. The manifest file's
+/// bytes are kept in `text` (the manifest's strings are slices of them): the
+/// caller's, so that `--watch`'s reads free each one when done with it.
+pub fn prepare<'m>(opts: &'m Options, mode: Mode, program: &[OsString], expand: bool, text: &'m mut Vec<u8>) -> Result<Plan<'m>, Vec<Error>> {
+    let (manifest, cli_env, cli_volumes) = read(opts, text)?;
     let line = program_line(&manifest, mode, program, expand)?;
     // `check --env-grammar kubelet` is the portability lint too.
     let lint = mode == Mode::Check && opts.env_grammar == Grammar::Kubelet;
@@ -149,27 +176,29 @@ pub fn prepare(opts: &Options, mode: Mode, program: &[OsString], expand: bool) -
         warn_unresolved: mode == Mode::Check,
         config_vars: opts.config_vars,
     };
-    let Built { env, view, errors, mut warnings } = build(opts, &inputs, &mut sources)?;
+    let (Built { env, view, errors, mut warnings }, file_env_paths) = build(opts, &inputs, &mut sources)?;
     if mode == Mode::Check {
         sources.cut_values(&mut warnings);
         check_warnings(&mut warnings, view.as_ref().unwrap_or(&env), &env, &line, !errors.is_empty());
     } else {
         // check prints them (or fails on them) after the program line's problems.
-        warnings.print();
+        if mode != Mode::Watch {
+            warnings.print();
+        }
         warnings = Warnings::default();
     }
-    Ok(Plan { env, view, line, errors, warnings, _read: (manifest, sources) })
+    Ok(Plan { env, view, line, errors, warnings, file_env_paths, _read: (manifest, sources) })
 }
 
-type Read = (Manifest<'static>, Vec<(Vec<u8>, Vec<u8>)>, Vec<(Vec<u8>, Vec<u8>)>);
+type Read<'m> = (Manifest<'m>, Vec<(Vec<u8>, Vec<u8>)>, Vec<(Vec<u8>, Vec<u8>)>);
 
 /// The manifest and the `--env` and `--volume` pairs: every problem among them reported.
-fn read(opts: &Options) -> Result<Read, Vec<Error>> {
+fn read<'m>(opts: &'m Options, text: &'m mut Vec<u8>) -> Result<Read<'m>, Vec<Error>> {
     let mut errors = Vec::new();
     let cli_env = split_pairs(&opts.envs, "--env", "NAME=VALUE", &mut errors);
     let cli_volumes = split_pairs(&opts.volumes, "--volume", "NAME=DIR", &mut errors);
     let loaded = match &opts.manifest_json {
-        None => load_manifest(opts.manifest.as_deref(), opts.container.as_deref()),
+        None => load_manifest(opts.manifest.as_deref(), opts.container.as_deref(), text),
         Some((shown, text)) => manifest_text(shown, text, opts.manifest.is_some(), opts.container.as_deref()),
     };
     let manifest = loaded.unwrap_or_else(|e| {
@@ -182,7 +211,7 @@ fn read(opts: &Options) -> Result<Read, Vec<Error>> {
 /// The program line: `run` needs one; `check` validates the one `run` would have (none is no error).
 fn program_line(manifest: &Manifest, mode: Mode, program: &[OsString], expand: bool) -> Result<Vec<Word>, Vec<Error>> {
     let line = match mode {
-        Mode::Run | Mode::Check => program::program_line(manifest, program, expand),
+        Mode::Run | Mode::Check | Mode::Watch => program::program_line(manifest, program, expand),
         Mode::Render => Vec::new(),
     };
     if mode == Mode::Run && line.is_empty() {
@@ -207,14 +236,15 @@ fn mounts(manifest: &Manifest, cli_volumes: Vec<(Vec<u8>, Vec<u8>)>) -> Result<V
 /// name more: a NAME_FILE set by an env file), until nothing is missing or
 /// the time is up; then one last build gives the usual failures, marked
 /// `after waiting DURATION`.
-fn build(opts: &Options, inputs: &Inputs, sources: &mut Sources) -> Result<Built, Vec<Error>> {
+fn build(opts: &Options, inputs: &Inputs, sources: &mut Sources) -> Result<(Built, Vec<Vec<u8>>), Vec<Error>> {
     let mut waiting = Waiting::new(opts.wait);
     loop {
         let mut built = environment::build(std::env::vars_os().collect(), inputs, sources);
-        let secrets = filenv::apply(&mut built.env, &opts.file_env, inputs.rule, waiting.over.as_deref(), &mut built.errors);
+        let mut read = Vec::new();
+        let secrets = filenv::apply(&mut built.env, &opts.file_env, inputs.rule, waiting.over.as_deref(), &mut built.errors, &mut read);
         let awaited = waiting.awaited(sources, secrets);
         if awaited.is_empty() {
-            return Ok(built);
+            return Ok((built, read));
         }
         waiting.until_present(&awaited).map_err(|e| vec![e])?;
         drop(awaited);
@@ -299,7 +329,7 @@ fn split_pairs(items: &[OsString], option: &str, form: &str, errors: &mut Vec<Er
 /// `--manifest-json` / `ENVSHIM_MANIFEST_JSON`: the manifest's text itself,
 /// with a file's limit and errors; exclusive with a manifest file (78).
 #[cold]
-fn manifest_text(shown: &str, text: &OsStr, file_too: bool, container: Option<&OsStr>) -> Result<Manifest<'static>, Vec<Error>> {
+fn manifest_text<'m>(shown: &str, text: &'m OsStr, file_too: bool, container: Option<&OsStr>) -> Result<Manifest<'m>, Vec<Error>> {
     if file_too {
         return Err(vec![Error::config(format!("{shown} and a manifest file (--manifest or ENVSHIM_MANIFEST) are exclusive: give one"))]);
     }
@@ -307,17 +337,19 @@ fn manifest_text(shown: &str, text: &OsStr, file_too: bool, container: Option<&O
         return Err(vec![Error::config(format!("{shown} is larger than {} bytes", limits::MAX_MANIFEST_BYTES))]);
     }
     // Its messages name the option or variable alone (`--manifest-json: env[0]: ...`).
-    manifest::parse_named(text.as_bytes().to_vec().leak(), shown, Some(shown), container.map(OsStrExt::as_bytes))
+    manifest::parse_named(text.as_bytes(), shown, Some(shown), container.map(OsStrExt::as_bytes))
 }
 
 /// The manifest: the named one (which must exist), else the default one if it exists.
-/// Its bytes are never freed (the process execs or ends once the plan is
-/// used): the manifest's strings stay slices of them, not copies.
-fn load_manifest(named: Option<&OsStr>, container: Option<&OsStr>) -> Result<Manifest<'static>, Vec<Error>> {
+/// Its bytes go to `text`: the manifest's strings stay slices of them, not copies.
+fn load_manifest<'m>(named: Option<&OsStr>, container: Option<&OsStr>, text: &'m mut Vec<u8>) -> Result<Manifest<'m>, Vec<Error>> {
     let path = named.unwrap_or(OsStr::new(DEFAULT_MANIFEST));
     let shown = escape(path.as_bytes());
     match files::read_path(path, limits::MAX_MANIFEST_BYTES) {
-        Ok(bytes) => manifest::parse_named(bytes.leak(), &format!("manifest {shown}"), Some(&shown), container.map(OsStrExt::as_bytes)),
+        Ok(bytes) => {
+            *text = bytes;
+            manifest::parse_named(text, &format!("manifest {shown}"), Some(&shown), container.map(OsStrExt::as_bytes))
+        }
         Err(ReadError::NotFound) if named.is_none() && container.is_some() => {
             Err(vec![Error::config(format!("--container {}: there is no manifest ({DEFAULT_MANIFEST} does not exist)", escape(container.map_or(&[], OsStrExt::as_bytes))))])
         }

@@ -143,6 +143,12 @@ impl Sources {
         self.files.iter().filter(|f| f.required).map(awaited).collect()
     }
 
+    /// Every file looked at (read, missing or failed): its volume's
+    /// mountPath (None: a path as given) and its path.
+    pub fn files_read(&self) -> impl Iterator<Item = (Option<&OsStr>, &[u8])> {
+        self.files.iter().map(|f| (f.volume.map(|vi| self.volumes[vi].mount_path.as_os_str()), &f.key[KEY_PATH..]))
+    }
+
     /// Forgets every file read and every volume root opened, to read them
     /// all again after a wait (a mountPath may have been re-pointed
     /// meanwhile); `waited` is set when the wait ran out.

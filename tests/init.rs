@@ -31,26 +31,26 @@ macro_rules! need_namespaces {
 mod signals;
 
 /// envshim running a `sh -c SCRIPT` program, with `$D` a fresh directory.
-struct Run {
-    child: Child,
-    dir: tempfile::TempDir,
+pub(crate) struct Run {
+    pub(crate) child: Child,
+    pub(crate) dir: tempfile::TempDir,
     in_namespace: bool,
 }
 
 /// What a finished run left: its status, its output, and `$D`.
-struct Done {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
-    dir: tempfile::TempDir,
+pub(crate) struct Done {
+    pub(crate) status: ExitStatus,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+    pub(crate) dir: tempfile::TempDir,
 }
 
 impl Done {
-    fn code(&self) -> Option<i32> {
+    pub(crate) fn code(&self) -> Option<i32> {
         self.status.code()
     }
 
-    fn read(&self, name: &str) -> String {
+    pub(crate) fn read(&self, name: &str) -> String {
         fs::read_to_string(self.dir.path().join(name)).unwrap_or_default()
     }
 }
@@ -59,7 +59,7 @@ impl Run {
     /// `envshim run ARGS --no-expand-args -- sh -c SCRIPT`, as PID 1 of a new pid
     /// namespace when `in_namespace`. Output goes to files, so a process that
     /// outlives envshim cannot keep a pipe, and the test, waiting.
-    fn start(args: &[&str], script: &str, in_namespace: bool) -> Run {
+    pub(crate) fn start(args: &[&str], script: &str, in_namespace: bool) -> Run {
         let dir = tempfile::tempdir().unwrap();
         let mut cmd = command(in_namespace);
         cmd.arg("run").args(args).args(["--no-expand-args", "--", "sh", "-c", script]);
@@ -67,7 +67,7 @@ impl Run {
     }
 
     /// Starts `cmd` (which runs envshim) with `$D` set to `dir`.
-    fn spawn(mut cmd: Command, dir: tempfile::TempDir, in_namespace: bool) -> Run {
+    pub(crate) fn spawn(mut cmd: Command, dir: tempfile::TempDir, in_namespace: bool) -> Run {
         cmd.env("D", dir.path())
             .stdin(Stdio::null())
             .stdout(fs::File::create(dir.path().join("stdout")).unwrap())
@@ -76,12 +76,12 @@ impl Run {
         Run { child, dir, in_namespace }
     }
 
-    fn path(&self, name: &str) -> PathBuf {
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
         self.dir.path().join(name)
     }
 
     /// Waits until `name` exists in `$D` and `done` accepts its content.
-    fn wait_for(&mut self, name: &str, done: impl Fn(&str) -> bool) -> String {
+    pub(crate) fn wait_for(&mut self, name: &str, done: impl Fn(&str) -> bool) -> String {
         let path = self.path(name);
         let start = Instant::now();
         loop {
@@ -101,7 +101,7 @@ impl Run {
     }
 
     /// The pid of envshim as seen from here (outside its namespace).
-    fn envshim_pid(&self) -> i32 {
+    pub(crate) fn envshim_pid(&self) -> i32 {
         let outer = self.child.id() as i32;
         if !self.in_namespace {
             return outer;
@@ -111,17 +111,17 @@ impl Run {
 
     // Test set-up, not in nix: kill with any signal number (nix's Signal has no real-time ones).
     #[allow(unsafe_code)]
-    fn signal(&self, sig: libc::c_int) {
+    pub(crate) fn signal(&self, sig: libc::c_int) {
         // SAFETY: plain syscall; the pid is envshim's, alive until we reap unshare.
         assert_eq!(unsafe { libc::kill(self.envshim_pid(), sig) }, 0, "kill {sig}");
     }
 
-    fn still_running(&mut self) -> bool {
+    pub(crate) fn still_running(&mut self) -> bool {
         self.child.try_wait().unwrap().is_none()
     }
 
     /// Waits for envshim (or unshare) to exit.
-    fn finish(mut self) -> Done {
+    pub(crate) fn finish(mut self) -> Done {
         let start = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -134,11 +134,11 @@ impl Run {
         }
     }
 
-    fn read(&self, name: &str) -> String {
+    pub(crate) fn read(&self, name: &str) -> String {
         fs::read_to_string(self.path(name)).unwrap_or_default()
     }
 
-    fn output_so_far(&self) -> String {
+    pub(crate) fn output_so_far(&self) -> String {
         format!("stdout {:?}, stderr {:?}", self.read("stdout"), self.read("stderr"))
     }
 

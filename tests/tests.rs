@@ -30,6 +30,7 @@ mod render;
 mod signals;
 mod suite_files;
 mod wait;
+mod watch;
 
 #[test]
 fn every_test_file_is_a_module_of_the_suite() {

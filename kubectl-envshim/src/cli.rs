@@ -70,6 +70,9 @@ pub struct Options {
     /// How converted containers read env files: kubelet (exactly as the kubelet 1.35 will once the cluster reads fileKeyRef itself: NAME='value' lines, the first occurrence wins) or envshim (envshim's more forgiving grammar)
     #[arg(long, value_name = "kubelet|envshim", default_value = DEFAULT_ENV_GRAMMAR)]
     pub env_grammar: String,
+    /// Converted containers run envshim with --watch: a changed fileKeyRef file restarts the program with its new values
+    #[arg(long)]
+    pub watch: bool,
     /// The CPU the envshim-install initContainer requests and is limited to
     #[arg(long, value_name = "QUANTITY", default_value = DEFAULT_INSTALLER_CPU)]
     pub installer_cpu: String,

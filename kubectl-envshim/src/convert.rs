@@ -476,7 +476,8 @@ fn rewrite(c: &mut Mapping, env: &Sequence, first: usize, seen: &[String], text:
     }
     let grammar = if s.envshim_grammar { "envshim" } else { "kubelet" };
     new_env.push(mapping([("name", string(GRAMMAR_VAR)), ("value", string(grammar))]));
-    c.insert("command".into(), strings(&[&s.shim_path, "run"]));
+    let command: &[&str] = if s.watch { &[&s.shim_path, "run", "--watch"] } else { &[&s.shim_path, "run"] };
+    c.insert("command".into(), strings(command));
     c.shift_remove("args");
     c.insert("env".into(), Value::Array(new_env));
     let mut added = Vec::new();

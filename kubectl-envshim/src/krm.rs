@@ -272,6 +272,13 @@ fn options(config: &Value) -> Result<Options, String> {
         };
         if matches!(option.get_action(), ArgAction::Append) {
             words.extend(value.lines().map(str::trim).filter(|l| !l.is_empty()).map(|l| format!("--{key}={l}")));
+        } else if matches!(option.get_action(), ArgAction::SetTrue) {
+            // A flag (`watch`): "true" gives it, "false" leaves it out.
+            match value {
+                "true" => words.push(format!("--{key}")),
+                "false" => {}
+                _ => return Err(format!("data.{key} is true or false (quoted)")),
+            }
         } else {
             words.push(format!("--{key}={value}"));
         }

@@ -13,6 +13,8 @@ pub struct Settings {
     pub wait: Option<String>,
     /// `--env-grammar envshim`: converted containers read env files with envshim's grammar, not the kubelet's.
     pub envshim_grammar: bool,
+    /// `--watch`: converted containers run `envshim run --watch`.
+    pub watch: bool,
     /// The envshim-install initContainer's requests and limits (Kubernetes quantities).
     pub installer_cpu: String,
     pub installer_memory: String,
@@ -92,6 +94,7 @@ fn checked(o: &Options, naming: Naming) -> Result<Settings, String> {
         entrypoints,
         wait: o.wait.clone(),
         envshim_grammar: o.env_grammar == "envshim",
+        watch: o.watch,
         installer_cpu: o.installer_cpu.clone(),
         installer_memory: o.installer_memory.clone(),
         naming,

@@ -403,7 +403,7 @@ fn kpt_shows_its_errors_as_results_and_changes_nothing() {
 #[test]
 fn krm_reads_a_resource_list_and_keeps_every_item_it_does_not_change() {
     let items = format!("{}\n{}", indent_item(CONFIG_MAP), indent_item(DEPLOYMENT));
-    let list = format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  data: {{wait: 5s}}\n");
+    let list = format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{items}functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  data: {{wait: 5s, watch: \"true\"}}\n");
     let out = envshim(&["krm"], &list);
     let text = out.succeeds();
     // The ConfigMap's text as it came; the Deployment converted; results: the warning-free run has none.
@@ -412,6 +412,7 @@ fn krm_reads_a_resource_list_and_keeps_every_item_it_does_not_change() {
     assert_eq!(all[0]["items"][1]["spec"]["template"]["spec"]["containers"][0]["env"][4]["name"], "ENVSHIM_WAIT");
     assert!(all[0].get("results").is_none(), "{text}");
     assert_eq!(all[0]["functionConfig"]["data"]["wait"], "5s");
+    assert_eq!(all[0]["items"][1]["spec"]["template"]["spec"]["containers"][0]["command"][2], "--watch");
     // A warning is a result, no value in it.
     let probe = DEPLOYMENT.replace("        volumeMounts:", "        livenessProbe: {exec: {command: [\"$(DB_URL)\"]}}\n        volumeMounts:");
     let out = envshim(&["krm"], &format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{}", indent_item(&probe)));
@@ -538,7 +539,9 @@ fn kubectl_kustomize_runs_it_as_an_exec_transformer_plugin() {
 fn the_config_takes_every_option_of_convert_by_its_long_name() {
     let d = tempfile::tempdir().unwrap();
     let help = envshim(&["convert", "--help"], "");
-    let mut options: Vec<&str> = help.stdout.split_whitespace().filter(|w| w.starts_with("--")).map(|w| w.trim_end_matches([',', '=', '<'])).collect();
+    // Each option's line: `  -x, --long <VALUE>  help` (a help text naming another option is not one).
+    let defined = help.stdout.lines().map(str::trim_start).filter(|l| l.starts_with('-'));
+    let mut options: Vec<&str> = defined.filter_map(|l| l.split_whitespace().find(|w| w.starts_with("--"))).map(|w| w.trim_end_matches([',', '=', '<'])).collect();
     options.retain(|o| !["--filename", "--recursive", "--check", "--help"].contains(o));
     options.dedup();
     let config = write(d.path(), "c.yaml", &format!("kind: Convert\ndata:\n  zzzzzzzzzzzzzz: \"{SENTINEL}\"\n"));
@@ -553,6 +556,9 @@ fn the_config_takes_every_option_of_convert_by_its_long_name() {
     let grammar = write(d.path(), "g.yaml", "kind: Convert\ndata:\n  shim-image: r/e:1\n  env-grammar: kubelets\n");
     let stderr = envshim(&["krm", grammar.to_str().unwrap()], "").failed(2, &["g.yaml: data.env-grammar: expected kubelet or envshim"]).to_string();
     assert!(!stderr.contains("--env-grammar"), "{stderr}");
+    // A flag's key is "true" or "false".
+    let flag = write(d.path(), "w.yaml", "kind: Convert\ndata:\n  shim-image: r/e:1\n  watch: \"yes\"\n");
+    envshim(&["krm", flag.to_str().unwrap()], "").failed(2, &["w.yaml: data.watch is true or false (quoted)"]);
 }
 
 #[test]

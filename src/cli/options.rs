@@ -11,10 +11,11 @@ use std::path::PathBuf;
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches};
 
-use super::{usage, CheckArgs, CheckFormat, Cli, Command, InstallArgs, Reading, RenderArgs, RenderFormat, RunArgs, Sources, Supervision};
+use super::{usage, CheckArgs, CheckFormat, Cli, Command, InstallArgs, Reading, RenderArgs, RenderFormat, RunArgs, Sources, Supervision, Watching};
 use crate::error::Error;
 use crate::pipeline::{CheckOptions, InitOptions, Options, RunOptions};
 use crate::render::Format;
+use crate::watch::WatchOptions;
 
 /// What the command line asks for, in the library's values.
 pub enum Invocation {
@@ -61,7 +62,12 @@ pub fn parse(args: Vec<OsString>) -> Result<Invocation, Refused> {
     check_variables(sub, Some(sub_matches)).map_err(usage)?;
     // (`install` has neither option: asked through `try_get_raw`, not `value_source`, which panics on a name it does not know.)
     let from = |id: &str| sub_matches.try_get_raw(id).is_ok_and(|v| v.is_some()) && sub_matches.value_source(id) == Some(ValueSource::EnvVariable);
-    let from = FromVariable { manifest_json: from("manifest_json"), env_files: from("env_files") };
+    let on_line = |id: &str| sub_matches.try_get_raw(id).is_ok_and(|v| v.is_some()) && sub_matches.value_source(id) == Some(ValueSource::CommandLine);
+    let from = FromVariable {
+        manifest_json: from("manifest_json"),
+        env_files: from("env_files"),
+        watch_settings: WATCH_SETTINGS.iter().any(|id| on_line(id)),
+    };
     // Moved out of the matches, not copied (the values are no longer needed there).
     let cli = Cli::from_arg_matches_mut(&mut matches).map_err(|e| usage::refused(e, &args))?;
     invocation(cli.command, sub, from).map_err(usage)
@@ -111,32 +117,39 @@ pub(super) fn check_variables(sub: &clap::Command, parsed: Option<&clap::ArgMatc
 }
 
 /// The options whose messages name where their value came from: was it
-/// their configuration variable?
+/// their configuration variable? And was one of `--watch`'s settings given
+/// on the command line (without `--watch`, a mistake; their variables are
+/// then not used)?
 #[derive(Clone, Copy)]
 struct FromVariable {
     manifest_json: bool,
     env_files: bool,
+    watch_settings: bool,
 }
+
+/// The ids of `--watch`'s settings ([`Watching`]'s fields but `watch`).
+const WATCH_SETTINGS: [&str; 6] = ["on_change", "restart_signal", "restart_timeout", "watch_settle", "watch_poll", "watch_splay"];
 
 /// The library's values of a parsed command line; `sub` is its subcommand's
 /// definition.
 fn invocation(command: Command, sub: &'static clap::Command, m: FromVariable) -> Result<Invocation, String> {
     Ok(match command {
-        Command::Run(RunArgs { sources, reading, supervision, program }) => {
-            let (options, run) = options(sources, reading, supervision, sub, m)?;
+        Command::Run(RunArgs { sources, reading, supervision, watching, program }) => {
+            let (options, run) = options(sources, reading, (supervision, watching), sub, m)?;
             Invocation::Run(options, RunOptions { program, ..run })
         }
-        Command::Check(CheckArgs { sources, reading, supervision, strict, format, program }) => {
-            let (options, run) = options(sources, reading, supervision, sub, m)?;
+        Command::Check(CheckArgs { sources, reading, supervision, watching, strict, format, program }) => {
+            let (options, run) = options(sources, reading, (supervision, watching), sub, m)?;
             let json = matches!(format, Some(CheckFormat::Json));
-            Invocation::Check(options, CheckOptions { program, no_expand_args: run.no_expand_args, verbose: run.verbose, strict, json })
+            let watch = run.init.as_ref().is_some_and(|init| init.watch.is_some());
+            Invocation::Check(options, CheckOptions { program, no_expand_args: run.no_expand_args, verbose: run.verbose, strict, json, watch })
         }
-        Command::Render(RenderArgs { sources, reading, supervision, format, show_values }) => {
+        Command::Render(RenderArgs { sources, reading, supervision, watching, format, show_values }) => {
             let format = match format {
                 RenderFormat::Env => Format::Env,
                 RenderFormat::Json => Format::Json,
             };
-            Invocation::Render(options(sources, reading, supervision, sub, m)?.0, format, show_values)
+            Invocation::Render(options(sources, reading, (supervision, watching), sub, m)?.0, format, show_values)
         }
         Command::Install(InstallArgs { dest, force }) => Invocation::Install(dest, force),
     })
@@ -144,12 +157,13 @@ fn invocation(command: Command, sub: &'static clap::Command, m: FromVariable) ->
 
 /// The options of run, check and render (docs/reference.md §1: one table for
 /// the three): what they share, and what run takes (check takes some of it).
-fn options(s: Sources, r: Reading, supervision: Supervision, sub: &'static clap::Command, from_variable: FromVariable) -> Result<(Options, RunOptions), String> {
+fn options(s: Sources, r: Reading, (supervision, watching): (Supervision, Watching), sub: &'static clap::Command, from_variable: FromVariable) -> Result<(Options, RunOptions), String> {
     // `--env` and `--env-file` take values starting with `-`, but not `--`, which ends the options.
     if s.envs.iter().chain(&s.env_files).any(|v| v == "--") {
         return Err("--env and --env-file need a value (-- ends the options)".into());
     }
-    let init = init_options(supervision)?;
+    let watch = watch_options(watching, from_variable.watch_settings)?;
+    let init = init_options(supervision, watch)?;
     let options = Options {
         manifest: s.manifest,
         // The name messages show for the text: the option's or the variable's.
@@ -187,15 +201,37 @@ fn env_files(given: Vec<OsString>, from_variable: bool, var: &str) -> Vec<OsStri
     files
 }
 
-/// `--init`'s settings when `--init` (or its variable) is on, else a usage
-/// error for any of them given without it.
-fn init_options(s: Supervision) -> Result<Option<InitOptions>, String> {
-    if !s.init && (s.init_group || s.term_delay.is_some()) {
+/// `--watch`'s settings when `--watch` (or its variable) is on; without it,
+/// one of them given on the command line (`on_line`) is a usage error, and
+/// their variables are not used.
+fn watch_options(w: Watching, on_line: bool) -> Result<Option<WatchOptions>, String> {
+    if !w.watch {
+        return match on_line {
+            true => Err("--on-change, --restart-signal, --restart-timeout and --watch-* need --watch (or ENVSHIM_WATCH)".into()),
+            false => Ok(None),
+        };
+    }
+    let d = WatchOptions::default();
+    Ok(Some(WatchOptions {
+        on_change: w.on_change.unwrap_or(d.on_change),
+        restart_signal: w.restart_signal.unwrap_or(d.restart_signal),
+        restart_timeout: w.restart_timeout.unwrap_or(d.restart_timeout),
+        settle: w.watch_settle.unwrap_or(d.settle),
+        poll: w.watch_poll.unwrap_or(d.poll),
+        splay: w.watch_splay.unwrap_or(d.splay),
+    }))
+}
+
+/// `--init`'s settings when `--init` (or its variable, or `--watch`, which
+/// implies it) is on, else a usage error for any of them given without it.
+fn init_options(s: Supervision, watch: Option<WatchOptions>) -> Result<Option<InitOptions>, String> {
+    let init = s.init || watch.is_some();
+    if !init && (s.init_group || s.term_delay.is_some()) {
         return Err("--init-group and --term-delay need --init (or ENVSHIM_INIT)".into());
     }
-    if !s.init && (!s.success_exits.is_empty() || !s.rewrite_signals.is_empty()) {
+    if !init && (!s.success_exits.is_empty() || !s.rewrite_signals.is_empty()) {
         return Err("--success-exit and --rewrite-signal need --init (or ENVSHIM_INIT)".into());
     }
-    let init = InitOptions { group: s.init_group, term_delay: s.term_delay, success_exits: s.success_exits, rewrite_signals: s.rewrite_signals };
-    Ok(s.init.then_some(init))
+    let settings = InitOptions { group: s.init_group, term_delay: s.term_delay, success_exits: s.success_exits, rewrite_signals: s.rewrite_signals, watch };
+    Ok(init.then_some(settings))
 }

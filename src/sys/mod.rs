@@ -6,6 +6,7 @@
 //! - `fs`: opening (inside a volume too), reading, metadata, permissions;
 //! - `process`: the command line, `execve`, ids, children, process groups, the terminal;
 //! - `signal`: sets, masks, dispositions and handlers, waiting, sending;
+//! - `notify`: `--watch`'s inotify, signalfd and poll;
 //! - `alloc`: the binary's bump-arena allocator;
 //! - `sse2`: sixteen-byte compares for the env-file parser's scans (`envfile/scan.rs`).
 //!
@@ -17,6 +18,7 @@ use std::io;
 
 mod alloc;
 mod fs;
+mod notify;
 mod process;
 mod signal;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
@@ -24,6 +26,7 @@ pub mod sse2;
 
 pub use alloc::Arena;
 pub use fs::*;
+pub use notify::*;
 pub use process::*;
 pub use signal::*;
 

@@ -37,6 +37,11 @@ impl SigSet {
         Ok(())
     }
 
+    /// The kernel's set, for a system call.
+    pub(super) fn as_ptr(&self) -> *const u64 {
+        &self.0
+    }
+
     /// Removes `sig`; EINVAL when it is not a signal number.
     pub fn remove(&mut self, sig: libc::c_int) -> io::Result<()> {
         self.0 &= !bit(sig)?;

@@ -276,12 +276,20 @@ fn reap(child: &mut std::process::Child, start: Instant, timeout: Duration, show
 // Test set-up, not in nix: prctl with a seccomp filter, a raw openat2.
 #[allow(unsafe_code)]
 pub fn deny_openat2(errno: i32) -> std::io::Result<()> {
+    deny_syscall(libc::SYS_openat2, errno)
+}
+
+/// A seccomp filter that fails the system call `nr` with `errno` and allows
+/// everything else, installed in the calling process (a child, before exec).
+// Test set-up, not in nix: prctl with a seccomp filter.
+#[allow(unsafe_code)]
+pub fn deny_syscall(nr: libc::c_long, errno: i32) -> std::io::Result<()> {
     let stmt = |code: u32, k: u32| libc::sock_filter { code: code as u16, jt: 0, jf: 0, k };
     let jeq = |k: u32, jt: u8, jf: u8| libc::sock_filter { code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16, jt, jf, k };
     let mut filter = [
         // offsetof(struct seccomp_data, nr) == 0
         stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0),
-        jeq(libc::SYS_openat2 as u32, 0, 1),
+        jeq(nr as u32, 0, 1),
         stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ERRNO | (errno as u32 & libc::SECCOMP_RET_DATA)),
         stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
     ];

@@ -47,6 +47,11 @@ fn options_entrypoint_wait_shim_image_and_shim_path() {
     assert!(check.stderr.contains("would read env files with envshim's grammar (--env-grammar envshim)"), "{}", check.stderr);
     assert!(!kubectl_envshim(&["convert", "--check"], &pod).stderr.contains("grammar"));
     kubectl_envshim(&["convert", "--env-grammar", "dotenv"], &pod).failed(2, &["--env-grammar"]);
+    // --watch: envshim runs with --watch; without it, not.
+    let doc = yaml(kubectl_envshim(&["convert", "--watch"], &pod).ok());
+    assert_eq!(json_of(&doc["spec"]["containers"][0]["command"]), serde_json::json!(["/.envshim/bin/envshim", "run", "--watch"]));
+    let doc = yaml(kubectl_envshim(&["convert"], &pod).ok());
+    assert_eq!(json_of(&doc["spec"]["containers"][0]["command"]), serde_json::json!(["/.envshim/bin/envshim", "run"]));
     // --shim-image, over KUBECTL_ENVSHIM_SHIM_IMAGE, and without it.
     for image in [Some(IMAGE), None] {
         let doc = yaml(kubectl_envshim_with(&["convert", "--shim-image", "registry.example.com/envshim:1"], &pod, image).ok());
