@@ -82,6 +82,7 @@ pub enum Command {
 }
 
 #[derive(Args)]
+#[group(skip)]
 pub struct RunArgs {
     #[command(flatten)]
     pub sources: Sources,
@@ -97,6 +98,7 @@ pub struct RunArgs {
 }
 
 #[derive(Args)]
+#[group(skip)]
 pub struct CheckArgs {
     #[command(flatten)]
     pub sources: Sources,
@@ -122,6 +124,7 @@ pub struct CheckArgs {
 // check and render, so one command line serves the three), and change nothing.
 // (`//`: a doc comment would be render's help.)
 #[derive(Args)]
+#[group(skip)]
 #[command(
     mut_arg("no_expand_args", |a| a.hide(true)),
     mut_arg("init", |a| a.hide(true)),
@@ -156,6 +159,7 @@ pub struct RenderArgs {
 }
 
 #[derive(Args)]
+#[group(skip)]
 pub struct InstallArgs {
     /// Where to copy it (into a directory: DEST/envshim); only an envshim binary is replaced
     #[arg(value_name = "DEST")]
@@ -176,6 +180,7 @@ pub struct InstallArgs {
 
 // Where the environment comes from: the manifest, env files and directories, variables and volumes.
 #[derive(Args)]
+#[group(skip)]
 pub struct Sources {
     /// The JSON manifest [default: /etc/envshim/manifest.json if it exists]
     #[arg(long, value_name = "PATH", env = "ENVSHIM_MANIFEST", hide_env_values = true)]
@@ -205,6 +210,7 @@ pub struct Sources {
 
 // How the sources are read and checked, and what envshim reports.
 #[derive(Args)]
+#[group(skip)]
 pub struct Reading {
     /// How env files are read: envshim (its grammar: unquoted, single- and double-quoted values, the last occurrence wins) or kubelet (exactly as the kubelet 1.35: NAME='value' only, the first occurrence wins; with check, also lists every line the kubelet would reject or read differently) [default: envshim]
     #[arg(long = "env-grammar", value_name = "envshim|kubelet", env = "ENVSHIM_ENV_GRAMMAR", hide_env_values = true, value_parser = env_grammar)]
@@ -231,6 +237,7 @@ pub struct Reading {
 
 // `--init`: envshim stays as PID 1 and supervises the program.
 #[derive(Args)]
+#[group(skip)]
 pub struct Supervision {
     /// Stay as PID 1: fork, exec the program, forward signals, reap zombies
     #[arg(long, env = "ENVSHIM_INIT", hide_env_values = true, value_parser = switch)]
@@ -251,6 +258,7 @@ pub struct Supervision {
 
 // `--watch`: envshim restarts (or signals) the program when its sources change.
 #[derive(Args)]
+#[group(skip)]
 pub struct Watching {
     /// Restart the program when a file its environment or program line came from changes (implies --init)
     #[arg(long, env = "ENVSHIM_WATCH", hide_env_values = true, value_parser = switch)]
