@@ -11,6 +11,7 @@
 //! library's options it fills (`pipeline::Options` and its kin), set in
 //! `options.rs`; and the code that uses it.
 
+mod group;
 mod options;
 mod usage;
 
@@ -18,10 +19,11 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Arg, Args, Parser, Subcommand, ValueEnum};
 
 use crate::envfile::Grammar;
 use crate::watch::OnChange;
+use group::{group, Spec};
 
 pub use options::{parse, Invocation, Refused};
 pub use usage::refused_line;
@@ -125,22 +127,7 @@ pub struct CheckArgs {
 // (`//`: a doc comment would be render's help.)
 #[derive(Args)]
 #[group(skip)]
-#[command(
-    mut_arg("no_expand_args", |a| a.hide(true)),
-    mut_arg("init", |a| a.hide(true)),
-    mut_arg("init_group", |a| a.hide(true)),
-    mut_arg("term_delay", |a| a.hide(true)),
-    mut_arg("success_exits", |a| a.hide(true)),
-    mut_arg("rewrite_signals", |a| a.hide(true)),
-    mut_arg("watch", |a| a.hide(true)),
-    mut_arg("on_change", |a| a.hide(true)),
-    mut_arg("restart_signal", |a| a.hide(true)),
-    mut_arg("restart_timeout", |a| a.hide(true)),
-    mut_arg("watch_settle", |a| a.hide(true)),
-    mut_arg("watch_poll", |a| a.hide(true)),
-    mut_arg("watch_splay", |a| a.hide(true)),
-    mut_arg("verbose", |a| a.hide(true))
-)]
+#[command(mut_args(hidden_in_render))]
 pub struct RenderArgs {
     #[command(flatten)]
     pub sources: Sources,
@@ -158,6 +145,35 @@ pub struct RenderArgs {
     pub show_values: bool,
 }
 
+/// The options [`RenderArgs`] takes but does not show.
+const HIDDEN_IN_RENDER: [&str; 14] = [
+    "no_expand_args",
+    "init",
+    "init_group",
+    "term_delay",
+    "success_exits",
+    "rewrite_signals",
+    "watch",
+    "on_change",
+    "restart_signal",
+    "restart_timeout",
+    "watch_settle",
+    "watch_poll",
+    "watch_splay",
+    "verbose",
+];
+
+/// Hides `arg` when it is one of [`HIDDEN_IN_RENDER`] (one pass over the
+/// arguments, in place: a `mut_arg` each was 5 KB of the binary).
+fn hidden_in_render(arg: Arg) -> Arg {
+    let hide = HIDDEN_IN_RENDER.contains(&arg.get_id().as_str());
+    if hide {
+        arg.hide(true)
+    } else {
+        arg
+    }
+}
+
 #[derive(Args)]
 #[group(skip)]
 pub struct InstallArgs {
@@ -169,118 +185,89 @@ pub struct InstallArgs {
     pub force: bool,
 }
 
-// The options of run, check and render (one table for the three), in three
-// groups by concern. A configuration variable is `env = "ENVSHIM_..."`; its
-// value is never shown in the help (`hide_env_values`: `ENVSHIM_MANIFEST_JSON`
-// is a whole manifest). (`//` comments: a doc comment on these structs would
-// be the subcommands' help.) Each group is built by a function of its own
-// (clap's derive writes one per struct): one function for all twenty options
-// took a 40 KiB stack frame, ten stack pages faulted in at every start (and
-// a group flattened in one struct only was inlined back into it).
+// The options of run, check and render (one table for the three), in four
+// groups by concern, each declared with `group!` (src/cli/group.rs: an
+// option is one entry, its doc comment its help). A configuration variable
+// is `.env("ENVSHIM_...")`; its value is never shown in the help
+// (`ENVSHIM_MANIFEST_JSON` is a whole manifest). (`//` comments: a doc
+// comment on these structs would be the subcommands' help.)
 
-// Where the environment comes from: the manifest, env files and directories, variables and volumes.
-#[derive(Args)]
-#[group(skip)]
-pub struct Sources {
-    /// The JSON manifest [default: /etc/envshim/manifest.json if it exists]
-    #[arg(long, value_name = "PATH", env = "ENVSHIM_MANIFEST", hide_env_values = true)]
-    pub manifest: Option<OsString>,
-    /// The manifest's JSON text itself, instead of a file
-    #[arg(long = "manifest-json", value_name = "TEXT", env = "ENVSHIM_MANIFEST_JSON", hide_env_values = true)]
-    pub manifest_json: Option<OsString>,
-    /// Use the container NAME of a Pod, workload or List manifest
-    #[arg(long, value_name = "NAME", env = "ENVSHIM_CONTAINER", hide_env_values = true)]
-    pub container: Option<OsString>,
-    /// Load every key of an env file (repeatable; the files of ENVSHIM_ENV_FILE, comma-separated, come after these)
-    #[arg(long = "env-file", value_name = "PATH", allow_hyphen_values = true, env = "ENVSHIM_ENV_FILE", hide_env_values = true)]
-    pub env_files: Vec<OsString>,
-    /// Every regular file directly in DIR becomes a variable named after it, its bytes the value (repeatable, comma-separated)
-    #[arg(long = "env-dir", value_name = "DIR[,DIR...]", value_delimiter = ',', env = "ENVSHIM_ENV_DIR", hide_env_values = true)]
-    pub env_dirs: Vec<OsString>,
-    /// Set a variable, expanded like a manifest env value (repeatable)
-    #[arg(long = "env", value_name = "NAME=VALUE", allow_hyphen_values = true)]
-    pub envs: Vec<OsString>,
-    /// Mount a volume name on a directory, as in volumeMounts (repeatable)
-    #[arg(long = "volume", value_name = "NAME=DIR")]
-    pub volumes: Vec<OsString>,
-    /// When NAME_FILE is set, set NAME from the file it names and remove NAME_FILE (repeatable, comma-separated)
-    #[arg(long = "file-env", value_name = "NAME[,NAME...]", value_delimiter = ',', env = "ENVSHIM_FILE_ENV", hide_env_values = true)]
-    pub file_env: Vec<OsString>,
+group! {
+    /// Where the environment comes from: the manifest, env files and directories, variables and volumes.
+    pub struct Sources {
+        /// The JSON manifest [default: /etc/envshim/manifest.json if it exists]
+        pub manifest: Option<OsString> = Spec::value("manifest", "PATH").env("ENVSHIM_MANIFEST"),
+        /// The manifest's JSON text itself, instead of a file
+        pub manifest_json: Option<OsString> = Spec::value("manifest-json", "TEXT").env("ENVSHIM_MANIFEST_JSON"),
+        /// Use the container NAME of a Pod, workload or List manifest
+        pub container: Option<OsString> = Spec::value("container", "NAME").env("ENVSHIM_CONTAINER"),
+        /// Load every key of an env file (repeatable; the files of ENVSHIM_ENV_FILE, comma-separated, come after these)
+        pub env_files: Vec<OsString> = Spec::value("env-file", "PATH").many().hyphen().env("ENVSHIM_ENV_FILE"),
+        /// Every regular file directly in DIR becomes a variable named after it, its bytes the value (repeatable, comma-separated)
+        pub env_dirs: Vec<OsString> = Spec::value("env-dir", "DIR[,DIR...]").many().delimiter(',').env("ENVSHIM_ENV_DIR"),
+        /// Set a variable, expanded like a manifest env value (repeatable)
+        pub envs: Vec<OsString> = Spec::value("env", "NAME=VALUE").many().hyphen(),
+        /// Mount a volume name on a directory, as in volumeMounts (repeatable)
+        pub volumes: Vec<OsString> = Spec::value("volume", "NAME=DIR").many(),
+        /// When NAME_FILE is set, set NAME from the file it names and remove NAME_FILE (repeatable, comma-separated)
+        pub file_env: Vec<OsString> = Spec::value("file-env", "NAME[,NAME...]").many().delimiter(',').env("ENVSHIM_FILE_ENV"),
+    }
 }
 
-// How the sources are read and checked, and what envshim reports.
-#[derive(Args)]
-#[group(skip)]
-pub struct Reading {
-    /// How env files are read: envshim (its grammar: unquoted, single- and double-quoted values, the last occurrence wins) or kubelet (exactly as the kubelet 1.35: NAME='value' only, the first occurrence wins; with check, also lists every line the kubelet would reject or read differently) [default: envshim]
-    #[arg(long = "env-grammar", value_name = "envshim|kubelet", env = "ENVSHIM_ENV_GRAMMAR", hide_env_values = true, value_parser = env_grammar)]
-    pub env_grammar: Option<Grammar>,
-    /// Validate names with the strict legacy rule
-    #[arg(long, env = "ENVSHIM_STRICT_NAMES", hide_env_values = true, value_parser = switch)]
-    pub strict_names: bool,
-    /// Wait up to DURATION for missing files that are not optional (500ms, 30s, 2m; a bare number is seconds)
-    #[arg(long, value_name = "DURATION", value_parser = crate::wait::duration, env = "ENVSHIM_WAIT", hide_env_values = true)]
-    pub wait: Option<Duration>,
-    /// Do not add KUBERNETES_SERVICE_URL
-    #[arg(long)]
-    pub no_service_url: bool,
-    /// Do not expand $(VAR) in the trailing PROGRAM/ARGS
-    #[arg(long, env = "ENVSHIM_NO_EXPAND_ARGS", hide_env_values = true, value_parser = switch)]
-    pub no_expand_args: bool,
-    /// Also write failures here [default: /dev/termination-log if it exists and is writable]
-    #[arg(long, value_name = "PATH")]
-    pub termination_log: Option<OsString>,
-    /// Print each variable's source and size on stderr first
-    #[arg(long, short, env = "ENVSHIM_VERBOSE", hide_env_values = true, value_parser = switch)]
-    pub verbose: bool,
+group! {
+    /// How the sources are read and checked, and what envshim reports.
+    pub struct Reading {
+        /// How env files are read: envshim (its grammar: unquoted, single- and double-quoted values, the last occurrence wins) or kubelet (exactly as the kubelet 1.35: NAME='value' only, the first occurrence wins; with check, also lists every line the kubelet would reject or read differently) [default: envshim]
+        pub env_grammar: Option<Grammar> = Spec::value("env-grammar", "envshim|kubelet").env("ENVSHIM_ENV_GRAMMAR").parser(env_grammar),
+        /// Validate names with the strict legacy rule
+        pub strict_names: bool = Spec::flag("strict-names").env("ENVSHIM_STRICT_NAMES").parser(switch),
+        /// Wait up to DURATION for missing files that are not optional (500ms, 30s, 2m; a bare number is seconds)
+        pub wait: Option<Duration> = Spec::value("wait", "DURATION").parser(crate::wait::duration).env("ENVSHIM_WAIT"),
+        /// Do not add KUBERNETES_SERVICE_URL
+        pub no_service_url: bool = Spec::flag("no-service-url"),
+        /// Do not expand $(VAR) in the trailing PROGRAM/ARGS
+        pub no_expand_args: bool = Spec::flag("no-expand-args").env("ENVSHIM_NO_EXPAND_ARGS").parser(switch),
+        /// Also write failures here [default: /dev/termination-log if it exists and is writable]
+        pub termination_log: Option<OsString> = Spec::value("termination-log", "PATH"),
+        /// Print each variable's source and size on stderr first
+        pub verbose: bool = Spec::flag("verbose").short('v').env("ENVSHIM_VERBOSE").parser(switch),
+    }
 }
 
-// `--init`: envshim stays as PID 1 and supervises the program.
-#[derive(Args)]
-#[group(skip)]
-pub struct Supervision {
-    /// Stay as PID 1: fork, exec the program, forward signals, reap zombies
-    #[arg(long, env = "ENVSHIM_INIT", hide_env_values = true, value_parser = switch)]
-    pub init: bool,
-    /// With --init, forward signals to the child's whole process group
-    #[arg(long)]
-    pub init_group: bool,
-    /// With --init, hold the first SIGTERM this long before forwarding it (500ms, 5s, 1m; a bare number is seconds)
-    #[arg(long, value_name = "DURATION", value_parser = crate::wait::duration)]
-    pub term_delay: Option<Duration>,
-    /// With --init, the program's exit code CODE (0-255; 128+N for signal N) counts as success: envshim exits 0 (repeatable)
-    #[arg(long = "success-exit", value_name = "CODE", value_parser = exit_code)]
-    pub success_exits: Vec<u8>,
-    /// With --init, forward a received signal FROM as TO (TERM:QUIT, 15:3; TO 0 drops it) (repeatable)
-    #[arg(long = "rewrite-signal", value_name = "FROM:TO", value_parser = crate::init::parse_rewrite)]
-    pub rewrite_signals: Vec<(i32, i32)>,
+group! {
+    /// `--init`: envshim stays as PID 1 and supervises the program.
+    pub struct Supervision {
+        /// Stay as PID 1: fork, exec the program, forward signals, reap zombies
+        pub init: bool = Spec::flag("init").env("ENVSHIM_INIT").parser(switch),
+        /// With --init, forward signals to the child's whole process group
+        pub init_group: bool = Spec::flag("init-group"),
+        /// With --init, hold the first SIGTERM this long before forwarding it (500ms, 5s, 1m; a bare number is seconds)
+        pub term_delay: Option<Duration> = Spec::value("term-delay", "DURATION").parser(crate::wait::duration),
+        /// With --init, the program's exit code CODE (0-255; 128+N for signal N) counts as success: envshim exits 0 (repeatable)
+        pub success_exits: Vec<u8> = Spec::value("success-exit", "CODE").many().parser(exit_code),
+        /// With --init, forward a received signal FROM as TO (TERM:QUIT, 15:3; TO 0 drops it) (repeatable)
+        pub rewrite_signals: Vec<(i32, i32)> = Spec::value("rewrite-signal", "FROM:TO").many().parser(crate::init::parse_rewrite),
+    }
 }
 
-// `--watch`: envshim restarts (or signals) the program when its sources change.
-#[derive(Args)]
-#[group(skip)]
-pub struct Watching {
-    /// Restart the program when a file its environment or program line came from changes (implies --init)
-    #[arg(long, env = "ENVSHIM_WATCH", hide_env_values = true, value_parser = switch)]
-    pub watch: bool,
-    /// With --watch, what a change does: restart (the program), exit, or signal:SIG (only send it SIG) [default: restart]
-    #[arg(long = "on-change", value_name = "ACTION", env = "ENVSHIM_ON_CHANGE", hide_env_values = true, value_parser = crate::watch::parse_on_change)]
-    pub on_change: Option<OnChange>,
-    /// With --watch, the signal that stops the program for a restart [default: TERM]
-    #[arg(long = "restart-signal", value_name = "SIG", env = "ENVSHIM_RESTART_SIGNAL", hide_env_values = true, value_parser = crate::watch::parse_signal)]
-    pub restart_signal: Option<i32>,
-    /// With --watch, how long a stopping program gets before SIGKILL to its process group [default: 10s]
-    #[arg(long = "restart-timeout", value_name = "DURATION", env = "ENVSHIM_RESTART_TIMEOUT", hide_env_values = true, value_parser = crate::wait::duration)]
-    pub restart_timeout: Option<Duration>,
-    /// With --watch, the quiet time after a change before the files are read again [default: 1s]
-    #[arg(long = "watch-settle", value_name = "DURATION", env = "ENVSHIM_WATCH_SETTLE", hide_env_values = true, value_parser = crate::wait::duration)]
-    pub watch_settle: Option<Duration>,
-    /// With --watch, how often the files are read again without an event [default: 60s]
-    #[arg(long = "watch-poll", value_name = "DURATION", env = "ENVSHIM_WATCH_POLL", hide_env_values = true, value_parser = crate::watch::parse_poll)]
-    pub watch_poll: Option<Duration>,
-    /// With --watch, a random delay of up to DURATION before a change is acted on [default: 0]
-    #[arg(long = "watch-splay", value_name = "DURATION", env = "ENVSHIM_WATCH_SPLAY", hide_env_values = true, value_parser = crate::wait::duration)]
-    pub watch_splay: Option<Duration>,
+group! {
+    /// `--watch`: envshim restarts (or signals) the program when its sources change.
+    pub struct Watching {
+        /// Restart the program when a file its environment or program line came from changes (implies --init)
+        pub watch: bool = Spec::flag("watch").env("ENVSHIM_WATCH").parser(switch),
+        /// With --watch, what a change does: restart (the program), exit, or signal:SIG (only send it SIG) [default: restart]
+        pub on_change: Option<OnChange> = Spec::value("on-change", "ACTION").env("ENVSHIM_ON_CHANGE").parser(crate::watch::parse_on_change),
+        /// With --watch, the signal that stops the program for a restart [default: TERM]
+        pub restart_signal: Option<i32> = Spec::value("restart-signal", "SIG").env("ENVSHIM_RESTART_SIGNAL").parser(crate::watch::parse_signal),
+        /// With --watch, how long a stopping program gets before SIGKILL to its process group [default: 10s]
+        pub restart_timeout: Option<Duration> = Spec::value("restart-timeout", "DURATION").env("ENVSHIM_RESTART_TIMEOUT").parser(crate::wait::duration),
+        /// With --watch, the quiet time after a change before the files are read again [default: 1s]
+        pub watch_settle: Option<Duration> = Spec::value("watch-settle", "DURATION").env("ENVSHIM_WATCH_SETTLE").parser(crate::wait::duration),
+        /// With --watch, how often the files are read again without an event [default: 60s]
+        pub watch_poll: Option<Duration> = Spec::value("watch-poll", "DURATION").env("ENVSHIM_WATCH_POLL").parser(crate::watch::parse_poll),
+        /// With --watch, a random delay of up to DURATION before a change is acted on [default: 0]
+        pub watch_splay: Option<Duration> = Spec::value("watch-splay", "DURATION").env("ENVSHIM_WATCH_SPLAY").parser(crate::wait::duration),
+    }
 }
 
 #[derive(Clone, Copy, ValueEnum)]
