@@ -1,15 +1,16 @@
 //! The command line (docs/reference.md §1), defined once: each option's name,
-//! configuration variable, help and default are written here, in clap's
-//! derive, and nowhere else. The binary parses with it ([`parse`]), the man
-//! pages and completions are generated from it (tools/cli-docs.rs), and the
-//! tests read it. What the library sees is the plain values [`parse`] builds
-//! from clap's result ([`Invocation`]): `options.rs` makes them, `usage.rs`
-//! turns a refused command line into one line.
+//! configuration variable, help and default are written here, for clap (its
+//! derive for the subcommands, `group!` for the option groups), and nowhere
+//! else. The binary parses with it ([`parse`]), the man pages and
+//! completions are generated from it (tools/cli-docs.rs), and the tests read
+//! it. What the library sees is the plain values [`parse`] builds from
+//! clap's result ([`Invocation`]): `options.rs` makes them, `usage.rs` turns
+//! a refused command line into one line.
 //!
-//! Adding an option (docs/contributing.md): a field here, with its help and,
-//! if it has one, its variable (`env = "ENVSHIM_..."`); the field of the
-//! library's options it fills (`pipeline::Options` and its kin), set in
-//! `options.rs`; and the code that uses it.
+//! Adding an option (docs/contributing.md): an entry of a group here, with
+//! its help and, if it has one, its variable (`.env("ENVSHIM_...")`); the
+//! field of the library's options it fills (`pipeline::Options` and its
+//! kin), set in `options.rs`; and the code that uses it.
 
 mod group;
 mod options;
