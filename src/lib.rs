@@ -66,8 +66,8 @@ pub fn start() {
 /// `envshim run`: builds and validates everything, then execs the program
 /// (or supervises it with `--init`). Returns only on failure.
 pub fn run(opts: &Options, run: &RunOptions) -> i32 {
-    if let Some(init) = run.init.as_ref().filter(|i| i.watch.is_some()) {
-        return watching(opts, run, init);
+    if let Some((init, watch)) = run.init.as_ref().and_then(|i| Some((i, i.watch.as_ref()?))) {
+        return watching(opts, run, init, watch);
     }
     let mut text = Vec::new();
     let plan = match prepare(opts, Mode::Run, &run.program, !run.no_expand_args, &mut text) {
@@ -100,7 +100,7 @@ pub fn run(opts: &Options, run: &RunOptions) -> i32 {
 /// supervised, the sources read again when they may have changed.
 #[cold]
 #[inline(never)]
-fn watching(opts: &Options, run: &RunOptions, init: &InitOptions) -> i32 {
+fn watching(opts: &Options, run: &RunOptions, init: &InitOptions, watch: &WatchOptions) -> i32 {
     let first = match watch_build(opts, run, Mode::Run) {
         Ok(b) => b,
         Err(errors) => return fail(opts, &errors),
@@ -117,7 +117,7 @@ fn watching(opts: &Options, run: &RunOptions, init: &InitOptions) -> i32 {
         verbose: if run.verbose { Some(&verbose) } else { None },
         fail: &|e| fail(opts, &[e]),
     };
-    watch::supervise(first, settings, init.watch.as_ref().expect("watching"), hooks)
+    watch::supervise(first, settings, watch, hooks)
 }
 
 /// A complete build for `--watch`: the environment, the program line, and
