@@ -210,16 +210,20 @@ fn without_inotify(cmd: &mut Command) {
 fn a_program_that_ignores_the_restart_signal_is_killed_after_the_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let mut vol = Volume::new(&dir.path().join("config"), &[("app.env", &env_file(1))]);
-    let script = r#"echo "start $A" >> "$D/log"; trap '' TERM; while :; do sleep 0.02; done"#;
+    let script = r#"echo $$ >> "$D/pids"; echo "start $A" >> "$D/log"; trap '' TERM; while :; do sleep 0.02; done"#;
     let mut run = watch(dir, &["--env-file", "config/app.env", "--restart-timeout", "400ms"], script);
     lines(&mut run, 1);
     let swapped = Instant::now();
     vol.swap(&[("app.env", &env_file(2))]);
     assert_eq!(lines(&mut run, 2)[1], format!("start {}", value(2)));
     assert!(swapped.elapsed() >= Duration::from_millis(400), "{:?}", swapped.elapsed());
-    // The new one ignores SIGTERM too: SIGKILL ends the test's run.
+    // The new one ignores SIGTERM too: SIGKILL ends envshim, and the test
+    // ends the program it leaves behind (in a process group of its own).
     run.signal(libc::SIGKILL);
     let done = run.finish();
+    for pid in done.read("pids").lines() {
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid.parse().unwrap()), nix::sys::signal::Signal::SIGKILL);
+    }
     assert!(done.read("stderr").contains("did not stop within 400ms: SIGKILL to its process group"), "{}", done.read("stderr"));
 }
 
