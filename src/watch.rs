@@ -8,7 +8,7 @@
 //! after the quiet period, a read that differs from the running program's
 //! must be read the same once more, a quiet period later, before envshim acts.
 
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, Instant};
@@ -19,10 +19,13 @@ use crate::environment::Environment;
 use crate::error::{code, escape, Error};
 use crate::exec::{self, Lookup};
 use crate::init::{self, Settings, TermDelay};
-use crate::limits::{MAX_CHANGED_NAMES_SHOWN, MAX_SHOWN_NAME_BYTES, MAX_WATCHES};
+use crate::limits::{MAX_CHANGED_NAMES_SHOWN, MAX_SHOWN_NAME_BYTES};
 use crate::program::Word;
 use crate::report;
-use crate::sys::{self, Notify, WatchDescriptor};
+use crate::sys;
+
+mod notifier;
+use notifier::{join, split, Notifier};
 
 /// `--watch`'s settings (the defaults are the options').
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -128,11 +131,24 @@ pub struct Hooks<'a> {
     pub fail: &'a dyn Fn(Error) -> i32,
 }
 
-/// What happens once the stopping program is reaped.
+/// What happens once the stopping program and its process group are gone.
 enum After {
     Start(Box<Build>),
     Exit,
 }
+
+/// A program being stopped for a restart or an exit.
+struct Stopping {
+    /// SIGKILL to the process group at this instant (None: sent).
+    kill_at: Option<Instant>,
+    /// The program's wait status once it is reaped (the rest of its process group may remain).
+    leader: Option<c_int>,
+    then: After,
+}
+
+/// While a stopped program's process group outlives it and envshim may not
+/// be told of its members' ends (not PID 1 and no subreaper): look this often.
+const GROUP_RECHECK: Duration = Duration::from_millis(100);
 
 /// Supervises `first`'s program as `--init` does, and applies the changes
 /// of its sources. Returns envshim's exit code.
@@ -147,7 +163,8 @@ pub fn supervise<'a>(first: Build, settings: Settings<'a>, opts: &'a WatchOption
     };
     init::register_subreaper();
     let foreground = init::owns_terminal();
-    let mut w = Watch { opts, settings, hooks, foreground, running: first, child: 0, pending: None, due: None, stopping: None, problem: None, ending: false };
+    let notifier = Notifier::new(&first.files);
+    let mut w = Watch { opts, settings, hooks, foreground, running: first, child: 0, notifier, pending: None, due: None, stopping: None, problem: None, ending: false };
     if let Err(e) = w.start() {
         return (w.hooks.fail)(e);
     }
@@ -164,12 +181,12 @@ struct Watch<'a> {
     foreground: bool,
     running: Build,
     child: pid_t,
+    notifier: Notifier,
     /// A read that differs from the running program's, to be read the same once more.
     pending: Option<Build>,
-    /// When to read the sources next.
+    /// When to read the sources next (not while a program is being stopped).
     due: Option<Instant>,
-    /// The program is being stopped: SIGKILL at the instant (None: sent), then what follows.
-    stopping: Option<(Option<Instant>, After)>,
+    stopping: Option<Stopping>,
     /// The last invalid change's message, said once.
     problem: Option<String>,
     /// envshim was told to stop (SIGTERM): no change is applied any more.
@@ -188,31 +205,18 @@ impl Watch<'_> {
     /// The supervision loop: signals, events, the program's exit, the reads.
     fn run(&mut self, signals: &OwnedFd) -> Result<i32, Error> {
         let mut term = TermDelay::new(self.settings.term_delay);
-        let mut notify = Notifier::arm(&self.running.files, None);
         let mut next_poll = Instant::now() + self.opts.poll;
         // A change between the first read and the watches is seen by a read now.
         let started = Instant::now();
         self.due = Some(started);
         loop {
-            let deadline = [self.due, (!self.ending).then_some(next_poll), self.stopping.as_ref().and_then(|s| s.0), term.remaining().map(|r| Instant::now() + r)]
-                .into_iter()
-                .flatten()
-                .min();
-            let timeout = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-            let ready = match notify.notify.as_ref() {
-                Some(n) => sys::poll_readable(&[signals.as_fd(), n.fd()], timeout),
-                None => sys::poll_readable(&[signals.as_fd()], timeout),
-            }
-            .map_err(|e| init::os_error("poll", e))?;
+            let ready = self.wait(signals, &term, next_poll)?;
             self.signals(signals, &mut term)?;
-            if ready & 2 != 0 && notify.changed() && !self.ending {
+            if ready & 2 != 0 && self.notifier.changed() && !self.ending {
                 self.due = Some(Instant::now() + self.opts.settle);
             }
-            if let Some(status) = init::reap_zombies(self.child)? {
-                match self.reaped(status)? {
-                    Some(code) => return Ok(code),
-                    None => continue,
-                }
+            if let Some(code) = self.reap()? {
+                return Ok(code);
             }
             let now = Instant::now();
             self.kill_when_late(now);
@@ -224,12 +228,37 @@ impl Watch<'_> {
                 // Armed before the read (a change during it is an event), but
                 // not again for the read that follows the first arming.
                 if self.due != Some(started) {
-                    notify = Notifier::arm(&self.running.files, Some(notify));
+                    self.notifier.rearm(&self.running.files);
                 }
                 self.due = None;
                 self.read_again();
             }
+            self.follow_sources();
         }
+    }
+
+    /// Blocks until a signal, an event or the next deadline. While a program
+    /// is being stopped no read is made, so the reads' deadline is not one.
+    fn wait(&self, signals: &OwnedFd, term: &TermDelay, next_poll: Instant) -> Result<u32, Error> {
+        let now = Instant::now();
+        let stopping = self.stopping.as_ref();
+        let recheck = stopping.filter(|s| s.leader.is_some()).map(|_| now + GROUP_RECHECK);
+        let deadline = [
+            self.due.filter(|_| stopping.is_none()),
+            (!self.ending).then_some(next_poll),
+            stopping.and_then(|s| s.kill_at),
+            recheck,
+            term.remaining().map(|r| now + r),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let timeout = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+        match self.notifier.notify() {
+            Some(n) => sys::poll_readable(&[signals.as_fd(), n.fd()], timeout),
+            None => sys::poll_readable(&[signals.as_fd()], timeout),
+        }
+        .map_err(|e| init::os_error("poll", e))
     }
 
     /// The signals received: forwarded as `--init` does; a SIGTERM also
@@ -253,31 +282,71 @@ impl Watch<'_> {
         Ok(())
     }
 
-    /// The program ended with `status`: the next one starts (a restart), or
-    /// envshim's exit code (Some).
-    fn reaped(&mut self, status: c_int) -> Result<Option<i32>, Error> {
-        match self.stopping.take() {
-            Some((_, After::Start(next))) if !self.ending => {
+    /// Reaps every zombie. The program's end is envshim's exit code (Some),
+    /// unless it was stopped for a change: then the change goes on once
+    /// nothing of its process group is left.
+    fn reap(&mut self) -> Result<Option<i32>, Error> {
+        if let Some(status) = init::reap_zombies(self.child)? {
+            match self.stopping.as_mut() {
+                Some(s) if !self.ending => {
+                    s.leader = Some(status);
+                    if self.hooks.verbose.is_some() {
+                        report::say(&format!("watch: the program stopped ({})", status_text(status)));
+                    }
+                    // Without --init-group the signal went to the program alone.
+                    if group_remains(self.child) && !self.settings.group {
+                        if self.hooks.verbose.is_some() {
+                            report::say(&format!("watch: its process group outlives it: signal {} to the group", self.opts.restart_signal));
+                        }
+                        init::forward(self.child, self.opts.restart_signal, true);
+                    }
+                }
+                _ => return Ok(Some(self.settings.exit(init::exit_code(status)))),
+            }
+        }
+        match self.stopping.as_ref().and_then(|s| s.leader) {
+            // Told to stop while the group drained: no new program.
+            Some(status) if self.ending => Ok(Some(self.settings.exit(init::exit_code(status)))),
+            Some(_) if !group_remains(self.child) => self.stopped(),
+            _ => Ok(None),
+        }
+    }
+
+    /// The stopped program and its process group are gone: the next program
+    /// starts (a restart), or envshim's exit code (Some).
+    fn stopped(&mut self) -> Result<Option<i32>, Error> {
+        let Some(stopping) = self.stopping.take() else { return Ok(None) };
+        match stopping.then {
+            After::Exit => Ok(Some(code::TEMPFAIL)),
+            After::Start(next) => {
                 self.running = *next;
                 if let Some(verbose) = self.hooks.verbose {
                     verbose(&self.running.env);
                 }
                 self.start()?;
                 if self.hooks.verbose.is_some() {
-                    report::say(&format!("watch: the program stopped ({}) and started again (pid {})", status_text(status), self.child));
+                    report::say(&format!("watch: the new program started (pid {})", self.child));
                 }
                 Ok(None)
             }
-            Some((_, After::Exit)) if !self.ending => Ok(Some(code::TEMPFAIL)),
-            _ => Ok(Some(self.settings.exit(init::exit_code(status)))),
+        }
+    }
+
+    /// The watches follow the running program's sources (a restart, or a
+    /// read with the same values, may have named other files); a read right
+    /// after sees what changed before they were armed.
+    fn follow_sources(&mut self) {
+        if self.stopping.is_none() && !self.ending && !self.notifier.follows(&self.running.files) {
+            self.notifier.rearm(&self.running.files);
+            self.due.get_or_insert(Instant::now());
         }
     }
 
     /// A stopping program past `--restart-timeout`: SIGKILL to its process group.
     fn kill_when_late(&mut self, now: Instant) {
-        if let Some((kill, _)) = &mut self.stopping {
-            if kill.is_some_and(|at| now >= at) {
-                *kill = None;
+        if let Some(s) = &mut self.stopping {
+            if s.kill_at.is_some_and(|at| now >= at) {
+                s.kill_at = None;
                 report::say(&format!("watch: the program did not stop within {}: SIGKILL to its process group", crate::wait::show(self.opts.restart_timeout)));
                 init::forward(self.child, libc::SIGKILL, true);
             }
@@ -335,10 +404,16 @@ impl Watch<'_> {
                     After::Start(Box::new(build))
                 };
                 init::forward(self.child, self.opts.restart_signal, self.settings.group);
-                self.stopping = Some((Some(Instant::now() + self.opts.restart_timeout), then));
+                self.stopping = Some(Stopping { kill_at: Some(Instant::now() + self.opts.restart_timeout), leader: None, then });
             }
         }
     }
+}
+
+/// Whether any process of the group `pgid` (the stopped program's, which
+/// has been reaped) is left; its zombies that were envshim's are reaped already.
+fn group_remains(pgid: pid_t) -> bool {
+    !matches!(sys::kill(-pgid, 0), Err(e) if e.raw_os_error() == Some(libc::ESRCH))
 }
 
 /// `changed A, B; added C; removed D; program line changed`: names only.
@@ -408,133 +483,6 @@ fn splay(max: Duration) -> Duration {
     Duration::from_millis(x % (max.as_secs().saturating_mul(1000) + u64::from(max.subsec_millis())).max(1))
 }
 
-/// The inotify watches of one read: each directory, and the names of its
-/// entries that matter (none listed: every entry).
-struct Notifier {
-    notify: Option<Notify>,
-    names: Vec<(WatchDescriptor, Option<Vec<Vec<u8>>>)>,
-    /// inotify is unavailable: said once, then the poll alone.
-    off: bool,
-}
-
-impl Notifier {
-    /// A fresh instance watching the directories of `files` (a directory
-    /// replaced since the last read is watched anew); `old` is the one it replaces.
-    fn arm(files: &[Watched], old: Option<Notifier>) -> Notifier {
-        let off = old.as_ref().is_some_and(|o| o.off);
-        drop(old);
-        if off {
-            return Notifier { notify: None, names: Vec::new(), off };
-        }
-        let notify = match Notify::new() {
-            Ok(n) => n,
-            Err(e) => {
-                report::warn(&format!("--watch: inotify is unavailable ({}); the sources are read again every --watch-poll only", crate::error::os_reason(&e)));
-                return Notifier { notify: None, names: Vec::new(), off: true };
-            }
-        };
-        let mut n = Notifier { notify: Some(notify), names: Vec::new(), off: false };
-        for (dir, name) in directories(files) {
-            if n.names.len() >= MAX_WATCHES {
-                break;
-            }
-            n.add(dir, name);
-        }
-        n
-    }
-
-    /// Watches `dir` for `name` (None: any entry); a directory that does not
-    /// exist yet is watched through its nearest existing parent.
-    fn add(&mut self, mut dir: Vec<u8>, mut name: Option<Vec<u8>>) {
-        let Some(notify) = &self.notify else { return };
-        for _ in 0..64 {
-            let shown = if dir.is_empty() { OsStr::new(".") } else { OsStr::from_bytes(&dir) };
-            match notify.watch(shown) {
-                Ok(wd) => {
-                    match self.names.iter_mut().find(|(w, _)| *w == wd) {
-                        None => self.names.push((wd, name.map(|n| vec![n, b"..data".to_vec()]))),
-                        Some((_, list)) => match (list.as_mut(), name) {
-                            (Some(names), Some(n)) if !names.contains(&n) => names.push(n),
-                            (Some(_), None) => *list = None,
-                            _ => {}
-                        },
-                    }
-                    return;
-                }
-                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) && !dir.is_empty() && dir != b"/" => {
-                    let (parent, last) = split(&dir);
-                    name = Some(last.to_vec());
-                    dir = parent.to_vec();
-                }
-                // Other directories may still be watched; the poll covers this one.
-                Err(_) => return,
-            }
-        }
-    }
-
-    /// Whether an event since the last call concerns a source.
-    fn changed(&mut self) -> bool {
-        let Some(notify) = &self.notify else { return false };
-        let Ok(events) = notify.events() else { return true };
-        events.iter().any(|e| {
-            e.whole
-                || match self.names.iter().find(|(w, _)| *w == e.watch) {
-                    Some((_, Some(names))) => e.name.as_ref().is_some_and(|n| names.iter().any(|m| m.as_slice() == n.as_bytes())),
-                    Some((_, None)) => true,
-                    None => false,
-                }
-        })
-    }
-}
-
-/// The directories to watch for `files`, each with the entry that matters
-/// in it (None: every entry): a file's directory for its name, a volume's
-/// root for the path's first component (and its `..data`, in every list).
-fn directories(files: &[Watched]) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
-    let mut dirs = Vec::new();
-    for f in files {
-        let path = f.path.trim_ascii_end().strip_suffix(b"/").unwrap_or(&f.path);
-        match &f.root {
-            Some(root) => {
-                let root = root.as_bytes();
-                let first = path.split(|&b| b == b'/').find(|c| !c.is_empty()).unwrap_or(path);
-                dirs.push((root.to_vec(), Some(first.to_vec())));
-                let (parent, name) = split(path);
-                if !parent.is_empty() {
-                    dirs.push((join(root, parent), Some(name.to_vec())));
-                }
-            }
-            None => {
-                let (parent, name) = split(path);
-                dirs.push((parent.to_vec(), Some(name.to_vec())));
-                if f.dir {
-                    dirs.push((path.to_vec(), None));
-                }
-            }
-        }
-    }
-    dirs.dedup();
-    dirs
-}
-
-/// `a/b/c` → (`a/b`, `c`); `c` → (``, `c`); `/c` → (`/`, `c`).
-fn split(path: &[u8]) -> (&[u8], &[u8]) {
-    match path.iter().rposition(|&b| b == b'/') {
-        Some(0) => (&path[..1], &path[1..]),
-        Some(i) => (&path[..i], &path[i + 1..]),
-        None => (&path[..0], path),
-    }
-}
-
-fn join(root: &[u8], path: &[u8]) -> Vec<u8> {
-    let mut p = root.to_vec();
-    if !p.ends_with(b"/") {
-        p.push(b'/');
-    }
-    p.extend_from_slice(path.strip_prefix(b"/").unwrap_or(path));
-    p
-}
-
 /// `--watch`'s warning about files that are mounts of their own (what a
 /// `subPath` mount is: the file bound alone from the volume, on another
 /// device than the directory it appears in): Kubernetes never updates them.
@@ -581,25 +529,6 @@ mod tests {
             assert!(parse_on_change(bad).is_err(), "{bad}");
         }
         assert_eq!(parse_signal("KILL"), Ok(libc::SIGKILL));
-    }
-
-    #[test]
-    fn directories_of_volume_files_and_paths() {
-        let files = [
-            Watched { root: Some("/v".into()), path: b"a/b.env".to_vec(), dir: false },
-            Watched { root: None, path: b"app.env".to_vec(), dir: false },
-            Watched { root: None, path: b"/run/secrets".to_vec(), dir: true },
-        ];
-        let dirs = directories(&files);
-        let want: Vec<(Vec<u8>, Option<Vec<u8>>)> = vec![
-            (b"/v".to_vec(), Some(b"a".to_vec())),
-            (b"/v/a".to_vec(), Some(b"b.env".to_vec())),
-            (b"".to_vec(), Some(b"app.env".to_vec())),
-            (b"/run".to_vec(), Some(b"secrets".to_vec())),
-            (b"/run/secrets".to_vec(), None),
-        ];
-        assert_eq!(dirs, want);
-        assert_eq!(split(b"/x"), (&b"/"[..], &b"x"[..]));
     }
 
     #[test]
