@@ -86,6 +86,13 @@ pub struct InitOptions {
     pub watch: Option<crate::watch::WatchOptions>,
 }
 
+impl InitOptions {
+    /// What the supervision loop reads of them (`verbose`: `--verbose`).
+    pub(crate) fn settings(&self, verbose: bool) -> crate::init::Settings<'_> {
+        crate::init::Settings { group: self.group, term_delay: self.term_delay, success_exits: &self.success_exits, rewrites: &self.rewrite_signals, verbose }
+    }
+}
+
 /// What only `check` takes.
 #[derive(Debug, Clone, Default)]
 pub struct CheckOptions {

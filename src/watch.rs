@@ -9,22 +9,24 @@
 //! must be read the same once more, a quiet period later, before envshim acts.
 
 use std::ffi::OsString;
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::BorrowedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, Instant};
 
-use libc::{c_int, pid_t};
+use libc::c_int;
 
 use crate::environment::Environment;
-use crate::error::{code, escape, Error};
-use crate::exec::{self, Lookup};
-use crate::init::{self, Settings, TermDelay};
+use crate::error::{escape, Error};
+use crate::exec::{self, Exec, Lookup};
+use crate::init::{self, Order, Rider, Settings};
 use crate::limits::{MAX_CHANGED_NAMES_SHOWN, MAX_SHOWN_NAME_BYTES};
 use crate::program::Word;
 use crate::report;
 use crate::sys;
 
+mod decide;
 mod notifier;
+use decide::{Action, Content, Decision, Timing};
 use notifier::{join, split, Notifier};
 
 /// `--watch`'s settings (the defaults are the options').
@@ -114,10 +116,13 @@ pub struct Build {
     pub files: Vec<Watched>,
 }
 
-impl Build {
-    /// The same environment (names, values, order) and program line.
+impl Content for Build {
     fn same(&self, other: &Build) -> bool {
         self.argv == other.argv && self.env.len() == other.env.len() && self.env.vars().map(|v| v.text).eq(other.env.vars().map(|v| v.text))
+    }
+
+    fn describe(&self, new: &Build) -> String {
+        describe(self, new)
     }
 }
 
@@ -131,289 +136,97 @@ pub struct Hooks<'a> {
     pub fail: &'a dyn Fn(Error) -> i32,
 }
 
-/// What happens once the stopping program and its process group are gone.
-enum After {
-    Start(Box<Build>),
-    Exit,
-}
-
-/// A program being stopped for a restart or an exit.
-struct Stopping {
-    /// SIGKILL to the process group at this instant (None: sent).
-    kill_at: Option<Instant>,
-    /// The program's wait status once it is reaped (the rest of its process group may remain).
-    leader: Option<c_int>,
-    then: After,
-}
-
-/// While a stopped program's process group outlives it and envshim may not
-/// be told of its members' ends (not PID 1 and no subreaper): look this often.
-const GROUP_RECHECK: Duration = Duration::from_millis(100);
-
 /// Supervises `first`'s program as `--init` does, and applies the changes
-/// of its sources. Returns envshim's exit code.
+/// of its sources: the decision ([`decide`]) and the watches ride on
+/// `--init`'s loop. Returns envshim's exit code.
 pub fn supervise<'a>(first: Build, settings: Settings<'a>, opts: &'a WatchOptions, hooks: Hooks<'a>) -> i32 {
-    let waited = match init::configure_signals() {
-        Ok(set) => set,
-        Err(e) => return (hooks.fail)(e),
-    };
-    let signals = match sys::signal_fd(&waited) {
-        Ok(fd) => fd,
-        Err(e) => return (hooks.fail)(init::os_error("signalfd", e)),
-    };
-    init::register_subreaper();
-    let foreground = init::owns_terminal();
-    let notifier = Notifier::new(&first.files);
-    let mut w = Watch { opts, settings, hooks, foreground, running: first, child: 0, notifier, pending: None, due: None, stopping: None, problem: None, ending: false };
-    if let Err(e) = w.start() {
-        return (w.hooks.fail)(e);
-    }
-    match w.run(&signals) {
-        Ok(code) => code,
-        Err(e) => (w.hooks.fail)(e),
-    }
+    let timing = Timing { settle: opts.settle, poll: opts.poll, on_change: opts.on_change };
+    let fail = hooks.fail;
+    let mut watch = Watch { notifier: Notifier::new(&first.files), decision: Decision::new(first, timing, Instant::now()), opts, hooks, armed_for_first_read: true, started: false };
+    init::supervise_with(&mut watch, settings, fail)
 }
 
+/// The watch on the loop: the decision, the watches, the reads.
 struct Watch<'a> {
-    opts: &'a WatchOptions,
-    settings: Settings<'a>,
-    hooks: Hooks<'a>,
-    foreground: bool,
-    running: Build,
-    child: pid_t,
+    decision: Decision<Build>,
     notifier: Notifier,
-    /// A read that differs from the running program's, to be read the same once more.
-    pending: Option<Build>,
-    /// When to read the sources next (not while a program is being stopped).
-    due: Option<Instant>,
-    stopping: Option<Stopping>,
-    /// The last invalid change's message, said once.
-    problem: Option<String>,
-    /// envshim was told to stop (SIGTERM): no change is applied any more.
-    ending: bool,
+    opts: &'a WatchOptions,
+    hooks: Hooks<'a>,
+    /// The watches were armed for the first read already.
+    armed_for_first_read: bool,
+    /// The first program has been started (the caller said its variables).
+    started: bool,
+}
+
+impl Rider for Watch<'_> {
+    fn fd(&self) -> Option<BorrowedFd<'_>> {
+        self.notifier.notify().map(sys::Notify::fd)
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        self.decision.deadline()
+    }
+
+    fn wake(&mut self, event: bool, now: Instant) -> Option<Order> {
+        if event && self.notifier.changed() {
+            self.decision.changed(now);
+        }
+        let mut order = None;
+        if self.decision.tick(now) == Some(Action::Read) {
+            // Armed before the read, so that a change during it is an event.
+            if !std::mem::take(&mut self.armed_for_first_read) {
+                self.notifier.rearm(&self.decision.running().files);
+            }
+            let read = (self.hooks.read)().map_err(|errors| {
+                let more = if errors.len() > 1 { format!(" (and {} more problems)", errors.len() - 1) } else { String::new() };
+                format!("{}{more}", errors[0])
+            });
+            for action in self.decision.read(read, Instant::now(), splay(self.opts.splay)) {
+                match action {
+                    Action::Say(line) => report::say(&line),
+                    Action::Signal(sig) => order = Some(Order::Signal(sig)),
+                    Action::Stop => order = Some(Order::Stop { signal: self.opts.restart_signal, timeout: self.opts.restart_timeout }),
+                    Action::Read => {}
+                }
+            }
+        }
+        self.follow_sources(now);
+        order
+    }
+
+    fn terminated(&mut self) {
+        self.decision.terminated();
+    }
+
+    fn stopped(&mut self) -> Option<i32> {
+        match self.decision.stopped() {
+            decide::Next::Exit(code) => Some(code),
+            decide::Next::Start => {
+                self.follow_sources(Instant::now());
+                None
+            }
+        }
+    }
+
+    fn program(&mut self) -> Result<Exec<'_>, Error> {
+        let b = self.decision.running();
+        if let (Some(verbose), true) = (self.hooks.verbose, std::mem::replace(&mut self.started, true)) {
+            verbose(&b.env);
+        }
+        exec::prepare(&b.line, b.argv.clone(), &b.env, Lookup::Verify).map_err(|mut e| e.swap_remove(0))
+    }
 }
 
 impl Watch<'_> {
-    /// Starts the running build's program.
-    fn start(&mut self) -> Result<(), Error> {
-        let b = &self.running;
-        let target = exec::prepare(&b.line, b.argv.clone(), &b.env, Lookup::Verify).map_err(|mut e| e.swap_remove(0))?;
-        self.child = init::spawn(&target, self.foreground)?;
-        Ok(())
-    }
-
-    /// The supervision loop: signals, events, the program's exit, the reads.
-    fn run(&mut self, signals: &OwnedFd) -> Result<i32, Error> {
-        let mut term = TermDelay::new(self.settings.term_delay);
-        let mut next_poll = Instant::now() + self.opts.poll;
-        // A change between the first read and the watches is seen by a read now.
-        let started = Instant::now();
-        self.due = Some(started);
-        loop {
-            let ready = self.wait(signals, &term, next_poll)?;
-            self.signals(signals, &mut term)?;
-            if ready & 2 != 0 && self.notifier.changed() && !self.ending {
-                self.due = Some(Instant::now() + self.opts.settle);
-            }
-            if let Some(code) = self.reap()? {
-                return Ok(code);
-            }
-            let now = Instant::now();
-            self.kill_when_late(now);
-            if !self.ending && now >= next_poll {
-                next_poll = now + self.opts.poll;
-                self.due.get_or_insert(now);
-            }
-            if !self.ending && self.stopping.is_none() && self.due.is_some_and(|d| now >= d) {
-                // Armed before the read (a change during it is an event), but
-                // not again for the read that follows the first arming.
-                if self.due != Some(started) {
-                    self.notifier.rearm(&self.running.files);
-                }
-                self.due = None;
-                self.read_again();
-            }
-            self.follow_sources();
-        }
-    }
-
-    /// Blocks until a signal, an event or the next deadline. While a program
-    /// is being stopped no read is made, so the reads' deadline is not one.
-    fn wait(&self, signals: &OwnedFd, term: &TermDelay, next_poll: Instant) -> Result<u32, Error> {
-        let now = Instant::now();
-        let stopping = self.stopping.as_ref();
-        let recheck = stopping.filter(|s| s.leader.is_some()).map(|_| now + GROUP_RECHECK);
-        let deadline = [
-            self.due.filter(|_| stopping.is_none()),
-            (!self.ending).then_some(next_poll),
-            stopping.and_then(|s| s.kill_at),
-            recheck,
-            term.remaining().map(|r| now + r),
-        ]
-        .into_iter()
-        .flatten()
-        .min();
-        let timeout = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-        match self.notifier.notify() {
-            Some(n) => sys::poll_readable(&[signals.as_fd(), n.fd()], timeout),
-            None => sys::poll_readable(&[signals.as_fd()], timeout),
-        }
-        .map_err(|e| init::os_error("poll", e))
-    }
-
-    /// The signals received: forwarded as `--init` does; a SIGTERM also
-    /// ends the watch (no change is applied once envshim is told to stop).
-    fn signals(&mut self, signals: &OwnedFd, term: &mut TermDelay) -> Result<(), Error> {
-        while let Some(sig) = sys::read_signal(signals.as_fd()).map_err(|e| init::os_error("signalfd", e))? {
-            if sig == libc::SIGTERM {
-                self.ending = true;
-                self.due = None;
-                self.pending = None;
-            }
-            match sig {
-                libc::SIGCHLD => {}
-                libc::SIGTERM if term.hold() => {}
-                sig => init::forward(self.child, self.settings.rewrite(sig), self.settings.group),
-            }
-        }
-        if term.due() {
-            init::forward(self.child, self.settings.rewrite(libc::SIGTERM), self.settings.group);
-        }
-        Ok(())
-    }
-
-    /// Reaps every zombie. The program's end is envshim's exit code (Some),
-    /// unless it was stopped for a change: then the change goes on once
-    /// nothing of its process group is left.
-    fn reap(&mut self) -> Result<Option<i32>, Error> {
-        if let Some(status) = init::reap_zombies(self.child)? {
-            match self.stopping.as_mut() {
-                Some(s) if !self.ending => {
-                    s.leader = Some(status);
-                    if self.hooks.verbose.is_some() {
-                        report::say(&format!("watch: the program stopped ({})", status_text(status)));
-                    }
-                    // Without --init-group the signal went to the program alone.
-                    if group_remains(self.child) && !self.settings.group {
-                        if self.hooks.verbose.is_some() {
-                            report::say(&format!("watch: its process group outlives it: signal {} to the group", self.opts.restart_signal));
-                        }
-                        init::forward(self.child, self.opts.restart_signal, true);
-                    }
-                }
-                _ => return Ok(Some(self.settings.exit(init::exit_code(status)))),
-            }
-        }
-        match self.stopping.as_ref().and_then(|s| s.leader) {
-            // Told to stop while the group drained: no new program.
-            Some(status) if self.ending => Ok(Some(self.settings.exit(init::exit_code(status)))),
-            Some(_) if !group_remains(self.child) => self.stopped(),
-            _ => Ok(None),
-        }
-    }
-
-    /// The stopped program and its process group are gone: the next program
-    /// starts (a restart), or envshim's exit code (Some).
-    fn stopped(&mut self) -> Result<Option<i32>, Error> {
-        let Some(stopping) = self.stopping.take() else { return Ok(None) };
-        match stopping.then {
-            After::Exit => Ok(Some(code::TEMPFAIL)),
-            After::Start(next) => {
-                self.running = *next;
-                if let Some(verbose) = self.hooks.verbose {
-                    verbose(&self.running.env);
-                }
-                self.start()?;
-                if self.hooks.verbose.is_some() {
-                    report::say(&format!("watch: the new program started (pid {})", self.child));
-                }
-                Ok(None)
-            }
-        }
-    }
-
     /// The watches follow the running program's sources (a restart, or a
-    /// read with the same values, may have named other files); a read right
-    /// after sees what changed before they were armed.
-    fn follow_sources(&mut self) {
-        if self.stopping.is_none() && !self.ending && !self.notifier.follows(&self.running.files) {
-            self.notifier.rearm(&self.running.files);
-            self.due.get_or_insert(Instant::now());
+    /// read with the same values, may have named other files); a read after
+    /// sees what changed before they were armed.
+    fn follow_sources(&mut self, now: Instant) {
+        if !self.decision.stopping() && !self.notifier.follows(&self.decision.running().files) {
+            self.notifier.rearm(&self.decision.running().files);
+            self.decision.changed(now);
         }
     }
-
-    /// A stopping program past `--restart-timeout`: SIGKILL to its process group.
-    fn kill_when_late(&mut self, now: Instant) {
-        if let Some(s) = &mut self.stopping {
-            if s.kill_at.is_some_and(|at| now >= at) {
-                s.kill_at = None;
-                report::say(&format!("watch: the program did not stop within {}: SIGKILL to its process group", crate::wait::show(self.opts.restart_timeout)));
-                init::forward(self.child, libc::SIGKILL, true);
-            }
-        }
-    }
-
-    /// Reads every source again and decides.
-    fn read_again(&mut self) {
-        let build = match (self.hooks.read)() {
-            Ok(b) => b,
-            Err(errors) => {
-                self.pending = None;
-                let more = if errors.len() > 1 { format!(" (and {} more problems)", errors.len() - 1) } else { String::new() };
-                let message = format!("watch: a change is not applied, the program keeps running: {}{more}", errors[0]);
-                if self.problem.as_ref() != Some(&message) {
-                    report::say(&message);
-                    self.problem = Some(message);
-                }
-                return;
-            }
-        };
-        if self.problem.take().is_some() && build.same(&self.running) {
-            report::say("watch: the sources are valid again, and as the program has them");
-        }
-        if build.same(&self.running) {
-            self.pending = None;
-            // The files may have moved (a manifest naming others, the same values).
-            self.running.files = build.files;
-            return;
-        }
-        match self.pending.take() {
-            Some(p) if p.same(&build) => self.act(build),
-            _ => {
-                self.pending = Some(build);
-                self.due = Some(Instant::now() + self.opts.settle + splay(self.opts.splay));
-            }
-        }
-    }
-
-    /// Applies `build`, read twice the same.
-    fn act(&mut self, build: Build) {
-        let what = describe(&self.running, &build);
-        match self.opts.on_change {
-            OnChange::Signal(sig) => {
-                report::say(&format!("watch: {what}: signal {sig} sent to the program, which keeps its environment"));
-                init::forward(self.child, sig, self.settings.group);
-                self.running = build;
-            }
-            on_change => {
-                let then = if on_change == OnChange::Exit {
-                    report::say(&format!("watch: {what}: stopping the program, then exiting ({})", code::TEMPFAIL));
-                    After::Exit
-                } else {
-                    report::say(&format!("watch: {what}: restarting the program"));
-                    After::Start(Box::new(build))
-                };
-                init::forward(self.child, self.opts.restart_signal, self.settings.group);
-                self.stopping = Some(Stopping { kill_at: Some(Instant::now() + self.opts.restart_timeout), leader: None, then });
-            }
-        }
-    }
-}
-
-/// Whether any process of the group `pgid` (the stopped program's, which
-/// has been reaped) is left; its zombies that were envshim's are reaped already.
-fn group_remains(pgid: pid_t) -> bool {
-    !matches!(sys::kill(-pgid, 0), Err(e) if e.raw_os_error() == Some(libc::ESRCH))
 }
 
 /// `changed A, B; added C; removed D; program line changed`: names only.
@@ -456,15 +269,6 @@ fn names_list(names: &[&[u8]]) -> String {
         shown.push(format!("and {} more", names.len() - MAX_CHANGED_NAMES_SHOWN));
     }
     shown.join(", ")
-}
-
-/// How a program ended, as the shell would say it.
-fn status_text(status: c_int) -> String {
-    if libc::WIFEXITED(status) {
-        format!("exit {}", libc::WEXITSTATUS(status))
-    } else {
-        format!("signal {}", libc::WTERMSIG(status))
-    }
 }
 
 /// `--watch-splay`: a delay up to `max`, from the clock's nanoseconds (the

@@ -75,7 +75,7 @@ fn old_group_is_gone_before_the_new_program(worker_traps: &str, extra: &[&str], 
 
 #[test]
 fn a_restart_ends_the_old_programs_worker_before_the_new_program_starts() {
-    old_group_is_gone_before_the_new_program("", &[], "watch: its process group outlives it: signal 15 to the group");
+    old_group_is_gone_before_the_new_program("", &[], "watch: the program ended, its process group outlives it: signal 15 to the group");
 }
 
 #[test]
