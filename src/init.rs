@@ -4,7 +4,7 @@
 //!
 //! [`supervise`] reads as the steps of a run: configure the signals, register
 //! as a subreaper, spawn the child, then wait, forward and reap until the
-//! child has exited.
+//! child has exited (`supervisor.rs`: the one loop, which `--watch` rides).
 
 use std::io;
 use std::time::{Duration, Instant};
@@ -15,6 +15,10 @@ use crate::error::{code, Error};
 use crate::exec::{self, Exec};
 use crate::report;
 use crate::sys::{self, Disposition, SigSet};
+
+mod supervisor;
+use supervisor::Supervisor;
+pub(crate) use supervisor::{Order, Rider};
 
 /// How `--init` supervises the program.
 #[derive(Debug, Clone, Copy, Default)]
@@ -27,6 +31,8 @@ pub struct Settings<'a> {
     pub success_exits: &'a [u8],
     /// `--rewrite-signal FROM:TO`: a received FROM is forwarded as TO (0: not at all).
     pub rewrites: &'a [(c_int, c_int)],
+    /// `--verbose`: what a stop did, step by step.
+    pub verbose: bool,
 }
 
 impl Settings<'_> {
@@ -98,21 +104,24 @@ const TERMINAL_STOPS: [c_int; 2] = [libc::SIGTTIN, libc::SIGTTOU];
 /// Runs `target` as a child and supervises it; returns the child's exit code
 /// (128 + the signal number when a signal killed it), or `fail`'s code when
 /// envshim cannot supervise. `target` has been looked up and verified already.
-pub fn supervise(target: &Exec, settings: Settings, fail: impl Fn(Error) -> i32) -> i32 {
-    let waited = match configure_signals() {
-        Ok(set) => set,
-        Err(e) => return fail(e),
+pub(crate) fn supervise(target: &Exec, settings: Settings, fail: &dyn Fn(Error) -> i32) -> i32 {
+    let run = || {
+        let mut supervisor = Supervisor::new(settings)?;
+        supervisor.start(target)?;
+        supervisor.run(None::<&mut dyn Rider>)
     };
-    register_subreaper();
-    let foreground = owns_terminal();
-    let child = match spawn(target, foreground) {
-        Ok(pid) => pid,
-        Err(e) => return fail(e),
+    run().unwrap_or_else(fail)
+}
+
+/// As [`supervise`], with `rider` (`--watch`) on the loop: it gives the
+/// program to start, at first and after each stop it asks for.
+pub(crate) fn supervise_with(rider: &mut dyn Rider, settings: Settings, fail: &dyn Fn(Error) -> i32) -> i32 {
+    let mut run = || {
+        let mut supervisor = Supervisor::new(settings)?;
+        supervisor.start(&rider.program()?)?;
+        supervisor.run(Some(rider))
     };
-    match wait_and_forward(child, &waited, settings) {
-        Ok(status) => settings.exit(exit_code(status)),
-        Err(e) => fail(e),
-    }
+    run().unwrap_or_else(fail)
 }
 
 /// Blocks every signal envshim waits for (all but the synchronous ones and
@@ -213,26 +222,6 @@ fn reset_signals() -> Result<(), (&'static str, io::Error)> {
         sys::set_disposition(sig, Disposition::Default).map_err(|e| ("sigaction", e))?;
     }
     sys::set_signal_mask(&SigSet::empty()).map(drop).map_err(|e| ("sigprocmask", e))
-}
-
-/// The parent's loop: takes each signal, forwards it (SIGCHLD excepted),
-/// reaps every zombie, until the child has exited; returns its wait status.
-fn wait_and_forward(child: pid_t, waited: &SigSet, settings: Settings) -> Result<c_int, Error> {
-    let mut term = TermDelay::new(settings.term_delay);
-    loop {
-        let signal = sys::wait_signal(waited, term.remaining()).map_err(|e| os_error("sigtimedwait", e))?;
-        match signal {
-            None | Some(libc::SIGCHLD) => {}
-            Some(libc::SIGTERM) if term.hold() => {}
-            Some(sig) => forward(child, settings.rewrite(sig), settings.group),
-        }
-        if term.due() {
-            forward(child, settings.rewrite(libc::SIGTERM), settings.group);
-        }
-        if let Some(status) = reap_zombies(child)? {
-            return Ok(status);
-        }
-    }
 }
 
 /// Sends `sig` to the child, or to its process group; 0 (a signal

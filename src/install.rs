@@ -114,10 +114,12 @@ pub fn install(source: &Path, dest: &Path, force: bool) -> Result<PathBuf, Error
             Err(e) => return Err(fail("cannot create a file beside", e)),
         }
     };
-    let written = io::copy(&mut src, &mut out)
-        .and_then(|_| sys::fchmod(out.as_fd(), 0o755))
-        .and_then(|_| out.sync_all())
-        .and_then(|_| fs::rename(&tmp, &dest));
+    let written = io::copy(&mut src, &mut out).and_then(|_| sys::fchmod(out.as_fd(), 0o755)).and_then(|_| out.sync_all()).and_then(|()| {
+        // Closed before the rename: an exec of DEST while a writer has it
+        // open fails with ETXTBSY (text file busy).
+        drop(out);
+        fs::rename(&tmp, &dest)
+    });
     if let Err(e) = written {
         let _ = fs::remove_file(&tmp);
         return Err(fail("cannot write", e));

@@ -89,8 +89,7 @@ pub fn run(opts: &Options, run: &RunOptions) -> i32 {
         verbose(&plan.env);
     }
     if let Some(init) = &run.init {
-        let settings = init::Settings { group: init.group, term_delay: init.term_delay, success_exits: &init.success_exits, rewrites: &init.rewrite_signals };
-        return init::supervise(&target, settings, |e| fail(opts, &[e]));
+        return init::supervise(&target, init.settings(run.verbose), &|e| fail(opts, &[e]));
     }
     let e = exec::exec(&target);
     fail(opts, &[e])
@@ -111,7 +110,7 @@ fn watching(opts: &Options, run: &RunOptions, init: &InitOptions, watch: &WatchO
     watch::warn_fixed_files(&first.files);
     // Read again: never waiting (a missing file is an invalid change), warnings not printed each time.
     let again = Options { wait: None, ..opts.clone() };
-    let settings = init::Settings { group: init.group, term_delay: init.term_delay, success_exits: &init.success_exits, rewrites: &init.rewrite_signals };
+    let settings = init.settings(run.verbose);
     let hooks = watch::Hooks {
         read: &mut || watch_build(&again, run, Mode::Watch),
         verbose: if run.verbose { Some(&verbose) } else { None },

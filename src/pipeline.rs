@@ -86,6 +86,13 @@ pub struct InitOptions {
     pub watch: Option<crate::watch::WatchOptions>,
 }
 
+impl InitOptions {
+    /// What the supervision loop reads of them (`verbose`: `--verbose`).
+    pub(crate) fn settings(&self, verbose: bool) -> crate::init::Settings<'_> {
+        crate::init::Settings { group: self.group, term_delay: self.term_delay, success_exits: &self.success_exits, rewrites: &self.rewrite_signals, verbose }
+    }
+}
+
 /// What only `check` takes.
 #[derive(Debug, Clone, Default)]
 pub struct CheckOptions {
@@ -142,10 +149,17 @@ impl Plan<'_> {
     /// the manifest file, every file looked at, `--env-dir`s, `--file-env` files.
     pub fn sources(&self, opts: &Options) -> Vec<Watched> {
         let mut files = Vec::new();
-        if opts.manifest_json.is_none() {
-            // The default one too when it is missing: it may appear.
-            let path = opts.manifest.as_ref().map_or(DEFAULT_MANIFEST.as_bytes(), |m| m.as_bytes());
-            files.push(Watched { root: None, path: path.to_vec(), dir: false });
+        match (&opts.manifest_json, &opts.manifest) {
+            (Some(_), _) => {}
+            (None, Some(m)) => files.push(Watched { root: None, path: m.as_bytes().to_vec(), dir: false }),
+            // The default one when its directory is there (a volume mounted
+            // there may gain the key); a volume cannot be mounted later, so
+            // without it nothing can appear, and `/etc` is not watched for it.
+            (None, None) => {
+                if std::path::Path::new(DEFAULT_MANIFEST).parent().is_some_and(std::path::Path::is_dir) {
+                    files.push(Watched { root: None, path: DEFAULT_MANIFEST.as_bytes().to_vec(), dir: false });
+                }
+            }
         }
         files.extend(self._read.1.files_read().map(|(root, path)| Watched { root: root.map(OsStr::to_os_string), path: path.to_vec(), dir: false }));
         files.extend(opts.env_dirs.iter().map(|d| Watched { root: None, path: d.clone(), dir: true }));

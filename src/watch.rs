@@ -8,21 +8,26 @@
 //! after the quiet period, a read that differs from the running program's
 //! must be read the same once more, a quiet period later, before envshim acts.
 
-use std::ffi::{OsStr, OsString};
-use std::os::fd::{AsFd, OwnedFd};
+use std::ffi::OsString;
+use std::os::fd::BorrowedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, Instant};
 
-use libc::{c_int, pid_t};
+use libc::c_int;
 
 use crate::environment::Environment;
-use crate::error::{code, escape, Error};
-use crate::exec::{self, Lookup};
-use crate::init::{self, Settings, TermDelay};
-use crate::limits::{MAX_CHANGED_NAMES_SHOWN, MAX_SHOWN_NAME_BYTES, MAX_WATCHES};
+use crate::error::{escape, Error};
+use crate::exec::{self, Exec, Lookup};
+use crate::init::{self, Order, Rider, Settings};
+use crate::limits::{MAX_CHANGED_NAMES_SHOWN, MAX_SHOWN_NAME_BYTES};
 use crate::program::Word;
 use crate::report;
-use crate::sys::{self, Notify, WatchDescriptor};
+use crate::sys;
+
+mod decide;
+mod notifier;
+use decide::{Action, Content, Decision, Timing};
+use notifier::{join, split, Notifier};
 
 /// `--watch`'s settings (the defaults are the options').
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,10 +116,13 @@ pub struct Build {
     pub files: Vec<Watched>,
 }
 
-impl Build {
-    /// The same environment (names, values, order) and program line.
+impl Content for Build {
     fn same(&self, other: &Build) -> bool {
         self.argv == other.argv && self.env.len() == other.env.len() && self.env.vars().map(|v| v.text).eq(other.env.vars().map(|v| v.text))
+    }
+
+    fn describe(&self, new: &Build) -> String {
+        describe(self, new)
     }
 }
 
@@ -128,215 +136,95 @@ pub struct Hooks<'a> {
     pub fail: &'a dyn Fn(Error) -> i32,
 }
 
-/// What happens once the stopping program is reaped.
-enum After {
-    Start(Box<Build>),
-    Exit,
-}
-
 /// Supervises `first`'s program as `--init` does, and applies the changes
-/// of its sources. Returns envshim's exit code.
+/// of its sources: the decision ([`decide`]) and the watches ride on
+/// `--init`'s loop. Returns envshim's exit code.
 pub fn supervise<'a>(first: Build, settings: Settings<'a>, opts: &'a WatchOptions, hooks: Hooks<'a>) -> i32 {
-    let waited = match init::configure_signals() {
-        Ok(set) => set,
-        Err(e) => return (hooks.fail)(e),
-    };
-    let signals = match sys::signal_fd(&waited) {
-        Ok(fd) => fd,
-        Err(e) => return (hooks.fail)(init::os_error("signalfd", e)),
-    };
-    init::register_subreaper();
-    let foreground = init::owns_terminal();
-    let mut w = Watch { opts, settings, hooks, foreground, running: first, child: 0, pending: None, due: None, stopping: None, problem: None, ending: false };
-    if let Err(e) = w.start() {
-        return (w.hooks.fail)(e);
-    }
-    match w.run(&signals) {
-        Ok(code) => code,
-        Err(e) => (w.hooks.fail)(e),
-    }
+    let timing = Timing { settle: opts.settle, poll: opts.poll, on_change: opts.on_change };
+    let fail = hooks.fail;
+    let mut watch = Watch { notifier: Notifier::new(&first.files), decision: Decision::new(first, timing, Instant::now()), opts, hooks, armed_for_first_read: true, started: false };
+    init::supervise_with(&mut watch, settings, fail)
 }
 
+/// The watch on the loop: the decision, the watches, the reads.
 struct Watch<'a> {
+    decision: Decision<Build>,
+    notifier: Notifier,
     opts: &'a WatchOptions,
-    settings: Settings<'a>,
     hooks: Hooks<'a>,
-    foreground: bool,
-    running: Build,
-    child: pid_t,
-    /// A read that differs from the running program's, to be read the same once more.
-    pending: Option<Build>,
-    /// When to read the sources next.
-    due: Option<Instant>,
-    /// The program is being stopped: SIGKILL at the instant (None: sent), then what follows.
-    stopping: Option<(Option<Instant>, After)>,
-    /// The last invalid change's message, said once.
-    problem: Option<String>,
-    /// envshim was told to stop (SIGTERM): no change is applied any more.
-    ending: bool,
+    /// The watches were armed for the first read already.
+    armed_for_first_read: bool,
+    /// The first program has been started (the caller said its variables).
+    started: bool,
+}
+
+impl Rider for Watch<'_> {
+    fn fd(&self) -> Option<BorrowedFd<'_>> {
+        self.notifier.notify().map(sys::Notify::fd)
+    }
+
+    fn deadline(&self) -> Option<Instant> {
+        self.decision.deadline()
+    }
+
+    fn wake(&mut self, event: bool, now: Instant) -> Option<Order> {
+        if event && self.notifier.changed() {
+            self.decision.changed(now);
+        }
+        let mut order = None;
+        if self.decision.tick(now) == Some(Action::Read) {
+            // Armed before the read, so that a change during it is an event.
+            if !std::mem::take(&mut self.armed_for_first_read) {
+                self.notifier.rearm(&self.decision.running().files);
+            }
+            let read = (self.hooks.read)().map_err(|errors| {
+                let more = if errors.len() > 1 { format!(" (and {} more problems)", errors.len() - 1) } else { String::new() };
+                format!("{}{more}", errors[0])
+            });
+            for action in self.decision.read(read, Instant::now(), splay(self.opts.splay)) {
+                match action {
+                    Action::Say(line) => report::say(&line),
+                    Action::Signal(sig) => order = Some(Order::Signal(sig)),
+                    Action::Stop => order = Some(Order::Stop { signal: self.opts.restart_signal, timeout: self.opts.restart_timeout }),
+                    Action::Read => {}
+                }
+            }
+        }
+        self.follow_sources(now);
+        order
+    }
+
+    fn terminated(&mut self) {
+        self.decision.terminated();
+    }
+
+    fn stopped(&mut self) -> Option<i32> {
+        match self.decision.stopped() {
+            decide::Next::Exit(code) => Some(code),
+            decide::Next::Start => {
+                self.follow_sources(Instant::now());
+                None
+            }
+        }
+    }
+
+    fn program(&mut self) -> Result<Exec<'_>, Error> {
+        let b = self.decision.running();
+        if let (Some(verbose), true) = (self.hooks.verbose, std::mem::replace(&mut self.started, true)) {
+            verbose(&b.env);
+        }
+        exec::prepare(&b.line, b.argv.clone(), &b.env, Lookup::Verify).map_err(|mut e| e.swap_remove(0))
+    }
 }
 
 impl Watch<'_> {
-    /// Starts the running build's program.
-    fn start(&mut self) -> Result<(), Error> {
-        let b = &self.running;
-        let target = exec::prepare(&b.line, b.argv.clone(), &b.env, Lookup::Verify).map_err(|mut e| e.swap_remove(0))?;
-        self.child = init::spawn(&target, self.foreground)?;
-        Ok(())
-    }
-
-    /// The supervision loop: signals, events, the program's exit, the reads.
-    fn run(&mut self, signals: &OwnedFd) -> Result<i32, Error> {
-        let mut term = TermDelay::new(self.settings.term_delay);
-        let mut notify = Notifier::arm(&self.running.files, None);
-        let mut next_poll = Instant::now() + self.opts.poll;
-        // A change between the first read and the watches is seen by a read now.
-        let started = Instant::now();
-        self.due = Some(started);
-        loop {
-            let deadline = [self.due, (!self.ending).then_some(next_poll), self.stopping.as_ref().and_then(|s| s.0), term.remaining().map(|r| Instant::now() + r)]
-                .into_iter()
-                .flatten()
-                .min();
-            let timeout = deadline.map(|d| d.saturating_duration_since(Instant::now()));
-            let ready = match notify.notify.as_ref() {
-                Some(n) => sys::poll_readable(&[signals.as_fd(), n.fd()], timeout),
-                None => sys::poll_readable(&[signals.as_fd()], timeout),
-            }
-            .map_err(|e| init::os_error("poll", e))?;
-            self.signals(signals, &mut term)?;
-            if ready & 2 != 0 && notify.changed() && !self.ending {
-                self.due = Some(Instant::now() + self.opts.settle);
-            }
-            if let Some(status) = init::reap_zombies(self.child)? {
-                match self.reaped(status)? {
-                    Some(code) => return Ok(code),
-                    None => continue,
-                }
-            }
-            let now = Instant::now();
-            self.kill_when_late(now);
-            if !self.ending && now >= next_poll {
-                next_poll = now + self.opts.poll;
-                self.due.get_or_insert(now);
-            }
-            if !self.ending && self.stopping.is_none() && self.due.is_some_and(|d| now >= d) {
-                // Armed before the read (a change during it is an event), but
-                // not again for the read that follows the first arming.
-                if self.due != Some(started) {
-                    notify = Notifier::arm(&self.running.files, Some(notify));
-                }
-                self.due = None;
-                self.read_again();
-            }
-        }
-    }
-
-    /// The signals received: forwarded as `--init` does; a SIGTERM also
-    /// ends the watch (no change is applied once envshim is told to stop).
-    fn signals(&mut self, signals: &OwnedFd, term: &mut TermDelay) -> Result<(), Error> {
-        while let Some(sig) = sys::read_signal(signals.as_fd()).map_err(|e| init::os_error("signalfd", e))? {
-            if sig == libc::SIGTERM {
-                self.ending = true;
-                self.due = None;
-                self.pending = None;
-            }
-            match sig {
-                libc::SIGCHLD => {}
-                libc::SIGTERM if term.hold() => {}
-                sig => init::forward(self.child, self.settings.rewrite(sig), self.settings.group),
-            }
-        }
-        if term.due() {
-            init::forward(self.child, self.settings.rewrite(libc::SIGTERM), self.settings.group);
-        }
-        Ok(())
-    }
-
-    /// The program ended with `status`: the next one starts (a restart), or
-    /// envshim's exit code (Some).
-    fn reaped(&mut self, status: c_int) -> Result<Option<i32>, Error> {
-        match self.stopping.take() {
-            Some((_, After::Start(next))) if !self.ending => {
-                self.running = *next;
-                if let Some(verbose) = self.hooks.verbose {
-                    verbose(&self.running.env);
-                }
-                self.start()?;
-                if self.hooks.verbose.is_some() {
-                    report::say(&format!("watch: the program stopped ({}) and started again (pid {})", status_text(status), self.child));
-                }
-                Ok(None)
-            }
-            Some((_, After::Exit)) if !self.ending => Ok(Some(code::TEMPFAIL)),
-            _ => Ok(Some(self.settings.exit(init::exit_code(status)))),
-        }
-    }
-
-    /// A stopping program past `--restart-timeout`: SIGKILL to its process group.
-    fn kill_when_late(&mut self, now: Instant) {
-        if let Some((kill, _)) = &mut self.stopping {
-            if kill.is_some_and(|at| now >= at) {
-                *kill = None;
-                report::say(&format!("watch: the program did not stop within {}: SIGKILL to its process group", crate::wait::show(self.opts.restart_timeout)));
-                init::forward(self.child, libc::SIGKILL, true);
-            }
-        }
-    }
-
-    /// Reads every source again and decides.
-    fn read_again(&mut self) {
-        let build = match (self.hooks.read)() {
-            Ok(b) => b,
-            Err(errors) => {
-                self.pending = None;
-                let more = if errors.len() > 1 { format!(" (and {} more problems)", errors.len() - 1) } else { String::new() };
-                let message = format!("watch: a change is not applied, the program keeps running: {}{more}", errors[0]);
-                if self.problem.as_ref() != Some(&message) {
-                    report::say(&message);
-                    self.problem = Some(message);
-                }
-                return;
-            }
-        };
-        if self.problem.take().is_some() && build.same(&self.running) {
-            report::say("watch: the sources are valid again, and as the program has them");
-        }
-        if build.same(&self.running) {
-            self.pending = None;
-            // The files may have moved (a manifest naming others, the same values).
-            self.running.files = build.files;
-            return;
-        }
-        match self.pending.take() {
-            Some(p) if p.same(&build) => self.act(build),
-            _ => {
-                self.pending = Some(build);
-                self.due = Some(Instant::now() + self.opts.settle + splay(self.opts.splay));
-            }
-        }
-    }
-
-    /// Applies `build`, read twice the same.
-    fn act(&mut self, build: Build) {
-        let what = describe(&self.running, &build);
-        match self.opts.on_change {
-            OnChange::Signal(sig) => {
-                report::say(&format!("watch: {what}: signal {sig} sent to the program, which keeps its environment"));
-                init::forward(self.child, sig, self.settings.group);
-                self.running = build;
-            }
-            on_change => {
-                let then = if on_change == OnChange::Exit {
-                    report::say(&format!("watch: {what}: stopping the program, then exiting ({})", code::TEMPFAIL));
-                    After::Exit
-                } else {
-                    report::say(&format!("watch: {what}: restarting the program"));
-                    After::Start(Box::new(build))
-                };
-                init::forward(self.child, self.opts.restart_signal, self.settings.group);
-                self.stopping = Some((Some(Instant::now() + self.opts.restart_timeout), then));
-            }
+    /// The watches follow the running program's sources (a restart, or a
+    /// read with the same values, may have named other files); a read after
+    /// sees what changed before they were armed.
+    fn follow_sources(&mut self, now: Instant) {
+        if !self.decision.stopping() && !self.notifier.follows(&self.decision.running().files) {
+            self.notifier.rearm(&self.decision.running().files);
+            self.decision.changed(now);
         }
     }
 }
@@ -383,15 +271,6 @@ fn names_list(names: &[&[u8]]) -> String {
     shown.join(", ")
 }
 
-/// How a program ended, as the shell would say it.
-fn status_text(status: c_int) -> String {
-    if libc::WIFEXITED(status) {
-        format!("exit {}", libc::WEXITSTATUS(status))
-    } else {
-        format!("signal {}", libc::WTERMSIG(status))
-    }
-}
-
 /// `--watch-splay`: a delay up to `max`, from the clock's nanoseconds (the
 /// replicas of a workload are all PID 1; they differ in when they woke).
 fn splay(max: Duration) -> Duration {
@@ -406,133 +285,6 @@ fn splay(max: Duration) -> Duration {
     x ^= x >> 31;
     // Milliseconds are fine enough for a spread of restarts.
     Duration::from_millis(x % (max.as_secs().saturating_mul(1000) + u64::from(max.subsec_millis())).max(1))
-}
-
-/// The inotify watches of one read: each directory, and the names of its
-/// entries that matter (none listed: every entry).
-struct Notifier {
-    notify: Option<Notify>,
-    names: Vec<(WatchDescriptor, Option<Vec<Vec<u8>>>)>,
-    /// inotify is unavailable: said once, then the poll alone.
-    off: bool,
-}
-
-impl Notifier {
-    /// A fresh instance watching the directories of `files` (a directory
-    /// replaced since the last read is watched anew); `old` is the one it replaces.
-    fn arm(files: &[Watched], old: Option<Notifier>) -> Notifier {
-        let off = old.as_ref().is_some_and(|o| o.off);
-        drop(old);
-        if off {
-            return Notifier { notify: None, names: Vec::new(), off };
-        }
-        let notify = match Notify::new() {
-            Ok(n) => n,
-            Err(e) => {
-                report::warn(&format!("--watch: inotify is unavailable ({}); the sources are read again every --watch-poll only", crate::error::os_reason(&e)));
-                return Notifier { notify: None, names: Vec::new(), off: true };
-            }
-        };
-        let mut n = Notifier { notify: Some(notify), names: Vec::new(), off: false };
-        for (dir, name) in directories(files) {
-            if n.names.len() >= MAX_WATCHES {
-                break;
-            }
-            n.add(dir, name);
-        }
-        n
-    }
-
-    /// Watches `dir` for `name` (None: any entry); a directory that does not
-    /// exist yet is watched through its nearest existing parent.
-    fn add(&mut self, mut dir: Vec<u8>, mut name: Option<Vec<u8>>) {
-        let Some(notify) = &self.notify else { return };
-        for _ in 0..64 {
-            let shown = if dir.is_empty() { OsStr::new(".") } else { OsStr::from_bytes(&dir) };
-            match notify.watch(shown) {
-                Ok(wd) => {
-                    match self.names.iter_mut().find(|(w, _)| *w == wd) {
-                        None => self.names.push((wd, name.map(|n| vec![n, b"..data".to_vec()]))),
-                        Some((_, list)) => match (list.as_mut(), name) {
-                            (Some(names), Some(n)) if !names.contains(&n) => names.push(n),
-                            (Some(_), None) => *list = None,
-                            _ => {}
-                        },
-                    }
-                    return;
-                }
-                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) && !dir.is_empty() && dir != b"/" => {
-                    let (parent, last) = split(&dir);
-                    name = Some(last.to_vec());
-                    dir = parent.to_vec();
-                }
-                // Other directories may still be watched; the poll covers this one.
-                Err(_) => return,
-            }
-        }
-    }
-
-    /// Whether an event since the last call concerns a source.
-    fn changed(&mut self) -> bool {
-        let Some(notify) = &self.notify else { return false };
-        let Ok(events) = notify.events() else { return true };
-        events.iter().any(|e| {
-            e.whole
-                || match self.names.iter().find(|(w, _)| *w == e.watch) {
-                    Some((_, Some(names))) => e.name.as_ref().is_some_and(|n| names.iter().any(|m| m.as_slice() == n.as_bytes())),
-                    Some((_, None)) => true,
-                    None => false,
-                }
-        })
-    }
-}
-
-/// The directories to watch for `files`, each with the entry that matters
-/// in it (None: every entry): a file's directory for its name, a volume's
-/// root for the path's first component (and its `..data`, in every list).
-fn directories(files: &[Watched]) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
-    let mut dirs = Vec::new();
-    for f in files {
-        let path = f.path.trim_ascii_end().strip_suffix(b"/").unwrap_or(&f.path);
-        match &f.root {
-            Some(root) => {
-                let root = root.as_bytes();
-                let first = path.split(|&b| b == b'/').find(|c| !c.is_empty()).unwrap_or(path);
-                dirs.push((root.to_vec(), Some(first.to_vec())));
-                let (parent, name) = split(path);
-                if !parent.is_empty() {
-                    dirs.push((join(root, parent), Some(name.to_vec())));
-                }
-            }
-            None => {
-                let (parent, name) = split(path);
-                dirs.push((parent.to_vec(), Some(name.to_vec())));
-                if f.dir {
-                    dirs.push((path.to_vec(), None));
-                }
-            }
-        }
-    }
-    dirs.dedup();
-    dirs
-}
-
-/// `a/b/c` → (`a/b`, `c`); `c` → (``, `c`); `/c` → (`/`, `c`).
-fn split(path: &[u8]) -> (&[u8], &[u8]) {
-    match path.iter().rposition(|&b| b == b'/') {
-        Some(0) => (&path[..1], &path[1..]),
-        Some(i) => (&path[..i], &path[i + 1..]),
-        None => (&path[..0], path),
-    }
-}
-
-fn join(root: &[u8], path: &[u8]) -> Vec<u8> {
-    let mut p = root.to_vec();
-    if !p.ends_with(b"/") {
-        p.push(b'/');
-    }
-    p.extend_from_slice(path.strip_prefix(b"/").unwrap_or(path));
-    p
 }
 
 /// `--watch`'s warning about files that are mounts of their own (what a
@@ -581,25 +333,6 @@ mod tests {
             assert!(parse_on_change(bad).is_err(), "{bad}");
         }
         assert_eq!(parse_signal("KILL"), Ok(libc::SIGKILL));
-    }
-
-    #[test]
-    fn directories_of_volume_files_and_paths() {
-        let files = [
-            Watched { root: Some("/v".into()), path: b"a/b.env".to_vec(), dir: false },
-            Watched { root: None, path: b"app.env".to_vec(), dir: false },
-            Watched { root: None, path: b"/run/secrets".to_vec(), dir: true },
-        ];
-        let dirs = directories(&files);
-        let want: Vec<(Vec<u8>, Option<Vec<u8>>)> = vec![
-            (b"/v".to_vec(), Some(b"a".to_vec())),
-            (b"/v/a".to_vec(), Some(b"b.env".to_vec())),
-            (b"".to_vec(), Some(b"app.env".to_vec())),
-            (b"/run".to_vec(), Some(b"secrets".to_vec())),
-            (b"/run/secrets".to_vec(), None),
-        ];
-        assert_eq!(dirs, want);
-        assert_eq!(split(b"/x"), (&b"/"[..], &b"x"[..]));
     }
 
     #[test]

@@ -312,6 +312,30 @@ fn install_copies_the_binary_with_mode_0755_and_nothing_else() {
     assert_eq!(std::fs::read(&dest).unwrap(), std::fs::read(bin()).unwrap());
 }
 
+/// The copy is closed before it is renamed over DEST: an exec of DEST while
+/// a writer holds it open fails with ETXTBSY ("text file busy"). Traced
+/// with strace (tests/e2e/deps.sh installs it): the temporary file's
+/// descriptor is closed before the rename.
+#[test]
+fn install_closes_the_copy_before_renaming_it_over_dest() {
+    let d = Volume::new();
+    let dest = d.join("envshim-copy");
+    let trace = d.join("trace");
+    let out = std::process::Command::new("strace")
+        .args(["-f", "-qq", "-o", trace.to_str().unwrap(), "-e", "trace=openat,open,close,rename,renameat,renameat2"])
+        .args([bin(), "install", dest.to_str().unwrap()])
+        .output()
+        .expect("strace (tests/e2e/deps.sh installs it)");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let trace = std::fs::read_to_string(trace).unwrap();
+    let lines: Vec<&str> = trace.lines().collect();
+    let opened = lines.iter().position(|l| l.contains(".envshim-") && l.contains("O_CREAT")).unwrap_or_else(|| panic!("no temporary file in:\n{trace}"));
+    let fd = lines[opened].rsplit("= ").next().unwrap().trim();
+    let renamed = lines.iter().position(|l| l.contains("rename")).unwrap_or_else(|| panic!("no rename in:\n{trace}"));
+    let closed = lines.iter().skip(opened).position(|l| l.contains(&format!("close({fd})"))).map(|i| i + opened);
+    assert!(closed.is_some_and(|c| c < renamed), "closed at {closed:?}, renamed at {renamed}:\n{trace}");
+}
+
 /// docs/reference.md §12.5: an existing DEST that is not envshim (a system binary, a
 /// script) is refused with 73 and left as it was, unless --force.
 #[test]

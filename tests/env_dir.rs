@@ -316,6 +316,23 @@ fn names_that_fail_the_rule_are_skipped_with_the_envfrom_warning() {
     envshim(["check", "--strict", "--env-dir", &v.dir()]).run().fails_with(78, &["Keys [a=b", "(check --strict)"]);
 }
 
+/// An empty part of the comma-separated list names no directory, for the
+/// option as for its variable (as `ENVSHIM_ENV_FILE`'s empty parts).
+#[test]
+fn an_empty_part_of_the_list_names_no_directory() {
+    let v = Volume::new();
+    v.file("GOOD", SENTINEL);
+    let dir = v.dir();
+    for out in [
+        envshim(["run", &format!("--env-dir={dir},"), "--"]).args(print_env()).run(),
+        envshim(["run", &format!("--env-dir=,{dir}"), "--"]).args(print_env()).run(),
+        envshim(["run", "--"]).args(print_env()).env("ENVSHIM_ENV_DIR", format!("{dir},,")).run(),
+    ] {
+        out.code(0);
+        assert_eq!(out.env_map()["GOOD"], SENTINEL);
+    }
+}
+
 #[test]
 fn precedence_after_the_manifest_envfrom_and_env_files_before_env() {
     let vol = Volume::new();

@@ -16,6 +16,8 @@ use std::time::{Duration, Instant};
 use crate::common::{am_root, assert_no_sentinel, command, deny_syscall, envshim, SENTINEL};
 use crate::init::{Done, Run};
 
+mod stress;
+
 /// The quiet period of these tests: short, so they are fast.
 const SETTLE: &str = "50ms";
 /// Long enough for several quiet periods and reads to have come and gone.

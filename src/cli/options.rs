@@ -169,7 +169,8 @@ fn options(s: Sources, r: Reading, (supervision, watching): (Supervision, Watchi
         // The name messages show for the text: the option's or the variable's.
         manifest_json: s.manifest_json.map(|text| (if from_variable.manifest_json { variable(sub, "manifest_json") } else { "--manifest-json" }, text)),
         env_files: env_files(s.env_files, from_variable.env_files, variable(sub, "env_files")),
-        env_dirs: s.env_dirs.into_iter().map(OsStringExt::into_vec).collect(),
+        // An empty part of the list names no directory (ENVSHIM_ENV_FILE's rule).
+        env_dirs: s.env_dirs.into_iter().filter(|d| !d.is_empty()).map(OsStringExt::into_vec).collect(),
         envs: s.envs,
         volumes: s.volumes,
         strict_names: r.strict_names,
