@@ -240,13 +240,11 @@ fn halved(text: &str) -> Option<String> {
 /// and all). Err: the entries do not line up with the manifest.
 fn own_env(env: &[Value], at: usize, m: &Manifest) -> Result<Sequence, Error> {
     // The converter's entries come last: the manifest's and every ENVSHIM_* after it.
-    let tail = env.len() - env.iter().rev().take_while(|e| name(e).is_some_and(|n| n.starts_with(RESERVED))).count();
-    if at < tail {
-        let j = (at..tail).rev().find(|j| !name(&env[*j]).is_some_and(|n| n.starts_with(RESERVED))).unwrap_or(at);
+    if let Some(j) = (at + 1..env.len()).find(|j| !name(&env[*j]).is_some_and(|n| n.starts_with(RESERVED))) {
         return Err(problem(format!("env[{j}]"), format!("comes after {MANIFEST_VAR}, which the converter writes after the container's own entries: added {UNDO}")));
     }
     let (mut own, mut seen) = (Vec::new(), Vec::new());
-    for (i, e) in env[..tail].iter().enumerate() {
+    for (i, e) in env[..at].iter().enumerate() {
         match name(e) {
             Some(n) if n.starts_with(SEEN_PREFIX) => seen.push(i),
             Some(n) if n.starts_with(VALUE_PREFIX) => {}
