@@ -23,10 +23,10 @@ pub struct Cli {
 pub enum Command {
     /// Convert the pods of YAML or JSON streams; the result goes to stdout
     Convert(ConvertArgs),
-    /// Print one container's manifest as JSON (for --manifest or a ConfigMap); a converted one as it was written
-    Manifest(ManifestArgs),
     /// Turn converted workloads back into native fileKeyRef ones; the result goes to stdout
     Unconvert(UnconvertArgs),
+    /// Print one container's manifest as JSON (for --manifest or a ConfigMap); a converted one as it was written
+    Manifest(ManifestArgs),
     /// Run as a KRM function (kpt: a ResourceList on stdin) or a kustomize exec transformer plugin (CONFIG, a stream on stdin)
     Krm(KrmArgs),
 }
