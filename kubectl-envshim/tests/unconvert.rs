@@ -94,8 +94,10 @@ fn json_gives_json_and_what_is_not_converted_comes_out_byte_for_byte() {
     assert_eq!(kubectl_envshim(&["convert", "--entrypoint", r#"app=["/app","$(x)"]"#, "--wait", "5s"], &kubectl_envshim(&["unconvert"], &converted()).stdout).stdout, converted());
 }
 
+type Edit = dyn Fn(&mut Value);
+
 /// The converted Deployment changed by `edit`, as JSON.
-fn edited(edit: &dyn Fn(&mut Value)) -> String {
+fn edited(edit: &Edit) -> String {
     let mut doc = docs(&converted()).remove(0);
     edit(&mut doc["spec"]["template"]["spec"]["containers"][0]);
     serde_json::to_string(&doc).unwrap()
@@ -106,7 +108,7 @@ fn a_workload_changed_by_hand_is_refused_with_its_path() {
     // The converted env: PLAIN, ENVSHIM_SEEN_0..1, DB_URL, ENVSHIM_MANIFEST_JSON, ENVSHIM_WAIT, ENVSHIM_ENV_GRAMMAR.
     let at = "spec.template.spec.containers[0]";
     let manifest = |c: &mut Value| c["env"][4]["value"].as_str().unwrap().to_string();
-    let cases: Vec<(&str, Box<dyn Fn(&mut Value)>, String)> = vec![
+    let cases: Vec<(&str, Box<Edit>, String)> = vec![
         ("command edited", Box::new(|c| c["command"] = json!(["/app", SENTINEL])), format!("{at}.command: container app: is not the converter's")),
         ("args added", Box::new(|c| c["args"] = json!([SENTINEL])), format!("{at}.args: container app: set on a converted container")),
         ("an entry edited", Box::new(|c| c["env"][3]["value"] = json!(SENTINEL)), format!("{at}.env[3]: container app: differs from the entry the manifest's list holds")),
