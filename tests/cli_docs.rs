@@ -96,7 +96,7 @@ fn the_converters_completions_and_man_pages_are_generated_too() {
     let d = generated();
     let bash = d.join("completions/kubectl-envshim.bash");
     let offered = complete(&bash, &["kubectl-envshim", ""]);
-    for sub in ["convert", "manifest", "krm"] {
+    for sub in ["convert", "unconvert", "manifest", "krm"] {
         assert!(offered.iter().any(|w| w == sub), "{sub} not offered: {offered:?}");
     }
     // The options after a subcommand (`kubectl-envshim convert --inst<TAB>`).
@@ -110,7 +110,7 @@ fn the_converters_completions_and_man_pages_are_generated_too() {
         let text = std::fs::read_to_string(d.join(file)).unwrap();
         assert!(text.contains(needle) && text.contains("installer-memory"), "{file}:\n{text}");
     }
-    for page in ["kubectl-envshim", "kubectl-envshim-convert", "kubectl-envshim-manifest", "kubectl-envshim-krm"] {
+    for page in ["kubectl-envshim", "kubectl-envshim-convert", "kubectl-envshim-unconvert", "kubectl-envshim-manifest", "kubectl-envshim-krm"] {
         let text = std::fs::read_to_string(d.join(&format!("man/{page}.1"))).unwrap();
         assert!(text.contains(&format!(".TH {page} 1")), "{text}");
     }

@@ -6,7 +6,7 @@
 //!   DIR/man/envshim.1 and one page per subcommand (envshim-run.1, ...);
 //! the same for the converter, from kubectl-envshim/src/cli.rs:
 //!   DIR/completions/{kubectl-envshim.bash,_kubectl-envshim,kubectl-envshim.fish},
-//!   DIR/man/kubectl-envshim.1 and kubectl-envshim-{convert,manifest,krm}.1,
+//!   DIR/man/kubectl-envshim.1 and kubectl-envshim-{convert,unconvert,manifest,krm}.1,
 //!   and DIR/completions/kubectl_complete-envshim, kubectl's plugin completion.
 //! musl-build.sh runs it into dist/. An example, not part of the binary: the
 //! shim gains no byte and no dependency (clap_complete and clap_mangen are

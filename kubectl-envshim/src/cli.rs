@@ -23,7 +23,9 @@ pub struct Cli {
 pub enum Command {
     /// Convert the pods of YAML or JSON streams; the result goes to stdout
     Convert(ConvertArgs),
-    /// Print one container's manifest as JSON (for --manifest or a ConfigMap)
+    /// Turn converted workloads back into native fileKeyRef ones; the result goes to stdout
+    Unconvert(UnconvertArgs),
+    /// Print one container's manifest as JSON (for --manifest or a ConfigMap); a converted one as it was written
     Manifest(ManifestArgs),
     /// Run as a KRM function (kpt: a ResourceList on stdin) or a kustomize exec transformer plugin (CONFIG, a stream on stdin)
     Krm(KrmArgs),
@@ -97,6 +99,32 @@ pub struct ConvertArgs {
     /// Files are given with -f (a word here gets a message saying so)
     #[arg(hide = true)]
     pub stray: Vec<OsString>,
+}
+
+#[derive(Args)]
+pub struct UnconvertArgs {
+    #[command(flatten)]
+    pub input: Input,
+    #[arg(long, help = format!(
+        "Write nothing; list each document that would change on stderr and exit {}, or exit {}",
+        envshim::error::code::CHANGED,
+        envshim::error::code::OK
+    ))]
+    pub check: bool,
+    /// Files are given with -f (a word here gets a message saying so)
+    #[arg(hide = true)]
+    pub stray: Vec<OsString>,
+}
+
+/// A KRM function's config: its `data` keys are these long names (krm.rs
+/// parses them with this definition): `convert`'s options, and `unconvert`.
+#[derive(Args)]
+pub struct FunctionConfig {
+    #[command(flatten)]
+    pub options: Options,
+    /// Turn converted workloads back into native fileKeyRef ones (kubectl envshim unconvert) instead of converting
+    #[arg(long)]
+    pub unconvert: bool,
 }
 
 #[derive(Args)]

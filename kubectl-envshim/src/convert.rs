@@ -26,12 +26,12 @@ pub(crate) type Mapping = Map<String, Value>;
 pub(crate) type Sequence = Vec<Value>;
 
 /// Where a volume a `fileKeyRef` names is mounted when the container does not mount it.
-const VOLUMES_DIR: &str = "/.envshim/volumes";
+pub(crate) const VOLUMES_DIR: &str = "/.envshim/volumes";
 pub const MANIFEST_VAR: &str = "ENVSHIM_MANIFEST_JSON";
 const WAIT_VAR: &str = "ENVSHIM_WAIT";
 const GRAMMAR_VAR: &str = "ENVSHIM_ENV_GRAMMAR";
 /// envshim reads every `ENVSHIM_*` variable as its own configuration.
-const RESERVED: &str = "ENVSHIM_";
+pub(crate) const RESERVED: &str = "ENVSHIM_";
 /// The platform-resolved sources of `valueFrom` (the kubelet resolves them).
 const PLATFORM_SOURCES: [&str; 4] = ["configMapKeyRef", "secretKeyRef", "fieldRef", "resourceFieldRef"];
 
@@ -83,7 +83,7 @@ struct Walk<'s> {
 }
 
 /// `Kind/name` of an object (a mapping with a `kind`), else `outer`.
-fn object_name<'o>(v: &Value, outer: &'o str) -> Cow<'o, str> {
+pub(crate) fn object_name<'o>(v: &Value, outer: &'o str) -> Cow<'o, str> {
     let Some(kind) = v.get("kind").and_then(Value::as_str) else { return Cow::Borrowed(outer) };
     let name = v
         .get("metadata")
@@ -162,12 +162,12 @@ pub fn has_file_key_ref(container: &Value) -> bool {
 
 /// A null field is absent to kubectl (`fileKeyRef: null` beside a
 /// `secretKeyRef`, as a template may render it).
-fn is_file_key_ref(entry: &Value) -> bool {
+pub(crate) fn is_file_key_ref(entry: &Value) -> bool {
     entry.get("valueFrom").and_then(|v| v.get("fileKeyRef")).is_some_and(|f| !f.is_null())
 }
 
 /// `v` without its null fields, at any depth: what kubectl sends of it, and so what envshim's manifest holds.
-fn without_nulls(v: &Value) -> Value {
+pub(crate) fn without_nulls(v: &Value) -> Value {
     match v {
         Value::Object(m) => Value::Object(m.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), without_nulls(v))).collect()),
         Value::Array(items) => Value::Array(items.iter().map(without_nulls).collect()),
@@ -317,7 +317,9 @@ fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<Er
     if !problems.is_empty() {
         return problems;
     }
-    let text = match manifest_text(rest, command, args, &mounts, &seen, first) {
+    // `--entrypoint` gave the program: the manifest keeps what the container had (for `unconvert`).
+    let own = own_command.is_none().then(|| c.get("command").map_or_else(Mapping::new, |v| Mapping::from_iter([("command".into(), v.clone())])));
+    let text = match manifest_text(rest, command, args, &mounts, &seen, first, own) {
         Ok(text) => text,
         Err(problems) => return problems,
     };
@@ -420,7 +422,7 @@ fn late_references(c: &Mapping, rest: &[Value], seen: &[String]) -> Vec<Error> {
 /// The manifest: the list from the first fileKeyRef on, the program line,
 /// where the volumes are, the names seen; as JSON, checked by envshim's own
 /// parser now, not at the pod's start, and within the limit of one variable.
-fn manifest_text(rest: &[Value], command: Sequence, args: Option<Sequence>, mounts: &Mounts, seen: &[String], first: usize) -> Result<String, Vec<Error>> {
+fn manifest_text(rest: &[Value], command: Sequence, args: Option<Sequence>, mounts: &Mounts, seen: &[String], first: usize, own: Option<Mapping>) -> Result<String, Vec<Error>> {
     let mut manifest = Mapping::new();
     manifest.insert("env".into(), Value::Array(rest.iter().map(without_nulls).collect()));
     manifest.insert("command".into(), Value::Array(command));
@@ -429,7 +431,9 @@ fn manifest_text(rest: &[Value], command: Sequence, args: Option<Sequence>, moun
     }
     let entries = mounts.iter().map(|(v, p, _)| mapping([("name", string(v)), ("mountPath", string(p))])).collect();
     manifest.insert("volumeMounts".into(), Value::Array(entries));
-    manifest.insert("converted".into(), mapping([("seen", Value::Array(seen.iter().map(|n| string(n)).collect()))]));
+    let mut converted = Mapping::from_iter([("seen".into(), Value::Array(seen.iter().map(|n| string(n)).collect()))]);
+    converted.extend(own.map(|own| ("entrypoint".into(), Value::Object(own))));
+    manifest.insert("converted".into(), Value::Object(converted));
     let text = match serde_json::to_string(&Value::Object(manifest)) {
         Ok(t) => t,
         Err(e) => return Err(vec![problem(String::new(), format!("cannot be written as JSON ({e})"))]),
@@ -478,7 +482,8 @@ fn rewrite(c: &mut Mapping, env: &Sequence, first: usize, seen: &[String], text:
     new_env.push(mapping([("name", string(GRAMMAR_VAR)), ("value", string(grammar))]));
     let command: &[&str] = if s.watch { &[&s.shim_path, "run", "--watch"] } else { &[&s.shim_path, "run"] };
     c.insert("command".into(), strings(command));
-    c.shift_remove("args");
+    // `args: []` and `args: null` are unset: they stay as written (for `unconvert`).
+    let _ = words(c, "args").and_then(|_| c.shift_remove("args"));
     c.insert("env".into(), Value::Array(new_env));
     let mut added = Vec::new();
     if s.shim_image.is_some() {

@@ -11,7 +11,7 @@ use crate::settings::Settings;
 /// Where the `envshim` volume is mounted, in the installer and in converted containers.
 pub const SHIM_DIR: &str = "/.envshim/bin";
 pub const SHIM_VOLUME: &str = "envshim";
-const INSTALLER: &str = "envshim-install";
+pub const INSTALLER: &str = "envshim-install";
 /// The user the installer runs as: a `scratch` image has no USER, and
 /// `runAsNonRoot` alone would make the kubelet refuse to start it. 65532 is
 /// the `nonroot` user of distroless images.

@@ -16,10 +16,11 @@ use clap::{ArgAction, Args, FromArgMatches};
 use envshim::error::code;
 use serde_json::{json, Map, Value};
 
-use crate::cli::{KrmArgs, Options};
+use crate::cli::{FunctionConfig, KrmArgs};
 use crate::input::{self, data_error, MAX_INPUT_BYTES};
 use crate::report::{fail, say, usage, write_stdout};
 use crate::settings::{settings, Naming, Settings};
+use crate::stream::Step;
 use crate::{convert, stream, tree};
 
 pub fn command(args: &KrmArgs) -> i32 {
@@ -42,14 +43,14 @@ fn transformer(config: &std::ffi::OsString, stdin: &str) -> i32 {
         Ok(_) => return fail(&[data_error(&shown, "expected one document, the transformer's config")]),
         Err(e) => return fail(&[e]),
     };
-    let settings = match config_settings(&config) {
-        Ok(s) => s,
+    let job = match config_job(&config) {
+        Ok(job) => job,
         Err(e) => return usage(&format!("{shown}: {e}")),
     };
-    for w in &settings.warnings {
+    for w in job.warnings() {
         say(&format!("warning: {shown}: {w}"));
     }
-    match stream::convert(stdin, "stdin", &settings) {
+    match stream::each(stdin, "stdin", &|doc| job.run(doc)) {
         Ok(out) => {
             for (n, note) in &out.notes {
                 for w in &note.warnings {
@@ -79,14 +80,14 @@ fn function(stdin: &str) -> i32 {
     let config = list.get("functionConfig").cloned().unwrap_or_default();
     let items = list.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
     // The exit code when it fails: the config's (as convert's options), or a pod's.
-    let (converted, failure) = match config_settings(&config) {
+    let (converted, failure) = match config_job(&config) {
         Err(e) => {
             results.push(json!({"message": format!("functionConfig: {e}"), "severity": "error"}));
             (None, code::USAGE)
         }
-        Ok(s) => {
-            results.extend(s.warnings.iter().map(|w| json!({"message": format!("functionConfig: {w}"), "severity": "warning"})));
-            (convert_items(&items, &s, &mut results), code::CONFIG)
+        Ok(job) => {
+            results.extend(job.warnings().iter().map(|w| json!({"message": format!("functionConfig: {w}"), "severity": "warning"})));
+            (convert_items(&items, &|doc| job.run(doc), &mut results), code::CONFIG)
         }
     };
     let text = output(stdin, list, &items, converted.as_deref(), results);
@@ -191,12 +192,12 @@ fn item_spans(text: &str) -> Option<Vec<std::ops::Range<usize>>> {
 /// Each item converted (None: unchanged); the errors and warnings as
 /// results. None when any item cannot be converted (the pipeline stops
 /// there, its items as they came).
-fn convert_items(items: &[Value], s: &Settings, results: &mut Vec<Value>) -> Option<Vec<Option<Value>>> {
+fn convert_items(items: &[Value], step: Step, results: &mut Vec<Value>) -> Option<Vec<Option<Value>>> {
     let mut out = Vec::with_capacity(items.len());
     let mut failed = false;
     for item in items {
         let mut converted = item.clone();
-        match convert::document(&mut converted, s) {
+        match step(&mut converted) {
             Ok(notes) => {
                 for w in notes.iter().flat_map(|n| &n.warnings) {
                     results.push(result(item, w, "warning", None));
@@ -238,25 +239,51 @@ fn result(item: &Value, message: &str, severity: &str, field: Option<&str>) -> V
     Value::Object(r)
 }
 
-/// The settings a config's `data` gives. Err: why it gives none, as a
-/// usage error's message (`data.KEY` names the option).
-fn config_settings(config: &Value) -> Result<Settings, String> {
-    options(config).and_then(|o| settings(&o, Naming::Config).map_err(|e| e.what))
+/// What a config asks for: the conversion, with its settings, or undoing it
+/// (`unconvert: "true"`, which takes no setting).
+enum Job {
+    Convert(Settings),
+    Unconvert,
+}
+
+impl Job {
+    fn warnings(&self) -> &[String] {
+        match self {
+            Job::Convert(s) => &s.warnings,
+            Job::Unconvert => &[],
+        }
+    }
+    fn run(&self, doc: &mut Value) -> Result<Vec<crate::warn::Note>, Vec<envshim::error::Error>> {
+        match self {
+            Job::Convert(s) => convert::document(doc, s),
+            Job::Unconvert => crate::unconvert::document(doc),
+        }
+    }
+}
+
+/// The job a config's `data` gives. Err: why it gives none, as a usage
+/// error's message (`data.KEY` names the option).
+fn config_job(config: &Value) -> Result<Job, String> {
+    let config = options(config)?;
+    if config.unconvert {
+        return Ok(Job::Unconvert);
+    }
+    settings(&config.options, Naming::Config).map(Job::Convert).map_err(|e| e.what)
 }
 
 /// `convert`'s options from a config's `data`: each key the long name of
 /// one, each value a string (a repeatable option's, one value a line),
 /// parsed as `--KEY=VALUE` by the command line's own definition
-/// ([`Options`]): an option added there is a key here. Err: a key or value
-/// it does not take.
-fn options(config: &Value) -> Result<Options, String> {
+/// ([`FunctionConfig`]): an option added there is a key here. Err: a key or
+/// value it does not take.
+fn options(config: &Value) -> Result<FunctionConfig, String> {
     let no_data = Map::new();
     let data = match config.get("data") {
         None | Some(Value::Null) => &no_data,
         Some(Value::Object(data)) => data,
         Some(_) => return Err("data is not a mapping of option names to strings".into()),
     };
-    let cmd = Options::augment_args(clap::Command::new("data").no_binary_name(true).disable_help_flag(true).disable_version_flag(true));
+    let cmd = FunctionConfig::augment_args(clap::Command::new("data").no_binary_name(true).disable_help_flag(true).disable_version_flag(true));
     let mut words = Vec::new();
     for (key, value) in data {
         let Some(value) = value.as_str() else {
@@ -283,7 +310,7 @@ fn options(config: &Value) -> Result<Options, String> {
             words.push(format!("--{key}={value}"));
         }
     }
-    let parsed = cmd.try_get_matches_from(words).and_then(|m| Options::from_arg_matches(&m));
+    let parsed = cmd.try_get_matches_from(words).and_then(|m| FunctionConfig::from_arg_matches(&m));
     // Every value is a string to clap: only a definition changed to take something else can fail here.
     parsed.map_err(|e| format!("data: {}", e.kind()))
 }

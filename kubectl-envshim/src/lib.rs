@@ -7,8 +7,8 @@
 //! changes is written anew from its parsed tree (field order kept).
 //!
 //! `main.rs` parses the command line (`cli.rs`, clap) and calls one of the
-//! subcommands here: [`convert`], [`manifest`] (one container's manifest)
-//! or [`krm`] (kpt's and kustomize's function protocols, `krm.rs`). This
+//! subcommands here: [`convert`], [`unconvert`], [`manifest`] (one
+//! container's manifest) or [`krm`] (kpt's and kustomize's function protocols, `krm.rs`). This
 //! file holds the entry points alone: no module uses anything of it.
 //! Errors are envshim's own type (`envshim::error::Error`: an exit code of
 //! envshim's table, a subject, a JSON path, what is wrong).
@@ -23,12 +23,13 @@ mod report;
 mod settings;
 mod stream;
 mod tree;
+mod unconvert;
 mod warn;
 mod yaml;
 
 use envshim::error::code;
 
-use cli::{ConvertArgs, KrmArgs, ManifestArgs};
+use cli::{ConvertArgs, KrmArgs, ManifestArgs, UnconvertArgs};
 use report::{fail, say, usage};
 use settings::{settings, Naming};
 
@@ -77,6 +78,12 @@ pub fn convert(args: &ConvertArgs) -> i32 {
         return if changed { code::CHANGED } else { code::OK };
     }
     report::write_stdout(stream::joined(&outputs).as_bytes())
+}
+
+/// Turns converted workloads back into native `fileKeyRef` ones
+/// (`unconvert.rs`); writes the result only when every document could be.
+pub fn unconvert(args: &UnconvertArgs) -> i32 {
+    unconvert::command(args)
 }
 
 /// Prints one container's manifest. Whole trees read, walked and compared:

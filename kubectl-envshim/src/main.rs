@@ -16,6 +16,7 @@ fn main() {
         Ok(cli) => match cli.command {
             Command::Convert(args) => kubectl_envshim::convert(&args),
             Command::Manifest(args) => kubectl_envshim::manifest(&args),
+            Command::Unconvert(args) => kubectl_envshim::unconvert(&args),
             Command::Krm(args) => kubectl_envshim::krm(&args),
         },
         // --help, --version: on stdout, exit 0.

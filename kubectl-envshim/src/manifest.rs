@@ -2,7 +2,9 @@
 //! modes wired by hand (envshim as the image's ENTRYPOINT, Docker): the
 //! fields envshim reads, as the container has them. The container is chosen
 //! by envshim's own reader (`--container`, docs/reference.md §3), so a name missing or
-//! given twice gets the very message envshim gives.
+//! given twice gets the very message envshim gives. A converted container is
+//! shown as it was written before its conversion (`unconvert.rs`): the same
+//! JSON as for the original workload.
 
 use serde_json::{Map, Value};
 
@@ -45,7 +47,15 @@ pub fn command(args: &ManifestArgs) -> i32 {
     let Some(chosen) = all.into_iter().find(|c| named(c) == Some(name.as_str())) else {
         return fail(&[Error { subject: shown, ..Error::config(format!("no container {name}")) }]);
     };
-    let manifest: Map<String, Value> = chosen.as_object().into_iter().flatten().filter(|(k, _)| FIELDS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let original = match chosen.as_object().map(crate::unconvert::original) {
+        Some(Ok(Some(o))) => Value::Object(o),
+        Some(Err(problems)) => {
+            let subject = format!("{shown}: container {name}");
+            return fail(&problems.into_iter().map(|p| Error::in_manifest(p.code, &subject, p.path().unwrap_or_default().to_string(), None, p.what)).collect::<Vec<_>>());
+        }
+        _ => chosen.clone(),
+    };
+    let manifest: Map<String, Value> = original.as_object().into_iter().flatten().filter(|(k, _)| FIELDS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
     for volume in unmounted(&manifest) {
         say(&format!("warning: container {name} reads the volume {volume} without mounting it: mount it in the container, where envshim reads it"));
     }
@@ -100,10 +110,10 @@ fn named<'v>(c: &&'v Value) -> Option<&'v str> {
     c.get("name").and_then(Value::as_str)
 }
 
-/// Without `--container`: the one container, or the one with a `fileKeyRef`;
-/// `Err`: a usage error naming them (its exit code).
+/// Without `--container`: the one container, or the one with a `fileKeyRef`
+/// (or converted); `Err`: a usage error naming them (its exit code).
 fn only_container(all: &[&Value], shown: &str) -> Result<String, i32> {
-    let with_file_key_ref: Vec<&Value> = all.iter().copied().filter(|c| has_file_key_ref(c)).collect();
+    let with_file_key_ref: Vec<&Value> = all.iter().copied().filter(|c| has_file_key_ref(c) || crate::unconvert::is_converted(c)).collect();
     match (all, with_file_key_ref.as_slice()) {
         ([one], _) | (_, [one]) if named(one).is_some() => Ok(named(one).unwrap_or_default().to_string()),
         _ => {

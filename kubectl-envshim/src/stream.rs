@@ -17,8 +17,12 @@ pub struct Output {
     pub notes: Vec<(usize, Note)>,
 }
 
-/// Converts the stream `text` (from `shown`). Err: every problem.
-pub fn convert(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<Error>> {
+/// What each document goes through: the conversion, or `unconvert`'s undoing
+/// of it. Ok: each object it changed (none: the document is copied as it came).
+pub type Step<'s> = &'s (dyn Fn(&mut Value) -> Result<Vec<Note>, Vec<Error>> + Sync);
+
+/// Every document of the stream `text` (from `shown`) through `s`. Err: every problem.
+pub fn each(text: &str, shown: &str, s: Step) -> Result<Output, Vec<Error>> {
     let start = text.trim_start_matches(['\u{feff}', ' ', '\t', '\r', '\n']);
     if start.starts_with('{') || start.starts_with('[') {
         if let Some(out) = json(text, shown, s) {
@@ -36,7 +40,7 @@ fn located(shown: &str, n: usize, problems: Vec<Error>) -> Vec<Error> {
 }
 
 /// None when the text is not a stream of JSON values.
-fn json(text: &str, shown: &str, s: &Settings) -> Option<Result<Output, Vec<Error>>> {
+fn json(text: &str, shown: &str, s: Step) -> Option<Result<Output, Vec<Error>>> {
     let mut values = serde_json::Deserializer::from_str(text).into_iter::<Value>();
     let (mut out, mut errors, mut notes, mut copied, mut n) = (String::new(), Vec::new(), Vec::new(), 0usize, 0usize);
     loop {
@@ -54,7 +58,7 @@ fn json(text: &str, shown: &str, s: &Settings) -> Option<Result<Output, Vec<Erro
         n += 1;
         let end = values.byte_offset();
         let start = before + text[before..end].len() - text[before..end].trim_start().len();
-        match crate::convert::document(&mut doc, s) {
+        match s(&mut doc) {
             Ok(changed) if changed.is_empty() => {}
             Ok(changed) => match serde_json::to_string_pretty(&doc) {
                 Ok(t) => {
@@ -76,7 +80,7 @@ fn json(text: &str, shown: &str, s: &Settings) -> Option<Result<Output, Vec<Erro
 /// once per level of nesting, up to the reader's depth limit (10,000).
 const YAML_STACK_BYTES: usize = 256 << 20;
 
-fn yaml(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<Error>> {
+fn yaml(text: &str, shown: &str, s: Step) -> Result<Output, Vec<Error>> {
     on_yaml_stack(|| yaml_documents(text, shown, s))
 }
 
@@ -103,11 +107,11 @@ pub fn on_yaml_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
 /// Each document read as kubectl reads it; one the conversion changes is
 /// written anew in its place (the `---` line, directives and the comments
 /// around it stay), every other byte is copied.
-fn yaml_documents(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<Error>> {
+fn yaml_documents(text: &str, shown: &str, s: Step) -> Result<Output, Vec<Error>> {
     let docs = yaml::read_stream(text).map_err(|e| vec![data_error(shown, e.to_string())])?;
     let (mut out, mut errors, mut notes, mut copied) = (String::with_capacity(text.len()), Vec::new(), Vec::new(), 0usize);
     for (i, mut doc) in docs.into_iter().enumerate() {
-        match crate::convert::document(&mut doc.value, s) {
+        match s(&mut doc.value) {
             Ok(changed) if changed.is_empty() => {}
             Ok(changed) => {
                 notes.extend(changed.into_iter().map(|c| (i + 1, c)));
@@ -138,11 +142,16 @@ pub type Converted<'i> = Vec<(&'i String, Output)>;
 
 /// Every input converted; Err: every problem of every input.
 pub fn convert_all<'i>(inputs: &'i crate::input::Texts, settings: &Settings) -> Result<Converted<'i>, Vec<Error>> {
+    each_input(inputs, &|doc| crate::convert::document(doc, settings))
+}
+
+/// Every document of every input through `step`; Err: every problem of every input.
+pub fn each_input<'i>(inputs: &'i crate::input::Texts, step: Step) -> Result<Converted<'i>, Vec<Error>> {
     let mut errors = Vec::new();
     let mut outputs = Vec::new();
     for (shown, text) in inputs {
         match text {
-            Ok(text) => match convert(text, shown, settings) {
+            Ok(text) => match each(text, shown, step) {
                 Ok(out) => outputs.push((shown, out)),
                 Err(mut es) => errors.append(&mut es),
             },

@@ -547,7 +547,8 @@ fn the_config_takes_every_option_of_convert_by_its_long_name() {
     let config = write(d.path(), "c.yaml", &format!("kind: Convert\ndata:\n  zzzzzzzzzzzzzz: \"{SENTINEL}\"\n"));
     let stderr = envshim(&["krm", config.to_str().unwrap()], "").failed(2, &["data.zzzzzzzzzzzzzz is not an option of kubectl envshim (it takes "]).to_string();
     let listed = stderr.split("it takes ").nth(1).unwrap().trim_end().trim_end_matches(')');
-    let options: Vec<String> = options.iter().map(|o| o.trim_start_matches('-').to_string()).collect();
+    // And the function's own key: `unconvert`.
+    let options: Vec<String> = options.iter().map(|o| o.trim_start_matches('-').to_string()).chain(["unconvert".to_string()]).collect();
     assert_eq!(listed.split(", ").collect::<Vec<_>>(), options, "{stderr}");
     // Each line of a repeatable option is one of its values (a second line given twice: the conversion's own message).
     let twice = write(d.path(), "t.yaml", "kind: Convert\ndata:\n  shim-image: r/e:1\n  entrypoint: |\n    web=/app\n\n    web=/other\n");

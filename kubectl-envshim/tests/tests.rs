@@ -10,6 +10,7 @@ mod convert;
 mod exact;
 mod examples;
 mod pipelines;
+mod unconvert;
 mod yaml;
 
 #[test]

@@ -111,12 +111,17 @@ impl<'a> Reader<'a> {
         })
     }
 
-    /// `converted`: `{"seen": [NAME, ...]}`, written by the converter.
+    /// `converted`: `{"seen": [NAME, ...]}`, written by the converter, and
+    /// `entrypoint` (the container's own `command` when `--entrypoint` gave
+    /// the program), which only `kubectl envshim unconvert` reads.
     pub(super) fn converted(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<Converted<'a>>> {
         let mut seen = None;
         let object = self.schema_object(path, errors, |r, key| {
             if r.named(key, b"seen\"")? {
                 seen = Some(r.list("converted.seen", Self::word)?);
+                Some(true)
+            } else if r.named(key, b"entrypoint\"")? {
+                r.skip()?;
                 Some(true)
             } else {
                 Some(false)

@@ -164,3 +164,91 @@ fn shrink(mut case: Case) -> (Case, Vec<String>) {
         return (case, diffs);
     }
 }
+
+/// `unconvert(convert(x)) == x`, key order aside, on the random pods above
+/// (the same seed gives the same pods), in every format: half the batches
+/// with envshim in the image (`--shim-path`), half with the installer,
+/// `--wait` and `--watch`. A pod the converter refuses is left out (the
+/// test above checks those). A `fileKeyRef` entry's null fields come back
+/// absent: the manifest holds the entry as kubectl sends it.
+#[test]
+fn random_pods_unconvert_to_what_was_written() {
+    let seed: u64 = std::env::var("EXACT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x0065_7861_6374_3235);
+    let pods: usize = std::env::var("EXACT_PODS").ok().and_then(|s| s.parse().ok()).unwrap_or(3000);
+    let root = tempfile::tempdir().unwrap();
+    let mut rng = generate::Rng::new(seed);
+    let pool = generate::pool(&mut rng, root.path());
+    let cases: Vec<Case> = (0..pods).map(|n| generate::case(&mut rng, n, &pool, harness::printer())).collect();
+    let (mut checked, mut with_entrypoint) = (0, 0);
+    for (b, batch) in cases.chunks(100).enumerate() {
+        let format = harness::FORMATS[b % 4];
+        let options: &[String] = if b % 2 == 0 { &[] } else { &["--wait".into(), "5s".into(), "--watch".into()] };
+        let refs: Vec<&Case> = batch.iter().collect();
+        let convertible = convertible(&refs, format, options, b % 2 == 1);
+        let converted = harness::kubectl_envshim(&convert_args(&convertible, options, b % 2 == 1), &harness::write(&pods_of(&convertible), format));
+        assert_eq!(converted.code, 0, "{}", converted.stderr);
+        let back = harness::kubectl_envshim(&["unconvert".into()], &converted.stdout);
+        assert_eq!((back.code, back.stderr.as_str()), (0, ""), "batch {b}");
+        let (back, converted) = (harness::read(&back.stdout), harness::read(&converted.stdout));
+        assert_eq!(back.len(), convertible.len());
+        for ((case, doc), conv) in convertible.iter().zip(&back).zip(&converted) {
+            let written = as_sent(&case.pod);
+            assert!(*doc == written, "pod {} (seed {seed}): unconverted\n{}\nwritten\n{}", case.name(), pretty(doc), pretty(&written));
+            // (A pod whose only fileKeyRef is null is not converted, and comes back as it went.)
+            if harness::container(conv, &case.container).is_some_and(|c| c["env"].as_array().unwrap().iter().any(|e| e["name"] == "ENVSHIM_MANIFEST_JSON")) {
+                checked += 1;
+                with_entrypoint += usize::from(case.entrypoint.is_some());
+            }
+        }
+    }
+    eprintln!("unconvert: seed {seed}, {checked} of {pods} pods converted and back as written ({with_entrypoint} run the image's program)");
+    assert!(checked * 10 >= pods * 9 && with_entrypoint * 5 >= checked, "{checked} pods converted, {with_entrypoint} without a command");
+}
+
+fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap()
+}
+
+fn pods_of(cases: &[&Case]) -> Vec<Value> {
+    cases.iter().map(|c| c.pod.clone()).collect()
+}
+
+/// The converter's arguments: `--shim-path` (the harness's), or the installer's defaults.
+fn convert_args(cases: &[&Case], options: &[String], installer: bool) -> Vec<String> {
+    let mut args = harness::convert_args(cases, options);
+    if installer {
+        args.drain(1..3);
+    }
+    args
+}
+
+/// The cases the converter converts, found by halving a batch it refuses.
+fn convertible<'c>(cases: &[&'c Case], format: Format, options: &[String], installer: bool) -> Vec<&'c Case> {
+    if harness::kubectl_envshim(&convert_args(cases, options, installer), &harness::write(&pods_of(cases), format)).code == 0 {
+        return cases.to_vec();
+    }
+    if cases.len() == 1 {
+        return Vec::new();
+    }
+    let (a, b) = cases.split_at(cases.len() / 2);
+    [convertible(a, format, options, installer), convertible(b, format, options, installer)].concat()
+}
+
+/// The pod with each `fileKeyRef` entry's null fields dropped.
+fn as_sent(pod: &Value) -> Value {
+    fn without_nulls(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => Value::Object(m.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), without_nulls(v))).collect()),
+            other => other.clone(),
+        }
+    }
+    let mut pod = pod.clone();
+    for c in pod["spec"]["containers"].as_array_mut().unwrap() {
+        for e in c["env"].as_array_mut().into_iter().flatten() {
+            if e["valueFrom"]["fileKeyRef"].is_object() {
+                *e = without_nulls(e);
+            }
+        }
+    }
+    pod
+}

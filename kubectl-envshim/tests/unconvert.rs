@@ -1,0 +1,163 @@
+//! `kubectl envshim unconvert` and `manifest`'s read-back (docs/reference.md
+//! §10) through the built binary: the example back as written, documents
+//! not converted byte for byte, `--check`, JSON, a workload changed by hand
+//! refused at its path (78, nothing on stdout, no value shown), and the KRM
+//! function's `unconvert` key under kpt and as kustomize's plugin. The
+//! property on the random pods is `exact::random_pods`.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::support::{run, Out, BIN, SENTINEL};
+
+fn kubectl_envshim(args: &[&str], stdin: &str) -> Out {
+    run(std::process::Command::new(BIN).args(args), stdin)
+}
+
+/// The documents of a YAML or JSON stream, as kubectl reads them.
+fn docs(text: &str) -> Vec<Value> {
+    use serde::Deserialize;
+    serde_norway::Deserializer::from_str(text).map(|d| Value::deserialize(d).unwrap()).filter(|d| !d.is_null()).collect()
+}
+
+fn example(name: &str) -> String {
+    std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/convert").join(name)).unwrap()
+}
+
+/// A Deployment whose container `app` reads TOKEN from a file it does not
+/// mount, and has no command (`--entrypoint` gives it); a value holds the sentinel.
+const NATIVE: &str = r#"apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    spec:
+      containers:
+      - name: app
+        image: app:1
+        args: ["--db=$(DB_URL)"]
+        env:
+        - name: PLAIN
+          value: "SENTINEL-s3cr3t-VALUE"
+        - name: TOKEN
+          valueFrom: {fileKeyRef: {volumeName: config, path: app.env, key: TOKEN}}
+        - name: DB_URL
+          value: "postgres://u:$(TOKEN)@db"
+      volumes:
+      - name: config
+        emptyDir: {}
+"#;
+
+fn converted() -> String {
+    kubectl_envshim(&["convert", "--entrypoint", r#"app=["/app","$(x)"]"#, "--wait", "5s"], NATIVE).ok().to_string()
+}
+
+#[test]
+fn the_example_comes_back_as_written_and_reads_back_as_written() {
+    let back = kubectl_envshim(&["unconvert", "-f", "-"], &example("deployment.converted.yaml")).ok().to_string();
+    assert_eq!(docs(&back), docs(&example("deployment.yaml")));
+    // A converted container's manifest is the original's, with or without -c.
+    let original = kubectl_envshim(&["manifest", "-c", "app"], &example("deployment.yaml"));
+    for args in [&["manifest", "-c", "app"][..], &["manifest"]] {
+        assert_eq!(kubectl_envshim(args, &example("deployment.converted.yaml")).stdout, original.stdout);
+    }
+    // No command of its own (the image's, given by --entrypoint), args, an added mount, --wait: all undone.
+    let back = kubectl_envshim(&["unconvert"], &converted()).ok().to_string();
+    assert_eq!(docs(&back), docs(NATIVE));
+    // (Both say the same: the container reads a volume it does not mount.)
+    let app = kubectl_envshim(&["manifest"], &converted()).succeeds().to_string();
+    assert_eq!(serde_json::from_str::<Value>(&app).unwrap(), serde_json::from_str::<Value>(kubectl_envshim(&["manifest"], NATIVE).succeeds()).unwrap());
+    assert!(!app.contains("ENVSHIM_") && app.contains("\"args\"") && !app.contains("\"command\""), "{app}");
+}
+
+#[test]
+fn json_gives_json_and_what_is_not_converted_comes_out_byte_for_byte() {
+    let native_json = serde_json::to_string_pretty(&docs(NATIVE)[0]).unwrap();
+    let converted_json = kubectl_envshim(&["convert", "--entrypoint", "app=/app"], &native_json).ok().to_string();
+    let back = kubectl_envshim(&["unconvert"], &converted_json).ok().to_string();
+    assert!(back.trim_start().starts_with('{'), "{back}");
+    assert_eq!(serde_json::from_str::<Value>(&back).unwrap(), docs(NATIVE)[0]);
+    // A stream: the native documents as they came (comments, quoting), the converted one undone.
+    let other = "# kept\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm}\ndata:\n  on: \"yes\" # quoted\n";
+    let stream = format!("{other}---\n{NATIVE}---\n{}", converted());
+    let back = kubectl_envshim(&["unconvert"], &stream).ok().to_string();
+    assert!(back.starts_with(&format!("{other}---\n{NATIVE}---\n")), "{back}");
+    assert_eq!(docs(&back)[2], docs(NATIVE)[0]);
+    // --check: the converted document listed, exit 1, nothing on stdout; 0 when nothing would change.
+    let check = kubectl_envshim(&["unconvert", "--check"], &stream);
+    assert_eq!((check.code, check.stdout.as_str()), (1, ""));
+    assert_eq!(check.stderr, "kubectl-envshim: stdin: document 3 (Deployment/web): would unconvert containers app\n");
+    assert_eq!(kubectl_envshim(&["unconvert", "--check"], &format!("{other}---\n{NATIVE}")).ok(), "");
+    // Undone, converting again gives the same conversion.
+    assert_eq!(kubectl_envshim(&["convert", "--entrypoint", r#"app=["/app","$(x)"]"#, "--wait", "5s"], &kubectl_envshim(&["unconvert"], &converted()).stdout).stdout, converted());
+}
+
+type Edit = dyn Fn(&mut Value);
+
+/// The converted Deployment changed by `edit`, as JSON.
+fn edited(edit: &Edit) -> String {
+    let mut doc = docs(&converted()).remove(0);
+    edit(&mut doc["spec"]["template"]["spec"]["containers"][0]);
+    serde_json::to_string(&doc).unwrap()
+}
+
+#[test]
+fn a_workload_changed_by_hand_is_refused_with_its_path() {
+    // The converted env: PLAIN, ENVSHIM_SEEN_0..1, DB_URL, ENVSHIM_MANIFEST_JSON, ENVSHIM_WAIT, ENVSHIM_ENV_GRAMMAR.
+    let at = "spec.template.spec.containers[0]";
+    let manifest = |c: &mut Value| c["env"][4]["value"].as_str().unwrap().to_string();
+    let cases: Vec<(&str, Box<Edit>, String)> = vec![
+        ("command edited", Box::new(|c| c["command"] = json!(["/app", SENTINEL])), format!("{at}.command: container app: is not the converter's")),
+        ("args added", Box::new(|c| c["args"] = json!([SENTINEL])), format!("{at}.args: container app: set on a converted container")),
+        ("an entry edited", Box::new(|c| c["env"][3]["value"] = json!(SENTINEL)), format!("{at}.env[3]: container app: differs from the entry the manifest's list holds")),
+        ("an entry edited away", Box::new(|c| drop(c["env"].as_array_mut().unwrap().remove(3))), format!("{at}.env[0]: container app: differs from the entry")),
+        ("entries removed", Box::new(|c| c["env"].as_array_mut().unwrap().retain(|e| e["name"] != "PLAIN" && e["name"] != "DB_URL")), format!("{at}.env: container app: has fewer entries of its own")),
+        ("an entry appended", Box::new(|c| c["env"].as_array_mut().unwrap().push(json!({"name": "X", "value": SENTINEL}))), format!("{at}.env[7]: container app: comes after ENVSHIM_MANIFEST_JSON")),
+        ("a fileKeyRef added", Box::new(|c| c["env"][0] = json!({"name": "PLAIN", "valueFrom": {"fileKeyRef": {"volumeName": "config", "path": "a", "key": "K"}}})), format!("{at}.env[0].valueFrom.fileKeyRef: container app: a fileKeyRef in a converted container")),
+        ("a seen entry edited", Box::new(|c| c["env"][1]["value"] = json!("$(PLAIN)")), format!("{at}.env[1]: container app: the ENVSHIM_SEEN_<j> entries")),
+        ("a $ not doubled", Box::new(move |c| c["env"][4]["value"] = json!(manifest(c).replacen("$$", "$", 1))), format!("{at}.env[4].value: container app: ENVSHIM_MANIFEST_JSON has a `$` that is not doubled")),
+        ("not JSON", Box::new(move |c| c["env"][4]["value"] = json!(format!("{SENTINEL}{}", manifest(c)))), format!("{at}.env[4].value: container app: ENVSHIM_MANIFEST_JSON is not valid JSON (line 1, column 1)")),
+        ("wired by hand", Box::new(|c| c["env"][4]["value"] = json!(format!(r#"{{"env":[],"command":["{SENTINEL}"]}}"#))), format!("{at}.env[4].value: container app: the manifest in ENVSHIM_MANIFEST_JSON: no converted object")),
+    ];
+    for (what, edit, message) in cases {
+        let input = format!("{NATIVE}---\n{}", edited(&edit));
+        let out = kubectl_envshim(&["unconvert"], &input);
+        let stderr = out.fails(78, &["stdin: document 2 (Deployment/web): ", &message]);
+        assert!(stderr.contains("changed since the conversion"), "{what}: {stderr}");
+        // manifest's read-back refuses it too, the path in the container.
+        let path = message.split(": container app: ").next().unwrap().trim_start_matches(at).trim_start_matches('.');
+        let out = kubectl_envshim(&["manifest", "-c", "app"], &edited(&edit));
+        out.fails(78, &[&format!("stdin: container app: {path}{}", if path.is_empty() { "" } else { ": " })]);
+    }
+}
+
+/// kpt runs `krm` with `unconvert: "true"`: the package's converted file back as written, the other byte for byte;
+/// `krm CONFIG` (kustomize's exec transformer plugin) the same.
+#[test]
+fn kpt_and_kustomize_run_it_as_a_function() {
+    let d = tempfile::tempdir().unwrap();
+    let pkg = d.path().join("pkg");
+    std::fs::create_dir(&pkg).unwrap();
+    let other = "apiVersion: v1\nkind: Service\nmetadata: {name: s} # flow\n";
+    std::fs::write(pkg.join("app.yaml"), converted()).unwrap();
+    std::fs::write(pkg.join("other.yaml"), other).unwrap();
+    let config = d.path().join("fn.yaml");
+    std::fs::write(&config, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: envshim}\ndata:\n  unconvert: \"true\"\n").unwrap();
+    let exec = format!("{BIN} krm");
+    let out = run(std::process::Command::new("kpt").args(["fn", "eval"]).arg(&pkg).args(["--exec", &exec, "--fn-config"]).arg(&config), "");
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    out.no_sentinel();
+    assert_eq!(docs(&std::fs::read_to_string(pkg.join("app.yaml")).unwrap()), docs(NATIVE));
+    assert_eq!(std::fs::read_to_string(pkg.join("other.yaml")).unwrap(), other);
+    // kustomize's exec transformer plugin: the config file as the argument, the stream on stdin.
+    let back = kubectl_envshim(&["krm", config.to_str().unwrap()], &format!("{}---\n{other}", converted())).ok().to_string();
+    assert_eq!(docs(&back), [docs(NATIVE), docs(other)].concat());
+    // A workload it cannot undo: 78 and the path, nothing written.
+    let edited = edited(&|c| c["command"] = json!(["/app"]));
+    kubectl_envshim(&["krm", config.to_str().unwrap()], &edited).fails(78, &["spec.template.spec.containers[0].command: container app: is not the converter's"]);
+    // "false" converts, as without the key.
+    std::fs::write(&config, "kind: ConfigMap\ndata:\n  unconvert: \"false\"\n  shim-image: r/e:1\n  entrypoint: app=/app\n").unwrap();
+    assert!(kubectl_envshim(&["krm", config.to_str().unwrap()], NATIVE).ok().contains("ENVSHIM_MANIFEST_JSON"));
+}
