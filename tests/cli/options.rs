@@ -386,6 +386,6 @@ fn command_lines_of_every_shape_take_effect() {
     out.ok();
     assert!(out.stdout_str().starts_with('{'), "{}", out.stdout_str());
     // A wrong format is named with the two it may be.
-    envshim(["check", "--format=yaml", "/bin/true"]).run().fails_with(2, &["invalid value 'yaml' for '--format <text|json>' [possible values: text, json]"]);
+    envshim(["check", "--format=yaml", "/bin/true"]).run().fails_with(2, &["--format: expected one of text, json"]);
     envshim(["check", "--format", "json", "--format", "text"]).run().fails_with(2, &["cannot be used multiple times"]);
 }
