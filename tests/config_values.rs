@@ -29,7 +29,7 @@ fn options() -> Vec<Valued> {
         for arg in sub.get_arguments().filter(|a| !["help", "version"].contains(&a.get_id().as_str())) {
             let Some(long) = arg.get_long() else { continue };
             // The option alone, its value the sentinel: does its parser take it?
-            let alone = clap::Command::new("x").arg(arg.clone()).try_get_matches_from([format!("x"), format!("--{long}={SENTINEL}")]);
+            let alone = clap::Command::new("x").arg(arg.clone()).try_get_matches_from(["x".to_string(), format!("--{long}={SENTINEL}")]);
             all.push(Valued {
                 sub: sub.get_name().to_string(),
                 long: long.to_string(),

@@ -46,10 +46,13 @@ fn transformer(config: &std::ffi::OsString, stdin: &str) -> i32 {
         Ok(s) => s,
         Err(e) => return usage(&format!("{shown}: {e}")),
     };
-    for w in &settings.warnings {
-        say(&format!("warning: {shown}: {w}"));
+    let converted = stream::convert(stdin, "stdin", &settings);
+    // As convert: a container named that the stream lacks first, unless a document did not parse.
+    let parsed = converted.as_ref().err().is_none_or(|errors| errors.iter().all(|e| e.code == code::CONFIG));
+    if let Err(e) = settings.unknown_entrypoints().or_else(|e| if parsed { Err(e) } else { Ok(()) }) {
+        return usage(&format!("{shown}: {}", e.what));
     }
-    match stream::convert(stdin, "stdin", &settings) {
+    match converted {
         Ok(out) => {
             for (n, note) in &out.notes {
                 for w in &note.warnings {
@@ -85,8 +88,19 @@ fn function(stdin: &str) -> i32 {
             (None, code::USAGE)
         }
         Ok(s) => {
-            results.extend(s.warnings.iter().map(|w| json!({"message": format!("functionConfig: {w}"), "severity": "warning"})));
-            (convert_items(&items, &s, &mut results), code::CONFIG)
+            let mut problems = Vec::new();
+            let converted = convert_items(&items, &s, &mut problems);
+            // As convert: a container named that the items lack, alone (it explains their "no command").
+            match s.unknown_entrypoints() {
+                Ok(()) => {
+                    results.extend(problems);
+                    (converted, code::CONFIG)
+                }
+                Err(e) => {
+                    results.push(json!({"message": format!("functionConfig: {}", e.what), "severity": "error"}));
+                    (None, code::USAGE)
+                }
+            }
         }
     };
     let text = output(stdin, list, &items, converted.as_deref(), results);
@@ -241,7 +255,9 @@ fn result(item: &Value, message: &str, severity: &str, field: Option<&str>) -> V
 /// The settings a config's `data` gives. Err: why it gives none, as a
 /// usage error's message (`data.KEY` names the option).
 fn config_settings(config: &Value) -> Result<Settings, String> {
-    options(config).and_then(|o| settings(&o, Naming::Config).map_err(|e| e.what))
+    let settings = options(config).and_then(|o| settings(&o, Naming::Config).map_err(|e| e.what))?;
+    settings.image_needed().map_err(|e| e.what)?;
+    Ok(settings)
 }
 
 /// `convert`'s options from a config's `data`: each key the long name of
@@ -273,17 +289,20 @@ fn options(config: &Value) -> Result<Options, String> {
         if matches!(option.get_action(), ArgAction::Append) {
             words.extend(value.lines().map(str::trim).filter(|l| !l.is_empty()).map(|l| format!("--{key}={l}")));
         } else if matches!(option.get_action(), ArgAction::SetTrue) {
-            // A flag (`watch`): "true" gives it, "false" leaves it out.
-            match value {
-                "true" => words.push(format!("--{key}")),
-                "false" => {}
-                _ => return Err(format!("data.{key} is true or false (quoted)")),
+            // A flag (`watch`): its words as envshim's variables take them (`ENVSHIM_WATCH`).
+            match envshim::cli::values::switch(value) {
+                Ok(true) => words.push(format!("--{key}")),
+                Ok(false) => {}
+                Err(e) => return Err(format!("data.{key}: {e} (quoted)")),
             }
         } else {
             words.push(format!("--{key}={value}"));
         }
     }
     let parsed = cmd.try_get_matches_from(words).and_then(|m| Options::from_arg_matches(&m));
-    // Every value is a string to clap: only a definition changed to take something else can fail here.
-    parsed.map_err(|e| format!("data: {}", e.kind()))
+    // A value envshim's parser refuses: the key and what it takes, never the value.
+    parsed.map_err(|e| match envshim::cli::refused_value(&e) {
+        Some((option, expected)) => format!("data.{}: {expected}", option.trim_start_matches('-')),
+        None => format!("data: {}", e.kind()),
+    })
 }
