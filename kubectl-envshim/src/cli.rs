@@ -1,8 +1,7 @@
 // The command line of kubectl-envshim: its definition, with the docs `--help`
-// shows, and the one-line usage errors. tools/cli-docs.rs includes this file to
-// generate the man pages and completions, so it names nothing of the crate
-// (clap, std and the envshim library only). Each value is checked by envshim's
-// own parser (`envshim::cli::values`): it means the same in both binaries.
+// shows, and the one-line usage errors; tools/cli-docs.rs generates the man
+// pages and completions from it. Each value is checked by envshim's own parser
+// (`envshim::cli::values`): it means the same in both binaries.
 
 use std::ffi::OsString;
 
