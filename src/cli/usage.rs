@@ -117,11 +117,13 @@ pub fn refused_value(e: &clap::Error) -> Option<(String, String)> {
     let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) else { return None };
     // `--wait <DURATION>`: the option alone.
     let option = arg.split([' ', '=']).next().unwrap_or(arg).to_string();
-    let expected = match (e.get(ContextKind::ValidValue), std::error::Error::source(e)) {
+    let expected = match (e.kind(), e.get(ContextKind::ValidValue), std::error::Error::source(e)) {
         // `--verbose=yes`: a flag given a value.
-        _ if e.kind() == ErrorKind::TooManyValues => "takes no value".to_string(),
-        (Some(ContextValue::Strings(words)), _) => format!("expected one of {}", words.join(", ")),
-        (_, Some(reason)) => reason.to_string(),
+        (ErrorKind::TooManyValues, _, _) => "takes no value".to_string(),
+        (ErrorKind::InvalidValue, Some(ContextValue::Strings(words)), _) if !words.is_empty() => format!("expected one of {}", words.join(", ")),
+        // No value at all (`--manifest --`): clap's line shows none.
+        (ErrorKind::InvalidValue, _, _) => return None,
+        (_, _, Some(reason)) => reason.to_string(),
         _ => "a value it does not take".to_string(),
     };
     Some((option, expected))
