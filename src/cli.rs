@@ -15,6 +15,7 @@
 mod group;
 mod options;
 mod usage;
+pub mod values;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -27,7 +28,7 @@ use crate::watch::OnChange;
 use group::{group, Spec};
 
 pub use options::{parse, Invocation, Refused};
-pub use usage::refused_line;
+pub use usage::{refused_line, refused_value};
 
 /// The end of `--help` (and of `run`, `check` and `render --help`).
 pub const EXIT_CODES: &str = "\
@@ -219,19 +220,19 @@ group! {
     /// How the sources are read and checked, and what envshim reports.
     pub struct Reading {
         /// How env files are read: envshim (its grammar: unquoted, single- and double-quoted values, the last occurrence wins) or kubelet (exactly as the kubelet 1.35: NAME='value' only, the first occurrence wins; with check, also lists every line the kubelet would reject or read differently) [default: envshim]
-        pub env_grammar: Option<Grammar> = Spec::value("env-grammar", "envshim|kubelet").env("ENVSHIM_ENV_GRAMMAR").parser(env_grammar),
+        pub env_grammar: Option<Grammar> = Spec::value("env-grammar", "envshim|kubelet").env("ENVSHIM_ENV_GRAMMAR").parser(values::env_grammar()),
         /// Validate names with the strict legacy rule
-        pub strict_names: bool = Spec::flag("strict-names").env("ENVSHIM_STRICT_NAMES").parser(switch),
+        pub strict_names: bool = Spec::flag("strict-names").env("ENVSHIM_STRICT_NAMES").parser(values::switch),
         /// Wait up to DURATION for missing files that are not optional (500ms, 30s, 2m; a bare number is seconds)
         pub wait: Option<Duration> = Spec::value("wait", "DURATION").parser(crate::wait::duration).env("ENVSHIM_WAIT"),
         /// Do not add KUBERNETES_SERVICE_URL
         pub no_service_url: bool = Spec::flag("no-service-url"),
         /// Do not expand $(VAR) in the trailing PROGRAM/ARGS
-        pub no_expand_args: bool = Spec::flag("no-expand-args").env("ENVSHIM_NO_EXPAND_ARGS").parser(switch),
+        pub no_expand_args: bool = Spec::flag("no-expand-args").env("ENVSHIM_NO_EXPAND_ARGS").parser(values::switch),
         /// Also write failures here [default: /dev/termination-log if it exists and is writable]
         pub termination_log: Option<OsString> = Spec::value("termination-log", "PATH"),
         /// Print each variable's source and size on stderr first
-        pub verbose: bool = Spec::flag("verbose").short('v').env("ENVSHIM_VERBOSE").parser(switch),
+        pub verbose: bool = Spec::flag("verbose").short('v').env("ENVSHIM_VERBOSE").parser(values::switch),
     }
 }
 
@@ -239,13 +240,13 @@ group! {
     /// `--init`: envshim stays as PID 1 and supervises the program.
     pub struct Supervision {
         /// Stay as PID 1: fork, exec the program, forward signals, reap zombies
-        pub init: bool = Spec::flag("init").env("ENVSHIM_INIT").parser(switch),
+        pub init: bool = Spec::flag("init").env("ENVSHIM_INIT").parser(values::switch),
         /// With --init, forward signals to the child's whole process group
         pub init_group: bool = Spec::flag("init-group"),
         /// With --init, hold the first SIGTERM this long before forwarding it (500ms, 5s, 1m; a bare number is seconds)
         pub term_delay: Option<Duration> = Spec::value("term-delay", "DURATION").parser(crate::wait::duration),
         /// With --init, the program's exit code CODE (0-255; 128+N for signal N) counts as success: envshim exits 0 (repeatable)
-        pub success_exits: Vec<u8> = Spec::value("success-exit", "CODE").many().parser(exit_code),
+        pub success_exits: Vec<u8> = Spec::value("success-exit", "CODE").many().parser(values::exit_code),
         /// With --init, forward a received signal FROM as TO (TERM:QUIT, 15:3; TO 0 drops it) (repeatable)
         pub rewrite_signals: Vec<(i32, i32)> = Spec::value("rewrite-signal", "FROM:TO").many().parser(crate::init::parse_rewrite),
     }
@@ -255,9 +256,9 @@ group! {
     /// `--watch`: envshim restarts (or signals) the program when its sources change.
     pub struct Watching {
         /// Restart the program when a file its environment or program line came from changes (implies --init)
-        pub watch: bool = Spec::flag("watch").env("ENVSHIM_WATCH").parser(switch),
+        pub watch: bool = Spec::flag("watch").env("ENVSHIM_WATCH").parser(values::switch),
         /// With --watch, what a change does: restart (the program), exit, or signal:SIG (only send it SIG) [default: restart]
-        pub on_change: Option<OnChange> = Spec::value("on-change", "ACTION").env("ENVSHIM_ON_CHANGE").parser(crate::watch::parse_on_change),
+        pub on_change: Option<OnChange> = Spec::value("on-change", "ACTION").env("ENVSHIM_ON_CHANGE").parser(values::on_change()),
         /// With --watch, the signal that stops the program for a restart [default: TERM]
         pub restart_signal: Option<i32> = Spec::value("restart-signal", "SIG").env("ENVSHIM_RESTART_SIGNAL").parser(crate::watch::parse_signal),
         /// With --watch, how long a stopping program gets before SIGKILL to its process group [default: 10s]
@@ -281,35 +282,4 @@ pub enum CheckFormat {
 pub enum RenderFormat {
     Env,
     Json,
-}
-
-const SWITCH_WORDS: &str = "must be one of 1/0, true/false, yes/no, on/off";
-
-/// The words a boolean configuration variable takes (a flag on the command
-/// line is `true`); `options.rs` names the variable in the message.
-pub fn switch(text: &str) -> Result<bool, String> {
-    // Compared in place, not lower-cased into a new string: clap parses every
-    // flag's default ("false") with it at each start.
-    let is = |words: [&str; 4]| words.iter().any(|w| w.eq_ignore_ascii_case(text));
-    if is(["1", "true", "yes", "on"]) {
-        Ok(true)
-    } else if is(["0", "false", "no", "off"]) {
-        Ok(false)
-    } else {
-        Err(SWITCH_WORDS.into())
-    }
-}
-
-/// `--env-grammar`: one of its two words.
-fn env_grammar(text: &str) -> Result<Grammar, String> {
-    match text {
-        "envshim" => Ok(Grammar::Envshim),
-        "kubelet" => Ok(Grammar::Kubelet),
-        _ => Err("expected envshim or kubelet".into()),
-    }
-}
-
-/// `--success-exit`: digits only, 0 to 255.
-fn exit_code(text: &str) -> Result<u8, String> {
-    text.bytes().all(|b| b.is_ascii_digit()).then(|| text.parse().ok()).flatten().ok_or_else(|| "expected an exit code from 0 to 255".to_string())
 }

@@ -54,10 +54,10 @@ impl Settings<'_> {
 /// `--rewrite-signal FROM:TO`: each a signal's name (`TERM`, `SIGTERM`, any
 /// case) or number; FROM one that `--init` forwards, TO any signal or 0 (drop it).
 pub fn parse_rewrite(text: &str) -> Result<(c_int, c_int), String> {
-    let (from, to) = text.split_once(':').ok_or_else(|| format!("expected FROM:TO (TERM:QUIT, 15:3), got '{text}'"))?;
+    let (from, to) = text.split_once(':').ok_or_else(|| "expected FROM:TO (TERM:QUIT, 15:3)".to_string())?;
     let (from, to) = (signal_number(from)?, signal_number(to)?);
     if !forwarded(from) {
-        return Err(format!("'{text}': signal {from} cannot be rewritten (--init never receives or never forwards it)"));
+        return Err(format!("signal {from} cannot be rewritten (--init never receives or never forwards it)"));
     }
     Ok((from, to))
 }
@@ -78,7 +78,7 @@ pub fn signal_number(text: &str) -> Result<c_int, String> {
     }
     match text.parse::<u32>() {
         Ok(n) if n <= libc::SIGRTMAX() as u32 && !text.starts_with('+') => Ok(n as c_int),
-        _ => Err(format!("'{text}' is not a signal (a name like TERM or SIGTERM, or a number from 0 to {})", libc::SIGRTMAX())),
+        _ => Err(format!("expected a signal (a name like TERM or SIGTERM, or a number from 0 to {})", libc::SIGRTMAX())),
     }
 }
 

@@ -129,7 +129,7 @@ pub fn show(d: Duration) -> String {
 /// convert --wait` checks it): a whole number and a unit, ms, s, m or h; a
 /// bare number is seconds.
 pub fn duration(text: &str) -> Result<Duration, String> {
-    let bad = || format!("expected a whole number and a unit (500ms, 5s, 1m, 1h), got {text:?}");
+    let bad = || "expected a whole number and a unit (500ms, 5s, 1m, 1h)".to_string();
     let (number, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
     let n: u32 = number.parse().map_err(|_| bad())?;
     let millis: u64 = match unit {

@@ -116,6 +116,23 @@ fn the_converters_completions_and_man_pages_are_generated_too() {
     }
     let convert = std::fs::read_to_string(d.join("man/kubectl-envshim-convert.1")).unwrap();
     assert!(convert.contains("recursive") && convert.contains("installer\\-cpu"), "{convert}");
+    // Each page: the exit codes and examples; convert's, krm's and the main one: every functionConfig key.
+    for page in ["kubectl-envshim", "kubectl-envshim-convert", "kubectl-envshim-manifest", "kubectl-envshim-krm"] {
+        let text = std::fs::read_to_string(d.join(&format!("man/{page}.1"))).unwrap();
+        assert!(text.contains(".SH \"EXIT STATUS\"") && text.contains("78     a pod that cannot be converted"), "{page}: {text}");
+        let examples = text.split(".SH \"EXAMPLES\"").nth(1).unwrap_or_else(|| panic!("{page}: no EXAMPLES: {text}"));
+        assert!(examples.contains(".nf\n  kubectl"), "{page}: no command in its examples: {examples}");
+        if page == "kubectl-envshim-manifest" {
+            continue;
+        }
+        assert!(text.contains(".SH \"KRM FUNCTION CONFIG\""), "{page}: {text}");
+        let options = <kubectl_envshim::cli::Options as clap::Args>::augment_args(clap::Command::new("options"));
+        let keys: Vec<&str> = options.get_arguments().filter_map(|a| a.get_long()).collect();
+        assert!(keys.contains(&"watch-splay") && keys.contains(&"entrypoint"), "{keys:?}");
+        for key in keys {
+            assert!(text.contains(&format!("\n  {}: ", key.replace('-', "\\-"))), "{page}: no key {key}");
+        }
+    }
 }
 
 /// What `kubectl __complete envshim WORDS...` offers (the shell's side of
@@ -278,5 +295,60 @@ fn each_subcommands_help_starts_with_what_it_does() {
         let out = envshim([sub, "--help"]).run();
         out.ok();
         assert_eq!(out.stdout_str().lines().next(), Some(first), "{sub} --help");
+    }
+}
+
+/// The words each option takes, as the completions of both binaries offer
+/// them: `(binary, subcommand, option, words)`.
+const VALUE_SETS: [(&str, &str, &str, &[&str]); 6] = [
+    ("envshim", "run", "--env-grammar", &["envshim", "kubelet"]),
+    ("envshim", "run", "--on-change", &["restart", "exit", "signal:HUP", "signal:USR1", "signal:USR2"]),
+    ("envshim", "check", "--format", &["text", "json"]),
+    ("envshim", "render", "--format", &["env", "json"]),
+    ("kubectl-envshim", "convert", "--env-grammar", &["envshim", "kubelet"]),
+    ("kubectl-envshim", "convert", "--on-change", &["restart", "exit", "signal:HUP", "signal:USR1", "signal:USR2"]),
+];
+
+#[test]
+fn every_shell_offers_the_words_an_option_takes() {
+    let d = generated();
+    for (bin, sub, option, words) in VALUE_SETS {
+        // bash, run.
+        let offered = complete(&d.join(&format!("completions/{bin}.bash")), &[bin, sub, option, ""]);
+        assert_eq!(offered, words, "bash: {bin} {sub} {option}");
+        // Each word is one the binary takes (a value it refuses is exit 2).
+        if bin == "envshim" {
+            for w in words {
+                let given = format!("{option}={w}");
+                let program: &[&str] = if sub == "render" { &[] } else { &["--", "/bin/true"] };
+                envshim([sub, "--watch", &given].iter().chain(program)).run().ok();
+            }
+        }
+        // zsh: the option's spec ends with its words, `:` escaped.
+        let zsh = std::fs::read_to_string(d.join(&format!("completions/_{bin}"))).unwrap();
+        let list = format!("({})'", words.iter().map(|w| w.replace(':', "\\:")).collect::<Vec<_>>().join(" "));
+        assert!(zsh.lines().any(|l| l.starts_with(&format!("'{option}=")) && l.trim_end_matches([' ', '\\']).ends_with(&list)), "zsh: {bin} {option}: no {list}");
+        // fish: the option's line under the subcommand, each word an argument.
+        let fish = std::fs::read_to_string(d.join(&format!("completions/{bin}.fish"))).unwrap();
+        let under = format!("using_subcommand {sub}\" -l {}", &option[2..]);
+        let start = fish.find(&under).unwrap_or_else(|| panic!("fish: {bin} {sub} {option}"));
+        // Its words go on over the lines up to the next `complete`.
+        let line = fish[start..].split("\ncomplete ").next().unwrap();
+        for w in words {
+            assert!(line.contains(&format!("{w}\\t")), "fish: {bin} {sub} {option}: no {w}: {line}");
+        }
+    }
+    // kubectl's plugin completion: the converter's words.
+    let bin = Volume::new();
+    let plugin = bin.file("kubectl-envshim", "#!/bin/sh\nexit 0\n");
+    std::fs::set_permissions(&plugin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::copy(d.join("completions/kubectl_complete-envshim"), bin.join("kubectl_complete-envshim")).unwrap();
+    for (_, sub, option, words) in VALUE_SETS.iter().filter(|v| v.0 == "kubectl-envshim") {
+        let Some(offered) = kubectl_complete(bin.path(), &[sub, option, ""]) else {
+            eprintln!("skipped: needs kubectl (tests/e2e/deps.sh installs it)");
+            return;
+        };
+        let expected: Vec<String> = words.iter().map(|w| w.to_string()).chain([":4".to_string()]).collect();
+        assert_eq!(offered, expected, "kubectl envshim {sub} {option}");
     }
 }

@@ -10,6 +10,7 @@ mod bounded;
 mod check;
 mod cli;
 mod cli_docs;
+mod config_values;
 mod converted;
 mod env_dir;
 mod failures;

@@ -335,9 +335,9 @@ fn without_inotify_the_poll_applies_the_change_after_one_warning() {
 fn the_watch_options_need_watch_and_valid_values() {
     for (args, vars, want) in [
         (&["--on-change", "exit"][..], &[][..], "need --watch"),
-        (&["--watch", "--on-change", "reload"], &[], "'--on-change <ACTION>': expected restart, exit or signal:SIG"),
-        (&["--watch", "--restart-signal", "0"], &[], "'--restart-signal <SIG>': 0 is no signal"),
-        (&["--watch", "--watch-poll", "0"], &[], "'--watch-poll <DURATION>': must be more than 0"),
+        (&["--watch", "--on-change", "reload"], &[], "--on-change: expected restart, exit or signal:SIG"),
+        (&["--watch", "--restart-signal", "0"], &[], "--restart-signal: 0 is no signal"),
+        (&["--watch", "--watch-poll", "0"], &[], "--watch-poll: must be more than 0"),
         (&["--watch"], &[("ENVSHIM_WATCH_POLL", "0")], "ENVSHIM_WATCH_POLL: must be more than 0"),
         (&["--watch"], &[("ENVSHIM_RESTART_TIMEOUT", "soon")], "ENVSHIM_RESTART_TIMEOUT: "),
         (&[], &[("ENVSHIM_WATCH", "maybe")], "ENVSHIM_WATCH must be one of"),

@@ -6,7 +6,8 @@
 //!   DIR/man/envshim.1 and one page per subcommand (envshim-run.1, ...);
 //! the same for the converter, from kubectl-envshim/src/cli.rs:
 //!   DIR/completions/{kubectl-envshim.bash,_kubectl-envshim,kubectl-envshim.fish},
-//!   DIR/man/kubectl-envshim.1 and kubectl-envshim-{convert,unconvert,manifest,krm}.1,
+//!   DIR/man/kubectl-envshim.1 and kubectl-envshim-{convert,unconvert,manifest,krm}.1
+//!   (with the functionConfig's keys, the exit codes and examples),
 //!   and DIR/completions/kubectl_complete-envshim, kubectl's plugin completion.
 //! musl-build.sh runs it into dist/. An example, not part of the binary: the
 //! shim gains no byte and no dependency (clap_complete and clap_mangen are
@@ -15,11 +16,8 @@
 
 use envshim::cli::{Cli, EXIT_CODES};
 
-/// The converter's command line (its crate depends on this one, so this
-/// package cannot depend on it: its `cli.rs` is included here).
-mod converter {
-    include!("../kubectl-envshim/src/cli.rs");
-}
+/// The converter's command line (a dev-dependency of this package).
+use kubectl_envshim::cli as converter;
 
 fn main() {
     let Some(dir) = std::env::args_os().nth(1) else {
@@ -63,7 +61,12 @@ pub fn write(dir: &std::path::Path) -> std::io::Result<()> {
         }
         println!("cli-docs: {}", path.display());
     }
-    clap_mangen::generate_to(converter.long_version(None), &man)?;
+    let mut converter = converter.long_version(None).disable_help_subcommand(true);
+    converter.build();
+    for sub in converter.get_subcommands().filter(|s| !s.is_hide_set()) {
+        converter_page(sub.clone(), &man)?;
+    }
+    converter_page(converter, &man)?;
     let mut pages: Vec<_> = std::fs::read_dir(&man)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
     pages.sort();
     for page in pages {
@@ -197,3 +200,61 @@ fn environment() -> String {
 const FILES: &str = "/etc/envshim/manifest.json\n    the manifest when none is named, if it exists\n\n/dev/termination-log\n    where a failure is also written when it exists and is writable (--termination-log)";
 
 const EXAMPLES: &str = "An image's ENTRYPOINT, so that a pod's args append to the program:\n\n  ENTRYPOINT [\"/envshim\", \"run\", \"--\", \"/app\"]\n\nAn env file and a variable expanded from it, then a program:\n\n  envshim run --env-file app.env --env 'URL=http://$(HOST)' -- /app\n\nA Kubernetes Secret volume as variables, under a supervising PID 1:\n\n  envshim run --init --env-dir /run/secrets/app -- /app\n\nA CI gate for an image's configuration and CMD:\n\n  envshim check --strict --manifest manifest.json -- /app --listen=:8080\n\nShip envshim into an emptyDir from an initContainer:\n\n  envshim install /shared/envshim";
+
+/// One of the converter's man pages: clap's title, name, synopsis,
+/// description, options and subcommands, then the functionConfig's keys
+/// (for `convert` and `krm`, and the main page), EXIT STATUS and EXAMPLES.
+fn converter_page(cmd: clap::Command, dir: &std::path::Path) -> std::io::Result<()> {
+    use std::io::Write;
+    let sub = (cmd.get_name() != "kubectl-envshim").then(|| cmd.get_name().to_string());
+    let man = clap_mangen::Man::new(cmd.clone());
+    let mut out = Vec::new();
+    man.render_title(&mut out)?;
+    man.render_name_section(&mut out)?;
+    man.render_synopsis_section(&mut out)?;
+    man.render_description_section(&mut out)?;
+    if cmd.get_arguments().any(|a| !a.is_hide_set()) {
+        man.render_options_section(&mut out)?;
+    }
+    if cmd.has_subcommands() {
+        man.render_subcommands_section(&mut out)?;
+    }
+    if sub.as_deref() != Some("manifest") {
+        section(&mut out, "KRM FUNCTION CONFIG", &krm_keys())?;
+    }
+    let codes = envshim::error::exit_code_help(true);
+    section(&mut out, "EXIT STATUS", codes.strip_prefix("Exit codes:\n").unwrap_or(&codes))?;
+    section(&mut out, "EXAMPLES", converter_examples(sub.as_deref()))?;
+    if cmd.get_version().is_some() {
+        man.render_version_section(&mut out)?;
+    }
+    std::fs::File::create(dir.join(man.get_filename()))?.write_all(&out)
+}
+
+/// The keys of the functionConfig (kpt's function config, kustomize's
+/// transformer config): `convert`'s options by their long names, from the definition.
+fn krm_keys() -> String {
+    use clap::Args;
+    let options = converter::Options::augment_args(clap::Command::new("options"));
+    let mut text = String::from(
+        "Under kpt (kubectl-envshim krm, a ResourceList on stdin) and kustomize (kubectl-envshim krm CONFIG), the options of convert are the data keys of the config, a ConfigMap, each value a string: a repeatable option one value a line, a flag one of true/false, 1/0, yes/no, on/off (quoted). A key that is no option, or a value the option refuses, stops the pipeline (2) with a message naming data.KEY.\n\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: envshim\n  data:\n    shim-image: REGISTRY/envshim@sha256:DIGEST\n    watch: \"true\"\n    watch-splay: 30s\n    entrypoint: |\n      api=[\"/app\",\"serve\"]\n\nThe keys:\n",
+    );
+    for arg in options.get_arguments() {
+        let Some(long) = arg.get_long() else { continue };
+        let value = match arg.get_action() {
+            clap::ArgAction::SetTrue => "true|false".to_string(),
+            clap::ArgAction::Append => format!("{}, one a line", arg.get_value_names().and_then(|v| v.first()).map_or("VALUE", |v| v.as_str())),
+            _ => arg.get_value_names().and_then(|v| v.first()).map_or("VALUE".to_string(), ToString::to_string),
+        };
+        text += &format!("\n  {long}: {value}");
+    }
+    text
+}
+
+fn converter_examples(sub: Option<&str>) -> &'static str {
+    match sub {
+        Some("manifest") => "The manifest envshim reads for the container api, for a ConfigMap or --manifest:\n\n  kubectl envshim manifest -f deploy.yaml -c api",
+        Some("krm") => "A kpt function (the config in the Kptfile's pipeline, or given here):\n\n  kpt fn eval --exec kubectl-envshim --fn-config envshim.yaml\n\nA kustomize exec transformer (kubectl kustomize --enable-alpha-plugins), its config file as the argument:\n\n  kubectl-envshim krm envshim.yaml < stream.yaml",
+        _ => "Convert and apply, envshim copied from a pinned image:\n\n  kubectl envshim convert -f deploy.yaml --shim-image REGISTRY/envshim@sha256:DIGEST | kubectl apply -f -\n\nA container without command (its image's ENTRYPOINT and CMD, as a JSON list):\n\n  kubectl envshim convert -f deploy.yaml --entrypoint 'api=[\"/app\",\"serve\"]'\n\nLive update in production: replicas restart at different moments, a slow program gets time to stop:\n\n  kubectl envshim convert -f deploy.yaml --watch --watch-splay 30s --restart-timeout 30s\n\nA CI gate: exit 1 when a document would change (no image needed):\n\n  kubectl envshim convert --check -f k8s/ -R",
+    }
+}

@@ -1,11 +1,13 @@
 // The command line of kubectl-envshim: its definition, with the docs `--help`
-// shows, and the one-line usage errors. tools/cli-docs.rs includes this file to
-// generate the man pages and completions, so it names nothing of the crate
-// (clap, std and the envshim library only).
+// shows, and the one-line usage errors; tools/cli-docs.rs generates the man
+// pages and completions from it. Each value is checked by envshim's own parser
+// (`envshim::cli::values`): it means the same in both binaries.
 
 use std::ffi::OsString;
 
 use clap::{Args, Parser, Subcommand};
+use envshim::cli::values::{self, AsWritten};
+use envshim::envfile::Grammar;
 
 #[derive(Parser)]
 #[command(
@@ -19,6 +21,8 @@ pub struct Cli {
     pub command: Command,
 }
 
+// One value, made once a run: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand)]
 pub enum Command {
     /// Convert the pods of YAML or JSON streams; the result goes to stdout
@@ -67,14 +71,32 @@ pub struct Options {
     #[arg(long, value_name = "CONTAINER=PROGRAM")]
     pub entrypoint: Vec<String>,
     /// Converted containers wait up to DURATION for missing env files (500ms, 30s, 2m; a bare number is seconds)
-    #[arg(long, value_name = "DURATION")]
+    #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::duration))]
     pub wait: Option<String>,
     /// How converted containers read env files: kubelet (exactly as the kubelet 1.35 will once the cluster reads fileKeyRef itself: NAME='value' lines, the first occurrence wins) or envshim (envshim's more forgiving grammar)
-    #[arg(long, value_name = "kubelet|envshim", default_value = DEFAULT_ENV_GRAMMAR)]
-    pub env_grammar: String,
+    #[arg(long, value_name = "kubelet|envshim", default_value = DEFAULT_ENV_GRAMMAR, value_parser = values::env_grammar(), hide_possible_values = true)]
+    pub env_grammar: Grammar,
     /// Converted containers run envshim with --watch: a changed fileKeyRef file restarts the program with its new values
     #[arg(long)]
     pub watch: bool,
+    /// With --watch, what a change does: restart (the program, in the container), exit (the container, which the kubelet restarts with its back-off), or signal:SIG (only send the program SIG) [default: restart]
+    #[arg(long, value_name = "ACTION", value_parser = AsWritten(values::on_change()), hide_possible_values = true)]
+    pub on_change: Option<String>,
+    /// With --watch, the signal that stops the program for a restart [default: TERM]
+    #[arg(long, value_name = "SIG", value_parser = AsWritten(values::signal))]
+    pub restart_signal: Option<String>,
+    /// With --watch, how long a stopping program gets before SIGKILL to its process group [default: 10s]
+    #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::duration))]
+    pub restart_timeout: Option<String>,
+    /// With --watch, the quiet time after a change before the files are read again [default: 1s]
+    #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::duration))]
+    pub watch_settle: Option<String>,
+    /// With --watch, how often the files are read again without an event [default: 60s]
+    #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::poll))]
+    pub watch_poll: Option<String>,
+    /// With --watch, a random delay of up to DURATION before a change is acted on, so replicas do not restart together [default: 0]
+    #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::duration))]
+    pub watch_splay: Option<String>,
     /// The CPU the envshim-install initContainer requests and is limited to
     #[arg(long, value_name = "QUANTITY", default_value = DEFAULT_INSTALLER_CPU)]
     pub installer_cpu: String,

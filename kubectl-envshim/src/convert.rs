@@ -28,8 +28,6 @@ pub(crate) type Sequence = Vec<Value>;
 /// Where a volume a `fileKeyRef` names is mounted when the container does not mount it.
 pub(crate) const VOLUMES_DIR: &str = "/.envshim/volumes";
 pub const MANIFEST_VAR: &str = "ENVSHIM_MANIFEST_JSON";
-const WAIT_VAR: &str = "ENVSHIM_WAIT";
-const GRAMMAR_VAR: &str = "ENVSHIM_ENV_GRAMMAR";
 /// envshim reads every `ENVSHIM_*` variable as its own configuration.
 pub(crate) const RESERVED: &str = "ENVSHIM_";
 /// The platform-resolved sources of `valueFrom` (the kubelet resolves them).
@@ -200,6 +198,8 @@ fn words(c: &Mapping, key: &str) -> Option<Sequence> {
 
 fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, Vec<Error>> {
     const LISTS: [&str; 2] = ["initContainers", "containers"];
+    let lists = LISTS.iter().filter_map(|l| spec.get(*l).and_then(Value::as_array));
+    s.met(lists.flatten().filter_map(|c| Some(c.get("name")?.as_str()?.to_string())));
     let wanted = LISTS.iter().any(|l| spec.get(*l).and_then(Value::as_array).is_some_and(|cs| cs.iter().any(has_file_key_ref)));
     if !wanted {
         return Ok(false);
@@ -291,7 +291,7 @@ fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<Er
     if let Some(problem) = converted_already(&env) {
         return vec![problem];
     }
-    let mut problems = reserved_names(c, &env);
+    let mut problems = reserved_names(c, &env, s);
     // The program line. A command (or the image's ENTRYPOINT and CMD, which
     // `--entrypoint` stands for) and args; `[]` and null are unset.
     let args = words(c, "args");
@@ -335,15 +335,16 @@ fn converted_already(env: &Sequence) -> Option<Error> {
 
 /// Every `ENVSHIM_*` variable is envshim's configuration: in a converted
 /// container one would configure envshim, or be taken for its private state.
-fn reserved_names(c: &Mapping, env: &Sequence) -> Vec<Error> {
+fn reserved_names(c: &Mapping, env: &Sequence, s: &Settings) -> Vec<Error> {
     let mut problems = Vec::new();
     for (i, e) in env.iter().enumerate() {
-        if let Some(n) = e.get("name").and_then(Value::as_str).filter(|n| n.starts_with(RESERVED)) {
-            problems.push(problem(
-                format!("env[{i}].name"),
-                format!("{n} is envshim's configuration (every {RESERVED}* name is): a converted container would read it as envshim's own; rename it"),
-            ));
-        }
+        let Some(n) = e.get("name").and_then(Value::as_str).filter(|n| n.starts_with(RESERVED)) else { continue };
+        // One the converter sets: the option to give instead.
+        let what = match s.settable.iter().find(|(var, _)| var == n) {
+            Some((_, long)) => format!("{n} is envshim's configuration: set it with {}", s.naming.setting(long)),
+            None => format!("{n} is envshim's configuration (every {RESERVED}* name is): a converted container would read it as envshim's own; rename it"),
+        };
+        problems.push(problem(format!("env[{i}].name"), what));
     }
     for (i, e) in c.get("envFrom").and_then(Value::as_array).into_iter().flatten().enumerate() {
         if e.get("prefix").and_then(Value::as_str).is_some_and(|p| p.starts_with(RESERVED)) {
@@ -475,11 +476,7 @@ fn rewrite(c: &mut Mapping, env: &Sequence, first: usize, seen: &[String], text:
         }
     }
     new_env.push(mapping([("name", string(MANIFEST_VAR)), ("value", Value::String(double_dollars(text)))]));
-    if let Some(wait) = &s.wait {
-        new_env.push(mapping([("name", string(WAIT_VAR)), ("value", string(wait))]));
-    }
-    let grammar = if s.envshim_grammar { "envshim" } else { "kubelet" };
-    new_env.push(mapping([("name", string(GRAMMAR_VAR)), ("value", string(grammar))]));
+    new_env.extend(s.shim_env.iter().map(|(name, value)| mapping([("name", string(name)), ("value", string(value))])));
     let command: &[&str] = if s.watch { &[&s.shim_path, "run", "--watch"] } else { &[&s.shim_path, "run"] };
     c.insert("command".into(), strings(command));
     // `args: []` and `args: null` are unset: they stay as written (for `unconvert`).

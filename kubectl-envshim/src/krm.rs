@@ -47,10 +47,13 @@ fn transformer(config: &std::ffi::OsString, stdin: &str) -> i32 {
         Ok(job) => job,
         Err(e) => return usage(&format!("{shown}: {e}")),
     };
-    for w in job.warnings() {
-        say(&format!("warning: {shown}: {w}"));
+    let converted = stream::each(stdin, "stdin", &|doc| job.run(doc));
+    // As convert: a container named that the stream lacks first, unless a document did not parse.
+    let parsed = converted.as_ref().err().is_none_or(|errors| errors.iter().all(|e| e.code == code::CONFIG));
+    if let Err(e) = job.unknown_entrypoints().or_else(|e| if parsed { Err(e) } else { Ok(()) }) {
+        return usage(&format!("{shown}: {}", e.what));
     }
-    match stream::each(stdin, "stdin", &|doc| job.run(doc)) {
+    match converted {
         Ok(out) => {
             for (n, note) in &out.notes {
                 for w in &note.warnings {
@@ -86,8 +89,19 @@ fn function(stdin: &str) -> i32 {
             (None, code::USAGE)
         }
         Ok(job) => {
-            results.extend(job.warnings().iter().map(|w| json!({"message": format!("functionConfig: {w}"), "severity": "warning"})));
-            (convert_items(&items, &|doc| job.run(doc), &mut results), code::CONFIG)
+            let mut problems = Vec::new();
+            let converted = convert_items(&items, &|doc| job.run(doc), &mut problems);
+            // As convert: a container named that the items lack, alone (it explains their "no command").
+            match job.unknown_entrypoints() {
+                Ok(()) => {
+                    results.extend(problems);
+                    (converted, code::CONFIG)
+                }
+                Err(e) => {
+                    results.push(json!({"message": format!("functionConfig: {}", e.what), "severity": "error"}));
+                    (None, code::USAGE)
+                }
+            }
         }
     };
     let text = output(stdin, list, &items, converted.as_deref(), results);
@@ -247,10 +261,11 @@ enum Job {
 }
 
 impl Job {
-    fn warnings(&self) -> &[String] {
+    /// A container `--entrypoint` named that no converted document had.
+    fn unknown_entrypoints(&self) -> Result<(), envshim::error::Error> {
         match self {
-            Job::Convert(s) => &s.warnings,
-            Job::Unconvert => &[],
+            Job::Convert(s) => s.unknown_entrypoints(),
+            Job::Unconvert => Ok(()),
         }
     }
     fn run(&self, doc: &mut Value) -> Result<Vec<crate::warn::Note>, Vec<envshim::error::Error>> {
@@ -268,7 +283,9 @@ fn config_job(config: &Value) -> Result<Job, String> {
     if config.unconvert {
         return Ok(Job::Unconvert);
     }
-    settings(&config.options, Naming::Config).map(Job::Convert).map_err(|e| e.what)
+    let settings = settings(&config.options, Naming::Config).map_err(|e| e.what)?;
+    settings.image_needed().map_err(|e| e.what)?;
+    Ok(Job::Convert(settings))
 }
 
 /// `convert`'s options from a config's `data`: each key the long name of
@@ -300,17 +317,20 @@ fn options(config: &Value) -> Result<FunctionConfig, String> {
         if matches!(option.get_action(), ArgAction::Append) {
             words.extend(value.lines().map(str::trim).filter(|l| !l.is_empty()).map(|l| format!("--{key}={l}")));
         } else if matches!(option.get_action(), ArgAction::SetTrue) {
-            // A flag (`watch`): "true" gives it, "false" leaves it out.
-            match value {
-                "true" => words.push(format!("--{key}")),
-                "false" => {}
-                _ => return Err(format!("data.{key} is true or false (quoted)")),
+            // A flag (`watch`): its words as envshim's variables take them (`ENVSHIM_WATCH`).
+            match envshim::cli::values::switch(value) {
+                Ok(true) => words.push(format!("--{key}")),
+                Ok(false) => {}
+                Err(e) => return Err(format!("data.{key}: {e} (quoted)")),
             }
         } else {
             words.push(format!("--{key}={value}"));
         }
     }
     let parsed = cmd.try_get_matches_from(words).and_then(|m| FunctionConfig::from_arg_matches(&m));
-    // Every value is a string to clap: only a definition changed to take something else can fail here.
-    parsed.map_err(|e| format!("data: {}", e.kind()))
+    // A value envshim's parser refuses: the key and what it takes, never the value.
+    parsed.map_err(|e| match envshim::cli::refused_value(&e) {
+        Some((option, expected)) => format!("data.{}: {expected}", option.trim_start_matches('-')),
+        None => format!("data: {}", e.kind()),
+    })
 }

@@ -43,17 +43,29 @@ pub fn convert(args: &ConvertArgs) -> i32 {
         Ok(s) => s,
         Err(e) => return fail(&[e]),
     };
-    for w in &settings.warnings {
-        say(&format!("warning: {w}"));
-    }
     let inputs = match input::read_all(&args.input) {
         Ok(inputs) => inputs,
         Err(e) => return fail(&[e]),
     };
-    let outputs = match stream::convert_all(&inputs, &settings) {
+    let converted = stream::convert_all(&inputs, &settings);
+    // An --entrypoint for a container the input lacks (a typo) first: it
+    // explains a "no command" of the container meant. Not when a document
+    // did not parse (its containers are unknown).
+    let parsed = converted.as_ref().err().is_none_or(|errors| errors.iter().all(|e| e.code == code::CONFIG));
+    if let Err(e) = settings.unknown_entrypoints().or_else(|e| if parsed { Err(e) } else { Ok(()) }) {
+        return fail(&[e]);
+    }
+    let outputs = match converted {
         Ok(outputs) => outputs,
         Err(errors) => return fail(&errors),
     };
+    let changed = outputs.iter().any(|(_, o)| !o.notes.is_empty());
+    // A pod written converted names the image (--check writes none).
+    if changed && !args.check {
+        if let Err(e) = settings.image_needed() {
+            return fail(&[e]);
+        }
+    }
     // What would change (--check, as `gofmt -l` lists files), or what the
     // converted pods run without (warnings): stderr, names only, no value.
     for (shown, out) in &outputs {
@@ -74,7 +86,6 @@ pub fn convert(args: &ConvertArgs) -> i32 {
         }
     }
     if args.check {
-        let changed = outputs.iter().any(|(_, o)| !o.notes.is_empty());
         return if changed { code::CHANGED } else { code::OK };
     }
     report::write_stdout(stream::joined(&outputs).as_bytes())

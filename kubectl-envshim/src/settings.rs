@@ -1,6 +1,11 @@
 //! The conversion's settings: the options (the command line's, or a KRM
 //! function's config) checked, and what `convert.rs` reads of them.
 
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
+use clap::Args;
+use envshim::envfile::Grammar;
 use envshim::error::Error;
 
 use crate::cli::{Options, DEFAULT_SHIM_PATH};
@@ -9,19 +14,26 @@ pub struct Settings {
     pub shim_path: String,
     /// None: envshim is in the image (`--shim-path`): no installer, no volume.
     pub shim_image: Option<String>,
+    /// Set when no image was given nor found: what to say when a pod
+    /// would be written converted (`--check` needs none).
+    pub image_missing: Option<String>,
     pub entrypoints: Vec<(String, Vec<String>)>,
-    pub wait: Option<String>,
+    /// The name of every container met in a pod spec, when `--entrypoint` is given (checked at the end).
+    pub containers: Mutex<BTreeSet<String>>,
     /// `--env-grammar envshim`: converted containers read env files with envshim's grammar, not the kubelet's.
     pub envshim_grammar: bool,
     /// `--watch`: converted containers run `envshim run --watch`.
     pub watch: bool,
+    /// The `ENVSHIM_*` entries converted containers get (`--wait`,
+    /// `--env-grammar`, `--watch`'s settings), in that order: (name, value as given).
+    pub shim_env: Vec<(String, String)>,
+    /// Each `ENVSHIM_*` variable an option sets: (variable, the option's long name).
+    pub settable: Vec<(String, String)>,
     /// The envshim-install initContainer's requests and limits (Kubernetes quantities).
     pub installer_cpu: String,
     pub installer_memory: String,
     /// How messages name an option.
     pub naming: Naming,
-    /// What the options let through but is likely wrong (names only, no value of a file).
-    pub warnings: Vec<String>,
 }
 
 /// How a message names an option: `--entrypoint` on the command line; under
@@ -39,6 +51,13 @@ impl Naming {
         match self {
             Naming::Flags => format!("--{key}"),
             Naming::Config => format!("data.{key}"),
+        }
+    }
+    /// Where this user sets the option `key`: `kubectl envshim convert --KEY`, or the config's `data.KEY`.
+    pub fn setting(self, key: &str) -> String {
+        match self {
+            Naming::Flags => format!("`kubectl envshim convert --{key}`"),
+            Naming::Config => format!("the config's data.{key}"),
         }
     }
     /// What to do to give the option `key` the `value` (for `entrypoint`,
@@ -69,61 +88,105 @@ fn checked(o: &Options, naming: Naming) -> Result<Settings, String> {
         ));
     }
     if !o.shim_path.starts_with('/') {
-        return Err(format!("{} must be an absolute path, got {:?}", opt("shim-path"), o.shim_path));
-    }
-    if !matches!(o.env_grammar.as_str(), "kubelet" | "envshim") {
-        return Err(format!("{}: expected kubelet or envshim, got {:?}", opt("env-grammar"), o.env_grammar));
-    }
-    if let Some(w) = &o.wait {
-        envshim::wait::duration(w).map_err(|e| format!("{}: {e}", opt("wait")))?;
+        return Err(format!("{} must be an absolute path", opt("shim-path")));
     }
     for (key, value) in [("installer-cpu", &o.installer_cpu), ("installer-memory", &o.installer_memory)] {
         if !crate::cli::quantity(value) {
-            return Err(format!("{}: {value:?} is not a Kubernetes quantity (100m, 0.1, 32Mi)", opt(key)));
+            return Err(format!("{}: expected a Kubernetes quantity (100m, 0.1, 32Mi)", opt(key)));
         }
     }
-    let mut warnings = Vec::new();
-    let entrypoints = entrypoints(&o.entrypoint, naming, &mut warnings)?;
-    let no_shim_image = || match naming {
+    let grammar = match o.env_grammar {
+        Grammar::Envshim => "envshim",
+        Grammar::Kubelet => "kubelet",
+    };
+    // Each value was checked by envshim's own parser (cli.rs): it goes to envshim as given.
+    let watch_settings = [
+        ("on-change", &o.on_change),
+        ("restart-signal", &o.restart_signal),
+        ("restart-timeout", &o.restart_timeout),
+        ("watch-settle", &o.watch_settle),
+        ("watch-poll", &o.watch_poll),
+        ("watch-splay", &o.watch_splay),
+    ];
+    // As envshim run: a setting of --watch without it is a mistake.
+    if let Some((key, _)) = watch_settings.iter().find(|(_, v)| v.is_some()).filter(|_| !o.watch) {
+        return Err(format!("{} needs {} (it is a setting of envshim's --watch)", opt(key), opt("watch")));
+    }
+    let given = [("wait", o.wait.as_deref()), ("env-grammar", Some(grammar))].into_iter().chain(watch_settings.iter().map(|(k, v)| (*k, v.as_deref())));
+    let variables = envshim::cli::values::variables();
+    let variable = |long: &str| variables.iter().find(|(l, _)| l == long).map(|(_, v)| v.clone());
+    let shim_env = given.filter_map(|(long, value)| Some((variable(long).expect("an option of envshim run with a variable"), value?.to_string()))).collect();
+    // The converter's options that are envshim's (the same long name), with envshim's variable for each.
+    let ours = Options::augment_args(clap::Command::new("options"));
+    let settable = ours.get_arguments().filter_map(|a| a.get_long()).filter_map(|long| Some((variable(long)?, long.to_string()))).collect();
+    let entrypoints = entrypoints(&o.entrypoint, naming)?;
+    let no_shim_image = match naming {
         Naming::Flags => NO_SHIM_IMAGE.to_string(),
         Naming::Config => "no envshim image: set the config's data.shim-image to IMAGE (best pinned: REGISTRY/envshim@sha256:DIGEST)".to_string(),
     };
+    let image = if baked_in { None } else { Some(o.shim_image.clone().or_else(default_shim_image).ok_or(no_shim_image)) };
     Ok(Settings {
         shim_path: o.shim_path.clone(),
-        shim_image: if baked_in { None } else { Some(o.shim_image.clone().or_else(default_shim_image).ok_or_else(no_shim_image)?) },
+        image_missing: image.as_ref().and_then(|i| i.clone().err()),
+        shim_image: image.map(Result::unwrap_or_default),
         entrypoints,
-        wait: o.wait.clone(),
-        envshim_grammar: o.env_grammar == "envshim",
+        containers: Mutex::default(),
+        envshim_grammar: o.env_grammar == Grammar::Envshim,
         watch: o.watch,
+        shim_env,
+        settable,
         installer_cpu: o.installer_cpu.clone(),
         installer_memory: o.installer_memory.clone(),
         naming,
-        warnings,
     })
 }
 
+impl Settings {
+    /// The image, which a pod written converted needs: Err, a usage error, when none was given or found.
+    pub fn image_needed(&self) -> Result<(), Error> {
+        self.image_missing.clone().map_or(Ok(()), |m| Err(Error::usage(m)))
+    }
+
+    /// Notes the containers of a pod spec, for [`Settings::unknown_entrypoints`].
+    pub fn met(&self, names: impl Iterator<Item = String>) {
+        if !self.entrypoints.is_empty() {
+            self.containers.lock().unwrap_or_else(std::sync::PoisonError::into_inner).extend(names);
+        }
+    }
+
+    /// An `--entrypoint` for a container that no pod spec of the input has
+    /// (a typo would otherwise go unseen): a usage error naming those there are.
+    pub fn unknown_entrypoints(&self) -> Result<(), Error> {
+        let met = self.containers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some((name, _)) = self.entrypoints.iter().find(|(n, _)| !met.contains(n)) else { return Ok(()) };
+        let there = if met.is_empty() { "the input has no container".to_string() } else { format!("the input's containers: {}", met.iter().cloned().collect::<Vec<_>>().join(", ")) };
+        Err(Error::usage(format!("{} {name}: no container of that name ({there})", self.naming.option("entrypoint"))))
+    }
+}
+
 /// The `--entrypoint` values, each `CONTAINER=PROGRAM` (a JSON list of
-/// words, or one word), as (container, words); a likely mistake in `warnings`.
-fn entrypoints(given: &[String], naming: Naming, warnings: &mut Vec<String>) -> Result<Vec<(String, Vec<String>)>, String> {
+/// words, or one path), blanks around either part dropped, as (container, words).
+fn entrypoints(given: &[String], naming: Naming) -> Result<Vec<(String, Vec<String>)>, String> {
     let mut entrypoints: Vec<(String, Vec<String>)> = Vec::new();
     let option = naming.option("entrypoint");
     for e in given {
         let Some((name, program)) = e.split_once('=') else {
-            return Err(format!("{option} {e:?}: expected CONTAINER=PROGRAM"));
+            return Err(format!("{option}: expected CONTAINER=PROGRAM"));
         };
-        let words: Vec<String> = if program.trim_start().starts_with('[') {
+        let (name, program) = (name.trim(), program.trim());
+        let words: Vec<String> = if program.starts_with('[') {
             serde_json::from_str(program).map_err(|err| format!("{option} {name}: PROGRAM is not a JSON array of strings ({err})"))?
         } else {
             vec![program.to_string()]
         };
         if name.is_empty() || words.is_empty() || words[0].is_empty() {
-            return Err(format!("{option} {e:?}: expected CONTAINER=PROGRAM with a container name and a program"));
+            return Err(format!("{option}: expected CONTAINER=PROGRAM with a container name and a program"));
         }
         if entrypoints.iter().any(|(n, _)| n == name) {
             return Err(format!("{option} {name}: given twice"));
         }
-        if let [word] = &words[..] {
-            warnings.extend(one_word_with_blanks(name, word, naming));
+        if !program.starts_with('[') && program.contains([' ', '\t']) {
+            return Err(one_word_with_blanks(name, program, naming));
         }
         entrypoints.push((name.to_string(), words));
     }
@@ -131,23 +194,20 @@ fn entrypoints(given: &[String], naming: Naming, warnings: &mut Vec<String>) -> 
 }
 
 /// `--entrypoint web=/docker-entrypoint.sh nginx -g daemon off;`: one word,
-/// which the runtime runs as a program of that whole name (and fails to
-/// find). The warning shows the JSON list of its blank-separated words.
-fn one_word_with_blanks(name: &str, word: &str, naming: Naming) -> Option<String> {
-    if !word.contains([' ', '\t']) {
-        return None;
-    }
+/// which the runtime would run as a program of that whole name (and fail to
+/// find). The message shows the JSON list of its blank-separated words.
+fn one_word_with_blanks(name: &str, word: &str, naming: Naming) -> String {
     let list = serde_json::to_string(&word.split([' ', '\t']).filter(|w| !w.is_empty()).collect::<Vec<_>>()).unwrap_or_default();
     let form = match naming {
         Naming::Flags => format!("--entrypoint '{name}={list}'"),
         Naming::Config => format!("the line {name}={list} in data.entrypoint"),
     };
-    Some(format!(
-        "{} {name}: the program is one word with blanks, so the container would run a program of that whole name; \
-         for a program and its arguments give a JSON list, one string a word: {form} \
-         (split here at each blank: keep in one string what is one argument, as the image's ENTRYPOINT and CMD do)",
+    format!(
+        "{} {name}: the program is one word with blanks, which the container would run as a program of that whole name; \
+         give a JSON list, one string a word: {form} (split here at each blank: keep in one string what is one argument, \
+         and a path with a blank as a list of one string)",
         naming.option("entrypoint")
-    ))
+    )
 }
 
 /// The envshim image when `--shim-image` is not given: `KUBECTL_ENVSHIM_SHIM_IMAGE`,

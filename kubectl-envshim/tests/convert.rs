@@ -16,6 +16,7 @@ use serde_norway::Value;
 use crate::support::{run, Out, BIN, SENTINEL, SHIM_IMAGE as IMAGE};
 
 mod options;
+mod production;
 
 fn kubectl_envshim(args: &[&str], stdin: &str) -> Out {
     kubectl_envshim_with(args, stdin, Some(IMAGE))

@@ -267,7 +267,7 @@ fn the_installer_has_small_requests_and_limits_set_by_options() {
     let out = envshim(&["convert", "--installer-cpu", "0.1", "--installer-memory", "32Mi"], DEPLOYMENT);
     assert_eq!(installer(out.succeeds()), serde_json::json!({"requests": {"cpu": "0.1", "memory": "32Mi"}, "limits": {"cpu": "0.1", "memory": "32Mi"}}));
     for (option, value) in [("--installer-cpu", "fast"), ("--installer-memory", "16MB"), ("--installer-cpu", ""), ("--installer-memory", "-1Mi")] {
-        envshim(&["convert", &format!("{option}={value}")], DEPLOYMENT).failed(2, &[option, "is not a Kubernetes quantity"]);
+        envshim(&["convert", &format!("{option}={value}")], DEPLOYMENT).failed(2, &[option, "expected a Kubernetes quantity"]);
     }
 }
 
@@ -478,10 +478,11 @@ fn under_kpt_and_kustomize_messages_name_the_config_keys_not_flags() {
     let out = envshim(&["krm"], &list("shim-image: r/e:1, shim-path: /bin/envshim"));
     let message = docs(&out.stdout)[0]["results"][0]["message"].as_str().unwrap().to_string();
     assert_eq!(message, "functionConfig: data.shim-image is for the envshim-install initContainer, which data.shim-path (envshim in the image) leaves out: give one");
-    // A program of one word with blanks: a warning result, in the config's terms.
+    // A program of one word with blanks: refused, in the config's terms.
     let out = envshim(&["krm"], &list("entrypoint: 'app=/docker-entrypoint.sh nginx -g daemon off;'"));
-    let results = &docs(out.succeeds())[0]["results"];
-    assert_eq!(results[0]["severity"], "warning");
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    let results = &docs(&out.stdout)[0]["results"];
+    assert_eq!(results[0]["severity"], "error");
     let message = results[0]["message"].as_str().unwrap();
     assert!(message.starts_with("functionConfig: data.entrypoint app: the program is one word with blanks"), "{message}");
     assert!(message.contains(r#"the line app=["/docker-entrypoint.sh","nginx","-g","daemon","off;"] in data.entrypoint"#), "{message}");
@@ -555,11 +556,12 @@ fn the_config_takes_every_option_of_convert_by_its_long_name() {
     envshim(&["krm", twice.to_str().unwrap()], "").failed(2, &["t.yaml: data.entrypoint web: given twice"]);
     // A message names the option as the config spells it.
     let grammar = write(d.path(), "g.yaml", "kind: Convert\ndata:\n  shim-image: r/e:1\n  env-grammar: kubelets\n");
-    let stderr = envshim(&["krm", grammar.to_str().unwrap()], "").failed(2, &["g.yaml: data.env-grammar: expected kubelet or envshim"]).to_string();
-    assert!(!stderr.contains("--env-grammar"), "{stderr}");
-    // A flag's key is "true" or "false".
-    let flag = write(d.path(), "w.yaml", "kind: Convert\ndata:\n  shim-image: r/e:1\n  watch: \"yes\"\n");
-    envshim(&["krm", flag.to_str().unwrap()], "").failed(2, &["w.yaml: data.watch is true or false (quoted)"]);
+    let stderr = envshim(&["krm", grammar.to_str().unwrap()], "").failed(2, &["g.yaml: data.env-grammar: expected envshim or kubelet"]).to_string();
+    assert!(!stderr.contains("--env-grammar") && !stderr.contains("kubelets"), "{stderr}");
+    // A flag's key takes the words envshim's variables take (ENVSHIM_WATCH=yes).
+    let flag = write(d.path(), "w.yaml", &format!("kind: Convert\ndata:\n  shim-image: r/e:1\n  watch: \"{SENTINEL}\"\n"));
+    let stderr = envshim(&["krm", flag.to_str().unwrap()], "").failed(2, &["w.yaml: data.watch: must be one of 1/0, true/false, yes/no, on/off"]).to_string();
+    assert!(!stderr.contains(SENTINEL), "{stderr}");
 }
 
 #[test]

@@ -86,7 +86,8 @@ impl Spec {
             arg = arg.value_parser(parser);
         }
         let Some(name) = self.value else { return arg.action(ArgAction::SetTrue) };
-        arg = arg.value_name(name).allow_hyphen_values(self.hyphen);
+        // Its help says what the words mean: the completions alone list them.
+        arg = arg.value_name(name).allow_hyphen_values(self.hyphen).hide_possible_values(true);
         if let Some(c) = self.delimiter {
             arg = arg.value_delimiter(c);
         }

@@ -108,7 +108,7 @@ pub(super) fn check_variables(sub: &clap::Command, parsed: Option<&clap::ArgMatc
         let name = name.to_string_lossy();
         return Err(match std::error::Error::source(&e) {
             // A flag's variable: its words (`switch`) whatever went wrong.
-            _ if !arg.get_action().takes_values() => format!("{name} {}", super::SWITCH_WORDS),
+            _ if !arg.get_action().takes_values() => format!("{name} {}", super::values::SWITCH_WORDS),
             Some(reason) => format!("{name}: {reason}"),
             None => format!("{name}: not UTF-8"),
         });

@@ -69,6 +69,10 @@ pub fn refused_line(e: &clap::Error, cli: &clap::Command, args: &[OsString], see
             return format!("a subcommand is required: {} or {last} ({see})", rest.join(", "));
         }
     }
+    // A value refused: the option and what it takes; clap's line would show the value.
+    if let Some((option, expected)) = refused_value(e) {
+        return format!("{option}: {expected} ({see})");
+    }
     let text = e.render().to_string();
     // The first paragraph, on one line.
     let first: Vec<&str> = text.lines().map(str::trim).skip_while(|l| l.is_empty()).take_while(|l| !l.is_empty()).collect();
@@ -99,4 +103,28 @@ fn options_of(cli: &clap::Command, sub: Option<&OsString>) -> Vec<String> {
     let sub = sub.and_then(|a| a.to_str()).and_then(|a| cli.find_subcommand(a));
     let longs = sub.into_iter().flat_map(|s| s.get_arguments()).filter_map(|a| a.get_long());
     ["help", "version"].into_iter().chain(longs).map(|l| format!("--{l}")).collect()
+}
+
+/// For a value clap refused (its option's parser failed, or it is none of
+/// the option's words): the option's long name (`--wait`) and what it takes,
+/// never the value, which may be a secret (a Secret's key imported by
+/// `envFrom` becomes a configuration variable). The converter names a
+/// functionConfig key with it too.
+pub fn refused_value(e: &clap::Error) -> Option<(String, String)> {
+    if !matches!(e.kind(), ErrorKind::ValueValidation | ErrorKind::InvalidValue | ErrorKind::TooManyValues) {
+        return None;
+    }
+    let Some(ContextValue::String(arg)) = e.get(ContextKind::InvalidArg) else { return None };
+    // `--wait <DURATION>`: the option alone.
+    let option = arg.split([' ', '=']).next().unwrap_or(arg).to_string();
+    let expected = match (e.kind(), e.get(ContextKind::ValidValue), std::error::Error::source(e)) {
+        // `--verbose=yes`: a flag given a value.
+        (ErrorKind::TooManyValues, _, _) => "takes no value".to_string(),
+        (ErrorKind::InvalidValue, Some(ContextValue::Strings(words)), _) if !words.is_empty() => format!("expected one of {}", words.join(", ")),
+        // No value at all (`--manifest --`): clap's line shows none.
+        (ErrorKind::InvalidValue, _, _) => return None,
+        (_, _, Some(reason)) => reason.to_string(),
+        _ => "a value it does not take".to_string(),
+    };
+    Some((option, expected))
 }

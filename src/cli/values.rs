@@ -1,0 +1,107 @@
+//! The values the options and their configuration variables take: one
+//! parser each, used by envshim's definition and by the converter's
+//! (`kubectl envshim convert --on-change`, a functionConfig's
+//! `data.watch-splay`), so a value means the same in both binaries. A
+//! parser's message says what it expects and never repeats the value: a
+//! Secret's key imported by `envFrom` can be a configuration variable.
+
+use std::ffi::OsStr;
+
+use clap::builder::{PossibleValue, TypedValueParser};
+use clap::error::ErrorKind;
+
+use crate::envfile::Grammar;
+use crate::watch::OnChange;
+
+pub use crate::init::parse_rewrite as rewrite_signal;
+pub use crate::wait::duration;
+pub use crate::watch::{parse_on_change, parse_poll as poll, parse_signal as signal};
+
+pub(super) const SWITCH_WORDS: &str = "must be one of 1/0, true/false, yes/no, on/off";
+
+/// The words a boolean configuration variable takes (a flag on the command
+/// line is `true`); `options.rs` names the variable in the message.
+pub fn switch(text: &str) -> Result<bool, String> {
+    // Compared in place, not lower-cased into a new string: clap parses every
+    // flag's default ("false") with it at each start.
+    let is = |words: [&str; 4]| words.iter().any(|w| w.eq_ignore_ascii_case(text));
+    if is(["1", "true", "yes", "on"]) {
+        Ok(true)
+    } else if is(["0", "false", "no", "off"]) {
+        Ok(false)
+    } else {
+        Err(SWITCH_WORDS.into())
+    }
+}
+
+/// `--env-grammar`: one of its two words (offered by the completions).
+pub fn env_grammar() -> Words<Grammar> {
+    fn parse(text: &str) -> Result<Grammar, String> {
+        match text {
+            "envshim" => Ok(Grammar::Envshim),
+            "kubelet" => Ok(Grammar::Kubelet),
+            _ => Err("expected envshim or kubelet".into()),
+        }
+    }
+    Words { parse, words: &["envshim", "kubelet"] }
+}
+
+/// `--on-change`: `restart`, `exit` or `signal:SIG` (the completions offer
+/// the signals programs commonly reload on).
+pub fn on_change() -> Words<OnChange> {
+    Words { parse: parse_on_change, words: &["restart", "exit", "signal:HUP", "signal:USR1", "signal:USR2"] }
+}
+
+/// `--success-exit`: digits only, 0 to 255.
+pub fn exit_code(text: &str) -> Result<u8, String> {
+    text.bytes().all(|b| b.is_ascii_digit()).then(|| text.parse().ok()).flatten().ok_or_else(|| "expected an exit code from 0 to 255".to_string())
+}
+
+/// A parser that also names the words to offer (the completions list them;
+/// the help's own text says what they mean).
+#[derive(Clone)]
+pub struct Words<T> {
+    parse: fn(&str) -> Result<T, String>,
+    words: &'static [&'static str],
+}
+
+impl<T: Clone + Send + Sync + 'static> TypedValueParser for Words<T> {
+    type Value = T;
+
+    fn parse_ref(&self, cmd: &clap::Command, arg: Option<&clap::Arg>, value: &OsStr) -> Result<T, clap::Error> {
+        self.parse.parse_ref(cmd, arg, value)
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(self.words.iter().map(|w| PossibleValue::new(*w))))
+    }
+}
+
+/// The value as written, once `P` (one of the parsers here) takes it: the
+/// converter checks a value and hands its very text to envshim.
+#[derive(Clone)]
+pub struct AsWritten<P>(pub P);
+
+impl<P: TypedValueParser> TypedValueParser for AsWritten<P> {
+    type Value = String;
+
+    fn parse_ref(&self, cmd: &clap::Command, arg: Option<&clap::Arg>, value: &OsStr) -> Result<String, clap::Error> {
+        self.0.parse_ref(cmd, arg, value)?;
+        value.to_str().map(str::to_string).ok_or_else(|| clap::Error::new(ErrorKind::InvalidUtf8).with_cmd(cmd))
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        self.0.possible_values()
+    }
+}
+
+/// Each configuration variable of `envshim run` with its option's long
+/// name (`("wait", "ENVSHIM_WAIT")`), read from the definition: the
+/// converter sets them by these names.
+pub fn variables() -> Vec<(String, String)> {
+    use clap::CommandFactory;
+    let mut cli = super::Cli::command();
+    cli.build();
+    let run = cli.find_subcommand("run").expect("run is defined");
+    run.get_arguments().filter_map(|a| Some((a.get_long()?.to_string(), a.get_env()?.to_str()?.to_string()))).collect()
+}
