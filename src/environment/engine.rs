@@ -1,0 +1,160 @@
+//! A converted container that no kubelet expanded (`podman kube play`,
+//! `docker run` given the converted env: `crate::engine`): envshim does the
+//! kubelet's part itself, from what the engine set. The engine set each of
+//! the container's own entries as written (literal values unexpanded, the
+//! references it resolved as values), the last entry of a name winning; the
+//! manifest's `converted.before` says which entries they were, in order, and
+//! holds the values the engine's variables cannot (an entry a later one of
+//! the same name replaced). envshim runs them as the kubelet's
+//! `makeEnvironmentVariables` would: each literal expanded against the
+//! entries before it; there are no service variables (no kubelet made any).
+//! Where what the engine set cannot tell the kubelet's values, the start is
+//! refused (78), naming the entry: never the program with `$(VAR)` text.
+
+use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
+
+use super::build::Built;
+use super::{Environment, Source};
+use crate::error::{code, escape, Error};
+use crate::expand::expand_capped;
+use crate::limits::MAX_EXEC_STRING_BYTES;
+use crate::manifest::{Converted, EnvSource, EnvVar};
+
+const CANNOT: &str = "the engine did not expand $(VAR) in env (no kubelet), and envshim cannot do the kubelet's part exactly";
+const CHANGED: &str = "the container's env was changed after kubectl envshim convert wrote it; convert the original again";
+
+/// The entries before the first `fileKeyRef` run as the kubelet would: their
+/// final values set in `b.env` (over the engine's unexpanded ones), and the
+/// kubelet's view where the manifest's list starts of each name `c.seen`
+/// lists, returned. A refusal goes to `b.errors`.
+pub(super) fn kubelet_part(b: &mut Built, c: &Converted, rest: &[EnvVar]) -> Environment {
+    let mut view = Environment::default();
+    match run(&b.env, c, rest) {
+        Ok((tmp, seen)) => {
+            for (name, value) in tmp {
+                b.env.set(name, value, Source::Inherited);
+            }
+            for (name, value) in seen {
+                view.set(name, value, Source::Inherited);
+            }
+        }
+        Err(e) => b.errors.push(e),
+    }
+    view
+}
+
+type Values<'e> = Vec<(&'e [u8], Vec<u8>)>;
+
+/// The kubelet's variables after the entries of `c.before` (each name once,
+/// its last value), and what it sees of each of `c.seen` there; `engine`:
+/// what the engine set.
+fn run<'e>(engine: &Environment, c: &'e Converted, rest: &'e [EnvVar]) -> Result<(Values<'e>, Values<'e>), Error> {
+    let Some(before) = &c.before else {
+        return Err(Error::config(format!("{CANNOT}: kubectl envshim convert wrote this container before it recorded the container's own entries; convert the original again")));
+    };
+    let entries: Vec<(u8, &[u8])> = before.iter().map(|w| w.as_bytes()).map(|w| (w.first().copied().unwrap_or(0), w.get(1..).unwrap_or_default())).collect();
+    // The names an entry after the first fileKeyRef sets in the engine's variables (a fileKeyRef's the converter removed).
+    let later: HashSet<&[u8]> = rest.iter().filter(|e| !matches!(e.source, EnvSource::FileKey { .. })).map(|e| e.name.as_bytes()).collect();
+    let mut values = c.values.iter();
+    let mut tmp: HashMap<&[u8], Vec<u8>> = HashMap::new();
+    // Names whose value the engine resolved and a later entry replaced: unknown.
+    let mut lost: HashMap<&[u8], usize> = HashMap::new();
+    let mut order: Vec<&[u8]> = Vec::new();
+    for (i, &(kind, name)) in entries.iter().enumerate() {
+        let replaced = later.contains(name) || entries[i + 1..].iter().any(|(_, n)| *n == name);
+        let at = || format!("env[{i}] ({})", escape(name));
+        let value = match kind {
+            b'l' => {
+                let raw = if replaced { values.next().map(|v| v.as_bytes()) } else { engine.get(name) };
+                let raw = raw.ok_or_else(|| Error::config(format!("{}: not set: {CHANGED}", at())))?;
+                Some(expand(raw, &tmp, &lost, engine, c.env_from, &at)?)
+            }
+            b'p' | b'o' if replaced => {
+                tmp.remove(name);
+                lost.insert(name, i);
+                continue;
+            }
+            b'o' if entries[..i].iter().any(|(_, n)| *n == name) => {
+                return Err(Error::config(format!(
+                    "{CANNOT}: {}: an optional reference to a name an entry before it sets: the engine does not say whether it found a value",
+                    at()
+                )))
+            }
+            b'p' | b'o' => match engine.get(name) {
+                Some(v) => Some(v.to_vec()),
+                None if kind == b'o' => None,
+                None => return Err(Error::config(format!("{CANNOT}: {}: the engine did not resolve its reference (valueFrom)", at()))),
+            },
+            _ => return Err(Error::config(format!("manifest: converted.before[{i}]: not an entry kubectl envshim convert writes: {CHANGED}"))),
+        };
+        if let Some(v) = value {
+            lost.remove(name);
+            if tmp.insert(name, v).is_none() {
+                order.push(name);
+            }
+        }
+    }
+    let mut seen = Vec::new();
+    for name in &c.seen {
+        let what = || "an entry after the first fileKeyRef, or the command or args,".to_string();
+        let mut one = Vec::new();
+        let reference = [b"$(", name.as_bytes(), b")"].concat();
+        one.extend(expand(&reference, &tmp, &lost, engine, c.env_from, &what)?);
+        if one != reference || tmp.contains_key(name.as_bytes()) {
+            seen.push((name.as_bytes(), one));
+        }
+    }
+    let finals = order.into_iter().filter_map(|n| tmp.remove(n).map(|v| (n, v))).collect();
+    Ok((finals, seen))
+}
+
+/// `raw` expanded as the kubelet expands an entry's value: against the
+/// entries before it, never the image's or the engine's variables. With
+/// `envFrom`, a name no entry set may be one of its variables (the kubelet's
+/// expansion sees them) or the image's (it does not): the engine does not
+/// say which, so a reference to one the environment has is refused.
+fn expand(raw: &[u8], tmp: &HashMap<&[u8], Vec<u8>>, lost: &HashMap<&[u8], usize>, engine: &Environment, env_from: bool, what: &dyn Fn() -> String) -> Result<Vec<u8>, Error> {
+    if raw.is_empty() {
+        return Ok(Vec::new());
+    }
+    let refused: RefCell<Option<Error>> = RefCell::new(None);
+    let mut out = Vec::new();
+    let len = expand_capped(
+        raw,
+        |n| {
+            if let Some(&j) = lost.get(n) {
+                refused.borrow_mut().get_or_insert_with(|| {
+                    Error::config(format!(
+                        "{CANNOT}: {} refers to $({}), which env[{j}] took from a reference (valueFrom) and a later entry of the same name replaced: the engine kept only the later value",
+                        what(),
+                        escape(n)
+                    ))
+                });
+                return None;
+            }
+            if let Some(v) = tmp.get(n) {
+                return Some(v.as_slice());
+            }
+            if env_from && engine.get(n).is_some() {
+                refused.borrow_mut().get_or_insert_with(|| {
+                    Error::config(format!(
+                        "{CANNOT}: {} refers to $({}), which no entry before it sets: the engine does not say whether it came from envFrom (which the kubelet's expansion sees) or from the image (which it does not)",
+                        what(),
+                        escape(n)
+                    ))
+                });
+            }
+            None
+        },
+        &mut out,
+        MAX_EXEC_STRING_BYTES,
+    );
+    if let Some(e) = refused.into_inner() {
+        return Err(e);
+    }
+    if len > MAX_EXEC_STRING_BYTES {
+        return Err(Error::new(code::NOEXEC, format!("{}: over the execve limit of {MAX_EXEC_STRING_BYTES} bytes once expanded", what())));
+    }
+    Ok(out)
+}
