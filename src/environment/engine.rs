@@ -19,7 +19,7 @@ use super::{Environment, Source};
 use crate::error::{code, escape, Error};
 use crate::expand::expand_capped;
 use crate::limits::MAX_EXEC_STRING_BYTES;
-use crate::manifest::{Converted, EnvSource, EnvVar};
+use crate::manifest::{Converted, EnvSource, Manifest};
 
 const CANNOT: &str = "the engine did not expand $(VAR) in env (no kubelet), and envshim cannot do the kubelet's part exactly";
 const CHANGED: &str = "the container's env was changed after kubectl envshim convert wrote it; convert the original again";
@@ -28,9 +28,9 @@ const CHANGED: &str = "the container's env was changed after kubectl envshim con
 /// final values set in `b.env` (over the engine's unexpanded ones), and the
 /// kubelet's view where the manifest's list starts of each name `c.seen`
 /// lists, returned. A refusal goes to `b.errors`.
-pub(super) fn kubelet_part(b: &mut Built, c: &Converted, rest: &[EnvVar]) -> Environment {
+pub(super) fn kubelet_part(b: &mut Built, c: &Converted, m: &Manifest) -> Environment {
     let mut view = Environment::default();
-    match run(&b.env, c, rest) {
+    match run(&b.env, c, m) {
         Ok((tmp, seen)) => {
             for (name, value) in tmp {
                 b.env.set(name, value, Source::Inherited);
@@ -49,13 +49,31 @@ type Values<'e> = Vec<(&'e [u8], Vec<u8>)>;
 /// The kubelet's variables after the entries of `c.before` (each name once,
 /// its last value), and what it sees of each of `c.seen` there; `engine`:
 /// what the engine set.
-fn run<'e>(engine: &Environment, c: &'e Converted, rest: &'e [EnvVar]) -> Result<(Values<'e>, Values<'e>), Error> {
+fn run<'e>(
+    engine: &Environment,
+    c: &'e Converted,
+    m: &'e Manifest,
+) -> Result<(Values<'e>, Values<'e>), Error> {
+    let rest = &m.env;
     let Some(before) = &c.before else {
         return Err(Error::config(format!("{CANNOT}: kubectl envshim convert wrote this container before it recorded the container's own entries; convert the original again")));
     };
-    let entries: Vec<(u8, &[u8])> = before.iter().map(|w| w.as_bytes()).map(|w| (w.first().copied().unwrap_or(0), w.get(1..).unwrap_or_default())).collect();
+    let entries: Vec<(u8, &[u8])> = before
+        .iter()
+        .map(|w| w.as_bytes())
+        .map(|w| {
+            (
+                w.first().copied().unwrap_or(0),
+                w.get(1..).unwrap_or_default(),
+            )
+        })
+        .collect();
     // The names an entry after the first fileKeyRef sets in the engine's variables (a fileKeyRef's the converter removed).
-    let later: HashSet<&[u8]> = rest.iter().filter(|e| !matches!(e.source, EnvSource::FileKey { .. })).map(|e| e.name.as_bytes()).collect();
+    let later: HashSet<&[u8]> = rest
+        .iter()
+        .filter(|e| !matches!(e.source, EnvSource::FileKey { .. }))
+        .map(|e| e.name.as_bytes())
+        .collect();
     let mut values = c.values.iter();
     let mut tmp: HashMap<&[u8], Vec<u8>> = HashMap::new();
     // Names whose value the engine resolved and a later entry replaced: unknown.
@@ -96,7 +114,8 @@ fn run<'e>(engine: &Environment, c: &'e Converted, rest: &'e [EnvVar]) -> Result
         }
     }
     let mut seen = Vec::new();
-    for name in &c.seen {
+    // Only what is looked at: a name the list sets before any reference to it needs no view.
+    for name in c.seen.iter().filter(|n| needed(n.as_bytes(), m)) {
         let what = || "an entry after the first fileKeyRef, or the command or args,".to_string();
         let mut one = Vec::new();
         let reference = [b"$(", name.as_bytes(), b")"].concat();
@@ -105,8 +124,42 @@ fn run<'e>(engine: &Environment, c: &'e Converted, rest: &'e [EnvVar]) -> Result
             seen.push((name.as_bytes(), one));
         }
     }
-    let finals = order.into_iter().filter_map(|n| tmp.remove(n).map(|v| (n, v))).collect();
+    let finals = order
+        .into_iter()
+        .filter_map(|n| tmp.remove(n).map(|v| (n, v)))
+        .collect();
     Ok((finals, seen))
+}
+
+/// Whether the manifest's list or its program line refers to `name` before
+/// an entry of the list certainly sets it (a literal, a required
+/// `fileKeyRef`): only then is the kubelet's view of it used.
+fn needed(name: &[u8], m: &Manifest) -> bool {
+    let refers = |text: &str| {
+        let found = std::cell::Cell::new(false);
+        expand_capped(
+            text.as_bytes(),
+            |n| {
+                found.set(found.get() || n == name);
+                None
+            },
+            &mut Vec::new(),
+            0,
+        );
+        found.get()
+    };
+    for e in &m.env {
+        match &e.source {
+            EnvSource::Value(v) if refers(v) => return true,
+            EnvSource::Value(_) => {}
+            EnvSource::FileKey { file, .. } if !file.optional => {}
+            _ => continue,
+        }
+        if e.name.as_bytes() == name {
+            return false;
+        }
+    }
+    m.command.iter().chain(&m.args).any(|w| refers(w))
 }
 
 /// `raw` expanded as the kubelet expands an entry's value: against the
@@ -114,7 +167,14 @@ fn run<'e>(engine: &Environment, c: &'e Converted, rest: &'e [EnvVar]) -> Result
 /// `envFrom`, a name no entry set may be one of its variables (the kubelet's
 /// expansion sees them) or the image's (it does not): the engine does not
 /// say which, so a reference to one the environment has is refused.
-fn expand(raw: &[u8], tmp: &HashMap<&[u8], Vec<u8>>, lost: &HashMap<&[u8], usize>, engine: &Environment, env_from: bool, what: &dyn Fn() -> String) -> Result<Vec<u8>, Error> {
+fn expand(
+    raw: &[u8],
+    tmp: &HashMap<&[u8], Vec<u8>>,
+    lost: &HashMap<&[u8], usize>,
+    engine: &Environment,
+    env_from: bool,
+    what: &dyn Fn() -> String,
+) -> Result<Vec<u8>, Error> {
     if raw.is_empty() {
         return Ok(Vec::new());
     }
@@ -154,7 +214,13 @@ fn expand(raw: &[u8], tmp: &HashMap<&[u8], Vec<u8>>, lost: &HashMap<&[u8], usize
         return Err(e);
     }
     if len > MAX_EXEC_STRING_BYTES {
-        return Err(Error::new(code::NOEXEC, format!("{}: over the execve limit of {MAX_EXEC_STRING_BYTES} bytes once expanded", what())));
+        return Err(Error::new(
+            code::NOEXEC,
+            format!(
+                "{}: over the execve limit of {MAX_EXEC_STRING_BYTES} bytes once expanded",
+                what()
+            ),
+        ));
     }
     Ok(out)
 }
