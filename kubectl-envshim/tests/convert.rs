@@ -246,7 +246,8 @@ fn every_kind_has_its_pod_converted() {
                 "URL",
                 "SECRET",
                 "ENVSHIM_MANIFEST_JSON",
-                "ENVSHIM_ENV_GRAMMAR"
+                "ENVSHIM_ENV_GRAMMAR",
+                "ENVSHIM_EXPANDED"
             ],
             "{kind}"
         );
