@@ -274,7 +274,7 @@ fn every_kind_has_its_pod_converted() {
             serde_json::json!({
                 "env": json_of(&b["env"]).as_array().unwrap()[1..], "command": json_of(&b["command"]), "args": json_of(&b["args"]),
                 "volumeMounts": [{"name": "config", "mountPath": "/.envshim/volumes/config"}],
-                "converted": {"seen": ["TOKEN", "NS", "URL"]},
+                "converted": {"seen": ["TOKEN", "NS", "URL"], "before": ["pNS"], "values": [], "envFrom": false},
             }),
             "{kind}"
         );

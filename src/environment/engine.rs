@@ -74,13 +74,20 @@ fn run<'e>(
         .filter(|e| !matches!(e.source, EnvSource::FileKey { .. }))
         .map(|e| e.name.as_bytes())
         .collect();
+    // Each name's first and last entry here, found once (not a scan an entry).
+    let (mut first, mut last): (HashMap<&[u8], usize>, HashMap<&[u8], usize>) =
+        (HashMap::new(), HashMap::new());
+    for (i, &(_, name)) in entries.iter().enumerate() {
+        first.entry(name).or_insert(i);
+        last.insert(name, i);
+    }
     let mut values = c.values.iter();
     let mut tmp: HashMap<&[u8], Vec<u8>> = HashMap::new();
     // Names whose value the engine resolved and a later entry replaced: unknown.
     let mut lost: HashMap<&[u8], usize> = HashMap::new();
     let mut order: Vec<&[u8]> = Vec::new();
     for (i, &(kind, name)) in entries.iter().enumerate() {
-        let replaced = later.contains(name) || entries[i + 1..].iter().any(|(_, n)| *n == name);
+        let replaced = later.contains(name) || last[name] > i;
         let at = || format!("env[{i}] ({})", escape(name));
         let value = match kind {
             b'l' => {
@@ -93,7 +100,7 @@ fn run<'e>(
                 lost.insert(name, i);
                 continue;
             }
-            b'o' if entries[..i].iter().any(|(_, n)| *n == name) => {
+            b'o' if first[name] < i => {
                 return Err(Error::config(format!(
                     "{CANNOT}: {}: an optional reference to a name an entry before it sets: the engine does not say whether it found a value",
                     at()

@@ -22,6 +22,14 @@ pub(super) fn own_entries(env: &[Value], first: usize, c: &Mapping) -> Mapping {
             .to_string()
     };
     let (mut before, mut values) = (Vec::new(), Vec::new());
+    // Each name's last entry the engine sets (the fileKeyRef entries leave
+    // the list): found in one pass, not a scan an entry.
+    let last: std::collections::HashMap<String, usize> = env
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| !super::is_file_key_ref(e))
+        .map(|(i, e)| (name(e), i))
+        .collect();
     for (i, e) in env[..first].iter().enumerate() {
         let kind = match platform_source(e) {
             Some(source) if source.get("optional").and_then(Value::as_bool) == Some(true) => 'o',
@@ -29,10 +37,7 @@ pub(super) fn own_entries(env: &[Value], first: usize, c: &Mapping) -> Mapping {
             None => 'l',
         };
         let n = name(e);
-        // The fileKeyRef entries leave the list: the engine never sets their names.
-        let replaced = env[i + 1..]
-            .iter()
-            .any(|later| !super::is_file_key_ref(later) && name(later) == n);
+        let replaced = last.get(&n).is_some_and(|&l| l > i);
         if kind == 'l' && replaced {
             values.push(string(e.get("value").and_then(Value::as_str).unwrap_or("")));
         }
