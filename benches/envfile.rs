@@ -44,17 +44,13 @@ fn fill(n: usize, line: impl Fn(usize, usize) -> String) -> String {
     let fixed: usize = (0..n).map(|i| line(i, 0).len()).sum();
     let room = LIMIT - fixed;
     let (each, extra) = (room / n, room % n);
-    let out: String = (0..n)
-        .map(|i| line(i, each + usize::from(i < extra)))
-        .collect();
+    let out: String = (0..n).map(|i| line(i, each + usize::from(i < extra))).collect();
     assert_eq!(out.len(), LIMIT);
     out
 }
 
 fn typical() -> String {
-    fill(1000, |i, len| {
-        format!("APP_CONFIG_KEY_{i:04}={}\n", value(i, len))
-    })
+    fill(1000, |i, len| format!("APP_CONFIG_KEY_{i:04}={}\n", value(i, len)))
 }
 
 fn long_values() -> String {
@@ -62,16 +58,12 @@ fn long_values() -> String {
 }
 
 fn single_quoted() -> String {
-    fill(1000, |i, len| {
-        format!("QUOTED_KEY_{i:04}='{}'\n", value(i, len))
-    })
+    fill(1000, |i, len| format!("QUOTED_KEY_{i:04}='{}'\n", value(i, len)))
 }
 
 fn double_quoted_plain() -> String {
     // No escape: the fast path, a span of the file like an unquoted value.
-    fill(1000, |i, len| {
-        format!("DQ_KEY_{i:04}=\"{}\"\n", value(i, len))
-    })
+    fill(1000, |i, len| format!("DQ_KEY_{i:04}=\"{}\"\n", value(i, len)))
 }
 
 fn double_quoted() -> String {
@@ -105,8 +97,7 @@ fn bench_parse(c: &mut Criterion) {
         ("mixed_comments_crlf_export", mixed(), 1000),
     ];
     for (name, text, keys) in inputs {
-        let parsed =
-            EnvFile::parse(text.clone().into_bytes()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let parsed = EnvFile::parse(text.clone().into_bytes()).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(parsed.len(), keys, "{name}");
         // The parser takes ownership of its buffer (it keeps the bytes): each
         // iteration gets a fresh copy, made in the untimed setup, as envshim
@@ -126,9 +117,7 @@ fn bench_parse(c: &mut Criterion) {
 /// the sorted index; this measures the index build plus 1,000 binary searches).
 fn bench_lookup(c: &mut Criterion) {
     let text = typical();
-    let keys: Vec<String> = (0..1000)
-        .map(|i| format!("APP_CONFIG_KEY_{i:04}"))
-        .collect();
+    let keys: Vec<String> = (0..1000).map(|i| format!("APP_CONFIG_KEY_{i:04}")).collect();
     let mut group = c.benchmark_group("envfile_index");
     group.throughput(Throughput::Elements(keys.len() as u64));
     group.bench_function("parse_then_get_1000_keys", |b| {
@@ -138,11 +127,7 @@ fn bench_lookup(c: &mut Criterion) {
                 let f = EnvFile::parse(data).unwrap();
                 let mut n = 0;
                 for k in &keys {
-                    n += f
-                        .get(k.as_bytes())
-                        .ok()
-                        .flatten()
-                        .map_or(0, |(v, _)| v.len());
+                    n += f.get(k.as_bytes()).ok().flatten().map_or(0, |(v, _)| v.len());
                 }
                 black_box(n)
             },

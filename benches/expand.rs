@@ -62,9 +62,7 @@ type Shape = (&'static str, fn(usize) -> Vec<u8>);
 
 fn shapes() -> Vec<Shape> {
     vec![
-        ("plain", |n| {
-            repeat_to("the quick brown fox jumps over the lazy dog ", n, "")
-        }),
+        ("plain", |n| repeat_to("the quick brown fox jumps over the lazy dog ", n, "")),
         ("refs_defined", refs_defined),
         ("refs_undefined", refs_undefined),
         ("dollar_dollar", |n| repeat_to("$", n, "")),
@@ -75,17 +73,9 @@ fn shapes() -> Vec<Shape> {
 }
 
 fn bench_expand(c: &mut Criterion) {
-    let names: Vec<String> = (0..1000)
-        .map(|i| format!("APP_CONFIG_KEY_{i:04}"))
-        .collect();
-    let values: Vec<String> = (0..1000)
-        .map(|i| format!("value-{i:04}-{}", "v".repeat(37)))
-        .collect();
-    let env: HashMap<&[u8], &[u8]> = names
-        .iter()
-        .zip(&values)
-        .map(|(k, v)| (k.as_bytes(), v.as_bytes()))
-        .collect();
+    let names: Vec<String> = (0..1000).map(|i| format!("APP_CONFIG_KEY_{i:04}")).collect();
+    let values: Vec<String> = (0..1000).map(|i| format!("value-{i:04}-{}", "v".repeat(37))).collect();
+    let env: HashMap<&[u8], &[u8]> = names.iter().zip(&values).map(|(k, v)| (k.as_bytes(), v.as_bytes())).collect();
     let lookup = |name: &[u8]| env.get(name).copied();
 
     for (shape, make) in shapes() {

@@ -54,12 +54,9 @@ Exit codes:
 /// git, from a source tarball, says `unknown` unless ENVSHIM_BUILD_COMMIT is set).
 pub const LONG_VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
-    "\ncommit: ",
-    env!("BUILD_COMMIT"),
-    "\ntarget: ",
-    env!("BUILD_TARGET"),
-    "\nrustc: ",
-    env!("BUILD_RUSTC"),
+    "\ncommit: ", env!("BUILD_COMMIT"),
+    "\ntarget: ", env!("BUILD_TARGET"),
+    "\nrustc: ", env!("BUILD_RUSTC"),
 );
 
 #[derive(Parser)]
@@ -314,9 +311,5 @@ fn env_grammar(text: &str) -> Result<Grammar, String> {
 
 /// `--success-exit`: digits only, 0 to 255.
 fn exit_code(text: &str) -> Result<u8, String> {
-    text.bytes()
-        .all(|b| b.is_ascii_digit())
-        .then(|| text.parse().ok())
-        .flatten()
-        .ok_or_else(|| "expected an exit code from 0 to 255".to_string())
+    text.bytes().all(|b| b.is_ascii_digit()).then(|| text.parse().ok()).flatten().ok_or_else(|| "expected an exit code from 0 to 255".to_string())
 }

@@ -53,10 +53,9 @@ const DATA: &[u8] = b"..data";
 /// `read` counts the bytes read (with the env files': [`MAX_READ_BYTES`]).
 #[inline(never)]
 pub fn read(path: &OsStr, shown: &str, read: &mut usize, errors: &mut Vec<Error>) -> DirRead {
-    let dir = match CString::new(path.as_bytes())
-        .map_err(|_| std::io::Error::from_raw_os_error(libc::ENOENT))
-        .and_then(|c| sys::openat(None, &c, libc::O_RDONLY | libc::O_DIRECTORY))
-    {
+    let dir = match CString::new(path.as_bytes()).map_err(|_| std::io::Error::from_raw_os_error(libc::ENOENT)).and_then(|c| {
+        sys::openat(None, &c, libc::O_RDONLY | libc::O_DIRECTORY)
+    }) {
         Ok(fd) => fd,
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return DirRead::Missing,
         Err(e) => {
@@ -140,36 +139,21 @@ fn swapped(dir: BorrowedFd, data: Option<&[u8]>) -> bool {
 
 /// One read of the directory: listed and read through `data` (the target of
 /// `..data`) when there is one, else DIR itself.
-fn read_once(
-    dir: BorrowedFd,
-    data: Option<&[u8]>,
-    shown: &str,
-    read: &mut usize,
-    errors: &mut Vec<Error>,
-) -> Once {
+fn read_once(dir: BorrowedFd, data: Option<&[u8]>, shown: &str, read: &mut usize, errors: &mut Vec<Error>) -> Once {
     let names = match list(dir, data, shown, errors) {
         Ok(names) => names,
         Err(once) => return once,
     };
     // Kubernetes' `..data` and timestamped directories, and hidden files, are
     // skipped; the others in byte order.
-    let mut sorted: Vec<&[u8]> = names
-        .iter()
-        .map(Vec::as_slice)
-        .filter(|n| !n.starts_with(b"."))
-        .collect();
+    let mut sorted: Vec<&[u8]> = names.iter().map(Vec::as_slice).filter(|n| !n.starts_with(b".")).collect();
     crate::sort::sort(&mut sorted);
     read_files(dir, data, shown, &sorted, read, errors)
 }
 
 /// The names of the directory's entries (through `data`, when there is
 /// one); `Err`: what the read comes to instead (its error pushed).
-fn list(
-    dir: BorrowedFd,
-    data: Option<&[u8]>,
-    shown: &str,
-    errors: &mut Vec<Error>,
-) -> Result<Vec<Vec<u8>>, Once> {
+fn list(dir: BorrowedFd, data: Option<&[u8]>, shown: &str, errors: &mut Vec<Error>) -> Result<Vec<Vec<u8>>, Once> {
     let listed: std::io::Result<OwnedFd> = match data {
         Some(target) => files::open_dir_in_root(dir, target),
         None => sys::openat(Some(dir), c".", libc::O_RDONLY | libc::O_DIRECTORY),
@@ -177,9 +161,7 @@ fn list(
     match listed.and_then(|fd| sys::dir_names(fd.as_fd(), MAX_ENV_DIR_ENTRIES)) {
         Ok(Some(names)) => Ok(names),
         // `..data` named a directory that has been removed since.
-        Err(e)
-            if data.is_some() && matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) =>
-        {
+        Err(e) if data.is_some() && matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) => {
             if swapped(dir, data) {
                 return Err(Once::Vanished);
             }
@@ -189,17 +171,11 @@ fn list(
             } else {
                 "not a directory nor a link to one (Kubernetes' ..data links to the current set of files)"
             };
-            errors.push(Error::new(
-                code::NOINPUT,
-                format!("--env-dir {shown}/..data: {what}; not read"),
-            ));
+            errors.push(Error::new(code::NOINPUT, format!("--env-dir {shown}/..data: {what}; not read")));
             Err(Once::Failed)
         }
         Ok(None) => {
-            errors.push(Error::new(
-                code::DATAERR,
-                format!("--env-dir {shown} has more than {MAX_ENV_DIR_ENTRIES} entries"),
-            ));
+            errors.push(Error::new(code::DATAERR, format!("--env-dir {shown} has more than {MAX_ENV_DIR_ENTRIES} entries")));
             Err(Once::Failed)
         }
         Err(e) => {
@@ -211,14 +187,7 @@ fn list(
 
 /// The files `sorted` of the directory (through `data`), each a variable;
 /// every file that cannot be one is an error.
-fn read_files(
-    dir: BorrowedFd,
-    data: Option<&[u8]>,
-    shown: &str,
-    sorted: &[&[u8]],
-    read: &mut usize,
-    errors: &mut Vec<Error>,
-) -> Once {
+fn read_files(dir: BorrowedFd, data: Option<&[u8]>, shown: &str, sorted: &[&[u8]], read: &mut usize, errors: &mut Vec<Error>) -> Once {
     let mut files = Vec::with_capacity(sorted.len());
     let mut failed = false;
     let mut path = Vec::new();

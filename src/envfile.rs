@@ -116,6 +116,7 @@ pub enum Grammar {
     Kubelet,
 }
 
+
 const _: () = assert!(std::mem::size_of::<Entry>() == 16);
 const _: () = assert!(MAX_NAME_BYTES <= u8::MAX as usize && MAX_VALUE_BYTES <= u16::MAX as usize);
 // A file's entries (each `A=` and a line ending, the last without: at most
@@ -177,27 +178,17 @@ impl Keys {
     /// given again changes nothing, and is no duplicate to warn of). Only
     /// for a file that gives a name twice: the others pay nothing.
     fn first_wins(&mut self, data: &[u8], entries: &[Entry]) {
-        let name_of =
-            |e: &Entry| &data[e.name_start as usize..e.name_start as usize + e.name_len as usize];
+        let name_of = |e: &Entry| &data[e.name_start as usize..e.name_start as usize + e.name_len as usize];
         let mut first = vec![u16::MAX; self.order.len()];
         for (i, e) in entries.iter().enumerate() {
             // Every entry's name is in the index.
-            if let Some(k) = self.index.get(
-                name_of(e),
-                |k| self.hashes[k as usize],
-                |k| name_of(&entries[self.order[k as usize] as usize]),
-            ) {
+            if let Some(k) = self.index.get(name_of(e), |k| self.hashes[k as usize], |k| name_of(&entries[self.order[k as usize] as usize])) {
                 if first[k as usize] == u16::MAX {
                     first[k as usize] = i as u16;
                 }
             }
         }
-        self.bytes = first
-            .iter()
-            .map(|&i| {
-                entries[i as usize].name_len as usize + entries[i as usize].value_len as usize
-            })
-            .sum();
+        self.bytes = first.iter().map(|&i| entries[i as usize].name_len as usize + entries[i as usize].value_len as usize).sum();
         (self.order, self.duplicates) = (first, (0, None));
     }
 
@@ -214,16 +205,9 @@ impl Keys {
         let absent = gone.len();
         let (order, hashes): (Vec<u16>, Vec<u32>) = kept.into_iter().chain(gone).unzip();
         let mut index = SmallIndex::with_capacity(order.len());
-        let name_of =
-            |e: &Entry| &data[e.name_start as usize..e.name_start as usize + e.name_len as usize];
+        let name_of = |e: &Entry| &data[e.name_start as usize..e.name_start as usize + e.name_len as usize];
         for (k, (&i, &hash)) in order.iter().zip(&hashes).enumerate() {
-            let _ = index.get_or_insert_hashed(
-                name_of(&entries[i as usize]),
-                hash,
-                k as u32,
-                |k| hashes[k as usize],
-                |k| name_of(&entries[order[k as usize] as usize]),
-            );
+            let _ = index.get_or_insert_hashed(name_of(&entries[i as usize]), hash, k as u32, |k| hashes[k as usize], |k| name_of(&entries[order[k as usize] as usize]));
         }
         (self.index, self.order, self.hashes, self.absent) = (index, order, hashes, absent);
     }
@@ -232,33 +216,15 @@ impl Keys {
     /// (after the parse, when their number is known).
     fn new(data: &[u8], entries: &[Entry]) -> Keys {
         let n = entries.len();
-        let mut keys = Keys {
-            index: SmallIndex::with_capacity(n),
-            order: Vec::with_capacity(n),
-            hashes: Vec::with_capacity(n),
-            bytes: 0,
-            duplicates: (0, None),
-            absent: 0,
-        };
-        let Keys {
-            index,
-            order,
-            hashes,
-            bytes,
-            duplicates,
-            ..
-        } = &mut keys;
-        let name_of =
-            |e: &Entry| &data[e.name_start as usize..e.name_start as usize + e.name_len as usize];
+        let mut keys = Keys { index: SmallIndex::with_capacity(n), order: Vec::with_capacity(n), hashes: Vec::with_capacity(n), bytes: 0, duplicates: (0, None), absent: 0 };
+        let Keys { index, order, hashes, bytes, duplicates, .. } = &mut keys;
+        let name_of = |e: &Entry| &data[e.name_start as usize..e.name_start as usize + e.name_len as usize];
         let hash_keys = crate::index::keys();
         for (i, e) in entries.iter().enumerate() {
             // A name seen before now points at this entry.
             let name = name_of(e);
             let hash = hash_keys.hash(name);
-            let (hash_of, key_name) = (
-                |k: u32| hashes[k as usize],
-                |k: u32| name_of(&entries[order[k as usize] as usize]),
-            );
+            let (hash_of, key_name) = (|k: u32| hashes[k as usize], |k: u32| name_of(&entries[order[k as usize] as usize]));
             match index.get_or_insert_hashed(name, hash, order.len() as u32, hash_of, key_name) {
                 Ok(k) => {
                     let before = &entries[order[k as usize] as usize];
@@ -324,10 +290,7 @@ fn check_whole(data: &[u8]) -> Result<(), ParseError> {
     // ASCII first (most env files): a quicker loop than the UTF-8 check's.
     if !data.is_ascii() {
         if let Err(e) = std::str::from_utf8(data) {
-            return err(
-                1 + general::count_lines(&data[..e.valid_up_to()]),
-                Problem::InvalidUtf8,
-            );
+            return err(1 + general::count_lines(&data[..e.valid_up_to()]), Problem::InvalidUtf8);
         }
     }
     Ok(())
@@ -339,14 +302,7 @@ impl EnvFile {
         EnvFile {
             arena: Vec::new(),
             entries: Vec::with_capacity(entries),
-            keys: Keys {
-                index: SmallIndex::default(),
-                order: Vec::new(),
-                hashes: Vec::new(),
-                bytes: 0,
-                duplicates: (0, None),
-                absent: 0,
-            },
+            keys: Keys { index: SmallIndex::default(), order: Vec::new(), hashes: Vec::new(), bytes: 0, duplicates: (0, None), absent: 0 },
             data: Vec::new(),
             stop: None,
             stop_reported: std::cell::Cell::new(false),
@@ -426,10 +382,7 @@ impl EnvFile {
     #[inline(never)]
     fn read_kubelet(&mut self, data: &[u8]) -> Result<(), ParseError> {
         if data.len() > MAX_ENV_FILE_BYTES {
-            return Err(ParseError {
-                line: 0,
-                problem: Problem::TooLarge,
-            });
+            return Err(ParseError { line: 0, problem: Problem::TooLarge });
         }
         let (mut pos, mut line) = (0, 1);
         while pos < data.len() {
@@ -445,14 +398,7 @@ impl EnvFile {
                     self.names_relaxed &= crate::names::is_relaxed(name);
                     let (value, flags) = match l.value {
                         Some(v) => (v, if v.in_arena { IN_ARENA } else { 0 }),
-                        None => (
-                            Span {
-                                start: 0,
-                                end: 0,
-                                in_arena: false,
-                            },
-                            ABSENT,
-                        ),
+                        None => (Span { start: 0, end: 0, in_arena: false }, ABSENT),
                     };
                     self.entries.push(Entry {
                         name_start: l.name.start as u32,
@@ -489,14 +435,7 @@ impl EnvFile {
 
     /// Checks the entry `parsed` found on `line` and stores it.
     fn add(&mut self, data: &mut [u8], parsed: Line, line: usize) -> Result<(), ParseError> {
-        let Line {
-            name,
-            value,
-            checked,
-            in_place,
-            next,
-            ..
-        } = parsed;
+        let Line { name, value, checked, in_place, next, .. } = parsed;
         let value_len = value.end as usize - value.start as usize;
         if !checked {
             let err = |problem| Err(ParseError { line, problem });
@@ -516,13 +455,7 @@ impl EnvFile {
             line: line as u32,
             value_len: value_len as u16,
             name_len: name.len() as u8,
-            flags: if value.in_arena {
-                IN_ARENA
-            } else if in_place {
-                IN_PLACE
-            } else {
-                0
-            },
+            flags: if value.in_arena { IN_ARENA } else if in_place { IN_PLACE } else { 0 },
         });
         // `NAME=VALUE` as written, with a byte after it that no span holds
         // (a blank, CR or LF ending an unquoted value, a closing quote): a
@@ -544,11 +477,7 @@ impl EnvFile {
     }
 
     fn value_of(&self, e: &Entry) -> &[u8] {
-        let buf = if e.flags & IN_ARENA != 0 {
-            &self.arena
-        } else {
-            &self.data
-        };
+        let buf = if e.flags & IN_ARENA != 0 { &self.arena } else { &self.data };
         &buf[e.value_start as usize..e.value_start as usize + e.value_len as usize]
     }
 
@@ -562,9 +491,7 @@ impl EnvFile {
 
     /// Every entry in file order, duplicates included: (name, value, line).
     pub fn iter(&self) -> impl Iterator<Item = (&[u8], &[u8], u32)> + '_ {
-        self.entries
-            .iter()
-            .map(move |e| (self.name_of(e), self.value_of(e), e.line))
+        self.entries.iter().map(move |e| (self.name_of(e), self.value_of(e), e.line))
     }
 
     /// The file's final key set: each name once, at the place of its first
@@ -583,20 +510,11 @@ impl EnvFile {
     /// where the file holds it, the place of its `NAME=VALUE\0`.
     pub fn unique_keys(&self) -> impl Iterator<Item = Key<'_>> + '_ {
         let keys = self.keys();
-        keys.order[..keys.order.len() - keys.absent]
-            .iter()
-            .zip(&keys.hashes)
-            .map(move |(&i, &hash)| {
-                let e = &self.entries[i as usize];
-                let in_place = (e.flags & IN_PLACE != 0).then_some(e.name_start as usize);
-                Key {
-                    name: self.name_of(e),
-                    hash,
-                    value: self.value_of(e),
-                    line: e.line,
-                    in_place,
-                }
-            })
+        keys.order[..keys.order.len() - keys.absent].iter().zip(&keys.hashes).map(move |(&i, &hash)| {
+            let e = &self.entries[i as usize];
+            let in_place = (e.flags & IN_PLACE != 0).then_some(e.name_start as usize);
+            Key { name: self.name_of(e), hash, value: self.value_of(e), line: e.line, in_place }
+        })
     }
 
     /// The file's bytes, with a NUL written after each `NAME=VALUE` that
@@ -651,17 +569,8 @@ impl EnvFile {
     /// kubelet's grammar the first), or None. Err: the kubelet's grammar, and
     /// the kubelet fails on a line before any holding `key`.
     pub fn get(&self, key: &[u8]) -> Result<Option<(&[u8], u32)>, ParseError> {
-        let Keys {
-            index,
-            order,
-            hashes,
-            ..
-        } = self.keys();
-        let Some(k) = index.get(
-            key,
-            |k| hashes[k as usize],
-            |k| self.name_of(&self.entries[order[k as usize] as usize]),
-        ) else {
+        let Keys { index, order, hashes, .. } = self.keys();
+        let Some(k) = index.get(key, |k| hashes[k as usize], |k| self.name_of(&self.entries[order[k as usize] as usize])) else {
             return self.stop.map_or(Ok(None), Err);
         };
         let e = &self.entries[order[k as usize] as usize];
@@ -672,8 +581,8 @@ impl EnvFile {
 mod fast;
 mod general;
 pub mod kubelet;
+mod scan;
 #[cfg(any(test, fuzzing))]
 pub mod reference;
-mod scan;
 #[cfg(test)]
 mod tests;

@@ -17,15 +17,9 @@ pub const SERVICE_URL: &[u8] = b"KUBERNETES_SERVICE_URL";
 pub enum Source {
     Inherited,
     /// A key of an `envFrom` file: its name came from the file.
-    EnvFrom {
-        file: Rc<str>,
-        line: u32,
-    },
+    EnvFrom { file: Rc<str>, line: u32 },
     /// `env[i]` of the manifest via `fileKeyRef`.
-    FileKey {
-        file: Rc<str>,
-        line: u32,
-    },
+    FileKey { file: Rc<str>, line: u32 },
     /// `--file-env NAME`: the file named by `NAME_FILE`, shown as `NAME_FILE PATH`.
     FileEnv(Rc<str>),
     /// `env[i]` of the manifest, a literal.
@@ -43,14 +37,10 @@ impl fmt::Display for Source {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Source::Inherited => f.write_str("inherited"),
-            Source::EnvFrom { file, line } | Source::FileKey { file, line } => {
-                write!(f, "{file}:{line}")
-            }
+            Source::EnvFrom { file, line } | Source::FileKey { file, line } => write!(f, "{file}:{line}"),
             Source::ManifestEnv(i) => write!(f, "manifest env[{i}]"),
             Source::CliEnv => f.write_str("--env"),
-            Source::FileEnv(shown) | Source::EnvDir(shown) | Source::Platform(shown) => {
-                f.write_str(shown)
-            }
+            Source::FileEnv(shown) | Source::EnvDir(shown) | Source::Platform(shown) => f.write_str(shown),
         }
     }
 }
@@ -222,17 +212,7 @@ impl Environment {
         strings.extend_from_slice(value);
         strings.push(0);
         let len = (name.len() + 1 + value.len()) as u32;
-        self.put(
-            name,
-            hash,
-            Slot {
-                file: 0,
-                start,
-                name: name.len() as u32,
-                len,
-                origin,
-            },
-        );
+        self.put(name, hash, Slot { file: 0, start, name: name.len() as u32, len, origin });
     }
 
     /// Lets the strings of `file` be used in place by [`Environment::set_in_place`];
@@ -254,17 +234,9 @@ impl Environment {
     /// `NAME=VALUE\0` is in the file ([`Key::in_place`]): `envp` will point
     /// there, nothing is copied.
     fn set_in_place(&mut self, file: Held, key: &Key, origin: Origin) {
-        let Some(at) = key.in_place else {
-            return self.set_at(key.name, key.hash, key.value, origin);
-        };
+        let Some(at) = key.in_place else { return self.set_at(key.name, key.hash, key.value, origin) };
         let len = (key.name.len() + 1 + key.value.len()) as u32;
-        let slot = Slot {
-            file: file.0,
-            start: at as u32,
-            name: key.name.len() as u32,
-            len,
-            origin,
-        };
+        let slot = Slot { file: file.0, start: at as u32, name: key.name.len() as u32, len, origin };
         debug_assert!(self.texts.text(&slot) == [key.name, b"=", key.value].concat());
         self.put(key.name, key.hash, slot);
     }
@@ -272,11 +244,7 @@ impl Environment {
     /// `source` in 8 bytes.
     fn origin(&mut self, source: Source) -> Origin {
         let mut file = |file: Rc<str>| {
-            if !self
-                .origins
-                .last()
-                .is_some_and(|last| Rc::ptr_eq(last, &file))
-            {
+            if !self.origins.last().is_some_and(|last| Rc::ptr_eq(last, &file)) {
                 self.origins.push(file);
             }
             (self.origins.len() as u32 - 1) << KIND_BITS
@@ -316,9 +284,7 @@ impl Environment {
     fn put(&mut self, name: &[u8], hash: u32, slot: Slot) {
         self.longest = self.longest.max(slot.len);
         let (texts, vars) = (&self.texts, &self.vars);
-        let found = self
-            .index
-            .get_or_insert_hashed(name, hash, vars.len() as u32, |i| name_of(texts, vars, i));
+        let found = self.index.get_or_insert_hashed(name, hash, vars.len() as u32, |i| name_of(texts, vars, i));
         match found {
             // Set again after a removal: a new variable, last; the index
             // forgets the removed slot (which stays, with its string, unused).
@@ -361,12 +327,8 @@ impl Environment {
             return;
         }
         let vars = &mut self.vars;
-        let mut order: Vec<u32> = (0..vars.len() as u32)
-            .filter(|&i| vars[i as usize].file == 0)
-            .collect();
-        crate::sort::sort_by(&mut order, |&a, &b| {
-            vars[a as usize].start < vars[b as usize].start
-        });
+        let mut order: Vec<u32> = (0..vars.len() as u32).filter(|&i| vars[i as usize].file == 0).collect();
+        crate::sort::sort_by(&mut order, |&a, &b| vars[a as usize].start < vars[b as usize].start);
         let mut to = 0;
         for i in order {
             let s = &mut vars[i as usize];
@@ -383,9 +345,7 @@ impl Environment {
     /// time: the slot is marked [`REMOVED`], its string kept for the index.
     pub fn remove(&mut self, name: &[u8]) {
         let (texts, vars) = (&self.texts, &self.vars);
-        let Some(i) = self.index.get(name, |i| name_of(texts, vars, i)) else {
-            return;
-        };
+        let Some(i) = self.index.get(name, |i| name_of(texts, vars, i)) else { return };
         let slot = &mut self.vars[i as usize];
         if slot.removed() {
             return;
@@ -428,22 +388,14 @@ impl Environment {
     /// How many variables were read from files (env files, `fileKeyRef`,
     /// `NAME_FILE`, `--env-dir`): their slots' kinds, no [`Source`] built.
     pub fn read_from_files(&self) -> usize {
-        self.vars
-            .iter()
-            .filter(|s| matches!(s.origin.kind & KIND_MASK, 1 | 2 | 3 | 6))
-            .count()
+        self.vars.iter().filter(|s| matches!(s.origin.kind & KIND_MASK, 1 | 2 | 3 | 6)).count()
     }
 
     /// The variables, in order.
     pub fn vars(&self) -> impl Iterator<Item = Var<'_>> + Clone + '_ {
         self.vars.iter().filter(|s| !s.removed()).map(|s| {
             let text = self.texts.text(s);
-            Var {
-                name: &text[..s.name as usize],
-                value: &text[s.name as usize + 1..],
-                text,
-                source: self.source(s),
-            }
+            Var { name: &text[..s.name as usize], value: &text[s.name as usize + 1..], text, source: self.source(s) }
         })
     }
 
@@ -455,15 +407,8 @@ impl Environment {
         // of a start on the workload of docs/performance.md). A slot's start
         // is within its buffer ([`Texts::text`] slices it).
         let t = &self.texts;
-        let bases: Vec<*const u8> = std::iter::once(t.strings.as_ptr())
-            .chain(t.files.iter().map(|f| f.raw().as_ptr()))
-            .collect();
-        p.extend(
-            self.vars
-                .iter()
-                .filter(|s| !s.removed())
-                .map(|s| bases[s.file as usize].wrapping_add(s.start as usize).cast()),
-        );
+        let bases: Vec<*const u8> = std::iter::once(t.strings.as_ptr()).chain(t.files.iter().map(|f| f.raw().as_ptr())).collect();
+        p.extend(self.vars.iter().filter(|s| !s.removed()).map(|s| bases[s.file as usize].wrapping_add(s.start as usize).cast()));
         p.push(std::ptr::null());
         p
     }
@@ -471,8 +416,8 @@ impl Environment {
 
 mod build;
 mod engine;
-mod import;
 mod platform;
+mod import;
 pub use build::{build, has_reference, rule_text, unresolved_warning, Built, Inputs};
 
 #[cfg(test)]

@@ -123,10 +123,7 @@ pub fn exit_code_help(converter: bool) -> String {
         }
     }
     if !converter {
-        row(
-            "128+N",
-            "signal N: the program's, with --init; or envshim's own during start-up",
-        );
+        row("128+N", "signal N: the program's, with --init; or envshim's own during start-up");
     }
     out
 }
@@ -167,53 +164,25 @@ pub struct At {
 impl Error {
     /// An error whose message is `what`, in one piece.
     pub fn new(code: i32, what: impl Into<String>) -> Self {
-        Error {
-            code,
-            subject: String::new(),
-            what: what.into(),
-            at: None,
-        }
+        Error { code, subject: String::new(), what: what.into(), at: None }
     }
     /// An error about `subject` at the manifest's JSON `path` (`""`: the
     /// whole document), in `file` when there is one: `SUBJECT: PATH: WHAT`
     /// (`WHAT` alone without a subject: one the parser names later, or a
     /// message that names the manifest itself).
-    pub fn in_manifest(
-        code: i32,
-        subject: &str,
-        path: String,
-        file: Option<&str>,
-        what: impl Into<String>,
-    ) -> Self {
-        let at = At {
-            path: Some(path),
-            file: file.map(str::to_string),
-            ..At::default()
-        };
-        Error {
-            code,
-            subject: subject.to_string(),
-            what: what.into(),
-            at: Some(Box::new(at)),
-        }
+    pub fn in_manifest(code: i32, subject: &str, path: String, file: Option<&str>, what: impl Into<String>) -> Self {
+        let at = At { path: Some(path), file: file.map(str::to_string), ..At::default() };
+        Error { code, subject: subject.to_string(), what: what.into(), at: Some(Box::new(at)) }
     }
     /// The same error, located in `file` at `line` (0: the whole file).
     pub fn at(mut self, file: &str, line: usize) -> Self {
-        self.at = Some(Box::new(At {
-            file: Some(file.to_string()),
-            line,
-            ..At::default()
-        }));
+        self.at = Some(Box::new(At { file: Some(file.to_string()), line, ..At::default() }));
         self
     }
     /// The same error, at the manifest's JSON `path` and in `file` (each when
     /// there is one), for `check --format json`.
     pub fn located(mut self, path: Option<String>, file: Option<&dyn fmt::Display>) -> Self {
-        self.at = Some(Box::new(At {
-            path,
-            file: file.map(ToString::to_string),
-            ..At::default()
-        }));
+        self.at = Some(Box::new(At { path, file: file.map(ToString::to_string), ..At::default() }));
         self
     }
     pub fn usage(what: impl Into<String>) -> Self {
@@ -279,9 +248,7 @@ pub fn json_string(buf: &mut String, s: &str) {
             '\n' => buf.push_str("\\n"),
             '\r' => buf.push_str("\\r"),
             '\t' => buf.push_str("\\t"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => {
-                buf.push_str(&format!("\\u{:04x}", c as u32))
-            }
+            c if (c as u32) < 0x20 || c == '\u{7f}' => buf.push_str(&format!("\\u{:04x}", c as u32)),
             c => buf.push(c),
         }
     }
@@ -300,27 +267,12 @@ mod tests {
 
     #[test]
     fn a_message_is_its_parts_joined() {
-        let at = |path: &str| {
-            Error::in_manifest(
-                code::CONFIG,
-                "manifest ./m.json",
-                path.into(),
-                Some("./m.json"),
-                "unknown field",
-            )
-        };
-        assert_eq!(
-            at("env[0].valueFrom.x").to_string(),
-            "manifest ./m.json: env[0].valueFrom.x: unknown field"
-        );
+        let at = |path: &str| Error::in_manifest(code::CONFIG, "manifest ./m.json", path.into(), Some("./m.json"), "unknown field");
+        assert_eq!(at("env[0].valueFrom.x").to_string(), "manifest ./m.json: env[0].valueFrom.x: unknown field");
         assert_eq!(at("").to_string(), "manifest ./m.json: unknown field");
         // Without a subject the message is `what` alone: the path is for `check --format json`.
-        let located = Error::new(code::NOINPUT, "manifest: env[0] (A): file v/a not found")
-            .located(Some("env[0].valueFrom.fileKeyRef.path".into()), None);
-        assert_eq!(
-            located.to_string(),
-            "manifest: env[0] (A): file v/a not found"
-        );
+        let located = Error::new(code::NOINPUT, "manifest: env[0] (A): file v/a not found").located(Some("env[0].valueFrom.fileKeyRef.path".into()), None);
+        assert_eq!(located.to_string(), "manifest: env[0] (A): file v/a not found");
     }
 
     #[test]
@@ -328,29 +280,15 @@ mod tests {
         let numbers: Vec<i32> = ExitCode::ALL.iter().map(|&c| c as i32).collect();
         assert!(numbers.windows(2).all(|w| w[0] < w[1]), "{numbers:?}");
         for c in ExitCode::ALL {
-            assert!(
-                c.meaning() != (None, None),
-                "{c:?} means nothing to either tool"
-            );
+            assert!(c.meaning() != (None, None), "{c:?} means nothing to either tool");
         }
-        assert!(
-            exit_code_help(true).ends_with("\n  78     a pod that cannot be converted"),
-            "{}",
-            exit_code_help(true)
-        );
-        assert!(
-            exit_code_help(false).contains("\n  126    the program cannot be executed"),
-            "{}",
-            exit_code_help(false)
-        );
+        assert!(exit_code_help(true).ends_with("\n  78     a pod that cannot be converted"), "{}", exit_code_help(true));
+        assert!(exit_code_help(false).contains("\n  126    the program cannot be executed"), "{}", exit_code_help(false));
     }
 
     #[test]
     fn os_reason_drops_the_error_number() {
-        assert_eq!(
-            os_reason(&std::io::Error::from_raw_os_error(libc::ENOENT)),
-            "No such file or directory"
-        );
+        assert_eq!(os_reason(&std::io::Error::from_raw_os_error(libc::ENOENT)), "No such file or directory");
         assert_eq!(os_reason(&std::io::Error::other("plain")), "plain");
     }
 }

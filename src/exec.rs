@@ -47,18 +47,10 @@ pub fn envp(env: &Environment) -> Envp<'_> {
 }
 
 /// Resolves the program and checks every `execve` limit; every problem is reported.
-pub fn prepare<'e>(
-    line: &[Word],
-    expanded: Vec<Vec<u8>>,
-    env: &'e Environment,
-    lookup: Lookup,
-) -> Result<Exec<'e>, Vec<Error>> {
+pub fn prepare<'e>(line: &[Word], expanded: Vec<Vec<u8>>, env: &'e Environment, lookup: Lookup) -> Result<Exec<'e>, Vec<Error>> {
     let shown = format!("\"{}\"", escape(&line[0].text));
     let mut errors = Vec::new();
-    let argv: Vec<CString> = expanded
-        .into_iter()
-        .map(|a| CString::new(a).unwrap_or_default())
-        .collect();
+    let argv: Vec<CString> = expanded.into_iter().map(|a| CString::new(a).unwrap_or_default()).collect();
     let envp = envp(env);
     let path = match find(argv[0].as_bytes(), env.get(b"PATH"), lookup, &shown) {
         Ok(p) => Some(p),
@@ -67,26 +59,11 @@ pub fn prepare<'e>(
             None
         }
     };
-    errors.extend(check_sizes(
-        line,
-        &argv,
-        env,
-        path.as_ref().map_or(0, |p| p.as_bytes().len()),
-    ));
+    errors.extend(check_sizes(line, &argv, env, path.as_ref().map_or(0, |p| p.as_bytes().len())));
     match path {
         Some(path) if errors.is_empty() => {
-            let argv_ptrs = argv
-                .iter()
-                .map(|a| a.as_ptr())
-                .chain([std::ptr::null()])
-                .collect();
-            Ok(Exec {
-                path,
-                argv,
-                argv_ptrs,
-                envp,
-                shown,
-            })
+            let argv_ptrs = argv.iter().map(|a| a.as_ptr()).chain([std::ptr::null()]).collect();
+            Ok(Exec { path, argv, argv_ptrs, envp, shown })
         }
         _ => Err(errors),
     }
@@ -94,12 +71,7 @@ pub fn prepare<'e>(
 
 /// Checks `execve`'s limits: each string at most MAX_ARG_STRLEN, and the
 /// whole of argv + envp within what the stack rlimit allows.
-pub fn check_sizes(
-    line: &[Word],
-    argv: &[CString],
-    env: &Environment,
-    path_len: usize,
-) -> Vec<Error> {
+pub fn check_sizes(line: &[Word], argv: &[CString], env: &Environment, path_len: usize) -> Vec<Error> {
     let mut errors = Vec::new();
     for (i, a) in argv.iter().enumerate() {
         let n = a.as_bytes().len();
@@ -111,11 +83,7 @@ pub fn check_sizes(
         }
     }
     // A walk over every variable only when one may be over the limit.
-    let vars = if env.longest_text() > MAX_EXEC_STRING_BYTES {
-        env.len()
-    } else {
-        0
-    };
+    let vars = if env.longest_text() > MAX_EXEC_STRING_BYTES { env.len() } else { 0 };
     for var in env.vars().take(vars) {
         let n = var.text.len();
         if n > MAX_EXEC_STRING_BYTES {
@@ -128,16 +96,10 @@ pub fn check_sizes(
     let total = exec_size(argv, env, path_len);
     // The limit is never below MIN_EXEC_TOTAL_BYTES: a total within it fits
     // without asking for the stack rlimit (one system call fewer at start-up).
-    let limit = if total > MIN_EXEC_TOTAL_BYTES {
-        exec_total_limit()
-    } else {
-        MIN_EXEC_TOTAL_BYTES
-    };
+    let limit = if total > MIN_EXEC_TOTAL_BYTES { exec_total_limit() } else { MIN_EXEC_TOTAL_BYTES };
     if total > limit {
         let largest = env.vars().max_by_key(|v| v.text.len());
-        let which = largest.map_or(String::new(), |v| {
-            format!("; the largest is {} ({} bytes)", v.describe(), v.text.len())
-        });
+        let which = largest.map_or(String::new(), |v| format!("; the largest is {} ({} bytes)", v.describe(), v.text.len()));
         errors.push(Error::new(
             code::NOEXEC,
             format!("the environment and arguments total {total} bytes, over the system limit of {limit} bytes{which}"),
@@ -152,10 +114,7 @@ pub fn check_sizes(
 /// counted as at least one (the kernel makes room for an empty `argv[0]`).
 /// The NULL pointers that end the arrays are not counted.
 fn exec_size(argv: &[CString], env: &Environment, path_len: usize) -> usize {
-    let strings: usize = argv.iter().map(|s| s.as_bytes().len() + 1).sum::<usize>()
-        + env.string_bytes()
-        + path_len
-        + 1;
+    let strings: usize = argv.iter().map(|s| s.as_bytes().len() + 1).sum::<usize>() + env.string_bytes() + path_len + 1;
     strings + (argv.len().max(1) + env.len()) * std::mem::size_of::<usize>()
 }
 
@@ -170,14 +129,8 @@ fn exec_total_limit() -> usize {
 
 /// Finds the program: as given when it has a `/`, else in `PATH` (the final
 /// environment's, or the default one).
-fn find(
-    program: &[u8],
-    path_var: Option<&[u8]>,
-    lookup: Lookup,
-    shown: &str,
-) -> Result<CString, Error> {
-    let not_found =
-        |where_: &str| Error::new(code::NOTFOUND, format!("program {shown} not found{where_}"));
+fn find(program: &[u8], path_var: Option<&[u8]>, lookup: Lookup, shown: &str) -> Result<CString, Error> {
+    let not_found = |where_: &str| Error::new(code::NOTFOUND, format!("program {shown} not found{where_}"));
     if program.is_empty() {
         return Err(not_found(""));
     }
@@ -189,13 +142,7 @@ fn find(
         return match executable_file(&path) {
             Ok(()) => Ok(path),
             Err(e) if is_missing(&e) => Err(not_found("")),
-            Err(e) => Err(Error::new(
-                code::NOEXEC,
-                format!(
-                    "program {shown} cannot be executed ({})",
-                    crate::error::os_reason(&e)
-                ),
-            )),
+            Err(e) => Err(Error::new(code::NOEXEC, format!("program {shown} cannot be executed ({})", crate::error::os_reason(&e)))),
         };
     }
     let mut denied = None;
@@ -205,9 +152,7 @@ fn find(
         let mut candidate = dir.to_vec();
         candidate.push(b'/');
         candidate.extend_from_slice(program);
-        let Ok(candidate) = CString::new(candidate) else {
-            continue;
-        };
+        let Ok(candidate) = CString::new(candidate) else { continue };
         match executable_file(&candidate) {
             Ok(()) => return Ok(candidate),
             Err(e) if is_missing(&e) => {}
@@ -217,22 +162,13 @@ fn find(
         }
     }
     match denied {
-        Some(e) => Err(Error::new(
-            code::NOEXEC,
-            format!(
-                "program {shown} found in PATH but cannot be executed ({})",
-                crate::error::os_reason(&e)
-            ),
-        )),
+        Some(e) => Err(Error::new(code::NOEXEC, format!("program {shown} found in PATH but cannot be executed ({})", crate::error::os_reason(&e)))),
         None => Err(not_found(" in PATH")),
     }
 }
 
 fn is_missing(e: &io::Error) -> bool {
-    matches!(
-        e.raw_os_error(),
-        Some(libc::ENOENT | libc::ENOTDIR | libc::ENAMETOOLONG | libc::ELOOP)
-    )
+    matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR | libc::ENAMETOOLONG | libc::ELOOP))
 }
 
 /// Ok when `path` is a regular file this process may execute.
@@ -284,23 +220,12 @@ mod tests {
         let mut env = Environment::default();
         env.set(b"A", b"1", Source::Inherited);
         assert!(check_sizes(&[], &[], &env, 0).is_empty());
-        env.set(
-            b"LONG",
-            vec![b's'; MAX_EXEC_STRING_BYTES - 4],
-            Source::CliEnv,
-        );
+        env.set(b"LONG", vec![b's'; MAX_EXEC_STRING_BYTES - 4], Source::CliEnv);
         env.set(b"B", b"2", Source::Inherited);
         let errors = check_sizes(&[], &[], &env, 0);
         assert_eq!(errors.len(), 1);
-        let want = format!(
-            "variable LONG is {} bytes as NAME=VALUE, over the execve limit",
-            MAX_EXEC_STRING_BYTES + 1
-        );
-        assert!(
-            errors[0].to_string().starts_with(&want),
-            "{}",
-            errors[0].to_string()
-        );
+        let want = format!("variable LONG is {} bytes as NAME=VALUE, over the execve limit", MAX_EXEC_STRING_BYTES + 1);
+        assert!(errors[0].to_string().starts_with(&want), "{}", errors[0].to_string());
         env.set(b"LONG", b"short", Source::CliEnv);
         assert!(check_sizes(&[], &[], &env, 0).is_empty());
     }

@@ -12,11 +12,7 @@ use memchr::memchr;
 ///
 /// Linear in the input: the position of the next `)` is remembered, so a run
 /// like `$($($(…` does not rescan the rest of the input at every `$(`.
-pub fn expand_into<'a>(
-    input: &[u8],
-    lookup: impl Fn(&[u8]) -> Option<&'a [u8]>,
-    out: &mut Vec<u8>,
-) {
+pub fn expand_into<'a>(input: &[u8], lookup: impl Fn(&[u8]) -> Option<&'a [u8]>, out: &mut Vec<u8>) {
     expand_capped(input, lookup, out, usize::MAX);
 }
 
@@ -95,11 +91,7 @@ pub fn expand_capped<'a>(
 /// (`$(NAME)` kept as written), each once, in order: the first `keep` of
 /// them, and how many more there are. Found by the expansion itself (writing
 /// nothing), so exactly the references the expansion leaves. For `check`.
-pub fn unresolved<'a>(
-    input: &[u8],
-    lookup: impl Fn(&[u8]) -> Option<&'a [u8]>,
-    keep: usize,
-) -> (Vec<&[u8]>, usize) {
+pub fn unresolved<'a>(input: &[u8], lookup: impl Fn(&[u8]) -> Option<&'a [u8]>, keep: usize) -> (Vec<&[u8]>, usize) {
     // The names are slices of `input`: a reference is `$(` NAME `)`, found again
     // by position (the lookup is given the name as a slice of `input`).
     let found = std::cell::RefCell::new((Vec::<&[u8]>::new(), 0usize));
@@ -158,10 +150,7 @@ mod tests {
     ];
 
     fn lookup(name: &[u8]) -> Option<&'static [u8]> {
-        MAPPING
-            .iter()
-            .find(|(k, _)| k.as_bytes() == name)
-            .map(|(_, v)| v.as_bytes())
+        MAPPING.iter().find(|(k, _)| k.as_bytes() == name).map(|(_, v)| v.as_bytes())
     }
 
     fn exp(input: &str) -> String {

@@ -18,37 +18,19 @@ use crate::sources::{missing_error, read_error};
 /// Applies each NAME in order. Errors go to `errors`; each file looked at
 /// to `read` (for `--watch`); the files that were missing are returned, for
 /// `--wait`. `waited`: `--wait` ran out after this long.
-pub fn apply(
-    env: &mut Environment,
-    names: &[Vec<u8>],
-    rule: NameRule,
-    waited: Option<&str>,
-    errors: &mut Vec<Error>,
-    read: &mut Vec<Vec<u8>>,
-) -> Vec<Awaited<'static>> {
+pub fn apply(env: &mut Environment, names: &[Vec<u8>], rule: NameRule, waited: Option<&str>, errors: &mut Vec<Error>, read: &mut Vec<Vec<u8>>) -> Vec<Awaited<'static>> {
     let mut missing = Vec::new();
     for name in names {
         let shown = escape(name);
         if !rule.accepts(name) {
-            errors.push(Error::config(format!(
-                "--file-env \"{shown}\": not a valid variable name ({})",
-                rule_text(rule)
-            )));
+            errors.push(Error::config(format!("--file-env \"{shown}\": not a valid variable name ({})", rule_text(rule))));
             continue;
         }
         let mut file_var = name.clone();
         file_var.extend_from_slice(b"_FILE");
-        let Some(path) = env
-            .get(&file_var)
-            .filter(|p| !p.is_empty())
-            .map(<[u8]>::to_vec)
-        else {
-            continue;
-        };
+        let Some(path) = env.get(&file_var).filter(|p| !p.is_empty()).map(<[u8]>::to_vec) else { continue };
         if env.get(name).is_some_and(|v| !v.is_empty()) {
-            errors.push(Error::config(format!(
-                "--file-env {shown}: both {shown} and {shown}_FILE are set (but are exclusive)"
-            )));
+            errors.push(Error::config(format!("--file-env {shown}: both {shown} and {shown}_FILE are set (but are exclusive)")));
             continue;
         }
         read.push(path.clone());
@@ -58,11 +40,7 @@ pub fn apply(
             Ok(data) => data,
             Err(ReadError::NotFound) => {
                 errors.push(missing_error(format!("{display} not found"), waited));
-                missing.push(Awaited {
-                    root: None,
-                    path,
-                    display: format!("{path_shown} ({shown}_FILE)").into(),
-                });
+                missing.push(Awaited { root: None, path, display: format!("{path_shown} ({shown}_FILE)").into() });
                 continue;
             }
             Err(e) => {
@@ -72,11 +50,7 @@ pub fn apply(
         };
         match value(data) {
             Ok(value) => {
-                env.set(
-                    name,
-                    value,
-                    Source::FileEnv(Rc::from(format!("{shown}_FILE {path_shown}"))),
-                );
+                env.set(name, value, Source::FileEnv(Rc::from(format!("{shown}_FILE {path_shown}"))));
                 env.remove(&file_var);
             }
             Err(why) => errors.push(Error::new(code::DATAERR, format!("{display}: {why}"))),

@@ -43,8 +43,7 @@ const READ_FLAGS: libc::c_int = libc::O_RDONLY | libc::O_NONBLOCK | libc::O_NOCT
 
 /// Opens a directory to resolve paths in (a volume's root).
 pub fn open_dir(path: &OsStr) -> io::Result<OwnedFd> {
-    let c =
-        CString::new(path.as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    let c = CString::new(path.as_bytes()).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
     sys::openat(None, &c, libc::O_PATH | libc::O_DIRECTORY)
 }
 
@@ -81,9 +80,7 @@ impl Awaited<'_> {
     /// is there, or fails otherwise) ends the wait for it.
     pub fn exists(&self) -> bool {
         let opened = match self.root {
-            Some(mount_path) => {
-                open_dir(mount_path).and_then(|root| open_in_root(root.as_fd(), &self.path))
-            }
+            Some(mount_path) => open_dir(mount_path).and_then(|root| open_in_root(root.as_fd(), &self.path)),
             None => match CString::new(self.path.as_slice()) {
                 // O_PATH: looks the path up without opening what it names (a FIFO, a device).
                 Ok(c) => sys::openat(None, &c, libc::O_PATH),
@@ -116,12 +113,7 @@ pub fn open_in_root(root: BorrowedFd, path: &[u8]) -> io::Result<OwnedFd> {
                 }
                 // ENOSYS: kernel before 5.6; EPERM: seccomp profiles that predate openat2;
                 // E2BIG/EINVAL: a kernel that does not know these flags.
-                Err(e)
-                    if matches!(
-                        e.raw_os_error(),
-                        Some(libc::ENOSYS | libc::EPERM | libc::E2BIG | libc::EINVAL)
-                    ) =>
-                {
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EPERM | libc::E2BIG | libc::EINVAL)) => {
                     NO_OPENAT2.store(true, Ordering::Relaxed);
                     break;
                 }
@@ -141,14 +133,7 @@ pub fn open_dir_in_root(root: BorrowedFd, path: &[u8]) -> io::Result<OwnedFd> {
         for _ in 0..OPENAT2_TRIES {
             match sys::openat2_in_root(root, &c, DIR_FLAGS) {
                 Err(e) if e.raw_os_error() == Some(libc::EAGAIN) => {}
-                Err(e)
-                    if matches!(
-                        e.raw_os_error(),
-                        Some(libc::ENOSYS | libc::EPERM | libc::E2BIG | libc::EINVAL)
-                    ) =>
-                {
-                    break
-                }
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS | libc::EPERM | libc::E2BIG | libc::EINVAL)) => break,
                 other => return other,
             }
         }
@@ -220,8 +205,7 @@ fn resolve_in_root(root: BorrowedFd, path: &[u8], dir: bool) -> io::Result<Owned
 
 /// The components of a path, without empty ones and `.`.
 fn components(path: &[u8]) -> impl DoubleEndedIterator<Item = &[u8]> {
-    path.split(|&b| b == b'/')
-        .filter(|c| !c.is_empty() && *c != b".")
+    path.split(|&b| b == b'/').filter(|c| !c.is_empty() && *c != b".")
 }
 
 /// Reads a regular file, never holding more than `limit` + 1 bytes: a FIFO,
@@ -268,23 +252,13 @@ pub fn read_bounded(fd: BorrowedFd, limit: usize) -> Result<Vec<u8>, ReadError> 
 pub fn read_error(e: ReadError, display: &str) -> Error {
     match e {
         ReadError::NotFound => Error::new(code::NOINPUT, format!("{display} not found")),
-        ReadError::PermissionDenied => Error::new(
-            code::NOPERM,
-            format!("{display}: permission denied (uid {})", sys::uid()),
-        ),
+        ReadError::PermissionDenied => {
+            Error::new(code::NOPERM, format!("{display}: permission denied (uid {})", sys::uid()))
+        }
         ReadError::NotRegular => Error::config(format!("{display} is not a regular file")),
-        ReadError::TooLarge(limit) => Error::new(
-            code::DATAERR,
-            format!("{display} is larger than {limit} bytes"),
-        ),
+        ReadError::TooLarge(limit) => Error::new(code::DATAERR, format!("{display} is larger than {limit} bytes")),
         ReadError::Loop => Error::config(format!("{display}: too many levels of symbolic links")),
-        ReadError::Other(e) => Error::new(
-            code::DATAERR,
-            format!(
-                "{display}: cannot be read ({})",
-                crate::error::os_reason(&e)
-            ),
-        ),
+        ReadError::Other(e) => Error::new(code::DATAERR, format!("{display}: cannot be read ({})", crate::error::os_reason(&e))),
     }
 }
 

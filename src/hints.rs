@@ -15,16 +15,9 @@ use crate::report::Warnings;
 #[inline(never)]
 pub fn warn(warnings: &mut Warnings, env: &Environment, line: &[Word]) {
     // The trailing words only: a manifest's command is expanded on purpose, as the kubelet does.
-    for w in line
-        .iter()
-        .filter(|w| w.expand && (w.origin == "the program" || w.origin.starts_with("argument ")))
-    {
+    for w in line.iter().filter(|w| w.expand && (w.origin == "the program" || w.origin.starts_with("argument "))) {
         // `$$(` is the escape of a reference, written on purpose.
-        if w.text
-            .windows(2)
-            .enumerate()
-            .any(|(i, p)| p == b"$$" && w.text.get(i + 2) != Some(&b'('))
-        {
+        if w.text.windows(2).enumerate().any(|(i, p)| p == b"$$" && w.text.get(i + 2) != Some(&b'(')) {
             warnings.push(format!(
                 "{} of the program line: envshim expands $$ to $ (and $(VAR)); on Kubernetes the kubelet has already expanded it: --no-expand-args or ENVSHIM_NO_EXPAND_ARGS=1 leaves it as written",
                 w.origin
@@ -36,20 +29,11 @@ pub fn warn(warnings: &mut Warnings, env: &Environment, line: &[Word]) {
         if matches!(v.source, Source::Inherited | Source::Platform(_)) {
             continue;
         }
-        let from_file = matches!(
-            v.source,
-            Source::EnvFrom { .. }
-                | Source::FileKey { .. }
-                | Source::FileEnv(_)
-                | Source::EnvDir(_)
-        );
+        let from_file = matches!(v.source, Source::EnvFrom { .. } | Source::FileKey { .. } | Source::FileEnv(_) | Source::EnvDir(_));
         if has_brace_reference(v.value) {
             let (at, how) = match from_file {
                 true => (v.describe(), "values read from files are never expanded"),
-                false => (
-                    format!("{} ({})", v.describe(), v.source),
-                    "envshim expands $(NAME), not ${NAME}",
-                ),
+                false => (format!("{} ({})", v.describe(), v.source), "envshim expands $(NAME), not ${NAME}"),
             };
             warnings.push(format!("{at} holds ${{NAME}}, left as written: {how}"));
         }
@@ -70,10 +54,7 @@ fn has_brace_reference(value: &[u8]) -> bool {
     while let Some(i) = memchr::memchr(b'$', &value[at..]) {
         let rest = &value[at + i + 1..];
         if let Some(inner) = rest.strip_prefix(b"{") {
-            let len = inner
-                .iter()
-                .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
-                .count();
+            let len = inner.iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count();
             if len > 0 && !inner[0].is_ascii_digit() && inner.get(len) == Some(&b'}') {
                 return true;
             }
@@ -92,10 +73,7 @@ fn looks_like_env_file(value: &[u8]) -> bool {
             continue;
         }
         let line = line.strip_prefix(b"export ").unwrap_or(line);
-        let name = line
-            .iter()
-            .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
-            .count();
+        let name = line.iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count();
         if name == 0 || line[0].is_ascii_digit() || line.get(name) != Some(&b'=') {
             return false;
         }
@@ -117,14 +95,7 @@ mod tests {
             assert!(!has_brace_reference(no), "{no:?}");
         }
         assert!(looks_like_env_file(b"# app\nA=1\n\nexport B_2=x y\n"));
-        for no in [
-            &b""[..],
-            b"\n# only\n",
-            b"s3cr3t\n",
-            b"A=1\nnot a line\n",
-            b"1A=x",
-            b"-----BEGIN\n",
-        ] {
+        for no in [&b""[..], b"\n# only\n", b"s3cr3t\n", b"A=1\nnot a line\n", b"1A=x", b"-----BEGIN\n"] {
             assert!(!looks_like_env_file(no), "{no:?}");
         }
     }

@@ -28,11 +28,7 @@ pub struct NameIndex {
 /// An empty index without a table (it is allocated with the first name).
 impl Default for NameIndex {
     fn default() -> Self {
-        NameIndex {
-            slots: Vec::new(),
-            shift: 32,
-            len: 0,
-        }
+        NameIndex { slots: Vec::new(), shift: 32, len: 0 }
     }
 }
 
@@ -155,13 +151,11 @@ pub fn same(a: &[u8], b: &[u8]) -> bool {
     if n != b.len() {
         return false;
     }
-    let word =
-        |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or_default());
+    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or_default());
     if n < 8 {
         // 4 to 7 bytes (most of the manifest's field names): the first four
         // and the last four (overlapping), not a byte loop.
-        let half =
-            |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().unwrap_or_default());
+        let half = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().unwrap_or_default());
         if n >= 4 {
             return half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4);
         }
@@ -202,23 +196,12 @@ impl NameIndex {
     }
 
     /// The id of `name`; when absent, `name` is added with id `new` and Err(new) returned.
-    pub fn get_or_insert<'n>(
-        &mut self,
-        name: &[u8],
-        new: u32,
-        name_of: impl Fn(u32) -> &'n [u8],
-    ) -> Result<u32, u32> {
+    pub fn get_or_insert<'n>(&mut self, name: &[u8], new: u32, name_of: impl Fn(u32) -> &'n [u8]) -> Result<u32, u32> {
         self.get_or_insert_hashed(name, hash(name), new, name_of)
     }
 
     /// [`NameIndex::get_or_insert`] for a name whose [`hash`] is known.
-    pub fn get_or_insert_hashed<'n>(
-        &mut self,
-        name: &[u8],
-        hash: u32,
-        new: u32,
-        name_of: impl Fn(u32) -> &'n [u8],
-    ) -> Result<u32, u32> {
+    pub fn get_or_insert_hashed<'n>(&mut self, name: &[u8], hash: u32, new: u32, name_of: impl Fn(u32) -> &'n [u8]) -> Result<u32, u32> {
         debug_assert!(new != u32::MAX && hash == self::hash(name));
         self.reserve(self.len + 1);
         let i = self.slot(name, hash, name_of);
@@ -291,12 +274,7 @@ pub const SMALL_MAX: usize = u16::MAX as usize - 1;
 /// An empty index without a table, that takes no names.
 impl Default for SmallIndex {
     fn default() -> Self {
-        SmallIndex {
-            slots: Vec::new(),
-            shift: 32,
-            room: 0,
-            len: 0,
-        }
+        SmallIndex { slots: Vec::new(), shift: 32, room: 0, len: 0 }
     }
 }
 
@@ -311,22 +289,11 @@ impl SmallIndex {
     pub fn with_capacity(n: usize) -> Self {
         let room = n.min(SMALL_MAX);
         let size = (room.max(3) * 4 / 3 + 1).next_power_of_two();
-        SmallIndex {
-            slots: vec![0; size],
-            shift: 32 - size.trailing_zeros(),
-            room,
-            len: 0,
-        }
+        SmallIndex { slots: vec![0; size], shift: 32 - size.trailing_zeros(), room, len: 0 }
     }
 
     /// The slot holding `name`, or the empty slot where it would go.
-    fn slot<'n>(
-        &self,
-        name: &[u8],
-        hash: u32,
-        hash_of: impl Fn(u32) -> u32,
-        name_of: impl Fn(u32) -> &'n [u8],
-    ) -> usize {
+    fn slot<'n>(&self, name: &[u8], hash: u32, hash_of: impl Fn(u32) -> u32, name_of: impl Fn(u32) -> &'n [u8]) -> usize {
         let mask = self.slots.len() - 1;
         let mut i = (hash >> self.shift) as usize;
         loop {
@@ -339,12 +306,7 @@ impl SmallIndex {
     }
 
     /// The id of `name`, if it is in the index.
-    pub fn get<'n>(
-        &self,
-        name: &[u8],
-        hash_of: impl Fn(u32) -> u32,
-        name_of: impl Fn(u32) -> &'n [u8],
-    ) -> Option<u32> {
+    pub fn get<'n>(&self, name: &[u8], hash_of: impl Fn(u32) -> u32, name_of: impl Fn(u32) -> &'n [u8]) -> Option<u32> {
         if self.len == 0 {
             return None;
         }
@@ -385,29 +347,7 @@ mod tests {
 
     #[test]
     fn same_is_slice_equality() {
-        let names: Vec<&[u8]> = vec![
-            b"",
-            b"A",
-            b"B",
-            b"AB",
-            b"ABC",
-            b"ABD",
-            b"ABCD",
-            b"XBCD",
-            b"ABCX",
-            b"ABCDE",
-            b"ABXDE",
-            b"ABCDEFG",
-            b"ABCDEFH",
-            b"XBCDEFG",
-            b"ABCXEFG",
-            b"ABCDEFGH",
-            b"ABCDEFGX",
-            b"XBCDEFGH",
-            b"ABCDEFGHIJKLMNOPQ",
-            b"ABCDEFGHIJKLMNOPX",
-            b"ABCDEFGHXJKLMNOPQ",
-        ];
+        let names: Vec<&[u8]> = vec![b"", b"A", b"B", b"AB", b"ABC", b"ABD", b"ABCD", b"XBCD", b"ABCX", b"ABCDE", b"ABXDE", b"ABCDEFG", b"ABCDEFH", b"XBCDEFG", b"ABCXEFG", b"ABCDEFGH", b"ABCDEFGX", b"XBCDEFGH", b"ABCDEFGHIJKLMNOPQ", b"ABCDEFGHIJKLMNOPX", b"ABCDEFGHXJKLMNOPQ"];
         for a in &names {
             for b in &names {
                 assert_eq!(same(a, b), a == b, "{a:?} {b:?}");
@@ -453,9 +393,7 @@ mod tests {
     /// names that differ in their last characters only (as generated
     /// configuration keys do), with this thread's keys.
     fn total_distance() -> usize {
-        let names: Vec<Vec<u8>> = (0..1000)
-            .map(|i| format!("APP_CONFIG_KEY_{i:04}").into_bytes())
-            .collect();
+        let names: Vec<Vec<u8>> = (0..1000).map(|i| format!("APP_CONFIG_KEY_{i:04}").into_bytes()).collect();
         let name_of = |id: u32| names[id as usize].as_slice();
         let mut index = NameIndex::with_capacity(names.len());
         for (i, n) in names.iter().enumerate() {
@@ -473,18 +411,14 @@ mod tests {
         // Each thread draws its keys: 200 draws. Random homes give about 500
         // in all at this load (2,048 slots); without the mix, multiply-shift
         // alone put several thousand in some draws.
-        let totals: Vec<usize> = (0..200)
-            .map(|_| std::thread::spawn(total_distance).join().unwrap())
-            .collect();
+        let totals: Vec<usize> = (0..200).map(|_| std::thread::spawn(total_distance).join().unwrap()).collect();
         let worst = totals.iter().max().unwrap();
         assert!(*worst < 2_000, "worst {worst}, all {totals:?}");
     }
 
     #[test]
     fn finds_what_was_inserted_across_growth() {
-        let mut names: Vec<Vec<u8>> = (0..5000)
-            .map(|i| format!("APP_CONFIG_KEY_{i:04}").into_bytes())
-            .collect();
+        let mut names: Vec<Vec<u8>> = (0..5000).map(|i| format!("APP_CONFIG_KEY_{i:04}").into_bytes()).collect();
         names.push(names[7].clone());
         let name_of = |id: u32| names[id as usize].as_slice();
         let mut index = NameIndex::with_capacity(0);
@@ -505,40 +439,23 @@ mod tests {
 
     #[test]
     fn small_index_finds_what_was_inserted_and_stops_at_its_room() {
-        let names: Vec<Vec<u8>> = (0..3000)
-            .map(|i| format!("APP_CONFIG_KEY_{i:04}").into_bytes())
-            .collect();
+        let names: Vec<Vec<u8>> = (0..3000).map(|i| format!("APP_CONFIG_KEY_{i:04}").into_bytes()).collect();
         let hashes: Vec<u32> = names.iter().map(|n| hash(n)).collect();
-        let (name_of, hash_of) = (
-            |id: u32| names[id as usize].as_slice(),
-            |id: u32| hashes[id as usize],
-        );
+        let (name_of, hash_of) = (|id: u32| names[id as usize].as_slice(), |id: u32| hashes[id as usize]);
         let mut index = SmallIndex::default();
         assert_eq!(index.get(&names[0], hash_of, name_of), None);
-        assert_eq!(
-            index.get_or_insert_hashed(&names[0], hashes[0], 0, hash_of, name_of),
-            Err(u32::MAX)
-        );
+        assert_eq!(index.get_or_insert_hashed(&names[0], hashes[0], 0, hash_of, name_of), Err(u32::MAX));
         let mut index = SmallIndex::with_capacity(2000);
         assert_eq!(index.get(&names[0], hash_of, name_of), None);
         for (i, n) in names[..2000].iter().enumerate() {
-            assert_eq!(
-                index.get_or_insert_hashed(n, hashes[i], i as u32, hash_of, name_of),
-                Err(i as u32)
-            );
+            assert_eq!(index.get_or_insert_hashed(n, hashes[i], i as u32, hash_of, name_of), Err(i as u32));
         }
         for (i, n) in names[..2000].iter().enumerate() {
             assert_eq!(index.get(n, hash_of, name_of), Some(i as u32));
-            assert_eq!(
-                index.get_or_insert_hashed(n, hashes[i], 9, hash_of, name_of),
-                Ok(i as u32)
-            );
+            assert_eq!(index.get_or_insert_hashed(n, hashes[i], 9, hash_of, name_of), Ok(i as u32));
         }
         assert_eq!(index.get(&names[2000], hash_of, name_of), None);
-        assert_eq!(
-            index.get_or_insert_hashed(&names[2000], hashes[2000], 2000, hash_of, name_of),
-            Err(u32::MAX)
-        );
+        assert_eq!(index.get_or_insert_hashed(&names[2000], hashes[2000], 2000, hash_of, name_of), Err(u32::MAX));
         assert_eq!(index.get(&names[2000], hash_of, name_of), None);
         assert_eq!(index.slots.len(), 4096);
     }

@@ -32,11 +32,7 @@ pub struct Settings<'a> {
 impl Settings<'_> {
     /// The signal forwarded for a received `sig` (0: none); the last rewrite of it wins.
     pub(crate) fn rewrite(&self, sig: c_int) -> c_int {
-        self.rewrites
-            .iter()
-            .rev()
-            .find(|(from, _)| *from == sig)
-            .map_or(sig, |&(_, to)| to)
+        self.rewrites.iter().rev().find(|(from, _)| *from == sig).map_or(sig, |&(_, to)| to)
     }
 
     /// The exit code envshim gives for the program's `code`.
@@ -52,9 +48,7 @@ impl Settings<'_> {
 /// `--rewrite-signal FROM:TO`: each a signal's name (`TERM`, `SIGTERM`, any
 /// case) or number; FROM one that `--init` forwards, TO any signal or 0 (drop it).
 pub fn parse_rewrite(text: &str) -> Result<(c_int, c_int), String> {
-    let (from, to) = text
-        .split_once(':')
-        .ok_or_else(|| format!("expected FROM:TO (TERM:QUIT, 15:3), got '{text}'"))?;
+    let (from, to) = text.split_once(':').ok_or_else(|| format!("expected FROM:TO (TERM:QUIT, 15:3), got '{text}'"))?;
     let (from, to) = (signal_number(from)?, signal_number(to)?);
     if !forwarded(from) {
         return Err(format!("'{text}': signal {from} cannot be rewritten (--init never receives or never forwards it)"));
@@ -66,9 +60,8 @@ pub fn parse_rewrite(text: &str) -> Result<(c_int, c_int), String> {
 pub fn signal_number(text: &str) -> Result<c_int, String> {
     // Linux numbers them 1 to 31 in this order, on every architecture envshim is built for.
     const NAMES: [&str; 31] = [
-        "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2",
-        "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG",
-        "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",
+        "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2", "PIPE", "ALRM", "TERM", "STKFLT",
+        "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG", "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",
     ];
     let name = match text.get(..3) {
         Some(sig) if sig.eq_ignore_ascii_case("SIG") => &text[3..],
@@ -79,10 +72,7 @@ pub fn signal_number(text: &str) -> Result<c_int, String> {
     }
     match text.parse::<u32>() {
         Ok(n) if n <= libc::SIGRTMAX() as u32 && !text.starts_with('+') => Ok(n as c_int),
-        _ => Err(format!(
-            "'{text}' is not a signal (a name like TERM or SIGTERM, or a number from 0 to {})",
-            libc::SIGRTMAX()
-        )),
+        _ => Err(format!("'{text}' is not a signal (a name like TERM or SIGTERM, or a number from 0 to {})", libc::SIGRTMAX())),
     }
 }
 
@@ -98,15 +88,7 @@ pub fn forwarded(sig: c_int) -> bool {
 
 /// Signals raised by a fault of the process itself: never waited for, so a
 /// fault in envshim kills envshim, and never forwarded.
-const SYNCHRONOUS: [c_int; 7] = [
-    libc::SIGFPE,
-    libc::SIGILL,
-    libc::SIGSEGV,
-    libc::SIGBUS,
-    libc::SIGABRT,
-    libc::SIGTRAP,
-    libc::SIGSYS,
-];
+const SYNCHRONOUS: [c_int; 7] = [libc::SIGFPE, libc::SIGILL, libc::SIGSEGV, libc::SIGBUS, libc::SIGABRT, libc::SIGTRAP, libc::SIGSYS];
 
 /// The terminal's stops for a background read or write: ignored by envshim,
 /// which hands the terminal to the child and must never stop for it; not
@@ -146,8 +128,7 @@ pub(crate) fn configure_signals() -> Result<SigSet, Error> {
     for sig in TERMINAL_STOPS {
         sys::set_disposition(sig, Disposition::Ignore).map_err(|e| os_error("sigaction", e))?;
     }
-    sys::set_disposition(libc::SIGCHLD, Disposition::Default)
-        .map_err(|e| os_error("sigaction", e))?;
+    sys::set_disposition(libc::SIGCHLD, Disposition::Default).map_err(|e| os_error("sigaction", e))?;
     Ok(waited)
 }
 
@@ -187,9 +168,7 @@ pub(crate) fn spawn(target: &Exec, foreground: bool) -> Result<pid_t, Error> {
         code::NOEXEC
     })
     .map_err(|e| os_error("clone", e))?;
-    let Some(failure) = failed else {
-        return Ok(pid);
-    };
+    let Some(failure) = failed else { return Ok(pid) };
     // The child has exited: reap it before saying why.
     let _ = sys::wait_for(pid);
     Err(match failure {
@@ -233,9 +212,7 @@ fn reset_signals() -> Result<(), (&'static str, io::Error)> {
         // SIG_IGN of one would survive execve).
         sys::set_disposition(sig, Disposition::Default).map_err(|e| ("sigaction", e))?;
     }
-    sys::set_signal_mask(&SigSet::empty())
-        .map(drop)
-        .map_err(|e| ("sigprocmask", e))
+    sys::set_signal_mask(&SigSet::empty()).map(drop).map_err(|e| ("sigprocmask", e))
 }
 
 /// The parent's loop: takes each signal, forwards it (SIGCHLD excepted),
@@ -243,8 +220,7 @@ fn reset_signals() -> Result<(), (&'static str, io::Error)> {
 fn wait_and_forward(child: pid_t, waited: &SigSet, settings: Settings) -> Result<c_int, Error> {
     let mut term = TermDelay::new(settings.term_delay);
     loop {
-        let signal =
-            sys::wait_signal(waited, term.remaining()).map_err(|e| os_error("sigtimedwait", e))?;
+        let signal = sys::wait_signal(waited, term.remaining()).map_err(|e| os_error("sigtimedwait", e))?;
         match signal {
             None | Some(libc::SIGCHLD) => {}
             Some(libc::SIGTERM) if term.hold() => {}
@@ -265,20 +241,13 @@ pub(crate) fn forward(child: pid_t, sig: c_int, group: bool) {
     if sig == 0 {
         return;
     }
-    let (target, whom) = if group {
-        (-child, "process group")
-    } else {
-        (child, "process")
-    };
+    let (target, whom) = if group { (-child, "process group") } else { (child, "process") };
     match sys::kill(target, sig) {
         Ok(()) => {}
         // Already gone: its exit is being reaped.
         Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
         // The child stays supervised: a lost signal is not worth killing it for.
-        Err(e) => report::warn(&format!(
-            "--init: cannot forward signal {sig} to the program's {whom} {child} ({})",
-            crate::error::os_reason(&e)
-        )),
+        Err(e) => report::warn(&format!("--init: cannot forward signal {sig} to the program's {whom} {child} ({})", crate::error::os_reason(&e))),
     }
 }
 
@@ -308,10 +277,7 @@ pub(crate) fn exit_code(status: c_int) -> i32 {
 }
 
 pub(crate) fn os_error(call: &str, e: io::Error) -> Error {
-    Error::new(
-        code::OSERR,
-        format!("--init: {call} failed ({})", crate::error::os_reason(&e)),
-    )
+    Error::new(code::OSERR, format!("--init: {call} failed ({})", crate::error::os_reason(&e)))
 }
 
 /// `--term-delay`: the first SIGTERM starts the delay and is forwarded when
@@ -377,79 +343,30 @@ mod tests {
 
     #[test]
     fn rewrite_options_parse() {
-        assert_eq!(
-            parse_rewrite("TERM:QUIT"),
-            Ok((libc::SIGTERM, libc::SIGQUIT))
-        );
-        assert_eq!(
-            parse_rewrite("sigterm:SIGquit"),
-            Ok((libc::SIGTERM, libc::SIGQUIT))
-        );
+        assert_eq!(parse_rewrite("TERM:QUIT"), Ok((libc::SIGTERM, libc::SIGQUIT)));
+        assert_eq!(parse_rewrite("sigterm:SIGquit"), Ok((libc::SIGTERM, libc::SIGQUIT)));
         assert_eq!(parse_rewrite("15:3"), Ok((15, 3)));
         assert_eq!(parse_rewrite("HUP:0"), Ok((libc::SIGHUP, 0)));
-        assert_eq!(
-            parse_rewrite("TERM:KILL"),
-            Ok((libc::SIGTERM, libc::SIGKILL))
-        );
-        for bad in [
-            "TERM",
-            "KILL:TERM",
-            "STOP:TERM",
-            "9:15",
-            "0:15",
-            "CHLD:TERM",
-            "TERM:65",
-            "TERM:-1",
-            "TERM:+3",
-            "TERM:FOO",
-            ":",
-            "TERM:QUIT:1",
-        ] {
+        assert_eq!(parse_rewrite("TERM:KILL"), Ok((libc::SIGTERM, libc::SIGKILL)));
+        for bad in ["TERM", "KILL:TERM", "STOP:TERM", "9:15", "0:15", "CHLD:TERM", "TERM:65", "TERM:-1", "TERM:+3", "TERM:FOO", ":", "TERM:QUIT:1"] {
             assert!(parse_rewrite(bad).is_err(), "{bad}");
         }
     }
 
     #[test]
     fn rewrites_and_success_exits() {
-        let rewrites = [
-            (libc::SIGTERM, libc::SIGQUIT),
-            (libc::SIGHUP, 0),
-            (libc::SIGTERM, libc::SIGINT),
-        ];
-        let s = Settings {
-            success_exits: &[143, 3],
-            rewrites: &rewrites,
-            ..Settings::default()
-        };
+        let rewrites = [(libc::SIGTERM, libc::SIGQUIT), (libc::SIGHUP, 0), (libc::SIGTERM, libc::SIGINT)];
+        let s = Settings { success_exits: &[143, 3], rewrites: &rewrites, ..Settings::default() };
         assert_eq!(s.rewrite(libc::SIGTERM), libc::SIGINT);
         assert_eq!(s.rewrite(libc::SIGHUP), 0);
         assert_eq!(s.rewrite(libc::SIGUSR1), libc::SIGUSR1);
-        assert_eq!(
-            (s.exit(143), s.exit(3), s.exit(137), s.exit(0)),
-            (0, 0, 137, 0)
-        );
+        assert_eq!((s.exit(143), s.exit(3), s.exit(137), s.exit(0)), (0, 0, 137, 0));
         assert!(forwarded(libc::SIGTERM) && forwarded(libc::SIGRTMAX()));
-        let names = [
-            (libc::SIGHUP, "HUP"),
-            (libc::SIGTERM, "term"),
-            (libc::SIGWINCH, "SIGWINCH"),
-            (libc::SIGSYS, "SYS"),
-            (libc::SIGIO, "IO"),
-        ];
+        let names = [(libc::SIGHUP, "HUP"), (libc::SIGTERM, "term"), (libc::SIGWINCH, "SIGWINCH"), (libc::SIGSYS, "SYS"), (libc::SIGIO, "IO")];
         for (n, name) in names {
             assert_eq!(signal_number(name), Ok(n), "{name}");
         }
-        assert!(![
-            0,
-            libc::SIGKILL,
-            libc::SIGSTOP,
-            libc::SIGCHLD,
-            libc::SIGSEGV,
-            libc::SIGTTIN,
-            65
-        ]
-        .into_iter()
-        .any(forwarded));
+        assert!(![0, libc::SIGKILL, libc::SIGSTOP, libc::SIGCHLD, libc::SIGSEGV, libc::SIGTTIN, 65].into_iter().any(forwarded));
     }
 
     #[test]

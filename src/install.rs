@@ -29,12 +29,10 @@ fn is_envshim(file: &mut File) -> io::Result<bool> {
     let mut buf = vec![0u8; (64 << 10) + MARKER.len()];
     let (mut kept, mut read_total) = (0, 0u64);
     // memchr for the first byte, then a comparison: `memmem` is much more code.
-    let holds =
-        |hay: &[u8]| memchr::memchr_iter(MARKER[0], hay).any(|i| hay[i..].starts_with(MARKER));
+    let holds = |hay: &[u8]| memchr::memchr_iter(MARKER[0], hay).any(|i| hay[i..].starts_with(MARKER));
     loop {
         let n = file.read(&mut buf[kept..])?;
-        if read_total == 0 && !buf[..kept + n].starts_with(b"\x7fELF") && (kept + n >= 4 || n == 0)
-        {
+        if read_total == 0 && !buf[..kept + n].starts_with(b"\x7fELF") && (kept + n >= 4 || n == 0) {
             return Ok(false);
         }
         if n == 0 {
@@ -63,10 +61,7 @@ fn may_replace(dest: &Path, force: bool) -> Result<(), String> {
     // A DEST that cannot be read is not known to be envshim, nor is one that
     // is not a regular file. Opened without blocking: a FIFO would wait for
     // a writer forever.
-    let open = OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(dest);
+    let open = OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(dest);
     let regular = |f: File| match f.metadata() {
         Ok(m) if m.is_file() => Ok(f),
         Ok(_) => Err(io::Error::from_raw_os_error(libc::EINVAL)),
@@ -84,33 +79,14 @@ fn may_replace(dest: &Path, force: bool) -> Result<(), String> {
 pub fn install(source: &Path, dest: &Path, force: bool) -> Result<PathBuf, Error> {
     use std::os::unix::ffi::OsStrExt;
     let shown = |p: &Path| escape(p.as_os_str().as_bytes());
-    let dest = if dest.is_dir() {
-        dest.join("envshim")
-    } else {
-        dest.to_path_buf()
-    };
-    let fail = |what: &str, e: io::Error| {
-        Error::new(
-            code::CANTCREAT,
-            format!(
-                "install: {what} {} ({})",
-                shown(&dest),
-                crate::error::os_reason(&e)
-            ),
-        )
-    };
-    may_replace(&dest, force)
-        .map_err(|why| Error::new(code::CANTCREAT, format!("install: {} {why}", shown(&dest))))?;
+    let dest = if dest.is_dir() { dest.join("envshim") } else { dest.to_path_buf() };
+    let fail = |what: &str, e: io::Error| Error::new(code::CANTCREAT, format!("install: {what} {} ({})", shown(&dest), crate::error::os_reason(&e)));
+    may_replace(&dest, force).map_err(|why| Error::new(code::CANTCREAT, format!("install: {} {why}", shown(&dest))))?;
     let dir = match dest.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    let file_name = dest.file_name().ok_or_else(|| {
-        fail(
-            "cannot install to",
-            io::Error::from_raw_os_error(libc::EINVAL),
-        )
-    })?;
+    let file_name = dest.file_name().ok_or_else(|| fail("cannot install to", io::Error::from_raw_os_error(libc::EINVAL)))?;
     let tmp_name = |n: u32| {
         let mut name = OsString::from(".");
         name.push(file_name);
@@ -122,39 +98,18 @@ pub fn install(source: &Path, dest: &Path, force: bool) -> Result<PathBuf, Error
         dir.join(name)
     };
 
-    let mut src = File::open(source).map_err(|e| {
-        Error::new(
-            code::CANTCREAT,
-            format!(
-                "install: cannot read {} ({})",
-                shown(source),
-                crate::error::os_reason(&e)
-            ),
-        )
-    })?;
+    let mut src = File::open(source).map_err(|e| Error::new(code::CANTCREAT, format!("install: cannot read {} ({})", shown(source), crate::error::os_reason(&e))))?;
     let mut n = 0;
     let (tmp, mut out) = loop {
         let tmp = tmp_name(n);
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o700)
-            .open(&tmp)
-        {
+        match OpenOptions::new().write(true).create_new(true).mode(0o700).open(&tmp) {
             Ok(out) => break (tmp, out),
             // Left by an install that was killed: a restarted initContainer is
             // PID 1 again, so the name repeats. It may also be another
             // installer's (PID 1 of another container), so it is left alone.
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 16 => n += 1,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(Error::new(
-                    code::CANTCREAT,
-                    format!(
-                        "install: the directory {} does not exist (for {})",
-                        shown(&dir),
-                        shown(&dest)
-                    ),
-                ))
+                return Err(Error::new(code::CANTCREAT, format!("install: the directory {} does not exist (for {})", shown(&dir), shown(&dest))))
             }
             Err(e) => return Err(fail("cannot create a file beside", e)),
         }
@@ -186,14 +141,8 @@ mod tests {
         fs::write(&src, b"binary").unwrap();
         let dest = install(&src, &d.path().join("out"), false).unwrap();
         assert_eq!(fs::read(&dest).unwrap(), b"binary");
-        assert_eq!(
-            fs::metadata(&dest).unwrap().permissions().mode() & 0o7777,
-            0o755
-        );
-        let names: Vec<_> = fs::read_dir(d.path())
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
+        assert_eq!(fs::metadata(&dest).unwrap().permissions().mode() & 0o7777, 0o755);
+        let names: Vec<_> = fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names.len(), 2, "{names:?}");
         // Into a directory.
         let sub = d.path().join("shim");
@@ -217,16 +166,10 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let src = d.path().join("src");
         fs::write(&src, b"binary").unwrap();
-        let stale = d
-            .path()
-            .join(format!(".out.envshim-{}.tmp", std::process::id()));
+        let stale = d.path().join(format!(".out.envshim-{}.tmp", std::process::id()));
         fs::write(&stale, b"partial").unwrap();
         let dest = install(&src, &d.path().join("out"), false).unwrap();
         assert_eq!(fs::read(&dest).unwrap(), b"binary");
-        assert_eq!(
-            fs::read(&stale).unwrap(),
-            b"partial",
-            "another installer's file is left alone"
-        );
+        assert_eq!(fs::read(&stale).unwrap(), b"partial", "another installer's file is left alone");
     }
 }

@@ -9,15 +9,15 @@
 //! of it (tests/layers.rs).
 
 pub mod cli;
-pub mod engine;
 mod envdir;
+pub mod engine;
 pub mod envfile;
 mod environment;
 pub mod error;
 mod exec;
 pub mod expand;
-mod filenv;
 mod files;
+mod filenv;
 mod hints;
 mod index;
 mod init;
@@ -71,23 +71,12 @@ pub fn run(opts: &Options, run: &RunOptions) -> i32 {
         return watching(opts, run, init, watch);
     }
     let mut text = Vec::new();
-    let plan = match prepare(
-        opts,
-        Mode::Run,
-        &run.program,
-        !run.no_expand_args,
-        &mut text,
-    ) {
+    let plan = match prepare(opts, Mode::Run, &run.program, !run.no_expand_args, &mut text) {
         Ok(p) => p,
         Err(errors) => return fail(opts, &errors),
     };
-    let lookup = if run.init.is_some() {
-        Lookup::Verify
-    } else {
-        Lookup::Lazy
-    };
-    let prepared = program::expand_line(&plan.line, plan.expansion_env())
-        .and_then(|words| exec::prepare(&plan.line, words, &plan.env, lookup));
+    let lookup = if run.init.is_some() { Lookup::Verify } else { Lookup::Lazy };
+    let prepared = program::expand_line(&plan.line, plan.expansion_env()).and_then(|words| exec::prepare(&plan.line, words, &plan.env, lookup));
     let mut errors = plan.errors;
     let target = match prepared {
         Ok(target) if errors.is_empty() => target,
@@ -101,12 +90,7 @@ pub fn run(opts: &Options, run: &RunOptions) -> i32 {
         verbose(&plan.env);
     }
     if let Some(init) = &run.init {
-        let settings = init::Settings {
-            group: init.group,
-            term_delay: init.term_delay,
-            success_exits: &init.success_exits,
-            rewrites: &init.rewrite_signals,
-        };
+        let settings = init::Settings { group: init.group, term_delay: init.term_delay, success_exits: &init.success_exits, rewrites: &init.rewrite_signals };
         return init::supervise(&target, settings, |e| fail(opts, &[e]));
     }
     let e = exec::exec(&target);
@@ -127,16 +111,8 @@ fn watching(opts: &Options, run: &RunOptions, init: &InitOptions, watch: &WatchO
     }
     watch::warn_fixed_files(&first.files);
     // Read again: never waiting (a missing file is an invalid change), warnings not printed each time.
-    let again = Options {
-        wait: None,
-        ..opts.clone()
-    };
-    let settings = init::Settings {
-        group: init.group,
-        term_delay: init.term_delay,
-        success_exits: &init.success_exits,
-        rewrites: &init.rewrite_signals,
-    };
+    let again = Options { wait: None, ..opts.clone() };
+    let settings = init::Settings { group: init.group, term_delay: init.term_delay, success_exits: &init.success_exits, rewrites: &init.rewrite_signals };
     let hooks = watch::Hooks {
         read: &mut || watch_build(&again, run, Mode::Watch),
         verbose: if run.verbose { Some(&verbose) } else { None },
@@ -151,9 +127,7 @@ fn watch_build(opts: &Options, run: &RunOptions, mode: Mode) -> Result<watch::Bu
     let mut text = Vec::new();
     let mut plan = prepare(opts, mode, &run.program, !run.no_expand_args, &mut text)?;
     if plan.line.is_empty() {
-        return Err(vec![Error::usage(
-            "the manifest has no command any more, and there is no program line",
-        )]);
+        return Err(vec![Error::usage("the manifest has no command any more, and there is no program line")]);
     }
     let files = plan.sources(opts);
     let mut errors = std::mem::take(&mut plan.errors);
@@ -172,42 +146,22 @@ fn watch_build(opts: &Options, run: &RunOptions, mode: Mode) -> Result<watch::Bu
     if !errors.is_empty() {
         return Err(errors);
     }
-    Ok(watch::Build {
-        env: plan.env,
-        line: plan.line,
-        argv,
-        files,
-    })
+    Ok(watch::Build { env: plan.env, line: plan.line, argv, files })
 }
 
 /// `envshim check`: everything `run` validates, every problem reported; execs nothing.
 pub fn check(opts: &Options, check: &CheckOptions) -> i32 {
     let mut text = Vec::new();
-    let mut plan = match prepare(
-        opts,
-        Mode::Check,
-        &check.program,
-        !check.no_expand_args,
-        &mut text,
-    ) {
+    let mut plan = match prepare(opts, Mode::Check, &check.program, !check.no_expand_args, &mut text) {
         Ok(p) => p,
-        Err(errors) if check.json => {
-            return report::json(
-                &errors,
-                &report::Warnings::default(),
-                None,
-                opts.termination_log.as_deref(),
-            )
-        }
+        Err(errors) if check.json => return report::json(&errors, &report::Warnings::default(), None, opts.termination_log.as_deref()),
         Err(errors) => return fail(opts, &errors),
     };
     let mut program = None;
     if plan.line.is_empty() {
-        plan.errors
-            .extend(exec::check_sizes(&[], &[], &plan.env, 0));
+        plan.errors.extend(exec::check_sizes(&[], &[], &plan.env, 0));
     } else {
-        let prepared = program::expand_line(&plan.line, plan.expansion_env())
-            .and_then(|words| exec::prepare(&plan.line, words, &plan.env, Lookup::Verify));
+        let prepared = program::expand_line(&plan.line, plan.expansion_env()).and_then(|words| exec::prepare(&plan.line, words, &plan.env, Lookup::Verify));
         match prepared {
             Ok(target) => program = Some(escape(target.path.as_bytes())),
             Err(errors) => plan.errors.extend(errors),
@@ -216,8 +170,7 @@ pub fn check(opts: &Options, check: &CheckOptions) -> i32 {
     // --strict: every warning is a failure too, after those with a code of their own.
     let mut warnings = std::mem::take(&mut plan.warnings);
     if check.strict {
-        plan.errors
-            .extend(std::mem::take(&mut warnings).into_errors());
+        plan.errors.extend(std::mem::take(&mut warnings).into_errors());
     }
     if check.watch {
         watch::warn_fixed_files(&plan.sources(opts));
@@ -227,26 +180,14 @@ pub fn check(opts: &Options, check: &CheckOptions) -> i32 {
     }
     let code = if check.json {
         // Only for a success, as the text's `ok:` line: a failed build's count means nothing.
-        let summary = plan.errors.is_empty().then(|| report::Summary {
-            variables: plan.env.len(),
-            from_files: plan.env.read_from_files(),
-            program,
-        });
-        report::json(
-            &plan.errors,
-            &warnings,
-            summary.as_ref(),
-            opts.termination_log.as_deref(),
-        )
+        let summary = plan.errors.is_empty().then(|| report::Summary { variables: plan.env.len(), from_files: plan.env.read_from_files(), program });
+        report::json(&plan.errors, &warnings, summary.as_ref(), opts.termination_log.as_deref())
     } else {
         warnings.print();
         if plan.errors.is_empty() {
             let from_files = plan.env.read_from_files();
             let program = program.map_or("no program line".to_string(), |p| format!("program {p}"));
-            let ok = format!(
-                "envshim: ok: {} variables ({from_files} from files), {program}\n",
-                plan.env.len()
-            );
+            let ok = format!("envshim: ok: {} variables ({from_files} from files), {program}\n", plan.env.len());
             let _ = std::io::stderr().lock().write_all(ok.as_bytes());
             code::OK
         } else {
@@ -271,23 +212,9 @@ pub fn render(opts: &Options, format: Format, show_values: bool) -> i32 {
         Err(errors) => return fail(opts, &errors),
     };
     let mut out = std::io::stdout().lock();
-    match report::stdout_written(
-        render::render(
-            &mut out,
-            &plan.env.vars().collect::<Vec<_>>(),
-            format,
-            show_values,
-        )
-        .and_then(|()| out.flush()),
-    ) {
+    match report::stdout_written(render::render(&mut out, &plan.env.vars().collect::<Vec<_>>(), format, show_values).and_then(|()| out.flush())) {
         Ok(()) => code::OK,
-        Err(e) => fail(
-            opts,
-            &[Error {
-                subject: "render".into(),
-                ..e
-            }],
-        ),
+        Err(e) => fail(opts, &[Error { subject: "render".into(), ..e }]),
     }
 }
 
@@ -297,11 +224,7 @@ pub fn render(opts: &Options, format: Format, show_values: bool) -> i32 {
 pub fn install(dest: &Path, force: bool) -> i32 {
     match install::install(Path::new(install::SELF_EXE), dest, force) {
         Ok(dest) => {
-            let line = format!(
-                "envshim: installed {} at {}\n",
-                env!("CARGO_PKG_VERSION"),
-                escape(dest.as_os_str().as_bytes())
-            );
+            let line = format!("envshim: installed {} at {}\n", env!("CARGO_PKG_VERSION"), escape(dest.as_os_str().as_bytes()));
             let _ = std::io::stderr().lock().write_all(line.as_bytes());
             code::OK
         }

@@ -77,9 +77,6 @@ const_assert!(MAX_EXEC_TOTAL_BYTES < MAX_IMPORTED_BYTES);
 const_assert!(MAX_EXEC_TOTAL_BYTES / 11 < MAX_IMPORTED_ENTRIES);
 // A warning listing every shown key at full length fits in one line (keys
 // without backslashes, which escaping doubles; the line bound holds whatever).
-const_assert!(
-    MAX_SKIPPED_KEYS_SHOWN * (MAX_SHOWN_NAME_BYTES + 5) + 2 * MAX_SHOWN_NAME_BYTES + 256
-        < MAX_MESSAGE_BYTES
-);
+const_assert!(MAX_SKIPPED_KEYS_SHOWN * (MAX_SHOWN_NAME_BYTES + 5) + 2 * MAX_SHOWN_NAME_BYTES + 256 < MAX_MESSAGE_BYTES);
 // The termination log holds at least one whole line.
 const_assert!(MAX_MESSAGE_BYTES < MAX_TERMINATION_LOG_BYTES);

@@ -30,9 +30,7 @@ fn envshim_main(argv: envshim::sys::Argv) -> i32 {
     match cli::parse(argv.to_vec()) {
         Ok(Invocation::Run(options, run)) => envshim::run(&options, &run),
         Ok(Invocation::Check(options, check)) => envshim::check(&options, &check),
-        Ok(Invocation::Render(options, format, show_values)) => {
-            envshim::render(&options, format, show_values)
-        }
+        Ok(Invocation::Render(options, format, show_values)) => envshim::render(&options, format, show_values),
         Ok(Invocation::Install(dest, force)) => envshim::install(&dest, force),
         Err(refused) => refused.report(),
     }

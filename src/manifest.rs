@@ -45,10 +45,7 @@ pub struct FileRef<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EnvFrom<'a> {
     /// `fileRef`: every key of the file, prefixed.
-    File {
-        file: FileRef<'a>,
-        prefix: Cow<'a, str>,
-    },
+    File { file: FileRef<'a>, prefix: Cow<'a, str> },
     /// `configMapRef` / `secretRef`: resolved by the platform.
     Platform,
 }
@@ -140,15 +137,9 @@ pub fn parse(bytes: &[u8]) -> Result<Manifest<'_>, Vec<Error>> {
 /// reads as a container spec with nothing in it (all its fields are unknown
 /// at the top level), and only then is the document looked into again.
 #[inline(never)] // called once; a frame of its own for profiles
-pub fn parse_named<'a>(
-    bytes: &'a [u8],
-    subject: &str,
-    file: Option<&str>,
-    container: Option<&[u8]>,
-) -> Result<Manifest<'a>, Vec<Error>> {
+pub fn parse_named<'a>(bytes: &'a [u8], subject: &str, file: Option<&str>, container: Option<&[u8]>) -> Result<Manifest<'a>, Vec<Error>> {
     let mut errors = Vec::new();
-    let manifest = read(bytes, |r| r.manifest(&mut errors))
-        .map_err(|e| vec![syntax_error(bytes, subject, file, e)])?;
+    let manifest = read(bytes, |r| r.manifest(&mut errors)).map_err(|e| vec![syntax_error(bytes, subject, file, e)])?;
     let m = &manifest;
     let empty = m.volume_mounts.is_empty()
         && m.env_from.is_empty()
@@ -170,12 +161,7 @@ pub fn parse_named<'a>(
 /// manifest's subject and file, their paths put below `container`, the
 /// container's path in the document ("" for the document itself).
 #[cold]
-fn name_errors(
-    errors: Vec<Error>,
-    subject: &str,
-    file: Option<&str>,
-    container: &str,
-) -> Vec<Error> {
+fn name_errors(errors: Vec<Error>, subject: &str, file: Option<&str>, container: &str) -> Vec<Error> {
     errors
         .into_iter()
         .map(|e| {
@@ -198,12 +184,7 @@ fn name_errors(
 /// A manifest that is not JSON: where (`e`), or what to do
 /// when it looks like YAML (a key and a colon, or `---`, where JSON has `{`).
 #[cold]
-fn syntax_error(
-    bytes: &[u8],
-    subject: &str,
-    file: Option<&str>,
-    (e, line): (String, usize),
-) -> Error {
+fn syntax_error(bytes: &[u8], subject: &str, file: Option<&str>, (e, line): (String, usize)) -> Error {
     let mut error = if looks_like_yaml(bytes) {
         Error::config(format!(
             "{subject} is not valid JSON: it looks like YAML; convert it offline: kubectl envshim manifest -f FILE [--container NAME], or yq (Go yq: yq -o json FILE; Python yq: yq . FILE)"
@@ -211,11 +192,7 @@ fn syntax_error(
     } else {
         Error::config(format!("{subject} is not valid JSON: {e}"))
     };
-    error.at = Some(Box::new(At {
-        file: file.map(str::to_string),
-        line,
-        ..At::default()
-    }));
+    error.at = Some(Box::new(At { file: file.map(str::to_string), line, ..At::default() }));
     error
 }
 
@@ -223,22 +200,14 @@ fn syntax_error(
 /// with `{` or `[`, and its first line that is not blank or a comment is
 /// `---` or starts with `KEY:` or `- `.
 fn looks_like_yaml(bytes: &[u8]) -> bool {
-    let Some(first) = bytes
-        .split(|&b| b == b'\n')
-        .map(|l| l.trim_ascii())
-        .find(|l| !l.is_empty() && !l.starts_with(b"#"))
-    else {
+    let Some(first) = bytes.split(|&b| b == b'\n').map(|l| l.trim_ascii()).find(|l| !l.is_empty() && !l.starts_with(b"#")) else {
         return false;
     };
     if first.starts_with(b"{") || first.starts_with(b"[") {
         return false;
     }
     let key = first.iter().position(|&b| b == b':').is_some_and(|c| {
-        c > 0
-            && first[..c]
-                .iter()
-                .all(|&b| b.is_ascii_alphanumeric() || b"_-.\"'/".contains(&b))
-            && first.get(c + 1).is_none_or(|&b| b == b' ' || b == b'\t')
+        c > 0 && first[..c].iter().all(|&b| b.is_ascii_alphanumeric() || b"_-.\"'/".contains(&b)) && first.get(c + 1).is_none_or(|&b| b == b' ' || b == b'\t')
     });
     key || first.starts_with(b"---") || first.starts_with(b"- ")
 }

@@ -38,17 +38,10 @@ pub fn is_relaxed(name: &[u8]) -> bool {
         // 4 to 7 bytes (the manifest's short names): the first four and the
         // last four (overlapping) as one word, not a byte loop.
         if n >= 4 {
-            let half = |at: usize| {
-                u64::from(u32::from_le_bytes(
-                    name[at..at + 4].try_into().unwrap_or_default(),
-                ))
-            };
+            let half = |at: usize| u64::from(u32::from_le_bytes(name[at..at + 4].try_into().unwrap_or_default()));
             return !bad_word(half(0) | half(n - 4) << 32);
         }
-        return n > 0
-            && name
-                .iter()
-                .all(|&b| (0x20..=0x7e).contains(&b) && b != b'=');
+        return n > 0 && name.iter().all(|&b| (0x20..=0x7e).contains(&b) && b != b'=');
     }
     // Whole words, then the last eight bytes (overlapping the previous word)
     // rather than a byte loop over the tail.
@@ -57,9 +50,7 @@ pub fn is_relaxed(name: &[u8]) -> bool {
 }
 
 pub fn is_strict(name: &[u8]) -> bool {
-    let Some((&first, rest)) = name.split_first() else {
-        return false;
-    };
+    let Some((&first, rest)) = name.split_first() else { return false };
     let word = |b: u8| b == b'-' || b == b'.' || b == b'_' || b.is_ascii_alphabetic();
     word(first)
         && rest.iter().all(|&b| word(b) || b.is_ascii_digit())
@@ -100,18 +91,8 @@ mod tests {
     #[test]
     fn name_rules_table() {
         for &(name, relaxed, strict) in TABLE {
-            assert_eq!(
-                NameRule::Relaxed.accepts(name),
-                relaxed,
-                "relaxed {:?}",
-                String::from_utf8_lossy(name)
-            );
-            assert_eq!(
-                NameRule::Strict.accepts(name),
-                strict,
-                "strict {:?}",
-                String::from_utf8_lossy(name)
-            );
+            assert_eq!(NameRule::Relaxed.accepts(name), relaxed, "relaxed {:?}", String::from_utf8_lossy(name));
+            assert_eq!(NameRule::Strict.accepts(name), strict, "strict {:?}", String::from_utf8_lossy(name));
         }
     }
 
@@ -123,11 +104,7 @@ mod tests {
                 for b in 0u8..=255 {
                     let mut name = vec![b'A'; len];
                     name[at] = b;
-                    assert_eq!(
-                        is_relaxed(&name),
-                        (32..=126).contains(&b) && b != b'=',
-                        "byte {b} at {at} of {len}"
-                    );
+                    assert_eq!(is_relaxed(&name), (32..=126).contains(&b) && b != b'=', "byte {b} at {at} of {len}");
                 }
             }
         }

@@ -144,31 +144,12 @@ impl Plan<'_> {
         let mut files = Vec::new();
         if opts.manifest_json.is_none() {
             // The default one too when it is missing: it may appear.
-            let path = opts
-                .manifest
-                .as_ref()
-                .map_or(DEFAULT_MANIFEST.as_bytes(), |m| m.as_bytes());
-            files.push(Watched {
-                root: None,
-                path: path.to_vec(),
-                dir: false,
-            });
+            let path = opts.manifest.as_ref().map_or(DEFAULT_MANIFEST.as_bytes(), |m| m.as_bytes());
+            files.push(Watched { root: None, path: path.to_vec(), dir: false });
         }
-        files.extend(self._read.1.files_read().map(|(root, path)| Watched {
-            root: root.map(OsStr::to_os_string),
-            path: path.to_vec(),
-            dir: false,
-        }));
-        files.extend(opts.env_dirs.iter().map(|d| Watched {
-            root: None,
-            path: d.clone(),
-            dir: true,
-        }));
-        files.extend(self.file_env_paths.iter().map(|p| Watched {
-            root: None,
-            path: p.clone(),
-            dir: false,
-        }));
+        files.extend(self._read.1.files_read().map(|(root, path)| Watched { root: root.map(OsStr::to_os_string), path: path.to_vec(), dir: false }));
+        files.extend(opts.env_dirs.iter().map(|d| Watched { root: None, path: d.clone(), dir: true }));
+        files.extend(self.file_env_paths.iter().map(|p| Watched { root: None, path: p.clone(), dir: false }));
         files
     }
 }
@@ -179,59 +160,29 @@ impl Plan<'_> {
 /// the plan, with the problems found while building it. The manifest file's
 /// bytes are kept in `text` (the manifest's strings are slices of them): the
 /// caller's, so that `--watch`'s reads free each one when done with it.
-pub fn prepare<'m>(
-    opts: &'m Options,
-    mode: Mode,
-    program: &[OsString],
-    expand: bool,
-    text: &'m mut Vec<u8>,
-) -> Result<Plan<'m>, Vec<Error>> {
+pub fn prepare<'m>(opts: &'m Options, mode: Mode, program: &[OsString], expand: bool, text: &'m mut Vec<u8>) -> Result<Plan<'m>, Vec<Error>> {
     let (manifest, cli_env, cli_volumes) = read(opts, text)?;
     let line = program_line(&manifest, mode, program, expand)?;
     // `check --env-grammar kubelet` is the portability lint too.
     let lint = mode == Mode::Check && opts.env_grammar == Grammar::Kubelet;
-    let mut sources = Sources::new(mounts(&manifest, cli_volumes)?).read_as(sources::ReadAs {
-        grammar: opts.env_grammar,
-        lint,
-    });
+    let mut sources = Sources::new(mounts(&manifest, cli_volumes)?).read_as(sources::ReadAs { grammar: opts.env_grammar, lint });
     let inputs = Inputs {
         manifest: &manifest,
         env_files: &opts.env_files,
         env_dirs: &opts.env_dirs,
         cli_env: &cli_env,
-        rule: if opts.strict_names {
-            NameRule::Strict
-        } else {
-            NameRule::Relaxed
-        },
+        rule: if opts.strict_names { NameRule::Strict } else { NameRule::Relaxed },
         service_url: !opts.no_service_url,
         warn_unresolved: mode == Mode::Check,
         config_vars: opts.config_vars,
     };
-    let (
-        Built {
-            env,
-            view,
-            errors,
-            mut warnings,
-        },
-        file_env_paths,
-    ) = build(opts, &inputs, &mut sources)?;
-    if mode == Mode::Run
-        && errors.is_empty()
-        && manifest.converted.as_ref().is_some_and(|c| c.unexpanded)
-    {
+    let (Built { env, view, errors, mut warnings }, file_env_paths) = build(opts, &inputs, &mut sources)?;
+    if mode == Mode::Run && errors.is_empty() && manifest.converted.as_ref().is_some_and(|c| c.unexpanded) {
         report::say(UNEXPANDED_NOTE);
     }
     if mode == Mode::Check {
         sources.cut_values(&mut warnings);
-        check_warnings(
-            &mut warnings,
-            view.as_ref().unwrap_or(&env),
-            &env,
-            &line,
-            !errors.is_empty(),
-        );
+        check_warnings(&mut warnings, view.as_ref().unwrap_or(&env), &env, &line, !errors.is_empty());
     } else {
         // check prints them (or fails on them) after the program line's problems.
         if mode != Mode::Watch {
@@ -239,26 +190,14 @@ pub fn prepare<'m>(
         }
         warnings = Warnings::default();
     }
-    Ok(Plan {
-        env,
-        view,
-        line,
-        errors,
-        warnings,
-        file_env_paths,
-        _read: (manifest, sources),
-    })
+    Ok(Plan { env, view, line, errors, warnings, file_env_paths, _read: (manifest, sources) })
 }
 
 /// The line `run` says when it did the kubelet's part itself.
 const UNEXPANDED_NOTE: &str =
     "the engine did not expand $(VAR) in env (no kubelet): envshim expanded the container's env, command and args as the kubelet would";
 
-type Read<'m> = (
-    Manifest<'m>,
-    Vec<(Vec<u8>, Vec<u8>)>,
-    Vec<(Vec<u8>, Vec<u8>)>,
-);
+type Read<'m> = (Manifest<'m>, Vec<(Vec<u8>, Vec<u8>)>, Vec<(Vec<u8>, Vec<u8>)>);
 
 /// The manifest and the `--env` and `--volume` pairs: every problem among them reported.
 fn read<'m>(opts: &'m Options, text: &'m mut Vec<u8>) -> Result<Read<'m>, Vec<Error>> {
@@ -268,12 +207,7 @@ fn read<'m>(opts: &'m Options, text: &'m mut Vec<u8>) -> Result<Read<'m>, Vec<Er
     let loaded = match &opts.manifest_json {
         None => load_manifest(opts.manifest.as_deref(), opts.container.as_deref(), text),
         Some((shown, json)) => match crate::engine::unexpanded(shown) {
-            Ok(false) => manifest_text(
-                shown,
-                json,
-                opts.manifest.is_some(),
-                opts.container.as_deref(),
-            ),
+            Ok(false) => manifest_text(shown, json, opts.manifest.is_some(), opts.container.as_deref()),
             Ok(true) => unexpanded_manifest(shown, json, opts, text),
             Err(e) => Err(vec![e]),
         },
@@ -282,20 +216,11 @@ fn read<'m>(opts: &'m Options, text: &'m mut Vec<u8>) -> Result<Read<'m>, Vec<Er
         errors.extend(e);
         Manifest::default()
     });
-    if errors.is_empty() {
-        Ok((manifest, cli_env, cli_volumes))
-    } else {
-        Err(errors)
-    }
+    if errors.is_empty() { Ok((manifest, cli_env, cli_volumes)) } else { Err(errors) }
 }
 
 /// The program line: `run` needs one; `check` validates the one `run` would have (none is no error).
-fn program_line(
-    manifest: &Manifest,
-    mode: Mode,
-    program: &[OsString],
-    expand: bool,
-) -> Result<Vec<Word>, Vec<Error>> {
+fn program_line(manifest: &Manifest, mode: Mode, program: &[OsString], expand: bool) -> Result<Vec<Word>, Vec<Error>> {
     let line = match mode {
         Mode::Run | Mode::Check | Mode::Watch => program::program_line(manifest, program, expand),
         Mode::Render => Vec::new(),
@@ -307,18 +232,11 @@ fn program_line(
 }
 
 /// The volumes: the manifest's `volumeMounts`, then `--volume`s.
-fn mounts(
-    manifest: &Manifest,
-    cli_volumes: Vec<(Vec<u8>, Vec<u8>)>,
-) -> Result<Vec<(String, OsString)>, Vec<Error>> {
-    let mut mounts: Vec<(String, OsString)> = manifest
-        .volume_mounts
-        .iter()
-        .map(|v| (v.name.to_string(), OsString::from(&*v.mount_path)))
-        .collect();
+fn mounts(manifest: &Manifest, cli_volumes: Vec<(Vec<u8>, Vec<u8>)>) -> Result<Vec<(String, OsString)>, Vec<Error>> {
+    let mut mounts: Vec<(String, OsString)> =
+        manifest.volume_mounts.iter().map(|v| (v.name.to_string(), OsString::from(&*v.mount_path))).collect();
     for (name, dir) in cli_volumes {
-        let name = String::from_utf8(name)
-            .map_err(|_| vec![Error::usage("--volume: the NAME must be UTF-8")])?;
+        let name = String::from_utf8(name).map_err(|_| vec![Error::usage("--volume: the NAME must be UTF-8")])?;
         mounts.push((name, OsString::from(OsStr::from_bytes(&dir))));
     }
     Ok(mounts)
@@ -329,23 +247,12 @@ fn mounts(
 /// name more: a NAME_FILE set by an env file), until nothing is missing or
 /// the time is up; then one last build gives the usual failures, marked
 /// `after waiting DURATION`.
-fn build(
-    opts: &Options,
-    inputs: &Inputs,
-    sources: &mut Sources,
-) -> Result<(Built, Vec<Vec<u8>>), Vec<Error>> {
+fn build(opts: &Options, inputs: &Inputs, sources: &mut Sources) -> Result<(Built, Vec<Vec<u8>>), Vec<Error>> {
     let mut waiting = Waiting::new(opts.wait);
     loop {
         let mut built = environment::build(std::env::vars_os().collect(), inputs, sources);
         let mut read = Vec::new();
-        let secrets = filenv::apply(
-            &mut built.env,
-            &opts.file_env,
-            inputs.rule,
-            waiting.over.as_deref(),
-            &mut built.errors,
-            &mut read,
-        );
+        let secrets = filenv::apply(&mut built.env, &opts.file_env, inputs.rule, waiting.over.as_deref(), &mut built.errors, &mut read);
         let awaited = waiting.awaited(sources, secrets);
         if awaited.is_empty() {
             return Ok((built, read));
@@ -368,20 +275,11 @@ struct Waiting {
 
 impl Waiting {
     fn new(wait: Option<Duration>) -> Self {
-        Waiting {
-            wait,
-            deadline: wait.map(|d| Instant::now().checked_add(d)),
-            waits: 0,
-            over: None,
-        }
+        Waiting { wait, deadline: wait.map(|d| Instant::now().checked_add(d)), waits: 0, over: None }
     }
 
     /// The missing files worth waiting for (the sources' and `--file-env`'s): none without `--wait` or once it is over.
-    fn awaited<'s>(
-        &self,
-        sources: &'s Sources,
-        secrets: Vec<Awaited<'static>>,
-    ) -> Vec<Awaited<'s>> {
+    fn awaited<'s>(&self, sources: &'s Sources, secrets: Vec<Awaited<'static>>) -> Vec<Awaited<'s>> {
         if self.over.is_some() || self.deadline.is_none() {
             return Vec::new();
         }
@@ -394,11 +292,7 @@ impl Waiting {
     /// (files that appeared may name more) for the time left.
     fn until_present(&mut self, awaited: &[Awaited]) -> Result<(), Error> {
         let d = wait::show(self.wait.unwrap_or_default());
-        let how_long = if self.waits == 0 {
-            format!("up to {d}")
-        } else {
-            format!("the rest of {d}")
-        };
+        let how_long = if self.waits == 0 { format!("up to {d}") } else { format!("the rest of {d}") };
         self.waits += 1;
         let deadline = self.deadline.flatten();
         let present = wait::until_present(awaited, deadline, &how_long)? == wait::Waited::Present;
@@ -415,17 +309,8 @@ impl Waiting {
 
 /// `check`'s warnings about the program line (unresolved `$(NAME)`, against
 /// `view`; none when the build `failed`) and its hints.
-fn check_warnings(
-    warnings: &mut Warnings,
-    view: &Environment,
-    env: &Environment,
-    line: &[Word],
-    failed: bool,
-) {
-    for word in line
-        .iter()
-        .filter(|w| w.expand && environment::has_reference(&w.text))
-    {
+fn check_warnings(warnings: &mut Warnings, view: &Environment, env: &Environment, line: &[Word], failed: bool) {
+    for word in line.iter().filter(|w| w.expand && environment::has_reference(&w.text)) {
         let what = || format!("{} of the program line", word.origin);
         environment::unresolved_warning(warnings, view, &word.text, &what);
     }
@@ -436,12 +321,7 @@ fn check_warnings(
 }
 
 /// Splits `NAME=VALUE` options at the first `=`; every malformed one is an error.
-fn split_pairs(
-    items: &[OsString],
-    option: &str,
-    form: &str,
-    errors: &mut Vec<Error>,
-) -> Vec<(Vec<u8>, Vec<u8>)> {
+fn split_pairs(items: &[OsString], option: &str, form: &str, errors: &mut Vec<Error>) -> Vec<(Vec<u8>, Vec<u8>)> {
     let mut pairs = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let bytes = item.as_bytes();
@@ -460,49 +340,24 @@ fn split_pairs(
 /// `--manifest-json` / `ENVSHIM_MANIFEST_JSON`: the manifest's text itself,
 /// with a file's limit and errors; exclusive with a manifest file (78).
 #[cold]
-fn manifest_text<'m>(
-    shown: &str,
-    text: &'m OsStr,
-    file_too: bool,
-    container: Option<&OsStr>,
-) -> Result<Manifest<'m>, Vec<Error>> {
+fn manifest_text<'m>(shown: &str, text: &'m OsStr, file_too: bool, container: Option<&OsStr>) -> Result<Manifest<'m>, Vec<Error>> {
     if file_too {
-        return Err(vec![Error::config(format!(
-            "{shown} and a manifest file (--manifest or ENVSHIM_MANIFEST) are exclusive: give one"
-        ))]);
+        return Err(vec![Error::config(format!("{shown} and a manifest file (--manifest or ENVSHIM_MANIFEST) are exclusive: give one"))]);
     }
     if text.len() > limits::MAX_MANIFEST_BYTES {
-        return Err(vec![Error::config(format!(
-            "{shown} is larger than {} bytes",
-            limits::MAX_MANIFEST_BYTES
-        ))]);
+        return Err(vec![Error::config(format!("{shown} is larger than {} bytes", limits::MAX_MANIFEST_BYTES))]);
     }
     // Its messages name the option or variable alone (`--manifest-json: env[0]: ...`).
-    manifest::parse_named(
-        text.as_bytes(),
-        shown,
-        Some(shown),
-        container.map(OsStrExt::as_bytes),
-    )
+    manifest::parse_named(text.as_bytes(), shown, Some(shown), container.map(OsStrExt::as_bytes))
 }
 
 /// A converted container's manifest that nothing expanded: its text as the
 /// converter wrote it (in `text`), marked for envshim to do the kubelet's part.
 #[cold]
-fn unexpanded_manifest<'m>(
-    shown: &'static str,
-    json: &OsStr,
-    opts: &Options,
-    text: &'m mut Vec<u8>,
-) -> Result<Manifest<'m>, Vec<Error>> {
+fn unexpanded_manifest<'m>(shown: &'static str, json: &OsStr, opts: &Options, text: &'m mut Vec<u8>) -> Result<Manifest<'m>, Vec<Error>> {
     crate::engine::undouble(json.as_bytes(), text).map_err(|e| vec![e])?;
     let text: &'m Vec<u8> = text;
-    let mut manifest = manifest_text(
-        shown,
-        OsStr::from_bytes(text),
-        opts.manifest.is_some(),
-        opts.container.as_deref(),
-    )?;
+    let mut manifest = manifest_text(shown, OsStr::from_bytes(text), opts.manifest.is_some(), opts.container.as_deref())?;
     if let Some(c) = &mut manifest.converted {
         c.unexpanded = true;
     }
@@ -511,11 +366,7 @@ fn unexpanded_manifest<'m>(
 
 /// The manifest: the named one (which must exist), else the default one if it exists.
 /// Its bytes go to `text`: the manifest's strings stay slices of them, not copies.
-fn load_manifest<'m>(
-    named: Option<&OsStr>,
-    container: Option<&OsStr>,
-    text: &'m mut Vec<u8>,
-) -> Result<Manifest<'m>, Vec<Error>> {
+fn load_manifest<'m>(named: Option<&OsStr>, container: Option<&OsStr>, text: &'m mut Vec<u8>) -> Result<Manifest<'m>, Vec<Error>> {
     let path = named.unwrap_or(OsStr::new(DEFAULT_MANIFEST));
     let shown = escape(path.as_bytes());
     match files::read_path(path, limits::MAX_MANIFEST_BYTES) {
@@ -547,12 +398,7 @@ pub fn verbose(env: &Environment) {
     for v in env.vars() {
         let name = &v.name[..v.name.len().min(limits::MAX_SHOWN_NAME_BYTES)];
         let more = if v.name.len() > name.len() { "..." } else { "" };
-        text.push_str(&format!(
-            "envshim: {}{more} from {} ({} bytes)\n",
-            escape(name),
-            v.source,
-            v.value.len()
-        ));
+        text.push_str(&format!("envshim: {}{more} from {} ({} bytes)\n", escape(name), v.source, v.value.len()));
     }
     // A closed stderr is not worth failing for.
     let _ = std::io::stderr().lock().write_all(text.as_bytes());

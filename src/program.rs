@@ -22,19 +22,11 @@ pub struct Word {
 /// The program line: `command` + `args` if the manifest has a command; else
 /// the trailing PROGRAM followed by the manifest's `args` if it has some; else
 /// the trailing PROGRAM/ARGS. Empty when there is none.
-pub fn program_line(
-    manifest: &Manifest<'_>,
-    trailing: &[OsString],
-    expand_trailing: bool,
-) -> Vec<Word> {
+pub fn program_line(manifest: &Manifest<'_>, trailing: &[OsString], expand_trailing: bool) -> Vec<Word> {
     let from_manifest = |list: &[std::borrow::Cow<'_, str>], name: &str| {
         list.iter()
             .enumerate()
-            .map(|(i, s)| Word {
-                text: s.as_bytes().to_vec(),
-                expand: true,
-                origin: format!("{name}[{i}]"),
-            })
+            .map(|(i, s)| Word { text: s.as_bytes().to_vec(), expand: true, origin: format!("{name}[{i}]") })
             .collect::<Vec<_>>()
     };
     let from_trailing = |words: &[OsString]| {
@@ -44,11 +36,7 @@ pub fn program_line(
             .map(|(i, w)| Word {
                 text: w.as_bytes().to_vec(),
                 expand: expand_trailing,
-                origin: if i == 0 {
-                    "the program".into()
-                } else {
-                    format!("argument {i}")
-                },
+                origin: if i == 0 { "the program".into() } else { format!("argument {i}") },
             })
             .collect::<Vec<_>>()
     };
@@ -112,9 +100,7 @@ mod tests {
     use super::*;
 
     fn texts(line: &[Word]) -> Vec<String> {
-        line.iter()
-            .map(|w| String::from_utf8(w.text.clone()).unwrap())
-            .collect()
+        line.iter().map(|w| String::from_utf8(w.text.clone()).unwrap()).collect()
     }
 
     fn m<'a>(command: &[&'a str], args: &[&'a str]) -> Manifest<'a> {
@@ -128,29 +114,14 @@ mod tests {
     #[test]
     fn command_and_args_rules() {
         let trailing: Vec<OsString> = vec!["/bin/prog".into(), "t1".into(), "t2".into()];
-        assert_eq!(
-            texts(&program_line(&m(&[], &[]), &trailing, true)),
-            ["/bin/prog", "t1", "t2"]
-        );
-        assert_eq!(
-            texts(&program_line(&m(&["/c"], &[]), &trailing, true)),
-            ["/c"]
-        );
-        assert_eq!(
-            texts(&program_line(&m(&["/c", "x"], &["a"]), &trailing, true)),
-            ["/c", "x", "a"]
-        );
-        assert_eq!(
-            texts(&program_line(&m(&[], &["a", "b"]), &trailing, true)),
-            ["/bin/prog", "a", "b"]
-        );
+        assert_eq!(texts(&program_line(&m(&[], &[]), &trailing, true)), ["/bin/prog", "t1", "t2"]);
+        assert_eq!(texts(&program_line(&m(&["/c"], &[]), &trailing, true)), ["/c"]);
+        assert_eq!(texts(&program_line(&m(&["/c", "x"], &["a"]), &trailing, true)), ["/c", "x", "a"]);
+        assert_eq!(texts(&program_line(&m(&[], &["a", "b"]), &trailing, true)), ["/bin/prog", "a", "b"]);
         assert!(program_line(&m(&[], &["a"]), &[], true).is_empty());
         assert!(program_line(&m(&[], &[]), &[], true).is_empty());
         let line = program_line(&m(&[], &["a"]), &trailing, false);
-        assert_eq!(
-            line.iter().map(|w| w.expand).collect::<Vec<_>>(),
-            [false, true]
-        );
+        assert_eq!(line.iter().map(|w| w.expand).collect::<Vec<_>>(), [false, true]);
         assert_eq!(line[1].origin, "args[0]");
     }
 }

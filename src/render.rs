@@ -13,12 +13,7 @@ pub enum Format {
     Json,
 }
 
-pub fn render(
-    out: &mut impl Write,
-    vars: &[Var],
-    format: Format,
-    show_values: bool,
-) -> io::Result<()> {
+pub fn render(out: &mut impl Write, vars: &[Var], format: Format, show_values: bool) -> io::Result<()> {
     match format {
         Format::Env => env(out, vars, show_values),
         Format::Json => json(out, vars, show_values),
@@ -44,9 +39,7 @@ fn env(out: &mut impl Write, vars: &[Var], show_values: bool) -> io::Result<()> 
 /// else double-quoted with the `\\ \" \n \t \r \$` escapes.
 pub fn env_value(value: &[u8]) -> Vec<u8> {
     let blank = |b: &u8| *b == b' ' || *b == b'\t';
-    let needs_quotes = value
-        .iter()
-        .any(|b| matches!(b, b'\n' | b'\r' | b'\t' | b'"' | b'\'' | b'\\' | b'$'))
+    let needs_quotes = value.iter().any(|b| matches!(b, b'\n' | b'\r' | b'\t' | b'"' | b'\'' | b'\\' | b'$'))
         || value.first().is_some_and(blank)
         || value.last().is_some_and(blank)
         || value.windows(2).any(|w| w[0] == b' ' && w[1] == b'#');
@@ -97,36 +90,15 @@ mod tests {
     #[test]
     fn env_values_round_trip_through_the_parser() {
         let values: &[&[u8]] = &[
-            b"plain",
-            b"",
-            b"a b",
-            b" lead",
-            b"trail ",
-            b"x #c",
-            b"#x",
-            b"q\"q",
-            b"s'q",
-            b"back\\slash",
-            b"$(VAR)",
-            b"multi\nline",
-            b"cr\rlf\r\n",
-            b"tab\t",
-            b"'single'",
-            b"\"double\"",
-            "caf\u{e9}".as_bytes(),
+            b"plain", b"", b"a b", b" lead", b"trail ", b"x #c", b"#x", b"q\"q", b"s'q", b"back\\slash",
+            b"$(VAR)", b"multi\nline", b"cr\rlf\r\n", b"tab\t", b"'single'", b"\"double\"", "caf\u{e9}".as_bytes(),
         ];
         for v in values {
             let mut file = b"K=".to_vec();
             file.extend_from_slice(&env_value(v));
             file.push(b'\n');
-            let parsed = EnvFile::parse(file.clone())
-                .unwrap_or_else(|e| panic!("{:?}: {e}", String::from_utf8_lossy(&file)));
-            assert_eq!(
-                parsed.get(b"K").unwrap().unwrap().0,
-                *v,
-                "{:?}",
-                String::from_utf8_lossy(v)
-            );
+            let parsed = EnvFile::parse(file.clone()).unwrap_or_else(|e| panic!("{:?}: {e}", String::from_utf8_lossy(&file)));
+            assert_eq!(parsed.get(b"K").unwrap().unwrap().0, *v, "{:?}", String::from_utf8_lossy(v));
         }
     }
 

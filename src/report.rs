@@ -7,25 +7,19 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 use crate::error::{code, Error};
-use crate::limits::{
-    MAX_ERROR_LINES, MAX_MESSAGE_BYTES, MAX_TERMINATION_LOG_BYTES, MAX_WARNING_LINES,
-};
+use crate::limits::{MAX_ERROR_LINES, MAX_MESSAGE_BYTES, MAX_TERMINATION_LOG_BYTES, MAX_WARNING_LINES};
 
 pub const DEFAULT_TERMINATION_LOG: &str = "/dev/termination-log";
 
 /// Prints one warning line (cut at [`MAX_MESSAGE_BYTES`]).
 pub fn warn(message: &str) {
     // A closed stderr is not worth failing for: SIGPIPE is caught (lib.rs `start`).
-    let _ = std::io::stderr()
-        .lock()
-        .write_all(line("envshim: warning: ", message).as_bytes());
+    let _ = std::io::stderr().lock().write_all(line("envshim: warning: ", message).as_bytes());
 }
 
 /// Prints one line that is neither a warning nor a failure (`--wait` saying what it waits for).
 pub fn say(message: &str) {
-    let _ = std::io::stderr()
-        .lock()
-        .write_all(line("envshim: ", message).as_bytes());
+    let _ = std::io::stderr().lock().write_all(line("envshim: ", message).as_bytes());
 }
 
 /// Writes `bytes` to stdout, flushed. A reader that stopped early (`| head`)
@@ -39,10 +33,9 @@ pub fn write_stdout(bytes: &[u8]) -> Result<(), Error> {
 /// What a write to stdout that ended with `written` means ([`write_stdout`]).
 pub fn stdout_written(written: std::io::Result<()>) -> Result<(), Error> {
     match written {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(Error::new(
-            code::IOERR,
-            format!("cannot write to stdout ({})", crate::error::os_reason(&e)),
-        )),
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(Error::new(code::IOERR, format!("cannot write to stdout ({})", crate::error::os_reason(&e))))
+        }
         _ => Ok(()),
     }
 }
@@ -82,17 +75,10 @@ impl Warnings {
     /// counting those not kept (with the first one's code).
     pub fn into_errors(self) -> Vec<Error> {
         let first = self.codes.first().copied().unwrap_or(code::CONFIG);
-        let mut errors: Vec<Error> = self
-            .kept
-            .into_iter()
-            .zip(self.codes)
-            .map(|(m, c)| Error::new(c, format!("{m} (check --strict)")))
-            .collect();
+        let mut errors: Vec<Error> =
+            self.kept.into_iter().zip(self.codes).map(|(m, c)| Error::new(c, format!("{m} (check --strict)"))).collect();
         if self.more > 0 {
-            errors.push(Error::new(
-                first,
-                format!("{} more warnings not shown (check --strict)", self.more),
-            ));
+            errors.push(Error::new(first, format!("{} more warnings not shown (check --strict)", self.more)));
         }
         errors
     }
@@ -110,10 +96,7 @@ impl Warnings {
     /// `check` with errors: the unresolved-reference warnings are left out, as
     /// a variable an error left unset (a missing volume) makes them all follow-ons.
     pub fn drop_unresolved(&mut self) {
-        let (kept, codes) = (
-            std::mem::take(&mut self.kept),
-            std::mem::take(&mut self.codes),
-        );
+        let (kept, codes) = (std::mem::take(&mut self.kept), std::mem::take(&mut self.codes));
         for (w, c) in kept.into_iter().zip(codes) {
             if !w.ends_with(" not defined there: left as written") {
                 self.kept.push(w);
@@ -139,12 +122,7 @@ pub struct Summary {
 /// of the first error (0 when none). Bounded as the lines are: at most
 /// [`MAX_ERROR_LINES`] errors and [`MAX_WARNING_LINES`] warnings, each cut
 /// as a line is, and counts of those left out.
-pub fn json(
-    errors: &[Error],
-    warnings: &Warnings,
-    summary: Option<&Summary>,
-    termination_log: Option<&OsStr>,
-) -> i32 {
+pub fn json(errors: &[Error], warnings: &Warnings, summary: Option<&Summary>, termination_log: Option<&OsStr>) -> i32 {
     use crate::error::json_string;
     let code = errors.first().map_or(0, |e| e.code);
     // A string, cut as a line is, or null.
@@ -152,58 +130,32 @@ pub fn json(
         Some(m) => json_string(out, line("", m).trim_end_matches('\n')),
         None => out.push_str("null"),
     };
-    let mut out = format!(
-        "{{\n  \"ok\": {},\n  \"exit_code\": {code},\n  \"errors\": [",
-        errors.is_empty()
-    );
+    let mut out = format!("{{\n  \"ok\": {},\n  \"exit_code\": {code},\n  \"errors\": [", errors.is_empty());
     let mut log = String::new();
     for (i, e) in errors.iter().take(MAX_ERROR_LINES).enumerate() {
         let message = e.to_string();
         log.push_str(&line("envshim: ", &message));
         let at = e.at.as_deref().cloned().unwrap_or_default();
-        out.push_str(&format!(
-            "{}\n    {{\"code\": {}, \"message\": ",
-            if i == 0 { "" } else { "," },
-            e.code
-        ));
+        out.push_str(&format!("{}\n    {{\"code\": {}, \"message\": ", if i == 0 { "" } else { "," }, e.code));
         text(&mut out, Some(&message));
         out.push_str(", \"path\": ");
         text(&mut out, at.path.as_deref());
         out.push_str(", \"file\": ");
         text(&mut out, at.file.as_deref());
         out.push_str(", \"line\": ");
-        out.push_str(&if at.line == 0 {
-            "null".to_string()
-        } else {
-            at.line.to_string()
-        });
+        out.push_str(&if at.line == 0 { "null".to_string() } else { at.line.to_string() });
         out.push('}');
     }
-    out.push_str(&format!(
-        "{}],\n  \"errors_not_shown\": {},\n  \"warnings\": [",
-        if errors.is_empty() { "" } else { "\n  " },
-        errors.len().saturating_sub(MAX_ERROR_LINES)
-    ));
+    out.push_str(&format!("{}],\n  \"errors_not_shown\": {},\n  \"warnings\": [", if errors.is_empty() { "" } else { "\n  " }, errors.len().saturating_sub(MAX_ERROR_LINES)));
     for (i, w) in warnings.kept.iter().enumerate() {
-        out.push_str(if i == 0 {
-            "\n    {\"message\": "
-        } else {
-            ",\n    {\"message\": "
-        });
+        out.push_str(if i == 0 { "\n    {\"message\": " } else { ",\n    {\"message\": " });
         text(&mut out, Some(w));
         out.push('}');
     }
-    out.push_str(&format!(
-        "{}],\n  \"warnings_not_shown\": {},\n  \"variables\": ",
-        if warnings.kept.is_empty() { "" } else { "\n  " },
-        warnings.more
-    ));
+    out.push_str(&format!("{}],\n  \"warnings_not_shown\": {},\n  \"variables\": ", if warnings.kept.is_empty() { "" } else { "\n  " }, warnings.more));
     // As the text's `ok:` line: null when there are errors.
     match summary {
-        Some(s) => out.push_str(&format!(
-            "{},\n  \"from_files\": {},\n  \"program\": ",
-            s.variables, s.from_files
-        )),
+        Some(s) => out.push_str(&format!("{},\n  \"from_files\": {},\n  \"program\": ", s.variables, s.from_files)),
         None => out.push_str("null,\n  \"from_files\": null,\n  \"program\": "),
     }
     text(&mut out, summary.and_then(|s| s.program.as_deref()));
@@ -227,10 +179,7 @@ pub fn fail(first: &Error, more: &[Error], termination_log: Option<&OsStr>) -> i
         text.push_str(&line("envshim: ", &e.to_string()));
     }
     if more.len() >= MAX_ERROR_LINES {
-        let not_shown = format!(
-            "{} more errors not shown (the exit code is the first one's)",
-            more.len() + 1 - MAX_ERROR_LINES
-        );
+        let not_shown = format!("{} more errors not shown (the exit code is the first one's)", more.len() + 1 - MAX_ERROR_LINES);
         text.push_str(&line("envshim: ", &not_shown));
     }
     write_termination_log(&text, termination_log);
@@ -260,10 +209,7 @@ fn line(prefix: &str, message: &str) -> String {
 /// when it is longer. A named log is created; the default one only if it exists.
 fn write_termination_log(text: &str, named: Option<&OsStr>) {
     let mut options = std::fs::OpenOptions::new();
-    options
-        .write(true)
-        .truncate(true)
-        .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK);
+    options.write(true).truncate(true).custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK);
     let path = match named {
         Some(p) => {
             options.create(true).mode(0o644);
@@ -274,15 +220,8 @@ fn write_termination_log(text: &str, named: Option<&OsStr>) {
     // The default log is used only when it exists and is writable: not being able to open it is not news.
     let cannot = |e: std::io::Error| {
         use std::os::unix::ffi::OsStrExt;
-        let shown = crate::error::escape(
-            named
-                .unwrap_or(OsStr::new(DEFAULT_TERMINATION_LOG))
-                .as_bytes(),
-        );
-        warn(&format!(
-            "cannot write the termination log {shown} ({})",
-            crate::error::os_reason(&e)
-        ));
+        let shown = crate::error::escape(named.unwrap_or(OsStr::new(DEFAULT_TERMINATION_LOG)).as_bytes());
+        warn(&format!("cannot write the termination log {shown} ({})", crate::error::os_reason(&e)));
     };
     let mut file = match options.open(path) {
         Ok(file) => file,
@@ -320,11 +259,7 @@ mod tests {
         assert_eq!(line("envshim: ", "short"), "envshim: short\n");
         let long = format!("x{}", "\u{e9}".repeat(MAX_MESSAGE_BYTES));
         let cut = line("envshim: warning: ", &long);
-        assert!(
-            cut.len() <= MAX_MESSAGE_BYTES + 1 && cut.len() > MAX_MESSAGE_BYTES - 4,
-            "{}",
-            cut.len()
-        );
+        assert!(cut.len() <= MAX_MESSAGE_BYTES + 1 && cut.len() > MAX_MESSAGE_BYTES - 4, "{}", cut.len());
         assert!(cut.ends_with(" [... cut]\n") && cut.starts_with("envshim: warning: x\u{e9}"));
     }
 
@@ -348,18 +283,9 @@ mod tests {
         }
         let errors = w.into_errors();
         assert_eq!(errors.len(), MAX_WARNING_LINES + 1);
-        assert_eq!(
-            (errors[0].code, errors[0].what.as_str()),
-            (78, "a (check --strict)")
-        );
-        assert_eq!(
-            (errors[1].code, errors[1].what.as_str()),
-            (65, "b (check --strict)")
-        );
-        assert_eq!(
-            errors[MAX_WARNING_LINES].what,
-            "2 more warnings not shown (check --strict)"
-        );
+        assert_eq!((errors[0].code, errors[0].what.as_str()), (78, "a (check --strict)"));
+        assert_eq!((errors[1].code, errors[1].what.as_str()), (65, "b (check --strict)"));
+        assert_eq!(errors[MAX_WARNING_LINES].what, "2 more warnings not shown (check --strict)");
         assert!(Warnings::default().into_errors().is_empty());
     }
 
@@ -369,26 +295,17 @@ mod tests {
         assert_eq!(log_part(short), short);
         let lines = "envshim: 0123456789\n".repeat(400);
         let part = log_part(&lines);
-        assert!(
-            part.len() <= MAX_TERMINATION_LOG_BYTES
-                && part.ends_with('\n')
-                && lines.starts_with(part)
-        );
+        assert!(part.len() <= MAX_TERMINATION_LOG_BYTES && part.ends_with('\n') && lines.starts_with(part));
     }
 
     /// A usage line quoting a long non-ASCII argument: byte 4,096 falls inside
     /// a character and no line ends before it.
     #[test]
     fn log_part_of_one_long_line_cuts_at_a_character() {
-        let text = format!(
-            "envshim: unexpected argument 'x{}' found\n",
-            "\u{e9}".repeat(3000)
-        );
+        let text = format!("envshim: unexpected argument 'x{}' found\n", "\u{e9}".repeat(3000));
         assert!(!text.is_char_boundary(MAX_TERMINATION_LOG_BYTES));
         let part = log_part(&text);
-        assert!(
-            part.len() <= MAX_TERMINATION_LOG_BYTES && part.len() > MAX_TERMINATION_LOG_BYTES - 4
-        );
+        assert!(part.len() <= MAX_TERMINATION_LOG_BYTES && part.len() > MAX_TERMINATION_LOG_BYTES - 4);
         assert!(text.starts_with(part));
     }
 }

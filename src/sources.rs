@@ -111,30 +111,13 @@ impl Sources {
     pub fn new(mounts: Vec<(String, OsString)>) -> Self {
         let volumes: Vec<Volume> = mounts
             .into_iter()
-            .map(|(name, mount_path)| Volume {
-                name,
-                mount_path,
-                root: OnceCell::new(),
-            })
+            .map(|(name, mount_path)| Volume { name, mount_path, root: OnceCell::new() })
             .collect();
         let mut volume_names = NameIndex::with_capacity(volumes.len());
         for (i, v) in volumes.iter().enumerate() {
-            volume_names.put(v.name.as_bytes(), i as u32, |i| {
-                volumes[i as usize].name.as_bytes()
-            });
+            volume_names.put(v.name.as_bytes(), i as u32, |i| volumes[i as usize].name.as_bytes());
         }
-        Sources {
-            volumes,
-            volume_names,
-            files: Vec::new(),
-            file_keys: NameIndex::default(),
-            probe: Vec::new(),
-            last: None,
-            waited: None,
-            read: 0,
-            warnings: Vec::new(),
-            read_as: ReadAs::default(),
-        }
+        Sources { volumes, volume_names, files: Vec::new(), file_keys: NameIndex::default(), probe: Vec::new(), last: None, waited: None, read: 0, warnings: Vec::new(), read_as: ReadAs::default() }
     }
 
     /// Reads the env files as `read_as` says (envshim's grammar by default).
@@ -157,22 +140,13 @@ impl Sources {
             path: f.key[KEY_PATH..].to_vec(),
             display: f.display.clone(),
         };
-        self.files
-            .iter()
-            .filter(|f| f.required)
-            .map(awaited)
-            .collect()
+        self.files.iter().filter(|f| f.required).map(awaited).collect()
     }
 
     /// Every file looked at (read, missing or failed): its volume's
     /// mountPath (None: a path as given) and its path.
     pub fn files_read(&self) -> impl Iterator<Item = (Option<&OsStr>, &[u8])> {
-        self.files.iter().map(|f| {
-            (
-                f.volume.map(|vi| self.volumes[vi].mount_path.as_os_str()),
-                &f.key[KEY_PATH..],
-            )
-        })
+        self.files.iter().map(|f| (f.volume.map(|vi| self.volumes[vi].mount_path.as_os_str()), &f.key[KEY_PATH..]))
     }
 
     /// Forgets every file read and every volume root opened, to read them
@@ -192,34 +166,13 @@ impl Sources {
 
     /// Loads `path` inside the volume `volume`; `at` is the manifest entry's
     /// JSON path (`env[3].valueFrom.fileKeyRef`) for configuration errors.
-    pub fn load_in_volume(
-        &mut self,
-        volume: &str,
-        path: &str,
-        at: &dyn std::fmt::Display,
-        errors: &mut Vec<Error>,
-    ) -> Loaded {
+    pub fn load_in_volume(&mut self, volume: &str, path: &str, at: &dyn std::fmt::Display, errors: &mut Vec<Error>) -> Loaded {
         let volumes = &self.volumes;
-        let last = self
-            .last
-            .and_then(|i| self.files[i].volume)
-            .filter(|&vi| same(volumes[vi].name.as_bytes(), volume.as_bytes()));
-        let Some(vi) = last.or_else(|| {
-            self.volume_names
-                .get(volume.as_bytes(), |i| volumes[i as usize].name.as_bytes())
-                .map(|i| i as usize)
-        }) else {
-            let what = format!(
-                "volume \"{}\" is not in volumeMounts (or --volume)",
-                escape(volume.as_bytes())
-            );
-            errors.push(Error::in_manifest(
-                code::CONFIG,
-                "manifest",
-                format!("{at}.volumeName"),
-                None,
-                what,
-            ));
+        let last = self.last.and_then(|i| self.files[i].volume).filter(|&vi| same(volumes[vi].name.as_bytes(), volume.as_bytes()));
+        let Some(vi) = last.or_else(|| self.volume_names.get(volume.as_bytes(), |i| volumes[i as usize].name.as_bytes()).map(|i| i as usize))
+        else {
+            let what = format!("volume \"{}\" is not in volumeMounts (or --volume)", escape(volume.as_bytes()));
+            errors.push(Error::in_manifest(code::CONFIG, "manifest", format!("{at}.volumeName"), None, what));
             return Loaded::Failed;
         };
         // The path without empty and `.` components; built only when it has
@@ -227,13 +180,7 @@ impl Sources {
         let plain = match check_path(path) {
             Ok(plain) => plain,
             Err(why) => {
-                errors.push(Error::in_manifest(
-                    code::CONFIG,
-                    "manifest",
-                    format!("{at}.path"),
-                    None,
-                    why,
-                ));
+                errors.push(Error::in_manifest(code::CONFIG, "manifest", format!("{at}.path"), None, why));
                 return Loaded::Failed;
             }
         };
@@ -241,28 +188,16 @@ impl Sources {
         let key: &[u8] = if plain {
             path.as_bytes()
         } else {
-            joined = path
-                .split('/')
-                .filter(|c| !c.is_empty() && *c != ".")
-                .collect::<Vec<_>>()
-                .join("/");
+            joined = path.split('/').filter(|c| !c.is_empty() && *c != ".").collect::<Vec<_>>().join("/");
             joined.as_bytes()
         };
         if key.is_empty() {
             // `/` or `.`: the volume root, a directory (not "missing", which optional would cover).
-            errors.push(Error::in_manifest(
-                code::CONFIG,
-                "manifest",
-                format!("{at}.path"),
-                None,
-                "names the volume root, not a regular file",
-            ));
+            errors.push(Error::in_manifest(code::CONFIG, "manifest", format!("{at}.path"), None, "names the volume root, not a regular file"));
             return Loaded::Failed;
         }
         let files = &self.files;
-        let last = self
-            .last
-            .filter(|&i| files[i].volume == Some(vi) && same(&files[i].key[KEY_PATH..], key));
+        let last = self.last.filter(|&i| files[i].volume == Some(vi) && same(&files[i].key[KEY_PATH..], key));
         if let Some(i) = last.or_else(|| self.find(Some(vi), key)) {
             self.last = Some(i);
             return self.loaded(i);
@@ -275,12 +210,7 @@ impl Sources {
                 let e = match e.raw_os_error() {
                     Some(libc::EACCES) => Error::new(
                         code::NOPERM,
-                        format!(
-                            "volume {}: permission denied opening mountPath {} (uid {})",
-                            escape(v.name.as_bytes()),
-                            escape(v.mount_path.as_bytes()),
-                            sys::uid()
-                        ),
+                        format!("volume {}: permission denied opening mountPath {} (uid {})", escape(v.name.as_bytes()), escape(v.mount_path.as_bytes()), sys::uid()),
                     ),
                     _ => Error::config(format!(
                         "volume {}: mountPath {} is not a directory in this container ({}){}",
@@ -299,15 +229,7 @@ impl Sources {
             None => Outcome::Failed,
             Some(_) if self.read > MAX_READ_BYTES => Outcome::Failed,
             // Messages about the file name it as the manifest does: by volume and path.
-            Some(root) => outcome(
-                files::read_in_root(root.as_fd(), key, MAX_ENV_FILE_BYTES),
-                Named::Volume(volume, key),
-                &display,
-                self.read_as,
-                &mut self.read,
-                errors,
-                &mut self.warnings,
-            ),
+            Some(root) => outcome(files::read_in_root(root.as_fd(), key, MAX_ENV_FILE_BYTES), Named::Volume(volume, key), &display, self.read_as, &mut self.read, errors, &mut self.warnings),
         };
         self.add(Some(vi), display, outcome)
     }
@@ -323,15 +245,7 @@ impl Sources {
         let outcome = if self.read > MAX_READ_BYTES {
             Outcome::Failed
         } else {
-            outcome(
-                files::read_path(path, MAX_ENV_FILE_BYTES),
-                Named::Path,
-                &display,
-                self.read_as,
-                &mut self.read,
-                errors,
-                &mut self.warnings,
-            )
+            outcome(files::read_path(path, MAX_ENV_FILE_BYTES), Named::Path, &display, self.read_as, &mut self.read, errors, &mut self.warnings)
         };
         self.add(None, display, outcome)
     }
@@ -366,24 +280,15 @@ impl Sources {
     fn find(&mut self, volume: Option<usize>, path: &[u8]) -> Option<usize> {
         file_key(&mut self.probe, volume, path);
         let files = &self.files;
-        self.file_keys
-            .get(&self.probe, |i| &files[i as usize].key)
-            .map(|i| i as usize)
+        self.file_keys.get(&self.probe, |i| &files[i as usize].key).map(|i| i as usize)
     }
 
     /// Lists the file [`Sources::find`] did not find (its key in `probe`).
     fn add(&mut self, volume: Option<usize>, display: Rc<str>, outcome: Outcome) -> Loaded {
         let id = self.files.len() as u32;
-        self.files.push(Cached {
-            volume,
-            key: std::mem::take(&mut self.probe),
-            display,
-            outcome,
-            required: false,
-        });
+        self.files.push(Cached { volume, key: std::mem::take(&mut self.probe), display, outcome, required: false });
         let files = &self.files;
-        self.file_keys
-            .put(&files[id as usize].key, id, |i| &files[i as usize].key);
+        self.file_keys.put(&files[id as usize].key, id, |i| &files[i as usize].key);
         self.last = Some(id as usize);
         self.loaded(id as usize)
     }
@@ -392,10 +297,7 @@ impl Sources {
         let f = &self.files[slot];
         match &f.outcome {
             Outcome::Parsed(parsed) => Loaded::File(parsed.clone(), f.display.clone()),
-            Outcome::Missing => Loaded::Missing(Missing {
-                display: f.display.clone(),
-                slot,
-            }),
+            Outcome::Missing => Loaded::Missing(Missing { display: f.display.clone(), slot }),
             Outcome::Failed => Loaded::Failed,
         }
     }
@@ -408,18 +310,10 @@ impl Sources {
     #[cold]
     pub fn cut_values(&self, warnings: &mut crate::report::Warnings) {
         for f in &self.files {
-            let Outcome::Parsed(parsed) = &f.outcome else {
-                continue;
-            };
-            let Some((name, line, count)) = parsed.cut_at_comment() else {
-                continue;
-            };
+            let Outcome::Parsed(parsed) = &f.outcome else { continue };
+            let Some((name, line, count)) = parsed.cut_at_comment() else { continue };
             let shown = match f.volume {
-                Some(vi) => format!(
-                    "volume {}, path {}",
-                    escape(self.volumes[vi].name.as_bytes()),
-                    escape(&f.key[KEY_PATH..])
-                ),
+                Some(vi) => format!("volume {}, path {}", escape(self.volumes[vi].name.as_bytes()), escape(&f.key[KEY_PATH..])),
                 None => format!("env file {}", f.display),
             };
             let more = match count - 1 {
@@ -463,22 +357,10 @@ pub fn missing_error(message: String, waited: Option<&str>) -> Error {
 /// files together, a manifest naming thousands of distinct files is refused
 /// (65, reported once; the callers read no more files) instead of reading
 /// and keeping them all.
-fn outcome(
-    read: Result<Vec<u8>, ReadError>,
-    named: Named,
-    display: &str,
-    read_as: ReadAs,
-    total: &mut usize,
-    errors: &mut Vec<Error>,
-    warnings: &mut Vec<String>,
-) -> Outcome {
+fn outcome(read: Result<Vec<u8>, ReadError>, named: Named, display: &str, read_as: ReadAs, total: &mut usize, errors: &mut Vec<Error>, warnings: &mut Vec<String>) -> Outcome {
     // Made only for a message: a format for every file read cost instructions at each start.
     let shown = || match named {
-        Named::Volume(volume, path) => format!(
-            "volume {}, path {}",
-            escape(volume.as_bytes()),
-            escape(path)
-        ),
+        Named::Volume(volume, path) => format!("volume {}, path {}", escape(volume.as_bytes()), escape(path)),
         Named::Path => format!("env file {display}"),
     };
     let data = match read {
@@ -491,16 +373,10 @@ fn outcome(
     };
     *total += data.len();
     if *total > MAX_READ_BYTES {
-        errors.push(
-            Error::new(
-                code::DATAERR,
-                format!(
-                    "{}: the env files read pass {MAX_READ_BYTES} bytes in all; no more are read",
-                    shown()
-                ),
-            )
-            .at(display, 0),
-        );
+        errors.push(Error::new(
+            code::DATAERR,
+            format!("{}: the env files read pass {MAX_READ_BYTES} bytes in all; no more are read", shown()),
+        ).at(display, 0));
         return Outcome::Failed;
     }
     if read_as.lint && lint(&data, display, errors) {
@@ -515,9 +391,7 @@ fn outcome(
         }
         Err(e) => {
             let sep = if e.line == 0 { " " } else { ", " };
-            errors.push(
-                Error::new(code::DATAERR, format!("{}{sep}{e}", shown())).at(display, e.line),
-            );
+            errors.push(Error::new(code::DATAERR, format!("{}{sep}{e}", shown())).at(display, e.line));
             Outcome::Failed
         }
     }
@@ -530,15 +404,8 @@ fn outcome(
 fn lint(data: &[u8], display: &str, errors: &mut Vec<Error>) -> bool {
     let found = kubelet::lint(data);
     for &(line, finding) in &found {
-        let at = if line == 0 {
-            String::new()
-        } else {
-            format!(":{line}")
-        };
-        errors.push(
-            Error::new(code::DATAERR, format!("{display}{at}: {finding}"))
-                .at(display, line as usize),
-        );
+        let at = if line == 0 { String::new() } else { format!(":{line}") };
+        errors.push(Error::new(code::DATAERR, format!("{display}{at}: {finding}")).at(display, line as usize));
     }
     !found.is_empty()
 }
@@ -586,10 +453,7 @@ fn relative_hint(name: &[u8], mount_path: &[u8]) -> String {
     if mount_path.starts_with(b"/") {
         return String::new();
     }
-    let cwd = std::env::current_dir().map_or_else(
-        |_| "?".into(),
-        |d| escape(std::os::unix::ffi::OsStrExt::as_bytes(d.as_os_str())),
-    );
+    let cwd = std::env::current_dir().map_or_else(|_| "?".into(), |d| escape(std::os::unix::ffi::OsStrExt::as_bytes(d.as_os_str())));
     format!("; it is relative to the working directory, {cwd}: --volume {}=DIR maps the volume to a directory", escape(name))
 }
 
@@ -620,20 +484,11 @@ mod tests {
         let mut s = Sources::new(vec![("v".into(), d.path().into())]);
         let mut errors = Vec::new();
         for _ in 0..3 {
-            assert!(matches!(
-                s.load_in_volume("v", "a.env", &"env[0]", &mut errors),
-                Loaded::Failed
-            ));
+            assert!(matches!(s.load_in_volume("v", "a.env", &"env[0]", &mut errors), Loaded::Failed));
         }
-        assert!(matches!(
-            s.load_in_volume("v", "/./a.env", &"env[1]", &mut errors),
-            Loaded::Failed
-        ));
+        assert!(matches!(s.load_in_volume("v", "/./a.env", &"env[1]", &mut errors), Loaded::Failed));
         assert_eq!(errors.len(), 1, "{errors:?}");
-        assert_eq!(
-            errors[0].to_string(),
-            "volume v, path a.env, line 2: has no '=' (expected NAME=VALUE)"
-        );
+        assert_eq!(errors[0].to_string(), "volume v, path a.env, line 2: has no '=' (expected NAME=VALUE)");
         assert_eq!(errors[0].code, 65);
     }
 
@@ -643,27 +498,15 @@ mod tests {
         std::fs::write(a.path().join("x.env"), "X=a\n").unwrap();
         std::fs::write(b.path().join("x.env"), "X=b\n").unwrap();
         let cwd = a.path().join("x.env");
-        let mut s = Sources::new(vec![
-            ("a".into(), a.path().into()),
-            ("b".into(), b.path().into()),
-        ]);
+        let mut s = Sources::new(vec![("a".into(), a.path().into()), ("b".into(), b.path().into())]);
         let mut errors = Vec::new();
         let value = |loaded: Loaded| match loaded {
-            Loaded::File(f, display) => (
-                f.get(b"X").unwrap().unwrap().0.to_vec(),
-                display.to_string(),
-            ),
+            Loaded::File(f, display) => (f.get(b"X").unwrap().unwrap().0.to_vec(), display.to_string()),
             _ => panic!("not loaded"),
         };
         for _ in 0..2 {
-            assert_eq!(
-                value(s.load_in_volume("a", "x.env", &"env[0]", &mut errors)),
-                (b"a".to_vec(), "a/x.env".into())
-            );
-            assert_eq!(
-                value(s.load_in_volume("b", "./x.env", &"env[1]", &mut errors)),
-                (b"b".to_vec(), "b/x.env".into())
-            );
+            assert_eq!(value(s.load_in_volume("a", "x.env", &"env[0]", &mut errors)), (b"a".to_vec(), "a/x.env".into()));
+            assert_eq!(value(s.load_in_volume("b", "./x.env", &"env[1]", &mut errors)), (b"b".to_vec(), "b/x.env".into()));
             assert_eq!(value(s.load_path(cwd.as_os_str(), &mut errors)).0, b"a");
         }
         assert_eq!(s.files.len(), 3);
@@ -675,10 +518,7 @@ mod tests {
         let a = tempfile::tempdir().unwrap();
         let b = tempfile::tempdir().unwrap();
         std::fs::write(b.path().join("x.env"), "X=b\n").unwrap();
-        let mut s = Sources::new(vec![
-            ("v".into(), a.path().into()),
-            ("v".into(), b.path().into()),
-        ]);
+        let mut s = Sources::new(vec![("v".into(), a.path().into()), ("v".into(), b.path().into())]);
         let mut errors = Vec::new();
         match s.load_in_volume("v", "x.env", &"env[0]", &mut errors) {
             Loaded::File(f, display) => {

@@ -32,28 +32,15 @@ pub enum Waited {
 }
 
 /// The signals that end a wait (each with 128 + its number), and their names.
-const STOPS: [(libc::c_int, &str); 4] = [
-    (libc::SIGTERM, "SIGTERM"),
-    (libc::SIGINT, "SIGINT"),
-    (libc::SIGHUP, "SIGHUP"),
-    (libc::SIGQUIT, "SIGQUIT"),
-];
+const STOPS: [(libc::c_int, &str); 4] =
+    [(libc::SIGTERM, "SIGTERM"), (libc::SIGINT, "SIGINT"), (libc::SIGHUP, "SIGHUP"), (libc::SIGQUIT, "SIGQUIT")];
 
 /// Waits until every file of `files` exists, or `deadline` (None: never);
 /// `how_long` says for how long when the wait begins (`up to 30s`).
 /// Err: SIGTERM, SIGINT, SIGHUP or SIGQUIT came (exit 128 + the signal; the
 /// message names the files still missing), or a system call failed.
-pub fn until_present(
-    files: &[Awaited],
-    deadline: Option<Instant>,
-    how_long: &str,
-) -> Result<Waited, Error> {
-    let os_error = |call: &str, e: std::io::Error| {
-        Error::new(
-            code::OSERR,
-            format!("--wait: {call} failed ({})", crate::error::os_reason(&e)),
-        )
-    };
+pub fn until_present(files: &[Awaited], deadline: Option<Instant>, how_long: &str) -> Result<Waited, Error> {
+    let os_error = |call: &str, e: std::io::Error| Error::new(code::OSERR, format!("--wait: {call} failed ({})", crate::error::os_reason(&e)));
     let mut stop = SigSet::empty();
     for (sig, _) in STOPS {
         // A blocked signal is queued even when ignored: one inherited as
@@ -69,12 +56,7 @@ pub fn until_present(
     result
 }
 
-fn look(
-    files: &[Awaited],
-    deadline: Option<Instant>,
-    how_long: &str,
-    stop: &SigSet,
-) -> Result<Waited, Error> {
+fn look(files: &[Awaited], deadline: Option<Instant>, how_long: &str, stop: &SigSet) -> Result<Waited, Error> {
     let mut missing: Vec<&Awaited> = files.iter().collect();
     let mut report_at: Option<Instant> = None;
     loop {
@@ -87,12 +69,7 @@ fn look(
                 report_at = now.checked_add(WAIT_REPORT);
             }
             Some(at) if now >= at => {
-                let left = deadline.map_or(String::new(), |d| {
-                    format!(
-                        " ({} left)",
-                        whole_seconds(d.saturating_duration_since(now))
-                    )
-                });
+                let left = deadline.map_or(String::new(), |d| format!(" ({} left)", whole_seconds(d.saturating_duration_since(now))));
                 report::say(&format!("still waiting for {}{left}", names(&missing)));
                 report_at = at.checked_add(WAIT_REPORT);
             }
@@ -107,29 +84,11 @@ fn look(
             Some(l) => l.min(WAIT_POLL),
             None => WAIT_POLL,
         };
-        let signal = sys::wait_signal(stop, Some(nap)).map_err(|e| {
-            Error::new(
-                code::OSERR,
-                format!(
-                    "--wait: sigtimedwait failed ({})",
-                    crate::error::os_reason(&e)
-                ),
-            )
-        })?;
+        let signal = sys::wait_signal(stop, Some(nap)).map_err(|e| Error::new(code::OSERR, format!("--wait: sigtimedwait failed ({})", crate::error::os_reason(&e))))?;
         if let Some(sig) = signal {
-            let name = STOPS
-                .iter()
-                .find(|(s, _)| *s == sig)
-                .map_or("a signal", |(_, n)| n);
-            let names = if missing.is_empty() {
-                "none left".to_string()
-            } else {
-                names(&missing)
-            };
-            return Err(Error::new(
-                128 + sig,
-                format!("{name} while waiting (--wait) for missing files: {names}"),
-            ));
+            let name = STOPS.iter().find(|(s, _)| *s == sig).map_or("a signal", |(_, n)| n);
+            let names = if missing.is_empty() { "none left".to_string() } else { names(&missing) };
+            return Err(Error::new(128 + sig, format!("{name} while waiting (--wait) for missing files: {names}")));
         }
         if missing.is_empty() {
             return Ok(Waited::Present);
@@ -171,10 +130,7 @@ pub fn show(d: Duration) -> String {
 /// bare number is seconds.
 pub fn duration(text: &str) -> Result<Duration, String> {
     let bad = || format!("expected a whole number and a unit (500ms, 5s, 1m, 1h), got {text:?}");
-    let (number, unit) = text.split_at(
-        text.find(|c: char| !c.is_ascii_digit())
-            .unwrap_or(text.len()),
-    );
+    let (number, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));
     let n: u32 = number.parse().map_err(|_| bad())?;
     let millis: u64 = match unit {
         "ms" => 1,

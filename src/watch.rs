@@ -114,13 +114,7 @@ pub struct Build {
 impl Build {
     /// The same environment (names, values, order) and program line.
     fn same(&self, other: &Build) -> bool {
-        self.argv == other.argv
-            && self.env.len() == other.env.len()
-            && self
-                .env
-                .vars()
-                .map(|v| v.text)
-                .eq(other.env.vars().map(|v| v.text))
+        self.argv == other.argv && self.env.len() == other.env.len() && self.env.vars().map(|v| v.text).eq(other.env.vars().map(|v| v.text))
     }
 }
 
@@ -142,12 +136,7 @@ enum After {
 
 /// Supervises `first`'s program as `--init` does, and applies the changes
 /// of its sources. Returns envshim's exit code.
-pub fn supervise<'a>(
-    first: Build,
-    settings: Settings<'a>,
-    opts: &'a WatchOptions,
-    hooks: Hooks<'a>,
-) -> i32 {
+pub fn supervise<'a>(first: Build, settings: Settings<'a>, opts: &'a WatchOptions, hooks: Hooks<'a>) -> i32 {
     let waited = match init::configure_signals() {
         Ok(set) => set,
         Err(e) => return (hooks.fail)(e),
@@ -158,19 +147,7 @@ pub fn supervise<'a>(
     };
     init::register_subreaper();
     let foreground = init::owns_terminal();
-    let mut w = Watch {
-        opts,
-        settings,
-        hooks,
-        foreground,
-        running: first,
-        child: 0,
-        pending: None,
-        due: None,
-        stopping: None,
-        problem: None,
-        ending: false,
-    };
+    let mut w = Watch { opts, settings, hooks, foreground, running: first, child: 0, pending: None, due: None, stopping: None, problem: None, ending: false };
     if let Err(e) = w.start() {
         return (w.hooks.fail)(e);
     }
@@ -203,8 +180,7 @@ impl Watch<'_> {
     /// Starts the running build's program.
     fn start(&mut self) -> Result<(), Error> {
         let b = &self.running;
-        let target = exec::prepare(&b.line, b.argv.clone(), &b.env, Lookup::Verify)
-            .map_err(|mut e| e.swap_remove(0))?;
+        let target = exec::prepare(&b.line, b.argv.clone(), &b.env, Lookup::Verify).map_err(|mut e| e.swap_remove(0))?;
         self.child = init::spawn(&target, self.foreground)?;
         Ok(())
     }
@@ -218,15 +194,10 @@ impl Watch<'_> {
         let started = Instant::now();
         self.due = Some(started);
         loop {
-            let deadline = [
-                self.due,
-                (!self.ending).then_some(next_poll),
-                self.stopping.as_ref().and_then(|s| s.0),
-                term.remaining().map(|r| Instant::now() + r),
-            ]
-            .into_iter()
-            .flatten()
-            .min();
+            let deadline = [self.due, (!self.ending).then_some(next_poll), self.stopping.as_ref().and_then(|s| s.0), term.remaining().map(|r| Instant::now() + r)]
+                .into_iter()
+                .flatten()
+                .min();
             let timeout = deadline.map(|d| d.saturating_duration_since(Instant::now()));
             let ready = match notify.notify.as_ref() {
                 Some(n) => sys::poll_readable(&[signals.as_fd(), n.fd()], timeout),
@@ -264,9 +235,7 @@ impl Watch<'_> {
     /// The signals received: forwarded as `--init` does; a SIGTERM also
     /// ends the watch (no change is applied once envshim is told to stop).
     fn signals(&mut self, signals: &OwnedFd, term: &mut TermDelay) -> Result<(), Error> {
-        while let Some(sig) =
-            sys::read_signal(signals.as_fd()).map_err(|e| init::os_error("signalfd", e))?
-        {
+        while let Some(sig) = sys::read_signal(signals.as_fd()).map_err(|e| init::os_error("signalfd", e))? {
             if sig == libc::SIGTERM {
                 self.ending = true;
                 self.due = None;
@@ -279,11 +248,7 @@ impl Watch<'_> {
             }
         }
         if term.due() {
-            init::forward(
-                self.child,
-                self.settings.rewrite(libc::SIGTERM),
-                self.settings.group,
-            );
+            init::forward(self.child, self.settings.rewrite(libc::SIGTERM), self.settings.group);
         }
         Ok(())
     }
@@ -299,11 +264,7 @@ impl Watch<'_> {
                 }
                 self.start()?;
                 if self.hooks.verbose.is_some() {
-                    report::say(&format!(
-                        "watch: the program stopped ({}) and started again (pid {})",
-                        status_text(status),
-                        self.child
-                    ));
+                    report::say(&format!("watch: the program stopped ({}) and started again (pid {})", status_text(status), self.child));
                 }
                 Ok(None)
             }
@@ -317,10 +278,7 @@ impl Watch<'_> {
         if let Some((kill, _)) = &mut self.stopping {
             if kill.is_some_and(|at| now >= at) {
                 *kill = None;
-                report::say(&format!(
-                    "watch: the program did not stop within {}: SIGKILL to its process group",
-                    crate::wait::show(self.opts.restart_timeout)
-                ));
+                report::say(&format!("watch: the program did not stop within {}: SIGKILL to its process group", crate::wait::show(self.opts.restart_timeout)));
                 init::forward(self.child, libc::SIGKILL, true);
             }
         }
@@ -332,15 +290,8 @@ impl Watch<'_> {
             Ok(b) => b,
             Err(errors) => {
                 self.pending = None;
-                let more = if errors.len() > 1 {
-                    format!(" (and {} more problems)", errors.len() - 1)
-                } else {
-                    String::new()
-                };
-                let message = format!(
-                    "watch: a change is not applied, the program keeps running: {}{more}",
-                    errors[0]
-                );
+                let more = if errors.len() > 1 { format!(" (and {} more problems)", errors.len() - 1) } else { String::new() };
+                let message = format!("watch: a change is not applied, the program keeps running: {}{more}", errors[0]);
                 if self.problem.as_ref() != Some(&message) {
                     report::say(&message);
                     self.problem = Some(message);
@@ -371,18 +322,13 @@ impl Watch<'_> {
         let what = describe(&self.running, &build);
         match self.opts.on_change {
             OnChange::Signal(sig) => {
-                report::say(&format!(
-                    "watch: {what}: signal {sig} sent to the program, which keeps its environment"
-                ));
+                report::say(&format!("watch: {what}: signal {sig} sent to the program, which keeps its environment"));
                 init::forward(self.child, sig, self.settings.group);
                 self.running = build;
             }
             on_change => {
                 let then = if on_change == OnChange::Exit {
-                    report::say(&format!(
-                        "watch: {what}: stopping the program, then exiting ({})",
-                        code::TEMPFAIL
-                    ));
+                    report::say(&format!("watch: {what}: stopping the program, then exiting ({})", code::TEMPFAIL));
                     After::Exit
                 } else {
                     report::say(&format!("watch: {what}: restarting the program"));
@@ -405,12 +351,7 @@ fn describe(old: &Build, new: &Build) -> String {
             Some(_) => {}
         }
     }
-    removed.extend(
-        old.env
-            .vars()
-            .map(|v| v.name)
-            .filter(|n| new.env.get(n).is_none()),
-    );
+    removed.extend(old.env.vars().map(|v| v.name).filter(|n| new.env.get(n).is_none()));
     let mut parts = Vec::new();
     for (what, names) in [("changed", changed), ("added", added), ("removed", removed)] {
         if !names.is_empty() {
@@ -433,18 +374,11 @@ fn names_list(names: &[&[u8]]) -> String {
         .take(MAX_CHANGED_NAMES_SHOWN)
         .map(|n| {
             let cut = &n[..n.len().min(MAX_SHOWN_NAME_BYTES)];
-            format!(
-                "{}{}",
-                escape(cut),
-                if cut.len() < n.len() { "..." } else { "" }
-            )
+            format!("{}{}", escape(cut), if cut.len() < n.len() { "..." } else { "" })
         })
         .collect();
     if names.len() > MAX_CHANGED_NAMES_SHOWN {
-        shown.push(format!(
-            "and {} more",
-            names.len() - MAX_CHANGED_NAMES_SHOWN
-        ));
+        shown.push(format!("and {} more", names.len() - MAX_CHANGED_NAMES_SHOWN));
     }
     shown.join(", ")
 }
@@ -464,18 +398,14 @@ fn splay(max: Duration) -> Duration {
     if max.is_zero() {
         return max;
     }
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() ^ u64::from(d.subsec_nanos()) << 20);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs() ^ u64::from(d.subsec_nanos()) << 20);
     // splitmix64's finaliser.
     let mut x = nanos ^ (u64::from(std::process::id()) << 32);
     x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     x ^= x >> 31;
     // Milliseconds are fine enough for a spread of restarts.
-    Duration::from_millis(
-        x % (max.as_secs().saturating_mul(1000) + u64::from(max.subsec_millis())).max(1),
-    )
+    Duration::from_millis(x % (max.as_secs().saturating_mul(1000) + u64::from(max.subsec_millis())).max(1))
 }
 
 /// The inotify watches of one read: each directory, and the names of its
@@ -494,28 +424,16 @@ impl Notifier {
         let off = old.as_ref().is_some_and(|o| o.off);
         drop(old);
         if off {
-            return Notifier {
-                notify: None,
-                names: Vec::new(),
-                off,
-            };
+            return Notifier { notify: None, names: Vec::new(), off };
         }
         let notify = match Notify::new() {
             Ok(n) => n,
             Err(e) => {
                 report::warn(&format!("--watch: inotify is unavailable ({}); the sources are read again every --watch-poll only", crate::error::os_reason(&e)));
-                return Notifier {
-                    notify: None,
-                    names: Vec::new(),
-                    off: true,
-                };
+                return Notifier { notify: None, names: Vec::new(), off: true };
             }
         };
-        let mut n = Notifier {
-            notify: Some(notify),
-            names: Vec::new(),
-            off: false,
-        };
+        let mut n = Notifier { notify: Some(notify), names: Vec::new(), off: false };
         for (dir, name) in directories(files) {
             if n.names.len() >= MAX_WATCHES {
                 break;
@@ -530,17 +448,11 @@ impl Notifier {
     fn add(&mut self, mut dir: Vec<u8>, mut name: Option<Vec<u8>>) {
         let Some(notify) = &self.notify else { return };
         for _ in 0..64 {
-            let shown = if dir.is_empty() {
-                OsStr::new(".")
-            } else {
-                OsStr::from_bytes(&dir)
-            };
+            let shown = if dir.is_empty() { OsStr::new(".") } else { OsStr::from_bytes(&dir) };
             match notify.watch(shown) {
                 Ok(wd) => {
                     match self.names.iter_mut().find(|(w, _)| *w == wd) {
-                        None => self
-                            .names
-                            .push((wd, name.map(|n| vec![n, b"..data".to_vec()]))),
+                        None => self.names.push((wd, name.map(|n| vec![n, b"..data".to_vec()]))),
                         Some((_, list)) => match (list.as_mut(), name) {
                             (Some(names), Some(n)) if !names.contains(&n) => names.push(n),
                             (Some(_), None) => *list = None,
@@ -549,11 +461,7 @@ impl Notifier {
                     }
                     return;
                 }
-                Err(e)
-                    if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR))
-                        && !dir.is_empty()
-                        && dir != b"/" =>
-                {
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::ENOTDIR)) && !dir.is_empty() && dir != b"/" => {
                     let (parent, last) = split(&dir);
                     name = Some(last.to_vec());
                     dir = parent.to_vec();
@@ -566,19 +474,12 @@ impl Notifier {
 
     /// Whether an event since the last call concerns a source.
     fn changed(&mut self) -> bool {
-        let Some(notify) = &self.notify else {
-            return false;
-        };
-        let Ok(events) = notify.events() else {
-            return true;
-        };
+        let Some(notify) = &self.notify else { return false };
+        let Ok(events) = notify.events() else { return true };
         events.iter().any(|e| {
             e.whole
                 || match self.names.iter().find(|(w, _)| *w == e.watch) {
-                    Some((_, Some(names))) => e
-                        .name
-                        .as_ref()
-                        .is_some_and(|n| names.iter().any(|m| m.as_slice() == n.as_bytes())),
+                    Some((_, Some(names))) => e.name.as_ref().is_some_and(|n| names.iter().any(|m| m.as_slice() == n.as_bytes())),
                     Some((_, None)) => true,
                     None => false,
                 }
@@ -592,18 +493,11 @@ impl Notifier {
 fn directories(files: &[Watched]) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
     let mut dirs = Vec::new();
     for f in files {
-        let path = f
-            .path
-            .trim_ascii_end()
-            .strip_suffix(b"/")
-            .unwrap_or(&f.path);
+        let path = f.path.trim_ascii_end().strip_suffix(b"/").unwrap_or(&f.path);
         match &f.root {
             Some(root) => {
                 let root = root.as_bytes();
-                let first = path
-                    .split(|&b| b == b'/')
-                    .find(|c| !c.is_empty())
-                    .unwrap_or(path);
+                let first = path.split(|&b| b == b'/').find(|c| !c.is_empty()).unwrap_or(path);
                 dirs.push((root.to_vec(), Some(first.to_vec())));
                 let (parent, name) = split(path);
                 if !parent.is_empty() {
@@ -656,12 +550,7 @@ pub fn warn_fixed_files(files: &[Watched]) {
             b"" => &b"."[..],
             p => p,
         };
-        let dev = |p: &[u8]| {
-            std::ffi::CString::new(p)
-                .ok()
-                .and_then(|c| sys::stat(&c).ok())
-                .map(|st| (st.st_dev, st.st_mode & libc::S_IFMT))
-        };
+        let dev = |p: &[u8]| std::ffi::CString::new(p).ok().and_then(|c| sys::stat(&c).ok()).map(|st| (st.st_dev, st.st_mode & libc::S_IFMT));
         // A file (links followed) on another device than its directory.
         if let (Some((file, libc::S_IFREG)), Some((dir, _))) = (dev(&path), dev(parent)) {
             if file != dir && !fixed.contains(&path) {
@@ -670,11 +559,7 @@ pub fn warn_fixed_files(files: &[Watched]) {
         }
     }
     if !fixed.is_empty() {
-        let shown: Vec<String> = fixed
-            .iter()
-            .take(MAX_CHANGED_NAMES_SHOWN)
-            .map(|p| escape(p))
-            .collect();
+        let shown: Vec<String> = fixed.iter().take(MAX_CHANGED_NAMES_SHOWN).map(|p| escape(p)).collect();
         report::warn(&format!(
             "--watch: {} is mounted on its own (a subPath mount?): Kubernetes never updates such a file, so its changes cannot reach the program",
             shown.join(", ")
@@ -690,10 +575,7 @@ mod tests {
     fn on_change_and_signals_parse() {
         assert_eq!(parse_on_change("restart"), Ok(OnChange::Restart));
         assert_eq!(parse_on_change("exit"), Ok(OnChange::Exit));
-        assert_eq!(
-            parse_on_change("signal:HUP"),
-            Ok(OnChange::Signal(libc::SIGHUP))
-        );
+        assert_eq!(parse_on_change("signal:HUP"), Ok(OnChange::Signal(libc::SIGHUP)));
         assert_eq!(parse_on_change("signal:10"), Ok(OnChange::Signal(10)));
         for bad in ["", "Restart", "signal:", "signal:0", "signal:FOO", "kill"] {
             assert!(parse_on_change(bad).is_err(), "{bad}");
@@ -704,21 +586,9 @@ mod tests {
     #[test]
     fn directories_of_volume_files_and_paths() {
         let files = [
-            Watched {
-                root: Some("/v".into()),
-                path: b"a/b.env".to_vec(),
-                dir: false,
-            },
-            Watched {
-                root: None,
-                path: b"app.env".to_vec(),
-                dir: false,
-            },
-            Watched {
-                root: None,
-                path: b"/run/secrets".to_vec(),
-                dir: true,
-            },
+            Watched { root: Some("/v".into()), path: b"a/b.env".to_vec(), dir: false },
+            Watched { root: None, path: b"app.env".to_vec(), dir: false },
+            Watched { root: None, path: b"/run/secrets".to_vec(), dir: true },
         ];
         let dirs = directories(&files);
         let want: Vec<(Vec<u8>, Option<Vec<u8>>)> = vec![

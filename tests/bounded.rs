@@ -15,11 +15,7 @@ const MAX_LINE: usize = 2048 + 1;
 /// Writes `m` compactly (a pretty-printed manifest of 20,000 entries would pass 1 MiB).
 fn compact_manifest(dir: &Volume, m: &Value) -> String {
     let text = serde_json::to_vec(m).unwrap();
-    assert!(
-        text.len() <= 1 << 20,
-        "the manifest must be within its limit: {} bytes",
-        text.len()
-    );
+    assert!(text.len() <= 1 << 20, "the manifest must be within its limit: {} bytes", text.len());
     dir.file_str("manifest.json", text)
 }
 
@@ -46,12 +42,7 @@ fn short_ref(path: &str) -> Value {
 
 fn assert_lines_bounded(out: &Out) {
     for line in out.stderr.split_inclusive(|&b| b == b'\n') {
-        assert!(
-            line.len() <= MAX_LINE,
-            "a stderr line of {} bytes: {}…",
-            line.len(),
-            String::from_utf8_lossy(&line[..200])
-        );
+        assert!(line.len() <= MAX_LINE, "a stderr line of {} bytes: {}…", line.len(), String::from_utf8_lossy(&line[..200]));
     }
 }
 
@@ -65,10 +56,7 @@ fn a_skipped_keys_warning_lists_ten_names_and_counts_the_rest() {
     let n = many_keys(&vol, "keys.env", |i| format!("K{i}"));
     let d = Volume::new();
     let prefix = format!("={}", "x".repeat(10_000));
-    let m = compact_manifest(
-        &d,
-        &json!({"volumeMounts": [mount("v", &vol)], "envFrom": [file_ref("v", "keys.env", false, Some(&prefix))]}),
-    );
+    let m = compact_manifest(&d, &json!({"volumeMounts": [mount("v", &vol)], "envFrom": [file_ref("v", "keys.env", false, Some(&prefix))]}));
     let out = envshim(["render", "--manifest", &m]).run();
     out.code(0).no_sentinel();
     assert_lines_bounded(&out);
@@ -76,11 +64,7 @@ fn a_skipped_keys_warning_lists_ten_names_and_counts_the_rest() {
     assert_eq!(lines.len(), 1, "{lines:?}");
     // The ten smallest keys in byte order: K0, K1, K10, K100, ...
     let first = format!("={}...K0, ", "x".repeat(128 - 3 - 3));
-    assert!(
-        lines[0].starts_with(&format!("envshim: warning: Keys [{first}")),
-        "{}",
-        &lines[0][..300]
-    );
+    assert!(lines[0].starts_with(&format!("envshim: warning: Keys [{first}")), "{}", &lines[0][..300]);
     assert!(
         lines[0].ends_with(&format!("...K1005] and {} more from the EnvFrom file v/keys.env were skipped since they are considered invalid environment variable names.", n - 10)),
         "{}",
@@ -96,26 +80,14 @@ fn warnings_are_bounded_in_number() {
     let keys: String = (0..100).map(|i| format!("{i}X=s3cr3t\n")).collect();
     vol.file("digits.env", keys);
     let d = Volume::new();
-    let refs: Vec<Value> = (0..300)
-        .map(|_| file_ref("v", "digits.env", false, None))
-        .collect();
-    let m = compact_manifest(
-        &d,
-        &json!({"volumeMounts": [mount("v", &vol)], "envFrom": refs}),
-    );
+    let refs: Vec<Value> = (0..300).map(|_| file_ref("v", "digits.env", false, None)).collect();
+    let m = compact_manifest(&d, &json!({"volumeMounts": [mount("v", &vol)], "envFrom": refs}));
     let out = envshim(["render", "--strict-names", "--manifest", &m]).run();
     out.code(0).no_sentinel();
     assert_lines_bounded(&out);
     let lines = out.stderr_lines();
     assert_eq!(lines.len(), 17, "{:?}", &lines[..3]);
-    assert!(
-        lines[..16]
-            .iter()
-            .all(|l| l.starts_with("envshim: warning: Keys [0X, 10X, 11X, ")
-                && l.contains("] and 90 more from")),
-        "{}",
-        lines[0]
-    );
+    assert!(lines[..16].iter().all(|l| l.starts_with("envshim: warning: Keys [0X, 10X, 11X, ") && l.contains("] and 90 more from")), "{}", lines[0]);
     assert_eq!(lines[16], "envshim: warning: 284 more warnings not shown");
 }
 
@@ -131,35 +103,16 @@ fn error_lines_are_bounded_in_number_and_length() {
     env.extend((0..999).map(|i| json!({"name": format!("BAD={i}"), "value": SENTINEL})));
     let m = compact_manifest(&d, &json!({ "env": env }));
     let log = d.join("termination-log");
-    let out = envshim([
-        "check",
-        "--manifest",
-        &m,
-        "--termination-log",
-        log.to_str().unwrap(),
-    ])
-    .run();
+    let out = envshim(["check", "--manifest", &m, "--termination-log", log.to_str().unwrap()]).run();
     let lines = out.fails(78);
     out.no_sentinel();
     assert_lines_bounded(&out);
     assert_eq!(lines.len(), 33);
-    assert!(
-        lines[0].starts_with("envshim: manifest: env[0].name: \"BAD=nnnn")
-            && lines[0].ends_with(" [... cut]"),
-        "{}",
-        &lines[0][..100]
-    );
+    assert!(lines[0].starts_with("envshim: manifest: env[0].name: \"BAD=nnnn") && lines[0].ends_with(" [... cut]"), "{}", &lines[0][..100]);
     assert_eq!(lines[1], "envshim: manifest: env[1].name: \"BAD=0\" is not a valid variable name (printable ASCII except '=')");
-    assert_eq!(
-        lines[32],
-        "envshim: 968 more errors not shown (the exit code is the first one's)"
-    );
+    assert_eq!(lines[32], "envshim: 968 more errors not shown (the exit code is the first one's)");
     let logged = std::fs::read(&log).unwrap();
-    assert!(
-        logged.len() <= 4096 && out.stderr.starts_with(&logged),
-        "{} bytes",
-        logged.len()
-    );
+    assert!(logged.len() <= 4096 && out.stderr.starts_with(&logged), "{} bytes", logged.len());
 }
 
 /// Item 2: the same `envFrom` ~21,700 times (a manifest under 1 MiB) over a
@@ -176,19 +129,8 @@ fn a_file_of_duplicates_named_21000_times_imports_its_final_keys_once_per_refere
     vol.file("d", &text);
     let d = Volume::new();
     let refs: Vec<Value> = (0..21_700).map(|_| short_ref("d")).collect();
-    let m = compact_manifest(
-        &d,
-        &json!({"volumeMounts": [mount("v", &vol)], "envFrom": refs}),
-    );
-    let out = envshim([
-        "render",
-        "--format",
-        "json",
-        "--show-values",
-        "--manifest",
-        &m,
-    ])
-    .run();
+    let m = compact_manifest(&d, &json!({"volumeMounts": [mount("v", &vol)], "envFrom": refs}));
+    let out = envshim(["render", "--format", "json", "--show-values", "--manifest", &m]).run();
     out.code(0);
     // The duplicates: one warning for the file, however many references.
     assert_eq!(
@@ -196,10 +138,7 @@ fn a_file_of_duplicates_named_21000_times_imports_its_final_keys_once_per_refere
         ["envshim: warning: volume v, path d: the name on line 1 is given again on line 2: the last one wins (the kubelet takes the first); 21842 more lines give a name again"]
     );
     let got = rendered(&out);
-    assert_eq!(
-        got.get("A"),
-        Some(&("v/d:21844".to_string(), "last".to_string()))
-    );
+    assert_eq!(got.get("A"), Some(&("v/d:21844".to_string(), "last".to_string())));
 }
 
 /// Item 2: the same `envFrom` thousands of times over a file of ~9,500
@@ -212,15 +151,9 @@ fn imports_past_their_bound_stop_with_one_error() {
     many_keys(&vol, "k", |i| format!("K{i}"));
     let d = Volume::new();
     let refs: Vec<Value> = (0..21_000).map(|_| short_ref("k")).collect();
-    let m = compact_manifest(
-        &d,
-        &json!({"volumeMounts": [mount("v", &vol)], "envFrom": refs}),
-    );
+    let m = compact_manifest(&d, &json!({"volumeMounts": [mount("v", &vol)], "envFrom": refs}));
     let out = envshim(["check", "--manifest", &m]).run();
-    out.fails_with(
-        65,
-        &["manifest: envFrom[195] (v/k): the imports pass 1000000 keys or 67108864 bytes in all"],
-    );
+    out.fails_with(65, &["manifest: envFrom[195] (v/k): the imports pass 1000000 keys or 67108864 bytes in all"]);
     out.no_sentinel();
 }
 

@@ -17,9 +17,7 @@ fn variables() -> Vec<String> {
     let mut cli = envshim::cli::Cli::command();
     cli.build();
     let run = cli.find_subcommand("run").expect("run");
-    run.get_arguments()
-        .filter_map(|a| Some(a.get_env()?.to_str()?.to_string()))
-        .collect()
+    run.get_arguments().filter_map(|a| Some(a.get_env()?.to_str()?.to_string())).collect()
 }
 
 /// Generates everything into a temp dir, as musl-build.sh does into dist/.
@@ -39,21 +37,9 @@ fn complete(script: &std::path::Path, line: &[&str]) -> Vec<String> {
         "source '{}' || exit 9\ncomplete -p {bin} >/dev/null || exit 8\nCOMP_WORDS=({})\nCOMP_CWORD={cword}\nCOMP_LINE='{}'\nCOMP_POINT=${{#COMP_LINE}}\n_{} {bin} '{}' '{}'\nprintf '%s\\n' \"${{COMPREPLY[@]}}\"",
         script.display(), words.join(" "), line.join(" "), line[0].replace('-', "__"), line[cword], prev, bin = line[0]
     );
-    let out = std::process::Command::new("bash")
-        .args(["--norc", "--noprofile", "-c", &program])
-        .output()
-        .expect("bash");
-    assert!(
-        out.status.success(),
-        "bash failed: {:?}\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(str::to_string)
-        .collect()
+    let out = std::process::Command::new("bash").args(["--norc", "--noprofile", "-c", &program]).output().expect("bash");
+    assert!(out.status.success(), "bash failed: {:?}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect()
 }
 
 #[test]
@@ -63,25 +49,15 @@ fn bash_completes_options_and_subcommands_the_binary_accepts() {
     // `envshim run --man<TAB>`
     let offered = complete(&bash, &["envshim", "run", "--man"]);
     assert!(offered.iter().any(|w| w == "--manifest"), "{offered:?}");
-    assert!(
-        offered.iter().all(|w| w.starts_with("--man")),
-        "{offered:?}"
-    );
+    assert!(offered.iter().all(|w| w.starts_with("--man")), "{offered:?}");
     // `envshim <TAB>`: every subcommand, and each one the binary knows.
     let offered = complete(&bash, &["envshim", ""]);
     for sub in ["run", "check", "render", "install"] {
-        assert!(
-            offered.iter().any(|w| w == sub),
-            "{sub} not offered: {offered:?}"
-        );
+        assert!(offered.iter().any(|w| w == sub), "{sub} not offered: {offered:?}");
     }
     for sub in offered.iter().filter(|w| !w.starts_with('-')) {
         // `help` is clap's: `envshim help` prints the help.
-        let args = if sub == "help" {
-            vec![sub.as_str()]
-        } else {
-            vec![sub.as_str(), "--help"]
-        };
+        let args = if sub == "help" { vec![sub.as_str()] } else { vec![sub.as_str(), "--help"] };
         envshim(args).run().ok();
     }
     // `envshim render --format <TAB>`: the values the binary takes.
@@ -93,44 +69,26 @@ fn bash_completes_options_and_subcommands_the_binary_accepts() {
     let offered = complete(&bash, &["envshim", "run", "--"]);
     assert!(offered.len() > 10, "{offered:?}");
     for option in offered.iter().filter(|w| w.starts_with("--")) {
-        assert!(
-            help.stdout_str().contains(option.as_str()),
-            "{option} is not in run --help"
-        );
+        assert!(help.stdout_str().contains(option.as_str()), "{option} is not in run --help");
     }
 }
 
 #[test]
 fn zsh_fish_completions_and_man_pages_are_generated() {
     let d = generated();
-    for (file, needle) in [
-        ("completions/_envshim", "#compdef envshim"),
-        ("completions/envshim.fish", "complete -c envshim"),
-    ] {
+    for (file, needle) in [("completions/_envshim", "#compdef envshim"), ("completions/envshim.fish", "complete -c envshim")] {
         let text = std::fs::read_to_string(d.join(file)).unwrap();
-        assert!(
-            text.contains(needle) && text.contains("manifest"),
-            "{file}:\n{text}"
-        );
+        assert!(text.contains(needle) && text.contains("manifest"), "{file}:\n{text}");
     }
     let page = std::fs::read_to_string(d.join("man/envshim.1")).unwrap();
-    assert!(
-        page.starts_with(".ie \\n(.g") || page.contains(".TH envshim 1"),
-        "{page}"
-    );
-    assert!(
-        page.contains("EXIT STATUS") && page.contains("127"),
-        "{page}"
-    );
+    assert!(page.starts_with(".ie \\n(.g") || page.contains(".TH envshim 1"), "{page}");
+    assert!(page.contains("EXIT STATUS") && page.contains("127"), "{page}");
     for sub in ["run", "check", "render", "install"] {
         let page = std::fs::read_to_string(d.join(&format!("man/envshim-{sub}.1"))).unwrap();
         assert!(page.contains(&format!(".TH envshim-{sub} 1")), "{page}");
     }
     let run = std::fs::read_to_string(d.join("man/envshim-run.1")).unwrap();
-    assert!(
-        run.contains("manifest") && run.contains("EXIT STATUS"),
-        "{run}"
-    );
+    assert!(run.contains("manifest") && run.contains("EXIT STATUS"), "{run}");
 }
 
 #[test]
@@ -139,99 +97,41 @@ fn the_converters_completions_and_man_pages_are_generated_too() {
     let bash = d.join("completions/kubectl-envshim.bash");
     let offered = complete(&bash, &["kubectl-envshim", ""]);
     for sub in ["convert", "manifest", "krm"] {
-        assert!(
-            offered.iter().any(|w| w == sub),
-            "{sub} not offered: {offered:?}"
-        );
+        assert!(offered.iter().any(|w| w == sub), "{sub} not offered: {offered:?}");
     }
     // The options after a subcommand (`kubectl-envshim convert --inst<TAB>`).
-    assert_eq!(
-        complete(&bash, &["kubectl-envshim", "convert", "--inst"]),
-        ["--installer-cpu", "--installer-memory"]
-    );
+    assert_eq!(complete(&bash, &["kubectl-envshim", "convert", "--inst"]), ["--installer-cpu", "--installer-memory"]);
     let offered = complete(&bash, &["kubectl-envshim", "convert", "--"]);
-    for option in [
-        "--filename",
-        "--recursive",
-        "--shim-image",
-        "--check",
-        "--wait",
-        "--entrypoint",
-    ] {
-        assert!(
-            offered.iter().any(|w| w == option),
-            "{option} not offered: {offered:?}"
-        );
+    for option in ["--filename", "--recursive", "--shim-image", "--check", "--wait", "--entrypoint"] {
+        assert!(offered.iter().any(|w| w == option), "{option} not offered: {offered:?}");
     }
-    assert!(complete(&bash, &["kubectl-envshim", "manifest", "--"])
-        .iter()
-        .any(|w| w == "--container"));
-    for (file, needle) in [
-        ("completions/_kubectl-envshim", "#compdef kubectl-envshim"),
-        (
-            "completions/kubectl-envshim.fish",
-            "complete -c kubectl-envshim",
-        ),
-    ] {
+    assert!(complete(&bash, &["kubectl-envshim", "manifest", "--"]).iter().any(|w| w == "--container"));
+    for (file, needle) in [("completions/_kubectl-envshim", "#compdef kubectl-envshim"), ("completions/kubectl-envshim.fish", "complete -c kubectl-envshim")] {
         let text = std::fs::read_to_string(d.join(file)).unwrap();
-        assert!(
-            text.contains(needle) && text.contains("installer-memory"),
-            "{file}:\n{text}"
-        );
+        assert!(text.contains(needle) && text.contains("installer-memory"), "{file}:\n{text}");
     }
-    for page in [
-        "kubectl-envshim",
-        "kubectl-envshim-convert",
-        "kubectl-envshim-manifest",
-        "kubectl-envshim-krm",
-    ] {
+    for page in ["kubectl-envshim", "kubectl-envshim-convert", "kubectl-envshim-manifest", "kubectl-envshim-krm"] {
         let text = std::fs::read_to_string(d.join(&format!("man/{page}.1"))).unwrap();
         assert!(text.contains(&format!(".TH {page} 1")), "{text}");
     }
     let convert = std::fs::read_to_string(d.join("man/kubectl-envshim-convert.1")).unwrap();
-    assert!(
-        convert.contains("recursive") && convert.contains("installer\\-cpu"),
-        "{convert}"
-    );
+    assert!(convert.contains("recursive") && convert.contains("installer\\-cpu"), "{convert}");
 }
 
 /// What `kubectl __complete envshim WORDS...` offers (the shell's side of
 /// `kubectl envshim WORDS<TAB>`), with `dir` first on PATH; None without kubectl.
 fn kubectl_complete(dir: &std::path::Path, words: &[&str]) -> Option<Vec<String>> {
-    let path = format!(
-        "{}:{}",
-        dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let out = std::process::Command::new("kubectl")
-        .arg("__complete")
-        .arg("envshim")
-        .args(words)
-        .env("PATH", path)
-        .output()
-        .ok()?;
-    assert!(
-        out.status.success(),
-        "kubectl __complete: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Some(
-        String::from_utf8(out.stdout)
-            .unwrap()
-            .lines()
-            .map(str::to_string)
-            .collect(),
-    )
+    let path = format!("{}:{}", dir.display(), std::env::var("PATH").unwrap_or_default());
+    let out = std::process::Command::new("kubectl").arg("__complete").arg("envshim").args(words).env("PATH", path).output().ok()?;
+    assert!(out.status.success(), "kubectl __complete: {}", String::from_utf8_lossy(&out.stderr));
+    Some(String::from_utf8(out.stdout).unwrap().lines().map(str::to_string).collect())
 }
 
 #[test]
 fn kubectl_completes_the_plugin_through_kubectl_complete_envshim() {
     let d = generated();
     let script = d.join("completions/kubectl_complete-envshim");
-    assert!(
-        std::fs::metadata(&script).unwrap().permissions().mode() & 0o111 != 0,
-        "not executable"
-    );
+    assert!(std::fs::metadata(&script).unwrap().permissions().mode() & 0o111 != 0, "not executable");
     // kubectl finds a plugin by its name on PATH: a stand-in does (the completion never runs it).
     let bin = Volume::new();
     let plugin = bin.file("kubectl-envshim", "#!/bin/sh\nexit 0\n");
@@ -243,26 +143,14 @@ fn kubectl_completes_the_plugin_through_kubectl_complete_envshim() {
     // Without the completion executable kubectl has nothing to offer.
     assert_eq!(without, [":0"]);
     std::fs::copy(&script, bin.join("kubectl_complete-envshim")).unwrap();
-    assert_eq!(
-        kubectl_complete(bin.path(), &["co"]).unwrap(),
-        ["convert", ":4"]
-    );
+    assert_eq!(kubectl_complete(bin.path(), &["co"]).unwrap(), ["convert", ":4"]);
     let offered = kubectl_complete(bin.path(), &[""]).unwrap();
     for sub in ["convert", "manifest", "krm", ":4"] {
-        assert!(
-            offered.iter().any(|w| w == sub),
-            "{sub} not offered: {offered:?}"
-        );
+        assert!(offered.iter().any(|w| w == sub), "{sub} not offered: {offered:?}");
     }
-    assert_eq!(
-        kubectl_complete(bin.path(), &["convert", "--inst"]).unwrap(),
-        ["--installer-cpu", "--installer-memory", ":4"]
-    );
+    assert_eq!(kubectl_complete(bin.path(), &["convert", "--inst"]).unwrap(), ["--installer-cpu", "--installer-memory", ":4"]);
     // A file name is the shell's to complete, as kubectl's own -f.
-    assert_eq!(
-        kubectl_complete(bin.path(), &["convert", "-f", ""]).unwrap(),
-        [":0"]
-    );
+    assert_eq!(kubectl_complete(bin.path(), &["convert", "-f", ""]).unwrap(), [":0"]);
 }
 
 #[test]
@@ -271,38 +159,18 @@ fn version_names_the_commit_target_and_compiler() {
     out.ok();
     let text = out.stdout_str();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(
-        lines[0],
-        format!("envshim {}", env!("CARGO_PKG_VERSION")),
-        "{text}"
-    );
+    assert_eq!(lines[0], format!("envshim {}", env!("CARGO_PKG_VERSION")), "{text}");
     assert_eq!(lines.len(), 4, "{text}");
     let commit = lines[1].strip_prefix("commit: ").expect(&text);
-    assert!(
-        commit == "unknown"
-            || (commit.len() == 12 && commit.bytes().all(|b| b.is_ascii_hexdigit())),
-        "{text}"
-    );
+    assert!(commit == "unknown" || (commit.len() == 12 && commit.bytes().all(|b| b.is_ascii_hexdigit())), "{text}");
     // This test and the binary are built for the same target by the same rustc.
-    assert!(
-        lines[2].starts_with("target: ") && lines[2].len() > "target: x-y".len(),
-        "{text}"
-    );
-    assert!(
-        std::env::consts::ARCH
-            .split('_')
-            .next()
-            .is_some_and(|a| lines[2].contains(a)),
-        "{text}"
-    );
+    assert!(lines[2].starts_with("target: ") && lines[2].len() > "target: x-y".len(), "{text}");
+    assert!(std::env::consts::ARCH.split('_').next().is_some_and(|a| lines[2].contains(a)), "{text}");
     assert!(lines[3].starts_with("rustc: 1."), "{text}");
     // -V stays one line, the version alone.
     let out = envshim(["-V"]).run();
     out.ok();
-    assert_eq!(
-        out.stdout_str(),
-        format!("envshim {}\n", env!("CARGO_PKG_VERSION"))
-    );
+    assert_eq!(out.stdout_str(), format!("envshim {}\n", env!("CARGO_PKG_VERSION")));
 }
 
 /// The help's exit codes are the library's table of them, rendered
@@ -310,44 +178,20 @@ fn version_names_the_commit_target_and_compiler() {
 /// formatting the table would cost each run).
 #[test]
 fn the_help_exit_codes_are_the_table() {
-    assert_eq!(
-        envshim::cli::EXIT_CODES,
-        envshim::error::exit_code_help(false)
-    );
+    assert_eq!(envshim::cli::EXIT_CODES, envshim::error::exit_code_help(false));
 }
 
 #[test]
 fn help_ends_with_the_exit_codes() {
-    for args in [
-        &["--help"][..],
-        &["run", "--help"],
-        &["check", "--help"],
-        &["render", "--help"],
-    ] {
+    for args in [&["--help"][..], &["run", "--help"], &["check", "--help"], &["render", "--help"]] {
         let out = envshim(args.iter().copied()).run();
         out.ok();
         let text = out.stdout_str();
-        let table = &text[text
-            .find("Exit codes:")
-            .unwrap_or_else(|| panic!("{args:?}: no exit codes\n{text}"))..];
-        for code in [
-            "0 ", "2 ", "65 ", "66 ", "73 ", "77 ", "78 ", "126 ", "127 ", "128+N ",
-        ] {
-            assert!(
-                table.lines().any(|l| l.trim_start().starts_with(code)),
-                "{args:?}: no {code}\n{table}"
-            );
+        let table = &text[text.find("Exit codes:").unwrap_or_else(|| panic!("{args:?}: no exit codes\n{text}"))..];
+        for code in ["0 ", "2 ", "65 ", "66 ", "73 ", "77 ", "78 ", "126 ", "127 ", "128+N "] {
+            assert!(table.lines().any(|l| l.trim_start().starts_with(code)), "{args:?}: no {code}\n{table}");
         }
-        assert_eq!(
-            table
-                .trim_end()
-                .lines()
-                .last()
-                .map(str::trim_start)
-                .map(|l| l.starts_with("128+N")),
-            Some(true),
-            "{args:?}: the table is not the end\n{text}"
-        );
+        assert_eq!(table.trim_end().lines().last().map(str::trim_start).map(|l| l.starts_with("128+N")), Some(true), "{args:?}: the table is not the end\n{text}");
     }
 }
 
@@ -356,21 +200,8 @@ fn man_pages_describe_formats_environment_exit_status_files_and_examples() {
     let d = generated();
     for page in ["envshim", "envshim-run", "envshim-check", "envshim-render"] {
         let text = std::fs::read_to_string(d.join(&format!("man/{page}.1"))).unwrap();
-        for section in [
-            "DESCRIPTION",
-            "OPTIONS",
-            "THE MANIFEST",
-            "ENV FILES",
-            "ENVIRONMENT",
-            "EXIT STATUS",
-            "FILES",
-            "EXAMPLES",
-        ] {
-            assert!(
-                text.contains(&format!(".SH \"{section}\""))
-                    || text.contains(&format!(".SH {section}")),
-                "{page}: no {section}\n{text}"
-            );
+        for section in ["DESCRIPTION", "OPTIONS", "THE MANIFEST", "ENV FILES", "ENVIRONMENT", "EXIT STATUS", "FILES", "EXAMPLES"] {
+            assert!(text.contains(&format!(".SH \"{section}\"")) || text.contains(&format!(".SH {section}")), "{page}: no {section}\n{text}");
         }
         // Every configuration variable the binary knows is in ENVIRONMENT.
         let environment = &text[text.find(".SH \"ENVIRONMENT\"").unwrap()..];
@@ -379,64 +210,32 @@ fn man_pages_describe_formats_environment_exit_status_files_and_examples() {
         for var in &vars {
             assert!(environment.contains(var), "{page}: no {var}");
         }
-        assert!(
-            text.contains("127") && text.contains("/etc/envshim/manifest.json"),
-            "{page}"
-        );
+        assert!(text.contains("127") && text.contains("/etc/envshim/manifest.json"), "{page}");
     }
     // Each subcommand's page describes that subcommand.
     let check = std::fs::read_to_string(d.join("man/envshim-check.1")).unwrap();
     assert!(check.contains("executes nothing"), "{check}");
     let install = std::fs::read_to_string(d.join("man/envshim-install.1")).unwrap();
-    assert!(
-        install.contains("atomically") && install.contains(".SH \"EXIT STATUS\""),
-        "{install}"
-    );
+    assert!(install.contains("atomically") && install.contains(".SH \"EXIT STATUS\""), "{install}");
 }
 
 #[test]
 fn bash_completes_check_format_values_and_render_help_lists_only_what_it_uses() {
     let d = generated();
-    let offered = complete(
-        &d.join("completions/envshim.bash"),
-        &["envshim", "check", "--format", ""],
-    );
+    let offered = complete(&d.join("completions/envshim.bash"), &["envshim", "check", "--format", ""]);
     assert_eq!(offered, ["text", "json"]);
     let help = envshim(["render", "--help"]).run();
     help.ok();
     let text = help.stdout_str();
     let text = &text[..text.find("Exit codes:").unwrap()];
-    for gone in [
-        "--init",
-        "--success-exit",
-        "--rewrite-signal",
-        "--term-delay",
-        "--no-expand-args",
-        "--verbose",
-    ] {
+    for gone in ["--init", "--success-exit", "--rewrite-signal", "--term-delay", "--no-expand-args", "--verbose"] {
         assert!(!text.contains(gone), "render --help lists {gone}:\n{text}");
     }
-    assert!(
-        text.contains("--show-values") && text.contains("--env-dir"),
-        "{text}"
-    );
+    assert!(text.contains("--show-values") && text.contains("--env-dir"), "{text}");
     // Still accepted (one table of options for run, check and render): a run's command line renders.
-    let out = envshim([
-        "render",
-        "--init",
-        "--verbose",
-        "--rewrite-signal",
-        "TERM:QUIT",
-        "--env",
-        "A=1",
-    ])
-    .run();
+    let out = envshim(["render", "--init", "--verbose", "--rewrite-signal", "TERM:QUIT", "--env", "A=1"]).run();
     out.ok();
-    assert!(
-        out.stdout_str().contains("A=<set, 1 bytes>"),
-        "{}",
-        out.stdout_str()
-    );
+    assert!(out.stdout_str().contains("A=<set, 1 bytes>"), "{}", out.stdout_str());
 }
 
 /// docs/reference.md §1 is tested against the definition: every option of
@@ -445,41 +244,25 @@ fn bash_completes_check_format_values_and_render_help_lists_only_what_it_uses() 
 #[test]
 fn the_reference_names_every_option_variable_and_exit_code_of_the_definition() {
     use clap::CommandFactory;
-    let text =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/reference.md")).unwrap();
-    let section =
-        |n: &str, next: &str| text[text.find(n).unwrap()..text.find(next).unwrap()].to_string();
+    let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/reference.md")).unwrap();
+    let section = |n: &str, next: &str| text[text.find(n).unwrap()..text.find(next).unwrap()].to_string();
     let options = section("## 1. Command line", "## 2. ");
     let mut cli = envshim::cli::Cli::command();
     cli.build();
     for sub in ["run", "check", "render"] {
         for arg in cli.find_subcommand(sub).unwrap().get_arguments() {
-            let Some(long) = arg.get_long().filter(|l| !["help", "version"].contains(l)) else {
-                continue;
-            };
-            assert!(
-                options.contains(&format!("`--{long}")),
-                "reference §1 has no row for {sub} --{long}"
-            );
+            let Some(long) = arg.get_long().filter(|l| !["help", "version"].contains(l)) else { continue };
+            assert!(options.contains(&format!("`--{long}")), "reference §1 has no row for {sub} --{long}");
             if let Some(var) = arg.get_env() {
-                assert!(
-                    options.contains(&format!("`{}`", var.to_str().unwrap())),
-                    "reference §1 does not name {var:?}"
-                );
+                assert!(options.contains(&format!("`{}`", var.to_str().unwrap())), "reference §1 does not name {var:?}");
             }
         }
     }
     let codes = section("## 7. Failures and exit codes", "## 8. ");
     // The library's table of exit codes: each of envshim's has its row.
-    let envshim_codes = envshim::error::ExitCode::ALL
-        .into_iter()
-        .filter(|c| c.meaning().0.is_some())
-        .map(|c| (c as i32).to_string());
+    let envshim_codes = envshim::error::ExitCode::ALL.into_iter().filter(|c| c.meaning().0.is_some()).map(|c| (c as i32).to_string());
     for code in envshim_codes.chain(["128+N".to_string()]) {
-        assert!(
-            codes.contains(&format!("\n| {code} |")),
-            "reference §7 has no row for exit code {code}"
-        );
+        assert!(codes.contains(&format!("\n| {code} |")), "reference §7 has no row for exit code {code}");
     }
 }
 
@@ -488,15 +271,9 @@ fn the_reference_names_every_option_variable_and_exit_code_of_the_definition() {
 #[test]
 fn each_subcommands_help_starts_with_what_it_does() {
     for (sub, first) in [
-        (
-            "run",
-            "Build the environment, then execve PROGRAM (or supervise it with --init)",
-        ),
+        ("run", "Build the environment, then execve PROGRAM (or supervise it with --init)"),
         ("check", "Validate everything run would; exec nothing"),
-        (
-            "render",
-            "Print the final environment and where each variable came from",
-        ),
+        ("render", "Print the final environment and where each variable came from"),
     ] {
         let out = envshim([sub, "--help"]).run();
         out.ok();

@@ -30,10 +30,7 @@ fn publish(dir: &Path, version: u32, files: &[(String, Vec<u8>)]) {
     let _ = std::fs::remove_file(dir.join("..data_tmp"));
     symlink(&ts, dir.join("..data_tmp")).unwrap();
     std::fs::rename(dir.join("..data_tmp"), dir.join("..data")).unwrap();
-    let top: std::collections::BTreeSet<&str> = files
-        .iter()
-        .map(|(k, _)| k.split('/').next().unwrap())
-        .collect();
+    let top: std::collections::BTreeSet<&str> = files.iter().map(|(k, _)| k.split('/').next().unwrap()).collect();
     for key in &top {
         let link = dir.join(key);
         if std::fs::symlink_metadata(&link).is_err() {
@@ -52,10 +49,7 @@ fn publish(dir: &Path, version: u32, files: &[(String, Vec<u8>)]) {
 }
 
 fn kv(pairs: &[(&str, &[u8])]) -> Vec<(String, Vec<u8>)> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_vec()))
-        .collect()
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_vec())).collect()
 }
 
 /// `render --format json --show-values` as name -> (source, value), for the names `keep` accepts.
@@ -65,15 +59,7 @@ fn rendered(out: &Out, keep: impl Fn(&str) -> bool) -> BTreeMap<String, (String,
         .unwrap()
         .iter()
         .filter(|(k, _)| keep(k))
-        .map(|(k, v)| {
-            (
-                k.clone(),
-                (
-                    v["source"].as_str().unwrap().to_string(),
-                    v["value"].as_str().unwrap().to_string(),
-                ),
-            )
-        })
+        .map(|(k, v)| (k.clone(), (v["source"].as_str().unwrap().to_string(), v["value"].as_str().unwrap().to_string())))
         .collect()
 }
 
@@ -92,15 +78,7 @@ fn a_kubernetes_secret_volume_gives_each_key_its_bytes_exactly() {
         ]),
     );
     let dir = v.dir();
-    let out = envshim([
-        "render",
-        "--env-dir",
-        &dir,
-        "--format",
-        "json",
-        "--show-values",
-    ])
-    .run();
+    let out = envshim(["render", "--env-dir", &dir, "--format", "json", "--show-values"]).run();
     out.code(0);
     assert_eq!(out.stderr_str(), "");
     let got = rendered(&out, |_| true);
@@ -115,10 +93,7 @@ fn a_kubernetes_secret_volume_gives_each_key_its_bytes_exactly() {
     .collect();
     assert_eq!(got, want);
     // Byte order of the names, after the inherited variables; run passes them on.
-    let out = envshim(["run", "--env-dir", &format!("{dir}/"), "--"])
-        .args(print_env())
-        .env("A", "inherited")
-        .run();
+    let out = envshim(["run", "--env-dir", &format!("{dir}/"), "--"]).args(print_env()).env("A", "inherited").run();
     out.ok();
     let names: Vec<String> = out.env0().into_iter().map(|(k, _)| k).collect();
     assert_eq!(names, ["A", "EMPTY", "USER", "ca.crt", "password"]);
@@ -126,10 +101,7 @@ fn a_kubernetes_secret_volume_gives_each_key_its_bytes_exactly() {
     // The render of names and sources without values.
     let out = envshim(["render", "--env-dir", &dir]).run();
     out.code(0).no_sentinel();
-    assert!(out.stdout_str().contains(&format!(
-        "# password from {dir}/password\npassword=<set, {} bytes>\n",
-        SENTINEL.len() + 1
-    )));
+    assert!(out.stdout_str().contains(&format!("# password from {dir}/password\npassword=<set, {} bytes>\n", SENTINEL.len() + 1)));
 }
 
 #[test]
@@ -145,15 +117,10 @@ fn docker_run_secrets_plain_files_links_and_subdirectories() {
     v.symlink("ESCAPE", "../../../../../../etc/hostname");
     v.file("etc/hostname", "inside");
     v.symlink("DIRLINK", "subdir");
-    let out = envshim(["run", "--env-dir", &v.dir(), "--"])
-        .args(print_env())
-        .run();
+    let out = envshim(["run", "--env-dir", &v.dir(), "--"]).args(print_env()).run();
     out.ok();
     let env = out.env_map();
-    assert_eq!(
-        env.keys().collect::<Vec<_>>(),
-        ["API_KEY", "ESCAPE", "db_password"]
-    );
+    assert_eq!(env.keys().collect::<Vec<_>>(), ["API_KEY", "ESCAPE", "db_password"]);
     assert_eq!(env["API_KEY"], "via-link");
     assert_eq!(env["ESCAPE"], "inside");
     assert_eq!(env["db_password"], SENTINEL);
@@ -164,10 +131,7 @@ fn docker_run_secrets_plain_files_links_and_subdirectories() {
     let lines = out.fails(66);
     out.no_sentinel();
     assert_eq!(lines.len(), 2, "{lines:?}");
-    assert!(
-        lines[0].contains("/ESCAPE: not found") && lines[1].contains("/OUTSIDE: not found"),
-        "{lines:?}"
-    );
+    assert!(lines[0].contains("/ESCAPE: not found") && lines[1].contains("/OUTSIDE: not found"), "{lines:?}");
     assert!(!out.stderr_str().contains("root:"), "{}", out.stderr_str());
 }
 
@@ -178,9 +142,7 @@ fn an_update_during_the_read_gives_the_old_set_or_the_new_one_never_a_mix() {
     // Version N has keys K000..K(40 + N % 5 * 20), each valued `vN-Kiii`: a mix
     // of versions shows as two values, a mix of sets as a wrong set of keys.
     let set = |n: u32| -> Vec<(String, Vec<u8>)> {
-        (0..40 + n % 5 * 20)
-            .map(|i| (format!("K{i:03}"), format!("v{n}-K{i:03}").into_bytes()))
-            .collect()
+        (0..40 + n % 5 * 20).map(|i| (format!("K{i:03}"), format!("v{n}-K{i:03}").into_bytes())).collect()
     };
     publish(&dir, 0, &set(0));
     let stop = Arc::new(AtomicBool::new(false));
@@ -200,36 +162,21 @@ fn an_update_during_the_read_gives_the_old_set_or_the_new_one_never_a_mix() {
     let (mut versions, mut replaced, mut runs) = (std::collections::BTreeSet::new(), 0, 0);
     let started = Instant::now();
     // At least 100 runs and 40 updates (a loaded machine publishes slowly), for at most 60 s.
-    while (runs < 100 || published.load(Ordering::Relaxed) < 40)
-        && started.elapsed() < Duration::from_secs(60)
-    {
+    while (runs < 100 || published.load(Ordering::Relaxed) < 40) && started.elapsed() < Duration::from_secs(60) {
         runs += 1;
-        let out = envshim(["run", "--env-dir", dir.to_str().unwrap(), "--"])
-            .args(print_env())
-            .run();
+        let out = envshim(["run", "--env-dir", dir.to_str().unwrap(), "--"]).args(print_env()).run();
         if out.code == 66 {
             // Replaced during both reads: refused whole, never half.
-            assert!(
-                out.stderr_str()
-                    .contains("its files were replaced while being read"),
-                "{}",
-                out.stderr_str()
-            );
+            assert!(out.stderr_str().contains("its files were replaced while being read"), "{}", out.stderr_str());
             replaced += 1;
             continue;
         }
         out.ok();
-        let env: BTreeMap<String, String> = out
-            .env_map()
-            .into_iter()
-            .filter(|(k, _)| k.starts_with('K'))
-            .collect();
+        let env: BTreeMap<String, String> = out.env_map().into_iter().filter(|(k, _)| k.starts_with('K')).collect();
         let first = env.values().next().expect("no K variable");
         let n: u32 = first[1..first.find('-').unwrap()].parse().unwrap();
-        let want: BTreeMap<String, String> = set(n)
-            .into_iter()
-            .map(|(k, v)| (k, String::from_utf8(v).unwrap()))
-            .collect();
+        let want: BTreeMap<String, String> =
+            set(n).into_iter().map(|(k, v)| (k, String::from_utf8(v).unwrap())).collect();
         assert_eq!(env, want, "a mix of versions or of sets (version {n})");
         versions.insert(n);
     }
@@ -241,10 +188,7 @@ fn an_update_during_the_read_gives_the_old_set_or_the_new_one_never_a_mix() {
         published.load(Ordering::Relaxed),
         versions.len()
     );
-    assert!(
-        versions.len() >= 10,
-        "the writer did not update during the reads: {versions:?}"
-    );
+    assert!(versions.len() >= 10, "the writer did not update during the reads: {versions:?}");
     assert!(replaced < runs / 4, "{replaced} of {runs} runs refused");
 }
 
@@ -257,12 +201,8 @@ fn an_update_during_the_read_gives_the_old_set_or_the_new_one_never_a_mix() {
 fn data_flipped_between_two_versions_during_the_read_never_mixes_them() {
     let v = Volume::new();
     let dir = v.path().to_path_buf();
-    let a: Vec<(String, Vec<u8>)> = (0..200)
-        .map(|i| (format!("K{i:03}"), format!("a-{i}").into_bytes()))
-        .collect();
-    let b: Vec<(String, Vec<u8>)> = (50..200)
-        .map(|i| (format!("K{i:03}"), format!("b-{i}").into_bytes()))
-        .collect();
+    let a: Vec<(String, Vec<u8>)> = (0..200).map(|i| (format!("K{i:03}"), format!("a-{i}").into_bytes())).collect();
+    let b: Vec<(String, Vec<u8>)> = (50..200).map(|i| (format!("K{i:03}"), format!("b-{i}").into_bytes())).collect();
     for (ts, files) in [("..2026_a", &a), ("..2026_b", &b)] {
         for (k, val) in files {
             v.file(&format!("{ts}/{k}"), val);
@@ -288,41 +228,24 @@ fn data_flipped_between_two_versions_during_the_read_never_mixes_them() {
         })
     };
     let want = |set: &[(String, Vec<u8>)]| -> BTreeMap<String, String> {
-        set.iter()
-            .map(|(k, v)| (k.clone(), String::from_utf8(v.clone()).unwrap()))
-            .collect()
+        set.iter().map(|(k, v)| (k.clone(), String::from_utf8(v.clone()).unwrap())).collect()
     };
     let (want_a, want_b) = (want(&a), want(&b));
     let mut seen = [0; 2];
     for _ in 0..150 {
-        let out = envshim(["run", "--env-dir", dir.to_str().unwrap(), "--"])
-            .args(print_env())
-            .run();
+        let out = envshim(["run", "--env-dir", dir.to_str().unwrap(), "--"]).args(print_env()).run();
         out.ok();
-        let env: BTreeMap<String, String> = out
-            .env_map()
-            .into_iter()
-            .filter(|(k, _)| k.starts_with('K'))
-            .collect();
+        let env: BTreeMap<String, String> = out.env_map().into_iter().filter(|(k, _)| k.starts_with('K')).collect();
         match () {
             _ if env == want_a => seen[0] += 1,
             _ if env == want_b => seen[1] += 1,
-            _ => panic!(
-                "a mix of the two versions: {} keys, {} from a, {} from b",
-                env.len(),
-                env.values().filter(|v| v.starts_with("a-")).count(),
-                env.values().filter(|v| v.starts_with("b-")).count()
-            ),
+            _ => panic!("a mix of the two versions: {} keys, {} from a, {} from b", env.len(),
+                env.values().filter(|v| v.starts_with("a-")).count(), env.values().filter(|v| v.starts_with("b-")).count()),
         }
     }
     stop.store(true, Ordering::Relaxed);
     flipper.join().unwrap();
-    eprintln!(
-        "{} flips; sets read: {} a, {} b",
-        flips.load(Ordering::Relaxed),
-        seen[0],
-        seen[1]
-    );
+    eprintln!("{} flips; sets read: {} a, {} b", flips.load(Ordering::Relaxed), seen[0], seen[1]);
     assert!(seen[0] > 0 && seen[1] > 0, "{seen:?}");
 }
 
@@ -331,10 +254,7 @@ fn values_are_bounded_and_may_not_hold_nul_and_fifos_and_devices_are_refused() {
     let v = Volume::new();
     v.file("MAX", "x".repeat(32_768));
     envshim(["check", "--env-dir", &v.dir()]).run().ok();
-    v.file(
-        "OVER",
-        format!("{SENTINEL}{}", "x".repeat(32_769 - SENTINEL.len())),
-    );
+    v.file("OVER", format!("{SENTINEL}{}", "x".repeat(32_769 - SENTINEL.len())));
     let out = envshim(["check", "--env-dir", &v.dir()]).run();
     out.fails_with(65, &["/OVER is larger than 32768 bytes"]);
     out.no_sentinel();
@@ -345,21 +265,14 @@ fn values_are_bounded_and_may_not_hold_nul_and_fifos_and_devices_are_refused() {
     out.no_sentinel();
     std::fs::remove_file(v.join("NUL")).unwrap();
     // A FIFO fails at once (never opened for a blocking read), and so does a device.
-    nix::unistd::mkfifo(
-        &v.join("FIFO"),
-        nix::sys::stat::Mode::from_bits_truncate(0o644),
-    )
-    .unwrap();
+    nix::unistd::mkfifo(&v.join("FIFO"), nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
     let out = envshim(["check", "--env-dir", &v.dir()]).run();
     out.fails_with(78, &["/FIFO is not a regular file"]);
     assert!(out.elapsed < Duration::from_secs(5));
     std::fs::remove_file(v.join("FIFO")).unwrap();
     if nix::unistd::geteuid().is_root() {
         // makedev(1, 5) is /dev/zero.
-        let (kind, mode) = (
-            nix::sys::stat::SFlag::S_IFCHR,
-            nix::sys::stat::Mode::from_bits_truncate(0o644),
-        );
+        let (kind, mode) = (nix::sys::stat::SFlag::S_IFCHR, nix::sys::stat::Mode::from_bits_truncate(0o644));
         nix::sys::stat::mknod(&v.join("ZERO"), kind, mode, nix::sys::stat::makedev(1, 5)).unwrap();
         let out = envshim(["check", "--env-dir", &v.dir()]).run();
         out.fails_with(78, &["/ZERO is not a regular file"]);
@@ -388,33 +301,19 @@ fn names_that_fail_the_rule_are_skipped_with_the_envfrom_warning() {
     v.file("Logging:Level", SENTINEL);
     v.file("GOOD", "1");
     v.file("caf\u{e9}", SENTINEL);
-    let out = envshim(["run", "--env-dir", &v.dir(), "--"])
-        .args(print_env())
-        .run();
+    let out = envshim(["run", "--env-dir", &v.dir(), "--"]).args(print_env()).run();
     out.code(0).stderr_no_sentinel();
     let dir = v.dir();
     assert_eq!(
         out.stderr_lines(),
         [format!("envshim: warning: Keys [a=b, caf\\xc3\\xa9] from the EnvFrom file {dir} were skipped since they are considered invalid environment variable names.")]
     );
-    assert_eq!(
-        out.env_map().keys().collect::<Vec<_>>(),
-        ["1ST", "GOOD", "Logging:Level"]
-    );
-    let out = envshim(["run", "--strict-names", "--env-dir", &v.dir(), "--"])
-        .args(print_env())
-        .run();
+    assert_eq!(out.env_map().keys().collect::<Vec<_>>(), ["1ST", "GOOD", "Logging:Level"]);
+    let out = envshim(["run", "--strict-names", "--env-dir", &v.dir(), "--"]).args(print_env()).run();
     assert_eq!(out.env_map().keys().collect::<Vec<_>>(), ["GOOD"]);
-    assert!(
-        out.stderr_str()
-            .contains("Keys [1ST, Logging:Level, a=b, caf\\xc3\\xa9]"),
-        "{}",
-        out.stderr_str()
-    );
+    assert!(out.stderr_str().contains("Keys [1ST, Logging:Level, a=b, caf\\xc3\\xa9]"), "{}", out.stderr_str());
     // check --strict fails on them.
-    envshim(["check", "--strict", "--env-dir", &v.dir()])
-        .run()
-        .fails_with(78, &["Keys [a=b", "(check --strict)"]);
+    envshim(["check", "--strict", "--env-dir", &v.dir()]).run().fails_with(78, &["Keys [a=b", "(check --strict)"]);
 }
 
 #[test]
@@ -432,56 +331,25 @@ fn precedence_after_the_manifest_envfrom_and_env_files_before_env() {
     one.file("C", "dir1");
     one.file("E", "dir1");
     two.file("E", "dir2");
-    let out = envshim([
-        "run",
-        "--manifest",
-        &m,
-        "--env-file",
-        &file,
-        "--env-dir",
-        &one.dir(),
-        "--env-dir",
-        &two.dir(),
-        "--",
-    ])
-    .args(print_env())
-    .run();
+    let out = envshim(["run", "--manifest", &m, "--env-file", &file, "--env-dir", &one.dir(), "--env-dir", &two.dir(), "--"])
+        .args(print_env())
+        .run();
     out.ok();
     let env = out.env_map();
     assert_eq!(
-        env.iter()
-            .map(|(k, v)| (k.as_str(), v.as_str()))
-            .collect::<Vec<_>>(),
-        [
-            ("A", "manifest"),
-            ("B", "file"),
-            ("C", "dir1"),
-            ("D", "env-dir1"),
-            ("E", "dir2")
-        ]
+        env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect::<Vec<_>>(),
+        [("A", "manifest"), ("B", "file"), ("C", "dir1"), ("D", "env-dir1"), ("E", "dir2")]
     );
     // ENVSHIM_ENV_DIR: comma-separated, the same order; not passed on.
-    let out = envshim(["run", "--"])
-        .args(print_env())
-        .env("ENVSHIM_ENV_DIR", format!("{},{}", one.dir(), two.dir()))
-        .run();
+    let out = envshim(["run", "--"]).args(print_env()).env("ENVSHIM_ENV_DIR", format!("{},{}", one.dir(), two.dir())).run();
     out.ok();
-    assert_eq!(
-        out.env_map().into_iter().collect::<Vec<_>>(),
-        [("C".into(), "dir1".into()), ("E".into(), "dir2".into())]
-    );
+    assert_eq!(out.env_map().into_iter().collect::<Vec<_>>(), [("C".into(), "dir1".into()), ("E".into(), "dir2".into())]);
     // --env-dir replaces ENVSHIM_ENV_DIR.
-    let out = envshim(["run", "--env-dir", &one.dir(), "--"])
-        .args(print_env())
-        .env("ENVSHIM_ENV_DIR", two.dir())
-        .run();
+    let out = envshim(["run", "--env-dir", &one.dir(), "--"]).args(print_env()).env("ENVSHIM_ENV_DIR", two.dir()).run();
     assert_eq!(out.env_map()["E"], "dir1");
     // check counts them as from files.
     let out = envshim(["check", "--env-dir", &one.dir()]).run();
-    assert_eq!(
-        out.stderr_str(),
-        "envshim: ok: 2 variables (2 from files), no program line\n"
-    );
+    assert_eq!(out.stderr_str(), "envshim: ok: 2 variables (2 from files), no program line\n");
 }
 
 #[test]
@@ -499,43 +367,17 @@ fn a_missing_directory_is_66_and_waited_for_and_a_file_is_78() {
         "sleep 0.4; mkdir {m}.tmp; printf '{SENTINEL}' > {m}.tmp/TOKEN; mv {m}.tmp {m}",
         m = missing.display()
     );
-    let mut writer = std::process::Command::new("sh")
-        .args(["-ec", &script])
-        .spawn()
-        .unwrap();
-    let out = envshim([
-        "run",
-        "--wait",
-        "15s",
-        "--env-dir",
-        missing.to_str().unwrap(),
-        "--",
-    ])
-    .args(print_env())
-    .run();
+    let mut writer = std::process::Command::new("sh").args(["-ec", &script]).spawn().unwrap();
+    let out = envshim(["run", "--wait", "15s", "--env-dir", missing.to_str().unwrap(), "--"]).args(print_env()).run();
     writer.wait().unwrap();
     out.code(0);
-    assert_eq!(
-        out.stderr_str(),
-        format!("envshim: waiting up to 15s for {}\n", missing.display())
-    );
+    assert_eq!(out.stderr_str(), format!("envshim: waiting up to 15s for {}\n", missing.display()));
     assert_eq!(out.env_map()["TOKEN"], SENTINEL);
     assert!(out.elapsed >= Duration::from_millis(400));
-    let out = envshim([
-        "check",
-        "--wait",
-        "300ms",
-        "--env-dir",
-        v.join("never").to_str().unwrap(),
-    ])
-    .run();
+    let out = envshim(["check", "--wait", "300ms", "--env-dir", v.join("never").to_str().unwrap()]).run();
     let lines = out.fails(66);
     assert_eq!(lines.len(), 2, "{lines:?}");
-    assert!(
-        lines[0].starts_with("envshim: waiting up to 300ms for ")
-            && lines[1].ends_with("never: directory not found after waiting 300ms"),
-        "{lines:?}"
-    );
+    assert!(lines[0].starts_with("envshim: waiting up to 300ms for ") && lines[1].ends_with("never: directory not found after waiting 300ms"), "{lines:?}");
 }
 
 #[test]
@@ -543,11 +385,7 @@ fn a_directory_envshim_cannot_read_is_77() {
     let v = Volume::new();
     let secrets = v.subdir("secrets");
     std::fs::write(secrets.join("TOKEN"), SENTINEL).unwrap();
-    std::fs::set_permissions(
-        &secrets,
-        std::os::unix::fs::PermissionsExt::from_mode(0o700),
-    )
-    .unwrap();
+    std::fs::set_permissions(&secrets, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
     let (shim, uid) = envshim(["check", "--env-dir", secrets.to_str().unwrap()]).unprivileged();
     if uid == 0 {
         return;
@@ -555,16 +393,8 @@ fn a_directory_envshim_cannot_read_is_77() {
     let out = shim.run();
     out.fails_with(77, &["permission denied"]);
     out.no_sentinel();
-    std::fs::set_permissions(
-        &secrets,
-        std::os::unix::fs::PermissionsExt::from_mode(0o711),
-    )
-    .unwrap();
-    std::fs::set_permissions(
-        secrets.join("TOKEN"),
-        std::os::unix::fs::PermissionsExt::from_mode(0o600),
-    )
-    .unwrap();
+    std::fs::set_permissions(&secrets, std::os::unix::fs::PermissionsExt::from_mode(0o711)).unwrap();
+    std::fs::set_permissions(secrets.join("TOKEN"), std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     let (shim, _) = envshim(["check", "--env-dir", secrets.to_str().unwrap()]).unprivileged();
     let out = shim.run();
     out.fails(77);

@@ -20,10 +20,7 @@ fn expected(row: &Value) -> BTreeMap<String, (String, u64)> {
     let mut map = BTreeMap::new();
     for e in row["entries"].as_array().unwrap() {
         let e = e.as_array().unwrap();
-        map.insert(
-            e[0].as_str().unwrap().to_string(),
-            (e[1].as_str().unwrap().to_string(), e[2].as_u64().unwrap()),
-        );
+        map.insert(e[0].as_str().unwrap().to_string(), (e[1].as_str().unwrap().to_string(), e[2].as_u64().unwrap()));
     }
     map
 }
@@ -47,17 +44,11 @@ fn problem_words(problem: &str) -> &'static [&'static str] {
 #[test]
 fn the_table_has_its_sentinel_and_rows() {
     let (sentinel, rows) = table();
-    assert_eq!(
-        sentinel, SENTINEL,
-        "tests/common SENTINEL must match the table"
-    );
+    assert_eq!(sentinel, SENTINEL, "tests/common SENTINEL must match the table");
     assert!(rows.len() >= 50, "{} rows", rows.len());
     // Every error row carries the sentinel, so the leak checks below mean something,
     // except those whose input is too short to hold it.
-    let with = rows
-        .iter()
-        .filter(|r| r.get("error").is_some() && r["input"].as_str().unwrap().contains(&sentinel))
-        .count();
+    let with = rows.iter().filter(|r| r.get("error").is_some() && r["input"].as_str().unwrap().contains(&sentinel)).count();
     assert!(with >= 14, "{with} error rows with the sentinel");
 }
 
@@ -68,38 +59,19 @@ fn every_valid_row_through_env_file() {
     let (_, rows) = table();
     let d = Volume::new();
     let mut n = 0;
-    for (i, row) in rows
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.get("entries").is_some())
-    {
+    for (i, row) in rows.iter().enumerate().filter(|(_, r)| r.get("entries").is_some()) {
         let rule = row["rule"].as_str().unwrap();
         let path = d.file_str(&format!("row{i}.env"), row["input"].as_str().unwrap());
-        let out = envshim([
-            "render",
-            "--format",
-            "json",
-            "--show-values",
-            "--env-file",
-            &path,
-        ])
-        .run();
+        let out = envshim(["render", "--format", "json", "--show-values", "--env-file", &path]).run();
         assert_eq!(out.code, 0, "rule {rule:?}: {}", out.stderr_str());
         // A row that gives a name twice gets the duplicates warning (by line, never a name or value), and only that.
         for line in out.stderr_lines() {
-            assert!(
-                line.starts_with(&format!(
-                    "envshim: warning: env file {path}: the name on line "
-                )) && line.contains("the last one wins"),
-                "rule {rule:?}: {line}"
-            );
+            assert!(line.starts_with(&format!("envshim: warning: env file {path}: the name on line ")) && line.contains("the last one wins"), "rule {rule:?}: {line}");
         }
         let got = rendered(&out);
         let want = expected(row);
-        let want: BTreeMap<String, (String, String)> = want
-            .into_iter()
-            .map(|(k, (v, line))| (k, (format!("{path}:{line}"), v)))
-            .collect();
+        let want: BTreeMap<String, (String, String)> =
+            want.into_iter().map(|(k, (v, line))| (k, (format!("{path}:{line}"), v))).collect();
         assert_eq!(got, want, "rule {rule:?}");
         n += 1;
     }
@@ -113,11 +85,7 @@ fn every_valid_row_through_a_volume() {
     let (_, rows) = table();
     let vol = Volume::new();
     let d = Volume::new();
-    for (i, row) in rows
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.get("entries").is_some())
-    {
+    for (i, row) in rows.iter().enumerate().filter(|(_, r)| r.get("entries").is_some()) {
         let rule = row["rule"].as_str().unwrap();
         let rel = format!("dir/row{i}.env");
         vol.file(&rel, row["input"].as_str().unwrap());
@@ -131,15 +99,7 @@ fn every_valid_row_through_a_volume() {
             "envFrom": [file_ref("v", &rel, false, Some("P_"))],
             "env": env,
         }));
-        let out = envshim([
-            "render",
-            "--format",
-            "json",
-            "--show-values",
-            "--manifest",
-            &m,
-        ])
-        .run();
+        let out = envshim(["render", "--format", "json", "--show-values", "--manifest", &m]).run();
         assert_eq!(out.code, 0, "rule {rule:?}: {}", out.stderr_str());
         let got = rendered(&out);
         let mut expect = BTreeMap::new();
@@ -161,11 +121,7 @@ fn every_error_row_fails_with_file_and_line() {
     let vol = Volume::new();
     let d = Volume::new();
     let mut n = 0;
-    for (i, row) in rows
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| r.get("error").is_some())
-    {
+    for (i, row) in rows.iter().enumerate().filter(|(_, r)| r.get("error").is_some()) {
         let rule = row["rule"].as_str().unwrap();
         let line = row["error"]["line"].as_u64().unwrap();
         let problem = row["error"]["problem"].as_str().unwrap();
@@ -173,28 +129,14 @@ fn every_error_row_fails_with_file_and_line() {
 
         let path = d.file_str(&format!("row{i}.env"), input);
         let log = d.join(&format!("row{i}.log"));
-        let out = envshim([
-            "render",
-            "--show-values",
-            "--termination-log",
-            log.to_str().unwrap(),
-            "--env-file",
-            &path,
-        ])
-        .run();
+        let out = envshim(["render", "--show-values", "--termination-log", log.to_str().unwrap(), "--env-file", &path]).run();
         let msg = out.fails_with(65, &[&path, &format!("line {line}")]);
         let lower = msg.to_lowercase();
         for w in problem_words(problem) {
-            assert!(
-                lower.contains(w),
-                "rule {rule:?}: message {msg:?} lacks {w:?}"
-            );
+            assert!(lower.contains(w), "rule {rule:?}: message {msg:?} lacks {w:?}");
         }
         out.no_sentinel();
-        assert!(
-            out.stdout.is_empty(),
-            "rule {rule:?}: render printed something"
-        );
+        assert!(out.stdout.is_empty(), "rule {rule:?}: render printed something");
         assert_no_sentinel(&std::fs::read(&log).unwrap(), "the termination log");
 
         let rel = format!("e/row{i}.env");
@@ -205,20 +147,14 @@ fn every_error_row_fails_with_file_and_line() {
                 "envFrom": [file_ref("v", &rel, optional, None)],
             }));
             let out = envshim(["run", "--manifest", &m, "--", "/bin/true"]).run();
-            out.fails_with(
-                65,
-                &[&format!("volume v, path {rel}"), &format!("line {line}")],
-            );
+            out.fails_with(65, &[&format!("volume v, path {rel}"), &format!("line {line}")]);
             out.no_sentinel();
             let m = d.manifest(&json!({
                 "volumeMounts": [mount("v", &vol)],
                 "env": [file_key_ref("A", "v", &rel, "A", optional)],
             }));
             let out = envshim(["check", "--manifest", &m]).run();
-            out.fails_with(
-                65,
-                &[&format!("volume v, path {rel}"), &format!("line {line}")],
-            );
+            out.fails_with(65, &[&format!("volume v, path {rel}"), &format!("line {line}")]);
             out.no_sentinel();
         }
         n += 1;
@@ -229,15 +165,7 @@ fn every_error_row_fails_with_file_and_line() {
 fn render_file(contents: impl AsRef<[u8]>) -> (Volume, String, Out) {
     let d = Volume::new();
     let path = d.file_str("f.env", contents);
-    let out = envshim([
-        "render",
-        "--format",
-        "json",
-        "--show-values",
-        "--env-file",
-        &path,
-    ])
-    .run();
+    let out = envshim(["render", "--format", "json", "--show-values", "--env-file", &path]).run();
     (d, path, out)
 }
 
@@ -248,7 +176,7 @@ fn invalid_utf8_names_the_line() {
         (b"A=1\nB=2\nC=ok\xc3(\n", 3),
         (b"# comment \xfe\n", 1),
         (b"A='multi\nline\n\xed\xa0\x80'\n", 3), // an encoded surrogate is not UTF-8
-        (b"A=1\n\xc3", 2),                       // truncated sequence at the end
+        (b"A=1\n\xc3", 2),                      // truncated sequence at the end
         (b"A=1\nN\xe9=x\n", 2),                  // Latin-1 in a name
     ];
     for (input, line) in cases {
@@ -260,11 +188,7 @@ fn invalid_utf8_names_the_line() {
 
 #[test]
 fn byte_order_mark() {
-    for input in [
-        &b"\xef\xbb\xbfA=1\n"[..],
-        b"\xef\xbb\xbf",
-        b"\xef\xbb\xbf# only a comment\r\n",
-    ] {
+    for input in [&b"\xef\xbb\xbfA=1\n"[..], b"\xef\xbb\xbf", b"\xef\xbb\xbf# only a comment\r\n"] {
         let (_d, path, out) = render_file(input);
         let msg = out.fails_with(65, &[&path, "line 1"]);
         assert!(msg.contains("byte-order mark"), "{msg}");
@@ -344,9 +268,9 @@ fn value_length_limit() {
         let value = "v".repeat(len);
         let forms = [
             format!("A=1\nK={value}\n"),
-            format!("A=1\nK='{value}'\n"), // the quotes do not count
-            format!("A=1\nK=\"{value}\" # c\n"), // nor a comment
-            format!("A=1\nK={value}   # c\n"), // nor trailing blanks and a comment
+            format!("A=1\nK='{value}'\n"),        // the quotes do not count
+            format!("A=1\nK=\"{value}\" # c\n"),  // nor a comment
+            format!("A=1\nK={value}   # c\n"),    // nor trailing blanks and a comment
         ];
         for form in forms {
             let (_d, path, out) = render_file(&form);
@@ -402,22 +326,12 @@ fn file_key_ref_key_length_limit() {
     let long = "K".repeat(NAME_LIMIT + 1);
     vol.file("k.env", format!("{ok}=fine\n"));
     let m = d.manifest(&json!({"volumeMounts": [mount("v", &vol)], "env": [file_key_ref("X", "v", "k.env", &ok, false)]}));
-    let out = envshim([
-        "render",
-        "--format",
-        "json",
-        "--show-values",
-        "--manifest",
-        &m,
-    ])
-    .run();
+    let out = envshim(["render", "--format", "json", "--show-values", "--manifest", &m]).run();
     out.ok();
     assert_eq!(values(&rendered(&out))["X"], "fine");
     // 129 bytes: a configuration error (78) naming the entry, before any file is read.
     let m = d.manifest(&json!({"volumeMounts": [mount("v", &vol)], "env": [file_key_ref("X", "v", "k.env", &long, true)]}));
-    envshim(["check", "--manifest", &m])
-        .run()
-        .fails_with(78, &["env[0]", "fileKeyRef.key"]);
+    envshim(["check", "--manifest", &m]).run().fails_with(78, &["env[0]", "fileKeyRef.key"]);
 }
 
 // ---------------------------------------------------------------- other rules
@@ -428,26 +342,12 @@ fn names_in_files_use_the_relaxed_rule_whatever_strict_names_says() {
     // keys are skipped with a warning, not a 65).
     let d = Volume::new();
     let path = d.file_str("r.env", "1ABC=x\nOK=y\n");
-    let out = envshim([
-        "render",
-        "--format",
-        "json",
-        "--show-values",
-        "--strict-names",
-        "--env-file",
-        &path,
-    ])
-    .run();
+    let out = envshim(["render", "--format", "json", "--show-values", "--strict-names", "--env-file", &path]).run();
     out.code(0);
-    assert_eq!(
-        values(&rendered(&out)).into_keys().collect::<Vec<_>>(),
-        ["OK"]
-    );
+    assert_eq!(values(&rendered(&out)).into_keys().collect::<Vec<_>>(), ["OK"]);
     // And names the relaxed rule refuses fail the file even when not used.
     let path = d.file_str("bad.env", "OK=y\nB\u{7f}=z\n");
-    envshim(["render", "--env-file", &path])
-        .run()
-        .fails_with(65, &["line 2"]);
+    envshim(["render", "--env-file", &path]).run().fails_with(65, &["line 2"]);
 }
 
 #[test]

@@ -38,42 +38,25 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
-use crate::common::{
-    am_root, assert_no_sentinel, deny_openat2, envshim, os, Out, Shim, SENTINEL_FRAGMENT,
-    SENTINEL_NOT_A_NAME,
-};
+use crate::common::{am_root, assert_no_sentinel, deny_openat2, envshim, os, Out, Shim, SENTINEL_FRAGMENT, SENTINEL_NOT_A_NAME};
 
 /// Exit codes docs/reference.md §7 allows.
 const EXIT_CODES: &[i32] = &[0, 2, 65, 66, 77, 78, 126, 127];
 
 /// `envshim ARGS` as every hostile run is made: only `PATH` inherited, killed after 10 s.
 fn shim<S: AsRef<OsStr>>(args: &[S]) -> Shim {
-    envshim(args)
-        .env("PATH", "/usr/bin:/bin")
-        .timeout(Duration::from_secs(10))
+    envshim(args).env("PATH", "/usr/bin:/bin").timeout(Duration::from_secs(10))
 }
 
 /// The checks every run gets: no panic, no signal, a known exit code, every
 /// stderr line `envshim: `-prefixed.
 fn sane(out: &Out, what: &str) {
-    assert!(
-        out.code >= 0,
-        "{what}: killed by signal {}; stderr: {}",
-        -out.code,
-        out.stderr_str()
-    );
+    assert!(out.code >= 0, "{what}: killed by signal {}; stderr: {}", -out.code, out.stderr_str());
     let code = out.code;
     assert_ne!(code, 101, "{what}: panic: {}", out.stderr_str());
-    assert!(
-        EXIT_CODES.contains(&code),
-        "{what}: exit {code}: {}",
-        out.stderr_str()
-    );
+    assert!(EXIT_CODES.contains(&code), "{what}: exit {code}: {}", out.stderr_str());
     for line in out.stderr_str().lines() {
-        assert!(
-            line.starts_with("envshim: "),
-            "{what}: stderr line without prefix: {line:?}"
-        );
+        assert!(line.starts_with("envshim: "), "{what}: stderr line without prefix: {line:?}");
     }
 }
 

@@ -62,9 +62,7 @@ impl Run {
     pub(crate) fn start(args: &[&str], script: &str, in_namespace: bool) -> Run {
         let dir = tempfile::tempdir().unwrap();
         let mut cmd = command(in_namespace);
-        cmd.arg("run")
-            .args(args)
-            .args(["--no-expand-args", "--", "sh", "-c", script]);
+        cmd.arg("run").args(args).args(["--no-expand-args", "--", "sh", "-c", script]);
         Run::spawn(cmd, dir, in_namespace)
     }
 
@@ -75,11 +73,7 @@ impl Run {
             .stdout(fs::File::create(dir.path().join("stdout")).unwrap())
             .stderr(fs::File::create(dir.path().join("stderr")).unwrap());
         let child = cmd.spawn().unwrap();
-        Run {
-            child,
-            dir,
-            in_namespace,
-        }
+        Run { child, dir, in_namespace }
     }
 
     pub(crate) fn path(&self, name: &str) -> PathBuf {
@@ -97,16 +91,10 @@ impl Run {
                 }
             }
             if let Ok(Some(status)) = self.child.try_wait() {
-                panic!(
-                    "envshim exited ({status}) while waiting for {name}: {}",
-                    self.output_so_far()
-                );
+                panic!("envshim exited ({status}) while waiting for {name}: {}", self.output_so_far());
             }
             if start.elapsed() > DEADLINE {
-                self.give_up(&format!(
-                    "{name} never came (has {:?})",
-                    fs::read_to_string(&path).ok()
-                ));
+                self.give_up(&format!("{name} never came (has {:?})", fs::read_to_string(&path).ok()));
             }
             sleep(POLL);
         }
@@ -118,21 +106,14 @@ impl Run {
         if !self.in_namespace {
             return outer;
         }
-        children_of(outer)
-            .into_iter()
-            .next()
-            .expect("unshare has no child")
+        children_of(outer).into_iter().next().expect("unshare has no child")
     }
 
     // Test set-up, not in nix: kill with any signal number (nix's Signal has no real-time ones).
     #[allow(unsafe_code)]
     pub(crate) fn signal(&self, sig: libc::c_int) {
         // SAFETY: plain syscall; the pid is envshim's, alive until we reap unshare.
-        assert_eq!(
-            unsafe { libc::kill(self.envshim_pid(), sig) },
-            0,
-            "kill {sig}"
-        );
+        assert_eq!(unsafe { libc::kill(self.envshim_pid(), sig) }, 0, "kill {sig}");
     }
 
     pub(crate) fn still_running(&mut self) -> bool {
@@ -144,12 +125,7 @@ impl Run {
         let start = Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
-                return Done {
-                    status,
-                    stdout: self.read("stdout"),
-                    stderr: self.read("stderr"),
-                    dir: self.dir,
-                };
+                return Done { status, stdout: self.read("stdout"), stderr: self.read("stderr"), dir: self.dir };
             }
             if start.elapsed() > DEADLINE {
                 self.give_up("envshim did not exit");
@@ -163,11 +139,7 @@ impl Run {
     }
 
     pub(crate) fn output_so_far(&self) -> String {
-        format!(
-            "stdout {:?}, stderr {:?}",
-            self.read("stdout"),
-            self.read("stderr")
-        )
+        format!("stdout {:?}, stderr {:?}", self.read("stdout"), self.read("stderr"))
     }
 
     fn give_up(&mut self, why: &str) -> ! {
@@ -181,22 +153,11 @@ impl Run {
 fn children_of(parent: i32) -> Vec<i32> {
     let mut found = Vec::new();
     for entry in fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        let Ok(stat) = fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
+        let Ok(stat) = fs::read_to_string(entry.path().join("stat")) else { continue };
         // pid (comm) state ppid ...: comm may hold anything, so split after its last ')'.
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-            continue;
-        };
-        if rest
-            .split_whitespace()
-            .nth(1)
-            .and_then(|p| p.parse::<i32>().ok())
-            == Some(parent)
-        {
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { continue };
+        if rest.split_whitespace().nth(1).and_then(|p| p.parse::<i32>().ok()) == Some(parent) {
             found.push(pid);
         }
     }
@@ -223,10 +184,7 @@ fn a_program_killed_by_a_signal_gives_128_plus_its_number() {
     need_namespaces!();
     let done = run(&["--init"], "kill -KILL $$", true);
     assert_eq!(done.code(), Some(128 + libc::SIGKILL), "{}", done.stderr);
-    assert_eq!(
-        run(&["--init"], "trap - TERM; kill -TERM $$", true).code(),
-        Some(128 + libc::SIGTERM)
-    );
+    assert_eq!(run(&["--init"], "trap - TERM; kill -TERM $$", true).code(), Some(128 + libc::SIGTERM));
 }
 
 #[test]
@@ -310,15 +268,7 @@ fn when_not_pid_1_a_subreaper_reaps_orphans_without_a_warning() {
 fn the_program_starts_with_default_dispositions_and_an_empty_mask() {
     use std::os::unix::process::CommandExt;
     let mut cmd = command(false);
-    cmd.args([
-        "run",
-        "--init",
-        "--",
-        "grep",
-        "-E",
-        "^Sig(Blk|Ign)",
-        "/proc/self/status",
-    ]);
+    cmd.args(["run", "--init", "--", "grep", "-E", "^Sig(Blk|Ign)", "/proc/self/status"]);
     // envshim starts with HUP and CHLD ignored and USR1 blocked. An ignored
     // SIGCHLD would also make the kernel reap the child itself: its status
     // would be lost and envshim would never exit.
@@ -337,11 +287,7 @@ fn the_program_starts_with_default_dispositions_and_an_empty_mask() {
     let done = Run::spawn(cmd, tempfile::tempdir().unwrap(), false).finish();
     assert_eq!(done.code(), Some(0), "{}", done.stderr);
     let mask = |field: &str| {
-        let line = done
-            .stdout
-            .lines()
-            .find_map(|l| l.strip_prefix(field))
-            .unwrap_or_else(|| panic!("{}", done.stdout));
+        let line = done.stdout.lines().find_map(|l| l.strip_prefix(field)).unwrap_or_else(|| panic!("{}", done.stdout));
         u64::from_str_radix(line.trim(), 16).unwrap()
     };
     assert_eq!(mask("SigBlk:"), 0, "{}", done.stdout);
@@ -379,27 +325,10 @@ fn exec_failures_exit_126_or_127_with_one_envshim_line() {
     let cases = [
         // Found by the lookup before the fork: envshim's own codes.
         (dir.path().join("missing"), 127, "not found"),
-        (
-            executable(dir.path(), "not-executable", b"#!/bin/sh\n", 0o644),
-            126,
-            "cannot be executed",
-        ),
+        (executable(dir.path(), "not-executable", b"#!/bin/sh\n", 0o644), 126, "cannot be executed"),
         // Only execve in the child can tell these.
-        (
-            executable(
-                dir.path(),
-                "no-interpreter",
-                b"#!/nonexistent/interpreter\n",
-                0o755,
-            ),
-            126,
-            "interpreter",
-        ),
-        (
-            executable(dir.path(), "not-a-program", b"\x7fELF garbage", 0o755),
-            126,
-            "cannot be executed",
-        ),
+        (executable(dir.path(), "no-interpreter", b"#!/nonexistent/interpreter\n", 0o755), 126, "interpreter"),
+        (executable(dir.path(), "not-a-program", b"\x7fELF garbage", 0o755), 126, "cannot be executed"),
     ];
     for (program, code, words) in cases {
         let _ = fs::remove_file(&log);
@@ -407,15 +336,8 @@ fn exec_failures_exit_126_or_127_with_one_envshim_line() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(code), "{program:?}: {stderr}");
         assert_eq!(stderr.lines().count(), 1, "{program:?}: {stderr}");
-        assert!(
-            stderr.starts_with("envshim: program ") && stderr.contains(words),
-            "{program:?}: {stderr}"
-        );
-        assert_eq!(
-            fs::read_to_string(&log).unwrap(),
-            stderr,
-            "the termination log says the same"
-        );
+        assert!(stderr.starts_with("envshim: program ") && stderr.contains(words), "{program:?}: {stderr}");
+        assert_eq!(fs::read_to_string(&log).unwrap(), stderr, "the termination log says the same");
     }
 }
 
@@ -423,17 +345,8 @@ fn exec_failures_exit_126_or_127_with_one_envshim_line() {
 
 /// Runs `command` under `script`, on a new pseudo-terminal; None without `script`.
 fn on_a_terminal(command: &str) -> Option<String> {
-    let out = Command::new("script")
-        .args(["-qec", command, "/dev/null"])
-        .env_remove(TEST_BIN_VAR)
-        .stdin(Stdio::null())
-        .output()
-        .ok()?;
-    assert!(
-        out.status.success(),
-        "{command}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = Command::new("script").args(["-qec", command, "/dev/null"]).env_remove(TEST_BIN_VAR).stdin(Stdio::null()).output().ok()?;
+    assert!(out.status.success(), "{command}: {}", String::from_utf8_lossy(&out.stderr));
     Some(String::from_utf8_lossy(&out.stdout).replace('\r', ""))
 }
 
@@ -441,9 +354,7 @@ fn on_a_terminal(command: &str) -> Option<String> {
 const PGRP: &str = r#"sh -c 'read -r stat < /proc/$$/stat; set -- ${stat##*)}; echo $$ $3 $6'"#;
 
 fn pids(text: &str) -> Vec<i64> {
-    text.split_whitespace()
-        .map(|w| w.parse().unwrap())
-        .collect()
+    text.split_whitespace().map(|w| w.parse().unwrap()).collect()
 }
 
 #[test]
@@ -462,11 +373,7 @@ fn the_program_gets_its_own_group_and_the_terminal() {
 #[test]
 fn a_background_envshim_does_not_take_the_terminal() {
     // `set -m`: job control, so the background job has a group of its own.
-    let command = format!(
-        "sh -c 'set -m; {} run --init --no-expand-args -- {} & wait'",
-        bin(),
-        PGRP.replace('\'', r"'\''")
-    );
+    let command = format!("sh -c 'set -m; {} run --init --no-expand-args -- {} & wait'", bin(), PGRP.replace('\'', r"'\''"));
     let Some(out) = on_a_terminal(&command) else {
         eprintln!("skipped: needs script(1)");
         return;

@@ -12,15 +12,8 @@ use serde_json::json;
 /// naming the line, as for anything after a closing quote, and never shows the text.
 #[test]
 fn blank_then_quoted_value_then_text_fails_the_file() {
-    for line in [
-        format!("K= 'v' {SENTINEL}"),
-        format!("K=\t\"v\"{SENTINEL}"),
-        format!("export K= 'v' {SENTINEL}"),
-    ] {
-        let (_v, _d, m) = setup(
-            &[("a.env", &format!("A=1\n{line}\n"))],
-            json!({"env": [file_key_ref("A", "v", "a.env", "A", false)]}),
-        );
+    for line in [format!("K= 'v' {SENTINEL}"), format!("K=\t\"v\"{SENTINEL}"), format!("export K= 'v' {SENTINEL}")] {
+        let (_v, _d, m) = setup(&[("a.env", &format!("A=1\n{line}\n"))], json!({"env": [file_key_ref("A", "v", "a.env", "A", false)]}));
         let out = envshim(["run", "--manifest", &m, "--", "/bin/true"]).run();
         out.fails_with(65, &["volume v, path a.env", "line 2"]);
         out.no_sentinel();
@@ -31,15 +24,8 @@ fn blank_then_quoted_value_then_text_fails_the_file() {
 /// found); envshim reads `v`, the blanks after `=` being ignored as everywhere.
 #[test]
 fn blank_then_quoted_value_is_the_quoted_value() {
-    let (_v, _d, m) = setup(
-        &[("a.env", "K= 'v'\nD=\t\"w x\"\n")],
-        json!({"envFrom": [file_ref("v", "a.env", false, None)]}),
-    );
-    let env = envshim(["run", "--manifest", &m, "--"])
-        .args(print_env())
-        .run()
-        .ok()
-        .env_map();
+    let (_v, _d, m) = setup(&[("a.env", "K= 'v'\nD=\t\"w x\"\n")], json!({"envFrom": [file_ref("v", "a.env", false, None)]}));
+    let env = envshim(["run", "--manifest", &m, "--"]).args(print_env()).run().ok().env_map();
     assert_eq!((env["K"].as_str(), env["D"].as_str()), ("v", "w x"));
 }
 
@@ -67,14 +53,9 @@ fn invalid_utf8_after_dollar_is_copied() {
 /// (the kubelet's pass), which envshim then resolves from the environment it built.
 #[test]
 fn a_program_line_is_expanded_again_by_envshim() {
-    let (_v, _d, m) = setup(
-        &[("a.env", "VAR=from-file\n")],
-        json!({"envFrom": [file_ref("v", "a.env", false, None)]}),
-    );
+    let (_v, _d, m) = setup(&[("a.env", "VAR=from-file\n")], json!({"envFrom": [file_ref("v", "a.env", false, None)]}));
     // What the kubelet leaves of `$$(VAR)` and `$$$$(VAR)`.
-    let out = envshim(["run", "--manifest", &m, "--"])
-        .args(print_args("p", &["$(VAR)", "$$(VAR)"]))
-        .run();
+    let out = envshim(["run", "--manifest", &m, "--"]).args(print_args("p", &["$(VAR)", "$$(VAR)"])).run();
     out.ok();
     assert_eq!(out.args0(), ["p", "from-file", "$(VAR)"]);
 }

@@ -8,23 +8,15 @@ use crate::common::*;
 use serde_json::{json, Value};
 
 fn table() -> Vec<Value> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/data/kubelet-parse-env.json"
-    );
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/kubelet-parse-env.json");
     let table: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     table["rows"].as_array().unwrap().clone()
 }
 
 /// `OUT` from `key` of `content` by `fileKeyRef` (`optional` as given), read with `grammar`.
 fn read_as(grammar: &str, content: &str, key: &str, optional: bool) -> Out {
-    let (_v, _d, m) = setup(
-        &[("f.env", content)],
-        json!({"env": [file_key_ref("OUT", "v", "f.env", key, optional)]}),
-    );
-    envshim(["run", "--env-grammar", grammar, "--manifest", &m, "--"])
-        .args(print_env())
-        .run()
+    let (_v, _d, m) = setup(&[("f.env", content)], json!({"env": [file_key_ref("OUT", "v", "f.env", key, optional)]}));
+    envshim(["run", "--env-grammar", grammar, "--manifest", &m, "--"]).args(print_env()).run()
 }
 
 fn read(content: &str, key: &str, optional: bool) -> Out {
@@ -37,11 +29,7 @@ fn read(content: &str, key: &str, optional: bool) -> Out {
 #[test]
 fn every_case_of_the_kubelets_table() {
     for row in table() {
-        let (name, content, key) = (
-            row["name"].as_str().unwrap(),
-            row["content"].as_str().unwrap(),
-            row["key"].as_str().unwrap(),
-        );
+        let (name, content, key) = (row["name"].as_str().unwrap(), row["content"].as_str().unwrap(), row["key"].as_str().unwrap());
         let out = read(content, key, true);
         if let Some(e) = row.get("error") {
             let line = format!("line {}", e["line"]);
@@ -49,11 +37,7 @@ fn every_case_of_the_kubelets_table() {
             continue;
         }
         let env = out.ok().env_map();
-        assert_eq!(
-            env.get("OUT").map(String::as_str),
-            row["value"].as_str(),
-            "{name}"
-        );
+        assert_eq!(env.get("OUT").map(String::as_str), row["value"].as_str(), "{name}");
         if row["value"].is_null() {
             read(content, key, false).fails_with(66, &["key", "not found"]);
         }
@@ -65,36 +49,11 @@ fn every_case_of_the_kubelets_table() {
 fn classes() -> Vec<(&'static str, String, &'static str, Option<String>)> {
     let s = SENTINEL;
     vec![
-        (
-            "a line after the key is not read",
-            format!("K='{s}'\nbroken line {s}\n"),
-            "K",
-            Some(s.to_string()),
-        ),
-        (
-            "the first occurrence wins",
-            format!("K='first'\nK='{s}'\n"),
-            "K",
-            Some("first".into()),
-        ),
-        (
-            "a blank after '=' finds nothing",
-            format!("K= '{s}'\n"),
-            "K",
-            None,
-        ),
-        (
-            "the empty value finds nothing, and hides later lines",
-            format!("K=''\nK='{s}'\n"),
-            "K",
-            None,
-        ),
-        (
-            "export is part of the name",
-            format!("export K='{s}'\n"),
-            "K",
-            None,
-        ),
+        ("a line after the key is not read", format!("K='{s}'\nbroken line {s}\n"), "K", Some(s.to_string())),
+        ("the first occurrence wins", format!("K='first'\nK='{s}'\n"), "K", Some("first".into())),
+        ("a blank after '=' finds nothing", format!("K= '{s}'\n"), "K", None),
+        ("the empty value finds nothing, and hides later lines", format!("K=''\nK='{s}'\n"), "K", None),
+        ("export is part of the name", format!("export K='{s}'\n"), "K", None),
     ]
 }
 
@@ -108,10 +67,7 @@ fn each_class_reads_as_the_kubelet_reads_it() {
         assert_eq!(out.ok().env_map().get("OUT"), kubelet.as_ref(), "{what}");
         // envshim's grammar fails the file, or reads another value.
         let forgiving = read_as("envshim", &content, key, true);
-        assert!(
-            forgiving.code != 0 || forgiving.env_map().get("OUT") != kubelet.as_ref(),
-            "{what}: envshim's grammar reads it alike"
-        );
+        assert!(forgiving.code != 0 || forgiving.env_map().get("OUT") != kubelet.as_ref(), "{what}: envshim's grammar reads it alike");
     }
 }
 
@@ -141,25 +97,12 @@ fn forms_the_kubelet_rejects_fail_with_its_reason() {
 fn a_whole_file_reads_as_the_kubelet_reads_each_key() {
     let v = Volume::new();
     let good = v.file_str("good.env", "A='1'\nA='2'\nexport B='3'\nC=''\nD= 'x'\n");
-    let env = envshim(["run", "--env-grammar", "kubelet", "--env-file", &good, "--"])
-        .args(print_env())
-        .run()
-        .ok()
-        .env_map();
+    let env = envshim(["run", "--env-grammar", "kubelet", "--env-file", &good, "--"]).args(print_env()).run().ok().env_map();
     assert_eq!(env.get("A").map(String::as_str), Some("1"));
     assert_eq!(env.get("export B").map(String::as_str), Some("3"));
     assert!(!env.contains_key("B") && !env.contains_key("C") && !env.contains_key("D"));
     let bad = v.file_str("bad.env", format!("A='1'\nB={SENTINEL}\n"));
-    let out = envshim([
-        "run",
-        "--env-grammar",
-        "kubelet",
-        "--env-file",
-        &bad,
-        "--",
-        "/bin/true",
-    ])
-    .run();
+    let out = envshim(["run", "--env-grammar", "kubelet", "--env-file", &bad, "--", "/bin/true"]).run();
     out.fails_with(65, &["--env-file", "bad.env, line 2"]);
     out.no_sentinel();
 }
@@ -169,33 +112,11 @@ fn a_whole_file_reads_as_the_kubelet_reads_each_key() {
 fn the_variable_chooses_the_grammar() {
     let out = read("K=plain\n", "K", true);
     out.code(65);
-    let (_v, _d, m) = setup(
-        &[("f.env", "K=plain\n")],
-        json!({"env": [file_key_ref("OUT", "v", "f.env", "K", true)]}),
-    );
-    envshim(["run", "--manifest", &m, "--", "/bin/true"])
-        .env("ENVSHIM_ENV_GRAMMAR", "kubelet")
-        .run()
-        .fails_with(65, &["line 1"]);
-    envshim(["run", "--manifest", &m, "--", "/bin/true"])
-        .env("ENVSHIM_ENV_GRAMMAR", "envshim")
-        .run()
-        .ok();
-    envshim(["run", "--manifest", &m, "--", "/bin/true"])
-        .env("ENVSHIM_ENV_GRAMMAR", "shell")
-        .run()
-        .fails_with(2, &["ENVSHIM_ENV_GRAMMAR", "envshim or kubelet"]);
-    envshim([
-        "run",
-        "--env-grammar",
-        "dotenv",
-        "--manifest",
-        &m,
-        "--",
-        "/bin/true",
-    ])
-    .run()
-    .fails_with(2, &["--env-grammar", "envshim or kubelet"]);
+    let (_v, _d, m) = setup(&[("f.env", "K=plain\n")], json!({"env": [file_key_ref("OUT", "v", "f.env", "K", true)]}));
+    envshim(["run", "--manifest", &m, "--", "/bin/true"]).env("ENVSHIM_ENV_GRAMMAR", "kubelet").run().fails_with(65, &["line 1"]);
+    envshim(["run", "--manifest", &m, "--", "/bin/true"]).env("ENVSHIM_ENV_GRAMMAR", "envshim").run().ok();
+    envshim(["run", "--manifest", &m, "--", "/bin/true"]).env("ENVSHIM_ENV_GRAMMAR", "shell").run().fails_with(2, &["ENVSHIM_ENV_GRAMMAR", "envshim or kubelet"]);
+    envshim(["run", "--env-grammar", "dotenv", "--manifest", &m, "--", "/bin/true"]).run().fails_with(2, &["--env-grammar", "envshim or kubelet"]);
 }
 
 /// The portability lint: every line the kubelet would reject or read
@@ -204,94 +125,28 @@ fn the_variable_chooses_the_grammar() {
 fn check_lists_every_line_the_kubelet_reads_otherwise() {
     let s = SENTINEL;
     let content = format!("A='{s}'\nB={s}\nexport C='{s}'\nD= '{s}'\nE=''\nA='{s}'\nF = '{s}'\nG='{s}' {s}\n# fine\nH='{s}'\n");
-    let (_v, _d, m) = setup(
-        &[("f.env", &content)],
-        json!({"env": [file_key_ref("OUT", "v", "f.env", "A", false)]}),
-    );
-    let out = envshim([
-        "check",
-        "--env-grammar",
-        "kubelet",
-        "--manifest",
-        &m,
-        "--",
-        "/bin/true",
-    ])
-    .run();
+    let (_v, _d, m) = setup(&[("f.env", &content)], json!({"env": [file_key_ref("OUT", "v", "f.env", "A", false)]}));
+    let out = envshim(["check", "--env-grammar", "kubelet", "--manifest", &m, "--", "/bin/true"]).run();
     out.code(65);
     out.no_sentinel();
     let lines = out.stderr_lines();
-    for (n, reason) in [
-        (2, "single quotes"),
-        (3, "'export'"),
-        (4, "a blank after '='"),
-        (5, "empty value"),
-        (6, "first on line 1"),
-        (7, "a blank before '='"),
-        (8, "text after a closing quote"),
-    ] {
-        assert!(
-            lines
-                .iter()
-                .any(|l| l.contains(&format!("f.env:{n}: ")) && l.contains(reason)),
-            "line {n} ({reason}) not listed: {lines:#?}"
-        );
+    for (n, reason) in [(2, "single quotes"), (3, "'export'"), (4, "a blank after '='"), (5, "empty value"), (6, "first on line 1"), (7, "a blank before '='"), (8, "text after a closing quote")] {
+        assert!(lines.iter().any(|l| l.contains(&format!("f.env:{n}: ")) && l.contains(reason)), "line {n} ({reason}) not listed: {lines:#?}");
     }
-    assert!(
-        !lines
-            .iter()
-            .any(|l| l.contains("f.env:1:") || l.contains("f.env:9:") || l.contains("f.env:10:")),
-        "{lines:#?}"
-    );
+    assert!(!lines.iter().any(|l| l.contains("f.env:1:") || l.contains("f.env:9:") || l.contains("f.env:10:")), "{lines:#?}");
 
-    let out = envshim([
-        "check",
-        "--env-grammar",
-        "kubelet",
-        "--format",
-        "json",
-        "--manifest",
-        &m,
-        "--",
-        "/bin/true",
-    ])
-    .run();
+    let out = envshim(["check", "--env-grammar", "kubelet", "--format", "json", "--manifest", &m, "--", "/bin/true"]).run();
     out.code(65);
     out.no_sentinel();
     let doc = out.json();
-    let listed: Vec<u64> = doc["errors"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["file"] == "v/f.env")
-        .map(|e| e["line"].as_u64().unwrap())
-        .collect();
+    let listed: Vec<u64> = doc["errors"].as_array().unwrap().iter().filter(|e| e["file"] == "v/f.env").map(|e| e["line"].as_u64().unwrap()).collect();
     assert_eq!(listed, [2, 3, 4, 5, 6, 7, 8]);
 
     // envshim's own grammar fails only line 8; a file in the kubelet's grammar passes the lint.
-    let lines = envshim(["check", "--manifest", &m, "--", "/bin/true"])
-        .run()
-        .fails(65);
-    assert!(
-        lines.len() == 1 && lines[0].contains("line 8:"),
-        "{lines:#?}"
-    );
-    let (_v, _d, m) = setup(
-        &[("f.env", "# ok\n A='1' # c\nB='two\nlines'\n")],
-        json!({"envFrom": [file_ref("v", "f.env", false, None)]}),
-    );
-    envshim([
-        "check",
-        "--env-grammar",
-        "kubelet",
-        "--strict",
-        "--manifest",
-        &m,
-        "--",
-        "/bin/true",
-    ])
-    .run()
-    .ok();
+    let lines = envshim(["check", "--manifest", &m, "--", "/bin/true"]).run().fails(65);
+    assert!(lines.len() == 1 && lines[0].contains("line 8:"), "{lines:#?}");
+    let (_v, _d, m) = setup(&[("f.env", "# ok\n A='1' # c\nB='two\nlines'\n")], json!({"envFrom": [file_ref("v", "f.env", false, None)]}));
+    envshim(["check", "--env-grammar", "kubelet", "--strict", "--manifest", &m, "--", "/bin/true"]).run().ok();
 }
 
 /// A line the kubelet fails on is reported once for its file, however many
@@ -299,25 +154,11 @@ fn check_lists_every_line_the_kubelet_reads_otherwise() {
 #[test]
 fn a_failing_line_is_reported_once_a_file() {
     let content = format!("A={SENTINEL}\nB='2'\n");
-    let entries: Vec<Value> = (0..5)
-        .map(|i| file_key_ref(&format!("V{i}"), "v", "f.env", "B", false))
-        .collect();
+    let entries: Vec<Value> = (0..5).map(|i| file_key_ref(&format!("V{i}"), "v", "f.env", "B", false)).collect();
     let (_v, _d, m) = setup(&[("f.env", &content)], json!({"env": entries}));
-    let out = envshim([
-        "run",
-        "--env-grammar",
-        "kubelet",
-        "--manifest",
-        &m,
-        "--",
-        "/bin/true",
-    ])
-    .run();
+    let out = envshim(["run", "--env-grammar", "kubelet", "--manifest", &m, "--", "/bin/true"]).run();
     let lines = out.fails(65);
     assert_eq!(lines.len(), 1, "{lines:#?}");
-    assert!(
-        lines[0].contains("env[0] (V0): volume v, path f.env, line 1:"),
-        "{lines:#?}"
-    );
+    assert!(lines[0].contains("env[0] (V0): volume v, path f.env, line 1:"), "{lines:#?}");
     out.no_sentinel();
 }

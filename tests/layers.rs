@@ -22,26 +22,12 @@ fn imports() -> BTreeMap<String, BTreeSet<String>> {
 /// [`imports`] of the crate whose sources are in `src`.
 fn imports_of(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
-    let modules: BTreeSet<String> = lib
-        .lines()
-        .filter_map(|l| {
-            l.trim()
-                .strip_prefix("pub mod ")
-                .or_else(|| l.trim().strip_prefix("mod "))
-        })
-        .map(|m| m.trim_end_matches(';').to_string())
-        .collect();
+    let modules: BTreeSet<String> = lib.lines().filter_map(|l| l.trim().strip_prefix("pub mod ").or_else(|| l.trim().strip_prefix("mod "))).map(|m| m.trim_end_matches(';').to_string()).collect();
     let mut graph = BTreeMap::new();
     graph.insert("lib".to_string(), module_paths(&lib, &modules));
     for entry in std::fs::read_dir(src).unwrap() {
         let path = entry.unwrap().path();
-        let Some(name) = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .map(str::to_string)
-        else {
-            continue;
-        };
+        let Some(name) = path.file_stem().and_then(|s| s.to_str()).map(str::to_string) else { continue };
         if name == "lib" || name == "main" {
             continue;
         }
@@ -60,11 +46,7 @@ fn imports_of(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
                 continue;
             }
             for m in crate_paths(&std::fs::read_to_string(&file).unwrap()) {
-                let m = if modules.contains(&m) {
-                    m
-                } else {
-                    "lib".to_string()
-                };
+                let m = if modules.contains(&m) { m } else { "lib".to_string() };
                 if m != name {
                     used.insert(m);
                 }
@@ -100,15 +82,9 @@ fn crate_paths(text: &str) -> Vec<String> {
         let mut rest = code;
         while let Some(at) = rest.find("crate::") {
             rest = &rest[at + "crate::".len()..];
-            let group = rest
-                .strip_prefix('{')
-                .map(|g| &g[..g.find('}').unwrap_or(g.len())]);
+            let group = rest.strip_prefix('{').map(|g| &g[..g.find('}').unwrap_or(g.len())]);
             for item in group.map_or_else(|| vec![rest], |g| g.split(',').collect()) {
-                let ident: String = item
-                    .trim()
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect();
+                let ident: String = item.trim().chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
                 if !ident.is_empty() {
                     found.push(ident);
                 }
@@ -145,11 +121,7 @@ fn module_paths(lib: &str, modules: &BTreeSet<String>) -> BTreeSet<String> {
 #[test]
 fn no_module_reaches_up_to_the_crate_root() {
     let graph = imports();
-    assert!(
-        graph["lib"].contains("pipeline"),
-        "lib.rs does not use the pipeline: {:?}",
-        graph["lib"]
-    );
+    assert!(graph["lib"].contains("pipeline"), "lib.rs does not use the pipeline: {:?}", graph["lib"]);
     for (m, used) in &graph {
         assert!(!used.contains("lib"), "{m} uses an item of lib.rs (a `crate::` path that is not a module): lib.rs is the top, above every module");
     }
@@ -160,11 +132,7 @@ fn no_module_reaches_up_to_the_crate_root() {
 #[test]
 fn no_module_of_the_converter_reaches_up_to_its_root() {
     let graph = imports_of(&Path::new(env!("CARGO_MANIFEST_DIR")).join("kubectl-envshim/src"));
-    assert!(
-        graph["lib"].contains("stream"),
-        "the converter's lib.rs does not use its stream: {:?}",
-        graph["lib"]
-    );
+    assert!(graph["lib"].contains("stream"), "the converter's lib.rs does not use its stream: {:?}", graph["lib"]);
     for (m, used) in &graph {
         assert!(!used.contains("lib"), "the converter's {m} uses an item of its lib.rs (a `crate::` path that is not a module): lib.rs is the top");
     }
@@ -173,16 +141,9 @@ fn no_module_of_the_converter_reaches_up_to_its_root() {
 #[test]
 fn only_the_crate_root_and_the_command_line_use_the_pipeline() {
     let graph = imports();
-    assert!(
-        graph["cli"].contains("pipeline"),
-        "cli does not build the pipeline's options: {:?}",
-        graph["cli"]
-    );
+    assert!(graph["cli"].contains("pipeline"), "cli does not build the pipeline's options: {:?}", graph["cli"]);
     for (m, used) in &graph {
-        assert!(
-            m == "lib" || m == "cli" || !used.contains("pipeline"),
-            "{m} uses the pipeline, which sits above every module but lib.rs and cli"
-        );
+        assert!(m == "lib" || m == "cli" || !used.contains("pipeline"), "{m} uses the pipeline, which sits above every module but lib.rs and cli");
     }
 }
 
@@ -190,21 +151,14 @@ fn only_the_crate_root_and_the_command_line_use_the_pipeline() {
 fn no_module_knows_the_command_line() {
     let graph = imports();
     for (m, used) in &graph {
-        assert!(
-            !used.contains("cli"),
-            "{m} uses cli: the library takes plain options, and only the binary parses"
-        );
+        assert!(!used.contains("cli"), "{m} uses cli: the library takes plain options, and only the binary parses");
     }
 }
 
 #[test]
 fn sys_imports_nothing_of_the_crate() {
     let graph = imports();
-    assert!(
-        graph.contains_key("sys"),
-        "no sys module found: {:?}",
-        graph.keys()
-    );
+    assert!(graph.contains_key("sys"), "no sys module found: {:?}", graph.keys());
     assert_eq!(graph["sys"], BTreeSet::new(), "sys is the lowest layer");
 }
 
@@ -212,12 +166,7 @@ fn sys_imports_nothing_of_the_crate() {
 fn no_module_imports_one_that_imports_it_back() {
     let graph = imports();
     // Depth-first search; a module met again while on the path closes a cycle.
-    fn visit<'g>(
-        m: &'g str,
-        graph: &'g BTreeMap<String, BTreeSet<String>>,
-        path: &mut Vec<&'g str>,
-        done: &mut BTreeSet<&'g str>,
-    ) {
+    fn visit<'g>(m: &'g str, graph: &'g BTreeMap<String, BTreeSet<String>>, path: &mut Vec<&'g str>, done: &mut BTreeSet<&'g str>) {
         if let Some(at) = path.iter().position(|p| *p == m) {
             let mut cycle = path[at..].to_vec();
             cycle.push(m);
@@ -244,8 +193,5 @@ fn the_reader_finds_grouped_and_nested_paths_and_skips_tests_and_comments() {
     assert_eq!(crate_paths(text), ["a", "b", "c", "d"]);
     let lib = "pub mod a;\npub mod b;\nmod c;\nuse a::X;\n// b::commented\npub use c::{Y, Z};\nfn f() { std::mem::drop(x::y()); }\n#[cfg(test)]\nmod tests { use b::e; }\n";
     let modules = ["a", "b", "c"].map(String::from).into();
-    assert_eq!(
-        module_paths(lib, &modules),
-        ["a", "c"].map(String::from).into()
-    );
+    assert_eq!(module_paths(lib, &modules), ["a", "c"].map(String::from).into());
 }

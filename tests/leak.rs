@@ -101,31 +101,15 @@ impl Case {
             }
             let out = shim.run();
             if must_fail {
-                assert!(
-                    out.code != 0,
-                    "{}: {:?} should fail:\n{}",
-                    self.what,
-                    argv,
-                    out.stderr_str()
-                );
+                assert!(out.code != 0, "{}: {:?} should fail:\n{}", self.what, argv, out.stderr_str());
             }
-            assert_no_sentinel(
-                &out.stderr,
-                &format!("stderr of {} ({:?})", self.what, argv),
-            );
-            assert_no_sentinel(
-                &out.stdout,
-                &format!("stdout of {} ({:?})", self.what, argv),
-            );
+            assert_no_sentinel(&out.stderr, &format!("stderr of {} ({:?})", self.what, argv));
+            assert_no_sentinel(&out.stdout, &format!("stdout of {} ({:?})", self.what, argv));
             if out.code != 0 {
                 out.fails(out.code);
-                let written = std::fs::read(&log)
-                    .unwrap_or_else(|_| panic!("{}: no termination log for {argv:?}", self.what));
+                let written = std::fs::read(&log).unwrap_or_else(|_| panic!("{}: no termination log for {argv:?}", self.what));
                 assert!(!written.is_empty());
-                assert_no_sentinel(
-                    &written,
-                    &format!("termination log of {} ({:?})", self.what, argv),
-                );
+                assert_no_sentinel(&written, &format!("termination log of {} ({:?})", self.what, argv));
             }
         }
     }
@@ -143,70 +127,26 @@ fn failing_files() -> Vec<(String, Vec<u8>)> {
         .unwrap()
         .iter()
         .filter(|r| r.get("error").is_some())
-        .map(|r| {
-            (
-                r["rule"].as_str().unwrap().to_string(),
-                r["input"].as_str().unwrap().as_bytes().to_vec(),
-            )
-        })
+        .map(|r| (r["rule"].as_str().unwrap().to_string(), r["input"].as_str().unwrap().as_bytes().to_vec()))
         .collect();
     let more: Vec<(&str, Vec<u8>)> = vec![
-        (
-            "value over 32,768 bytes",
-            format!("A=1\nB={S}{}\n", "v".repeat(32_768)).into_bytes(),
-        ),
-        (
-            "quoted value over the limit",
-            format!("B='{}\n{S}'\n", "v".repeat(32_768)).into_bytes(),
-        ),
-        (
-            "name over 128 bytes",
-            format!("{S}{}=1\n", "N".repeat(128)).into_bytes(),
-        ),
+        ("value over 32,768 bytes", format!("A=1\nB={S}{}\n", "v".repeat(32_768)).into_bytes()),
+        ("quoted value over the limit", format!("B='{}\n{S}'\n", "v".repeat(32_768)).into_bytes()),
+        ("name over 128 bytes", format!("{S}{}=1\n", "N".repeat(128)).into_bytes()),
         ("name with a tab", format!("{S}\tX=1\n").into_bytes()),
         ("name with DEL", format!("{S}\x7f=1\n").into_bytes()),
-        (
-            "name with an equals-free line",
-            format!("{S}\n").into_bytes(),
-        ),
-        (
-            "name with quotes and no equals",
-            format!("'{S}'\n").into_bytes(),
-        ),
-        (
-            "file over 65,536 bytes",
-            format!("A={S}\n").repeat(3000).into_bytes(),
-        ),
-        (
-            "invalid UTF-8 after the secret",
-            [format!("A={S}").as_bytes(), b"\xff\n"].concat(),
-        ),
-        (
-            "invalid UTF-8 in a secret name",
-            [S.as_bytes(), b"\xc3=1\n"].concat(),
-        ),
-        (
-            "BOM before a secret",
-            [b"\xef\xbb\xbf".as_slice(), format!("{S}=1\n").as_bytes()].concat(),
-        ),
+        ("name with an equals-free line", format!("{S}\n").into_bytes()),
+        ("name with quotes and no equals", format!("'{S}'\n").into_bytes()),
+        ("file over 65,536 bytes", format!("A={S}\n").repeat(3000).into_bytes()),
+        ("invalid UTF-8 after the secret", [format!("A={S}").as_bytes(), b"\xff\n"].concat()),
+        ("invalid UTF-8 in a secret name", [S.as_bytes(), b"\xc3=1\n"].concat()),
+        ("BOM before a secret", [b"\xef\xbb\xbf".as_slice(), format!("{S}=1\n").as_bytes()].concat()),
         ("NUL after a secret", format!("A=\"{S}\0\"\n").into_bytes()),
-        (
-            "unclosed double quote with escapes",
-            format!("A=\"{S}\\\"\\n\n").into_bytes(),
-        ),
+        ("unclosed double quote with escapes", format!("A=\"{S}\\\"\\n\n").into_bytes()),
         ("text after quote", format!("A=\"x\"{S}\n").into_bytes()),
-        (
-            "second quoted secret",
-            format!("A='x' '{S}'\n").into_bytes(),
-        ),
-        (
-            "secret line without equals among valid ones",
-            format!("A=1\n{S} {S}\nB=2\n").into_bytes(),
-        ),
-        (
-            "export secret without equals",
-            format!("export {S}\n").into_bytes(),
-        ),
+        ("second quoted secret", format!("A='x' '{S}'\n").into_bytes()),
+        ("secret line without equals among valid ones", format!("A=1\n{S} {S}\nB=2\n").into_bytes()),
+        ("export secret without equals", format!("export {S}\n").into_bytes()),
     ];
     files.extend(more.into_iter().map(|(w, c)| (w.to_string(), c)));
     files
@@ -215,9 +155,7 @@ fn failing_files() -> Vec<(String, Vec<u8>)> {
 #[test]
 fn failing_env_files_never_show_the_secret() {
     for (what, contents) in failing_files() {
-        Case::new(format!("--env-file: {what}"))
-            .file("bad.env", &contents)
-            .assert_no_leak_with_env_file();
+        Case::new(format!("--env-file: {what}")).file("bad.env", &contents).assert_no_leak_with_env_file();
         for optional in [false, true] {
             Case::new(format!("envFrom (optional {optional}): {what}"))
                 .file("bad.env", &contents)
@@ -318,35 +256,15 @@ fn manifest_values_never_show_the_secret() {
 fn env_option_values_never_show_the_secret() {
     let big = format!("{S}{}", "x".repeat(40_000));
     let cases = vec![
-        Case::new("--env secret, then an invalid name").args(&[
-            "--env",
-            &format!("A={S}"),
-            "--env",
-            &format!("=\"{S}"),
-        ]),
-        Case::new("--env secret under a strict-invalid name").args(&[
-            "--strict-names",
-            "--env",
-            &format!("1A={S}"),
-        ]),
-        Case::new("--env secret under a name with a control byte")
-            .args(&["--env", &format!("A\u{1}={S}")]),
-        Case::new("--env secret, then a missing file").args(&[
-            "--env",
-            &format!("A={S}"),
-            "--env-file",
-            "/nonexistent/x.env",
-        ]),
+        Case::new("--env secret, then an invalid name").args(&["--env", &format!("A={S}"), "--env", &format!("=\"{S}")]),
+        Case::new("--env secret under a strict-invalid name").args(&["--strict-names", "--env", &format!("1A={S}")]),
+        Case::new("--env secret under a name with a control byte").args(&["--env", &format!("A\u{1}={S}")]),
+        Case::new("--env secret, then a missing file").args(&["--env", &format!("A={S}"), "--env-file", "/nonexistent/x.env"]),
         Case::new("--env secret, then a missing program")
             .args(&["--env", &format!("A={S}")])
             .program(&["/nonexistent/prog", "$(A)"])
             .only_run_fails(),
-        Case::new("--env secret too large once expanded").args(&[
-            "--env",
-            &format!("A={big}"),
-            "--env",
-            "B=$(A)$(A)$(A)$(A)",
-        ]),
+        Case::new("--env secret too large once expanded").args(&["--env", &format!("A={big}"), "--env", "B=$(A)$(A)$(A)$(A)"]),
         Case::new("--env secret in a program word too large")
             .args(&["--env", &format!("A={big}")])
             .program(&["/bin/true", "$(A)$(A)$(A)$(A)"])

@@ -9,13 +9,9 @@ use serde_json::json;
 /// A Pod as `kubectl get pod -o json` prints it: two containers and an
 /// initContainer, one variable of each from a file.
 fn pod(v: &Volume) -> serde_json::Value {
-    v.file(
-        "vol/app.env",
-        format!("APP_KEY={SENTINEL}\nSIDE_KEY=side\nINIT_KEY=init\n"),
-    );
+    v.file("vol/app.env", format!("APP_KEY={SENTINEL}\nSIDE_KEY=side\nINIT_KEY=init\n"));
     let fkr = |name: &str| json!({"name": name, "valueFrom": {"fileKeyRef": {"volumeName": "cfg", "path": "app.env", "key": name}}});
-    let mounts =
-        json!([{"name": "cfg", "mountPath": v.join("vol").to_str().unwrap(), "readOnly": true}]);
+    let mounts = json!([{"name": "cfg", "mountPath": v.join("vol").to_str().unwrap(), "readOnly": true}]);
     json!({
         "apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "default"},
         "spec": {
@@ -33,11 +29,7 @@ fn pod(v: &Volume) -> serde_json::Value {
 fn a_whole_pod_is_refused_with_what_to_do() {
     let v = Volume::new();
     let m = v.manifest(&pod(&v));
-    let line = envshim(["check", "--manifest", &m])
-        .run()
-        .no_sentinel()
-        .fails_with(78, &[])
-        .clone();
+    let line = envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(78, &[]).clone();
     assert_eq!(
         line,
         format!("envshim: manifest {m} is a Pod, not a container spec: pass one container's spec (kubectl get pod POD -o jsonpath='{{.spec.containers[0]}}'), or choose one with --container NAME (it has app, side, init)")
@@ -48,29 +40,16 @@ fn a_whole_pod_is_refused_with_what_to_do() {
 fn container_picks_one_container_of_a_pod() {
     let v = Volume::new();
     let m = v.manifest(&pod(&v));
-    for (how, name, var, want) in [
-        ("option", "side", "SIDE_KEY", "side"),
-        ("variable", "init", "INIT_KEY", "init"),
-    ] {
-        let shim = if how == "option" {
-            envshim(["run", "--manifest", &m, "--container", name, "--"])
-        } else {
-            envshim(["run", "--manifest", &m, "--"]).env("ENVSHIM_CONTAINER", name)
-        };
+    for (how, name, var, want) in [("option", "side", "SIDE_KEY", "side"), ("variable", "init", "INIT_KEY", "init")] {
+        let shim = if how == "option" { envshim(["run", "--manifest", &m, "--container", name, "--"]) } else { envshim(["run", "--manifest", &m, "--"]).env("ENVSHIM_CONTAINER", name) };
         let out = shim.args(print_env()).run();
         out.ok();
         let env = out.env_map();
         assert_eq!(env[var], want);
-        assert!(
-            !env.contains_key("APP_KEY") && !env.contains_key("ENVSHIM_CONTAINER"),
-            "{env:?}"
-        );
+        assert!(!env.contains_key("APP_KEY") && !env.contains_key("ENVSHIM_CONTAINER"), "{env:?}");
     }
     // `"value": ""` beside a valueFrom means the valueFrom (here the platform's: inherited).
-    let out = envshim(["run", "--manifest", &m, "--container", "app", "--"])
-        .args(print_env())
-        .env("POD", "p-1")
-        .run();
+    let out = envshim(["run", "--manifest", &m, "--container", "app", "--"]).args(print_env()).env("POD", "p-1").run();
     out.ok();
     assert_eq!(out.env_map()["POD"], "p-1");
 }
@@ -78,22 +57,15 @@ fn container_picks_one_container_of_a_pod() {
 #[test]
 fn container_works_across_a_list_of_workloads_and_refuses_ambiguity() {
     let v = Volume::new();
-    let c =
-        |name: &str, value: &str| json!({"name": name, "env": [{"name": "WHO", "value": value}]});
+    let c = |name: &str, value: &str| json!({"name": name, "env": [{"name": "WHO", "value": value}]});
     let list = json!({"apiVersion": "v1", "kind": "List", "items": [
         {"apiVersion": "apps/v1", "kind": "Deployment", "spec": {"template": {"spec": {"containers": [c("web", "deployment")]}}}},
         {"apiVersion": "batch/v1", "kind": "CronJob", "spec": {"jobTemplate": {"spec": {"template": {"spec": {"containers": [c("cron", "cronjob")], "initContainers": [c("dup", "a")]}}}}}},
         {"apiVersion": "v1", "kind": "PodTemplate", "template": {"spec": {"containers": [c("tmpl", "podtemplate"), c("dup", SENTINEL)]}}}
     ]});
     let m = v.manifest(&list);
-    for (name, want) in [
-        ("web", "deployment"),
-        ("cron", "cronjob"),
-        ("tmpl", "podtemplate"),
-    ] {
-        let out = envshim(["run", "--manifest", &m, "--container", name, "--"])
-            .args(print_env())
-            .run();
+    for (name, want) in [("web", "deployment"), ("cron", "cronjob"), ("tmpl", "podtemplate")] {
+        let out = envshim(["run", "--manifest", &m, "--container", name, "--"]).args(print_env()).run();
         out.ok();
         assert_eq!(out.env_map()["WHO"], want);
     }
@@ -101,81 +73,36 @@ fn container_works_across_a_list_of_workloads_and_refuses_ambiguity() {
         78,
         &["--container dup: two containers of manifest", "items[1].spec.jobTemplate.spec.template.spec.initContainers[0] and items[2].template.spec.containers[1]"],
     );
-    envshim(["check", "--manifest", &m, "--container", "nope"])
-        .run()
-        .no_sentinel()
-        .fails_with(
-            78,
-            &[
-                "--container nope: no such container in manifest",
-                "a List (it has web, cron, tmpl, dup, dup)",
-            ],
-        );
-    envshim(["check", "--manifest", &m])
-        .run()
-        .no_sentinel()
-        .fails_with(78, &["is a List, not a container spec"]);
+    envshim(["check", "--manifest", &m, "--container", "nope"]).run().no_sentinel().fails_with(78, &["--container nope: no such container in manifest", "a List (it has web, cron, tmpl, dup, dup)"]);
+    envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(78, &["is a List, not a container spec"]);
     // A `kind` that is no kind's name is not shown: any text could be there.
     let odd = v.manifest(&json!({"kind": SENTINEL, "spec": {"containers": [{"name": "app"}]}}));
-    envshim(["check", "--manifest", &odd])
-        .run()
-        .no_sentinel()
-        .fails_with(78, &["is a whole object, not a container spec"]);
+    envshim(["check", "--manifest", &odd]).run().no_sentinel().fails_with(78, &["is a whole object, not a container spec"]);
     // A schema error in the chosen container names its whole path.
     let bad = json!({"kind": "Deployment", "spec": {"template": {"spec": {"containers": [{"name": "web", "env": [{"name": "A", "valu": SENTINEL}]}]}}}});
     let m = v.manifest(&bad);
-    envshim(["check", "--manifest", &m, "--container", "web"])
-        .run()
-        .no_sentinel()
-        .fails_with(
-            78,
-            &[&format!(
-                "manifest {m}: spec.template.spec.containers[0].env[0].valu: unknown field"
-            )],
-        );
+    envshim(["check", "--manifest", &m, "--container", "web"]).run().no_sentinel().fails_with(78, &[&format!("manifest {m}: spec.template.spec.containers[0].env[0].valu: unknown field")]);
 }
 
 #[test]
 fn container_with_a_container_spec_must_name_it() {
     let v = Volume::new();
     let m = v.manifest(&json!({"name": "web", "env": [{"name": "A", "value": SENTINEL}]}));
-    envshim(["check", "--manifest", &m, "--container", "web"])
-        .run()
-        .ok();
-    envshim(["check", "--manifest", &m, "--container", "db"])
-        .run()
-        .no_sentinel()
-        .fails_with(
-            78,
-            &[&format!(
-                "--container db: manifest {m} is a single container spec, named web"
-            )],
-        );
+    envshim(["check", "--manifest", &m, "--container", "web"]).run().ok();
+    envshim(["check", "--manifest", &m, "--container", "db"]).run().no_sentinel().fails_with(78, &[&format!("--container db: manifest {m} is a single container spec, named web")]);
 }
 
 #[test]
 fn value_beside_value_from_is_still_an_error_when_not_empty() {
     let v = Volume::new();
     let m = v.manifest(&json!({"env": [{"name": "A", "value": SENTINEL, "valueFrom": {"fieldRef": {"fieldPath": "x"}}}]}));
-    envshim(["check", "--manifest", &m])
-        .run()
-        .no_sentinel()
-        .fails_with(
-            78,
-            &[&format!(
-                "manifest {m}: env[0]: has both value and valueFrom"
-            )],
-        );
+    envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(78, &[&format!("manifest {m}: env[0]: has both value and valueFrom")]);
 }
 
 #[test]
 fn a_yaml_manifest_says_so_and_how_to_get_json() {
     let v = Volume::new();
-    for yaml in [
-        format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {SENTINEL}\n"),
-        format!("# app\nenv:\n- name: A\n  value: {SENTINEL}\n"),
-        format!("---\nname: {SENTINEL}\n"),
-    ] {
+    for yaml in [format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {SENTINEL}\n"), format!("# app\nenv:\n- name: A\n  value: {SENTINEL}\n"), format!("---\nname: {SENTINEL}\n")] {
         let m = v.file_str("m.yaml", &yaml);
         envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(
             78,
@@ -183,14 +110,8 @@ fn a_yaml_manifest_says_so_and_how_to_get_json() {
         );
     }
     // Broken JSON is not called YAML.
-    let m = v.file_str(
-        "m.json",
-        format!("{{\"env\": [{{\"name\": \"{SENTINEL}\"}}\n"),
-    );
-    envshim(["check", "--manifest", &m])
-        .run()
-        .no_sentinel()
-        .fails_with(78, &[&format!("manifest {m} is not valid JSON: ")]);
+    let m = v.file_str("m.json", format!("{{\"env\": [{{\"name\": \"{SENTINEL}\"}}\n"));
+    envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(78, &[&format!("manifest {m} is not valid JSON: ")]);
 }
 
 #[test]
@@ -210,11 +131,7 @@ fn a_misspelt_option_or_subcommand_gets_a_suggestion() {
 
 #[test]
 fn an_unknown_envshim_variable_is_removed_with_a_warning() {
-    let out = envshim(["run", "--"])
-        .args(print_env())
-        .env("ENVSHIM_MANIFST", SENTINEL)
-        .env("ENVSHIM_ZZZZZZZZZZZZZZZZZZZZ", SENTINEL)
-        .run();
+    let out = envshim(["run", "--"]).args(print_env()).env("ENVSHIM_MANIFST", SENTINEL).env("ENVSHIM_ZZZZZZZZZZZZZZZZZZZZ", SENTINEL).run();
     out.no_sentinel().code(0);
     assert!(!out.env_map().keys().any(|k| k.starts_with("ENVSHIM_")));
     assert_eq!(
@@ -225,11 +142,7 @@ fn an_unknown_envshim_variable_is_removed_with_a_warning() {
         ]
     );
     // Known ones: no warning.
-    envshim(["check"])
-        .env("ENVSHIM_STRICT_NAMES", "0")
-        .env("ENVSHIM_VERBOSE", "no")
-        .run()
-        .ok();
+    envshim(["check"]).env("ENVSHIM_STRICT_NAMES", "0").env("ENVSHIM_VERBOSE", "no").run().ok();
 }
 
 #[test]
@@ -237,39 +150,15 @@ fn a_usage_error_reaches_an_explicit_termination_log() {
     let v = Volume::new();
     let log = v.join("tl");
     for args in [
-        vec![
-            "check",
-            "--termination-log",
-            log.to_str().unwrap(),
-            "--bogus",
-            SENTINEL,
-        ],
-        vec![
-            "run",
-            &format!("--termination-log={}", log.display()),
-            "--manfest",
-            SENTINEL,
-        ],
+        vec!["check", "--termination-log", log.to_str().unwrap(), "--bogus", SENTINEL],
+        vec!["run", &format!("--termination-log={}", log.display()), "--manfest", SENTINEL],
     ] {
         let line = envshim(&args).run().no_sentinel().fails_with(2, &[]);
-        assert_eq!(
-            std::fs::read_to_string(&log).unwrap(),
-            format!("{line}\n"),
-            "{args:?}"
-        );
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), format!("{line}\n"), "{args:?}");
         std::fs::remove_file(&log).unwrap();
     }
     // After `--` it is the program's argument, not envshim's.
-    envshim([
-        "run",
-        "--bogus",
-        "--",
-        "prog",
-        "--termination-log",
-        log.to_str().unwrap(),
-    ])
-    .run()
-    .fails(2);
+    envshim(["run", "--bogus", "--", "prog", "--termination-log", log.to_str().unwrap()]).run().fails(2);
     assert!(!log.exists());
 }
 
@@ -277,72 +166,39 @@ fn a_usage_error_reaches_an_explicit_termination_log() {
 fn an_unwritable_termination_log_is_warned_about() {
     let v = Volume::new();
     let log = v.join("missing-dir/tl");
-    let m = v.file_str(
-        "m.json",
-        format!("{{\"env\": [{{\"name\": \"A\", \"valu\": \"{SENTINEL}\"}}]}}"),
-    );
-    let out = envshim([
-        "check",
-        "--termination-log",
-        log.to_str().unwrap(),
-        "--manifest",
-        &m,
-    ])
-    .run();
+    let m = v.file_str("m.json", format!("{{\"env\": [{{\"name\": \"A\", \"valu\": \"{SENTINEL}\"}}]}}"));
+    let out = envshim(["check", "--termination-log", log.to_str().unwrap(), "--manifest", &m]).run();
     out.no_sentinel().code(78);
     assert_eq!(
         out.stderr_lines(),
-        [
-            format!(
-                "envshim: warning: cannot write the termination log {} (No such file or directory)",
-                log.display()
-            ),
-            format!("envshim: manifest {m}: env[0].valu: unknown field (did you mean value?)")
-        ]
+        [format!("envshim: warning: cannot write the termination log {} (No such file or directory)", log.display()), format!("envshim: manifest {m}: env[0].valu: unknown field (did you mean value?)")]
     );
     // A log that cannot take the text: the same, the exit code still the failure's own.
     let out = envshim(["check", "--termination-log", "/dev/full", "--manifest", &m]).run();
-    out.no_sentinel().code(78).stderr_has(
-        "envshim: warning: cannot write the termination log /dev/full (No space left on device)",
-    );
+    out.no_sentinel().code(78).stderr_has("envshim: warning: cannot write the termination log /dev/full (No space left on device)");
 }
 
 #[test]
 fn option_values_may_start_with_a_dash() {
     let v = Volume::new();
     let f = v.file_str("-weird.env", "W=from-file\n");
-    let out = envshim(["run", "--env", "-X=1", "--env-file", "-weird.env", "--"])
-        .cwd(v.path())
-        .args(print_env())
-        .run();
+    let out = envshim(["run", "--env", "-X=1", "--env-file", "-weird.env", "--"]).cwd(v.path()).args(print_env()).run();
     out.ok();
     let env = out.env_map();
     assert_eq!((env["-X"].as_str(), env["W"].as_str()), ("1", "from-file"));
     let out = envshim(["check", &format!("--env-file={f}"), "--env", "-A=-b"]).run();
     out.ok();
     // `--` still ends the options; other options do not take a value starting with `-`.
-    envshim(["run", "--env", "--", "/bin/true"])
-        .run()
-        .fails_with(
-            2,
-            &["--env and --env-file need a value (-- ends the options)"],
-        );
-    envshim(["run", "--manifest", "--", "/bin/true"])
-        .run()
-        .fails_with(2, &["a value is required for '--manifest <PATH>'"]);
+    envshim(["run", "--env", "--", "/bin/true"]).run().fails_with(2, &["--env and --env-file need a value (-- ends the options)"]);
+    envshim(["run", "--manifest", "--", "/bin/true"]).run().fails_with(2, &["a value is required for '--manifest <PATH>'"]);
 }
 
 #[test]
 fn a_name_given_twice_in_an_env_file_is_warned_about_by_line() {
     let v = Volume::new();
-    v.file(
-        "vol/app.env",
-        format!("DUP={SENTINEL}\nOTHER=1\nDUP=second\n"),
-    );
+    v.file("vol/app.env", format!("DUP={SENTINEL}\nOTHER=1\nDUP=second\n"));
     let m = v.manifest(&json!({"volumeMounts": [{"name": "cfg", "mountPath": v.join("vol").to_str().unwrap()}], "envFrom": [{"fileRef": {"volumeName": "cfg", "path": "app.env"}}]}));
-    let out = envshim(["run", "--manifest", &m, "--"])
-        .args(print_env())
-        .run();
+    let out = envshim(["run", "--manifest", &m, "--"]).args(print_env()).run();
     out.no_sentinel().code(0);
     assert_eq!(out.env_map()["DUP"], "second", "the last wins");
     assert_eq!(
@@ -350,21 +206,9 @@ fn a_name_given_twice_in_an_env_file_is_warned_about_by_line() {
         ["envshim: warning: volume cfg, path app.env: the name on line 1 is given again on line 3: the last one wins (the kubelet takes the first)"]
     );
     // Many duplicates: one warning for the file, counting the rest; read twice, warned once.
-    let many: String = (0..500)
-        .map(|i| format!("K{}={SENTINEL}\n", i % 7))
-        .collect();
+    let many: String = (0..500).map(|i| format!("K{}={SENTINEL}\n", i % 7)).collect();
     v.file("many.env", &many);
-    let out = envshim([
-        "check",
-        "--env-file",
-        "many.env",
-        "--env-file",
-        "./many.env",
-        "--env-file",
-        "many.env",
-    ])
-    .cwd(v.path())
-    .run();
+    let out = envshim(["check", "--env-file", "many.env", "--env-file", "./many.env", "--env-file", "many.env"]).cwd(v.path()).run();
     out.no_sentinel().code(0);
     assert_eq!(
         out.stderr_lines(),
@@ -376,10 +220,7 @@ fn a_name_given_twice_in_an_env_file_is_warned_about_by_line() {
     );
     // No duplicate: nothing said.
     v.file("plain.env", "A=1\nB=2\n");
-    envshim(["check", "--env-file", "plain.env"])
-        .cwd(v.path())
-        .run()
-        .ok();
+    envshim(["check", "--env-file", "plain.env"]).cwd(v.path()).run().ok();
 }
 
 /// A file is named as the user named it: `--env-file` by its path, a
@@ -389,29 +230,11 @@ fn messages_name_files_as_the_user_named_them() {
     let v = Volume::new();
     v.file("ef/big.env", format!("A='{SENTINEL}\n"));
     let m = v.manifest(&json!({"volumeMounts": [{"name": "ef", "mountPath": v.join("ef").to_str().unwrap()}], "envFrom": [{"fileRef": {"volumeName": "ef", "path": "big.env"}}]}));
-    envshim(["check", "--env-file", "ef/big.env"])
-        .cwd(v.path())
-        .run()
-        .no_sentinel()
-        .fails_with(65, &["envshim: env file ef/big.env, line 1: "]);
-    envshim(["check", "--manifest", &m])
-        .run()
-        .no_sentinel()
-        .fails_with(65, &["envshim: volume ef, path big.env, line 1: "]);
+    envshim(["check", "--env-file", "ef/big.env"]).cwd(v.path()).run().no_sentinel().fails_with(65, &["envshim: env file ef/big.env, line 1: "]);
+    envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(65, &["envshim: volume ef, path big.env, line 1: "]);
     // Nested OS errors are not doubled.
-    let out = envshim([
-        "check",
-        "--termination-log",
-        v.join("no/dir/tl").to_str().unwrap(),
-        "--env",
-        "=x",
-    ])
-    .run();
-    assert!(
-        !out.stderr_str().contains("os error"),
-        "{}",
-        out.stderr_str()
-    );
+    let out = envshim(["check", "--termination-log", v.join("no/dir/tl").to_str().unwrap(), "--env", "=x"]).run();
+    assert!(!out.stderr_str().contains("os error"), "{}", out.stderr_str());
 }
 
 #[test]
@@ -429,24 +252,14 @@ fn every_option_and_argument_has_help_and_help_help_works() {
             if in_list && line.trim_start().starts_with(['-', '<', '[']) {
                 // `  --name <VALUE>  Help text`: two blanks or more between the name and its text.
                 let rest = line.trim_start();
-                let help = rest
-                    .split_once("  ")
-                    .map(|(_, h)| h.trim_start())
-                    .unwrap_or("");
-                assert!(
-                    !help.is_empty() && !help.starts_with('['),
-                    "{sub}: no help text for {rest:?}\n{text}"
-                );
+                let help = rest.split_once("  ").map(|(_, h)| h.trim_start()).unwrap_or("");
+                assert!(!help.is_empty() && !help.starts_with('['), "{sub}: no help text for {rest:?}\n{text}");
             }
         }
     }
     let out = envshim(["help", "--help"]).run();
     out.ok();
-    assert!(
-        out.stdout_str().contains("Usage: envshim help"),
-        "{}",
-        out.stdout_str()
-    );
+    assert!(out.stdout_str().contains("Usage: envshim help"), "{}", out.stdout_str());
 }
 
 #[test]
@@ -459,19 +272,12 @@ fn verbose_names_each_variable_its_source_and_size_never_a_value() {
     }));
     let want = [
         "envshim: INH from inherited (21 bytes)".to_string(),
-        format!(
-            "envshim: FROM_FILE from cfg/app.env:1 ({} bytes)",
-            SENTINEL.len()
-        ),
-        format!(
-            "envshim: LIT from manifest env[1] ({} bytes)",
-            SENTINEL.len() + 1
-        ),
+        format!("envshim: FROM_FILE from cfg/app.env:1 ({} bytes)", SENTINEL.len()),
+        format!("envshim: LIT from manifest env[1] ({} bytes)", SENTINEL.len() + 1),
         format!("envshim: CLI from --env ({} bytes)", SENTINEL.len()),
     ];
     for how in ["--verbose", "-v", "ENVSHIM_VERBOSE", "--init"] {
-        let mut shim = envshim(["run", "--manifest", &m, "--env", &format!("CLI={SENTINEL}")])
-            .env("INH", SENTINEL);
+        let mut shim = envshim(["run", "--manifest", &m, "--env", &format!("CLI={SENTINEL}")]).env("INH", SENTINEL);
         shim = match how {
             "ENVSHIM_VERBOSE" => shim.env("ENVSHIM_VERBOSE", "yes"),
             "--init" => shim.args(["--init", "-v"]),
@@ -483,13 +289,8 @@ fn verbose_names_each_variable_its_source_and_size_never_a_value() {
         assert_eq!(out.stdout_str(), "program\n", "{how}");
     }
     // check too; off by default.
-    envshim(["check", "--manifest", &m, "--verbose"])
-        .run()
-        .code(0)
-        .stderr_has("envshim: LIT from manifest env[1] (7 bytes)");
-    envshim(["run", "--manifest", &m, "--", "/bin/true"])
-        .run()
-        .ok();
+    envshim(["check", "--manifest", &m, "--verbose"]).run().code(0).stderr_has("envshim: LIT from manifest env[1] (7 bytes)");
+    envshim(["run", "--manifest", &m, "--", "/bin/true"]).run().ok();
 }
 
 /// `check --format json`: one document on stdout with every problem (code,
@@ -504,18 +305,7 @@ fn check_format_json_reports_every_problem_and_warning() {
         "envFrom": [{"fileRef": {"volumeName": "cfg", "path": "bad.env"}}],
         "env": [{"name": "X", "valueFrom": {"fileKeyRef": {"volumeName": "cfg", "path": "missing.env", "key": "K"}}}],
     }));
-    let out = envshim([
-        "check",
-        "--format",
-        "json",
-        "--manifest",
-        &m,
-        "--env-file",
-        "dup.env",
-    ])
-    .cwd(v.path())
-    .env("ENVSHIM_MANIFST", SENTINEL)
-    .run();
+    let out = envshim(["check", "--format", "json", "--manifest", &m, "--env-file", "dup.env"]).cwd(v.path()).env("ENVSHIM_MANIFST", SENTINEL).run();
     out.no_sentinel().code(65);
     assert!(out.stderr.is_empty(), "{}", out.stderr_str());
     let doc = out.json();
@@ -544,32 +334,17 @@ fn check_format_json_reports_every_problem_and_warning() {
     let out = envshim(["check", "--format=json", "--manifest", &bad]).run();
     out.no_sentinel().code(78);
     let doc = out.json();
-    assert_eq!(
-        doc["errors"][0]["path"],
-        "env[0].valueFrom.fileKeyRef.optinal"
-    );
+    assert_eq!(doc["errors"][0]["path"], "env[0].valueFrom.fileKeyRef.optinal");
     assert_eq!(doc["errors"][0]["file"], bad.as_str());
     assert_eq!(doc["errors"][0]["message"], format!("manifest {bad}: env[0].valueFrom.fileKeyRef.optinal: unknown field (did you mean optional?)"));
     // A syntax error: the line.
     let broken = v.file_str("broken.json", format!("{{\n\"env\": [\n{SENTINEL}\n"));
-    let doc = envshim(["check", "--format", "json", "--manifest", &broken])
-        .run()
-        .json();
-    assert_eq!(
-        (
-            doc["exit_code"].clone(),
-            doc["errors"][0]["line"].clone(),
-            doc["errors"][0]["file"].clone()
-        ),
-        (json!(78), json!(3), json!(broken))
-    );
+    let doc = envshim(["check", "--format", "json", "--manifest", &broken]).run().json();
+    assert_eq!((doc["exit_code"].clone(), doc["errors"][0]["line"].clone(), doc["errors"][0]["file"].clone()), (json!(78), json!(3), json!(broken)));
     // Nothing wrong.
     let out = envshim(["check", "--format", "json"]).run();
     out.ok();
-    assert_eq!(
-        out.json(),
-        json!({"ok": true, "exit_code": 0, "errors": [], "errors_not_shown": 0, "warnings": [], "warnings_not_shown": 0, "variables": 0, "from_files": 0, "program": null})
-    );
+    assert_eq!(out.json(), json!({"ok": true, "exit_code": 0, "errors": [], "errors_not_shown": 0, "warnings": [], "warnings_not_shown": 0, "variables": 0, "from_files": 0, "program": null}));
 }
 
 /// A whole object of many containers under a long key is refused in bounded
@@ -579,31 +354,18 @@ fn many_containers_under_a_long_key_are_refused_in_bounded_memory() {
     let v = Volume::new();
     let key = "k".repeat(200_000);
     let containers = vec![r#"{"name":"c"}"#; 20_000].join(",");
-    v.file(
-        "big.json",
-        format!("{{\"kind\":\"Pod\",\"{key}\":{{\"containers\":[{containers}]}}}}"),
-    );
+    v.file("big.json", format!("{{\"kind\":\"Pod\",\"{key}\":{{\"containers\":[{containers}]}}}}"));
     let path = v.join("big.json");
     for extra in [&[][..], &["--container", "none"][..]] {
         let out = std::process::Command::new("bash")
-            .args([
-                "-c",
-                "ulimit -v 400000; exec \"$0\" check --manifest \"$@\"",
-                bin(),
-                path.to_str().unwrap(),
-            ])
+            .args(["-c", "ulimit -v 400000; exec \"$0\" check --manifest \"$@\"", bin(), path.to_str().unwrap()])
             .args(extra)
             .env_clear()
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(78), "{extra:?}: {stderr}");
-        assert!(
-            stderr.starts_with("envshim: ")
-                && stderr.contains(" a Pod")
-                && stderr.lines().count() == 1,
-            "{stderr}"
-        );
+        assert!(stderr.starts_with("envshim: ") && stderr.contains(" a Pod") && stderr.lines().count() == 1, "{stderr}");
     }
 }
 
@@ -613,24 +375,12 @@ fn a_missing_key_names_the_closest_key_of_the_file_never_a_value() {
         &[("db.env", &format!("PASSWORD={SENTINEL}\nUSER=app\n"))],
         json!({"env": [file_key_ref("DB_PASSWORD", "v", "db.env", "PASWORD", false)]}),
     );
-    let line = envshim(["check", "--manifest", &m])
-        .run()
-        .no_sentinel()
-        .fails_with(66, &[]);
+    let line = envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(66, &[]);
     assert_eq!(line, "envshim: manifest: env[0] (DB_PASSWORD): key \"PASWORD\" not found in v/db.env (did you mean PASSWORD?)");
     // Nothing close: no guess.
-    let (_vol, _d, m) = setup(
-        &[("db.env", &format!("PASSWORD={SENTINEL}\n"))],
-        json!({"env": [file_key_ref("X", "v", "db.env", "TOKEN", false)]}),
-    );
-    let line = envshim(["check", "--manifest", &m])
-        .run()
-        .no_sentinel()
-        .fails_with(66, &[]);
-    assert_eq!(
-        line,
-        "envshim: manifest: env[0] (X): key \"TOKEN\" not found in v/db.env"
-    );
+    let (_vol, _d, m) = setup(&[("db.env", &format!("PASSWORD={SENTINEL}\n"))], json!({"env": [file_key_ref("X", "v", "db.env", "TOKEN", false)]}));
+    let line = envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(66, &[]);
+    assert_eq!(line, "envshim: manifest: env[0] (X): key \"TOKEN\" not found in v/db.env");
 }
 
 #[test]
@@ -638,40 +388,19 @@ fn an_unknown_top_level_field_is_refused_as_the_api_server_would() {
     let v = Volume::new();
     v.file("vol/app.env", format!("K={SENTINEL}\n"));
     let mounts = json!([{"name": "cfg", "mountPath": v.join("vol").to_str().unwrap()}]);
-    let m = v.manifest(
-        &json!({"volumeMount": mounts, "env": [file_key_ref("K", "cfg", "app.env", "K", false)]}),
-    );
+    let m = v.manifest(&json!({"volumeMount": mounts, "env": [file_key_ref("K", "cfg", "app.env", "K", false)]}));
     let out = envshim(["check", "--manifest", &m]).run();
     out.no_sentinel();
     let lines = out.fails(78);
-    assert!(
-        lines.contains(&format!(
-            "envshim: manifest {m}: volumeMount: unknown field (did you mean volumeMounts?)"
-        )),
-        "{lines:?}"
-    );
+    assert!(lines.contains(&format!("envshim: manifest {m}: volumeMount: unknown field (did you mean volumeMounts?)")), "{lines:?}");
     // Alone (the manifest reads as empty otherwise), and nothing close: refused too.
     let m = v.manifest(&json!({"volumeMount": mounts}));
-    envshim(["check", "--manifest", &m])
-        .run()
-        .no_sentinel()
-        .fails_with(
-            78,
-            &["volumeMount: unknown field (did you mean volumeMounts?)"],
-        );
+    envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(78, &["volumeMount: unknown field (did you mean volumeMounts?)"]);
     let m = v.manifest(&json!({"imagePullPolcy": "Always", "env": []}));
-    envshim(["check", "--manifest", &m]).run().fails_with(
-        78,
-        &["imagePullPolcy: unknown field (did you mean imagePullPolicy?)"],
-    );
+    envshim(["check", "--manifest", &m]).run().fails_with(78, &["imagePullPolcy: unknown field (did you mean imagePullPolicy?)"]);
     let m = v.manifest(&json!({"frobnicate": 1, "env": []}));
-    let line = envshim(["check", "--manifest", &m])
-        .run()
-        .fails_with(78, &[]);
-    assert_eq!(
-        line,
-        format!("envshim: manifest {m}: frobnicate: unknown field")
-    );
+    let line = envshim(["check", "--manifest", &m]).run().fails_with(78, &[]);
+    assert_eq!(line, format!("envshim: manifest {m}: frobnicate: unknown field"));
     // Every other field of a Kubernetes Container is accepted (and ignored).
     let container = json!({
         "name": "app", "image": "app:1", "command": ["/bin/true"], "args": [], "workingDir": "/", "ports": [{"containerPort": 80}],
@@ -693,40 +422,24 @@ fn an_absolute_file_key_ref_path_that_is_missing_says_paths_are_relative_to_the_
     let outside = elsewhere.file_str("db.env", format!("PW={SENTINEL}\n"));
     let d = Volume::new();
     let m = d.manifest(&json!({"volumeMounts": [mount("v", &vol)], "env": [file_key_ref("PW", "v", &outside, "PW", false)]}));
-    let line = envshim(["check", "--manifest", &m])
-        .run()
-        .no_sentinel()
-        .fails_with(66, &[]);
+    let line = envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(66, &[]);
     assert_eq!(
         line,
         format!("envshim: manifest: env[0] (PW): file v{outside} not found (a path is relative to its volume: a leading / is the volume's root, not the container's)")
     );
     let m = d.manifest(&json!({"volumeMounts": [mount("v", &vol)], "envFrom": [file_ref("v", &outside, false, None)]}));
-    envshim(["check", "--manifest", &m])
-        .run()
-        .no_sentinel()
-        .fails_with(66, &["file v/", "a path is relative to its volume"]);
+    envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(66, &["file v/", "a path is relative to its volume"]);
     // A relative path: no such note.
     let m = d.manifest(&json!({"volumeMounts": [mount("v", &vol)], "env": [file_key_ref("PW", "v", "db.env", "PW", false)]}));
-    let line = envshim(["check", "--manifest", &m])
-        .run()
-        .fails_with(66, &[]);
-    assert_eq!(
-        line,
-        "envshim: manifest: env[0] (PW): file v/db.env not found"
-    );
+    let line = envshim(["check", "--manifest", &m]).run().fails_with(66, &[]);
+    assert_eq!(line, "envshim: manifest: env[0] (PW): file v/db.env not found");
 }
 
 #[test]
 fn check_warns_of_an_unquoted_value_cut_at_a_comment_never_showing_it() {
     let v = Volume::new();
-    v.file(
-        "app.env",
-        format!("A=plain\nPW=abc #{SENTINEL}\nB=x # {SENTINEL}\n"),
-    );
-    let out = envshim(["check", "--env-file", "app.env"])
-        .cwd(v.path())
-        .run();
+    v.file("app.env", format!("A=plain\nPW=abc #{SENTINEL}\nB=x # {SENTINEL}\n"));
+    let out = envshim(["check", "--env-file", "app.env"]).cwd(v.path()).run();
     out.no_sentinel().code(0);
     assert_eq!(
         out.stderr_lines(),
@@ -735,32 +448,16 @@ fn check_warns_of_an_unquoted_value_cut_at_a_comment_never_showing_it() {
             "envshim: ok: 3 variables (3 from files), no program line",
         ]
     );
-    envshim(["check", "--strict", "--env-file", "app.env"])
-        .cwd(v.path())
-        .run()
-        .no_sentinel()
-        .fails_with(78, &["line 2: the unquoted value of PW ends before ' #'"]);
+    envshim(["check", "--strict", "--env-file", "app.env"]).cwd(v.path()).run().no_sentinel().fails_with(78, &["line 2: the unquoted value of PW ends before ' #'"]);
     // run takes the value as the grammar says, silently.
-    let out = envshim(["run", "--env-file", "app.env", "--"])
-        .args(print_env())
-        .cwd(v.path())
-        .run();
+    let out = envshim(["run", "--env-file", "app.env", "--"]).args(print_env()).cwd(v.path()).run();
     out.ok();
     assert_eq!(out.env_map()["PW"], "abc");
     // A volume's file is named by volume and path; quoted, or a # inside a word: nothing said.
-    let (_vol, _d, m) = setup(
-        &[("db.env", &format!("PW=abc #{SENTINEL}\n"))],
-        json!({"envFrom": [file_ref("v", "db.env", false, None)]}),
-    );
+    let (_vol, _d, m) = setup(&[("db.env", &format!("PW=abc #{SENTINEL}\n"))], json!({"envFrom": [file_ref("v", "db.env", false, None)]}));
     let out = envshim(["check", "--manifest", &m]).run();
     out.no_sentinel().code(0);
     assert!(out.stderr_str().starts_with("envshim: warning: volume v, path db.env, line 1: the unquoted value of PW ends before ' #'"), "{}", out.stderr_str());
-    v.file(
-        "fine.env",
-        format!("PW='abc #{SENTINEL}'\nQ=abc#def\nR=\"a #b\" # a comment\n"),
-    );
-    envshim(["check", "--env-file", "fine.env"])
-        .cwd(v.path())
-        .run()
-        .ok();
+    v.file("fine.env", format!("PW='abc #{SENTINEL}'\nQ=abc#def\nR=\"a #b\" # a comment\n"));
+    envshim(["check", "--env-file", "fine.env"]).cwd(v.path()).run().ok();
 }

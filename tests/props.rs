@@ -44,13 +44,10 @@ fn config(cases: u32) -> ProptestConfig {
 /// path or JSON path envshim prints, and all but the last two are printable
 /// ASCII that `error::escape` would show unchanged, so any 4-byte window of a
 /// secret found in a message is a leak, not a coincidence.
-const SECRET_CHARS: &[char] = &[
-    '@', '%', '^', '&', '*', '!', '|', '{', '}', '<', '>', '~', '?', ';', 'é', '秘',
-];
+const SECRET_CHARS: &[char] = &['@', '%', '^', '&', '*', '!', '|', '{', '}', '<', '>', '~', '?', ';', 'é', '秘'];
 
 fn secret() -> impl Strategy<Value = String> {
-    prop::collection::vec(prop::sample::select(SECRET_CHARS), 4..24)
-        .prop_map(|v| v.into_iter().collect())
+    prop::collection::vec(prop::sample::select(SECRET_CHARS), 4..24).prop_map(|v| v.into_iter().collect())
 }
 
 /// Config names (variables, volumes, keys): may be shown, so disjoint from secrets.
@@ -73,10 +70,7 @@ fn leak<'a>(message: &[u8], secrets: impl IntoIterator<Item = &'a [u8]>) -> Opti
 
 fn assert_no_leak(message: &[u8], secrets: &[Vec<u8>], what: &str) {
     if let Some(w) = leak(message, secrets.iter().map(Vec::as_slice)) {
-        panic!(
-            "{what} leaks {w:?} of a value: {:?}",
-            String::from_utf8_lossy(message)
-        );
+        panic!("{what} leaks {w:?} of a value: {:?}", String::from_utf8_lossy(message));
     }
 }
 
@@ -162,68 +156,19 @@ const LEADING: &[&[u8]] = &[b"", b"", b" ", b"\t", b"export ", b"export\t"];
 const AROUND_EQ: &[&[u8]] = &[b"=", b"=", b" = ", b"=\t", b"= ", b"", b"=="];
 const OPEN: &[&[u8]] = &[b"", b"", b"'", b"\"", b"\"\\n", b"'\n", b"\"\n", b"\"\\"];
 const CLOSE: &[&[u8]] = &[b"", b"'", b"\"", b"\"", b"\\\"", b"'x'", b"\"\"", b"\n'"];
-const TRAILER: &[&[u8]] = &[
-    b"",
-    b"",
-    b" # c",
-    b"#x",
-    b"x",
-    b" ",
-    b"\0",
-    b"\xef\xbb\xbf",
-    b"\xff",
-    b"\xc3",
-    b"$(A)",
-];
+const TRAILER: &[&[u8]] = &[b"", b"", b" # c", b"#x", b"x", b" ", b"\0", b"\xef\xbb\xbf", b"\xff", b"\xc3", b"$(A)"];
 const END: &[&[u8]] = &[b"\n", b"\n", b"\r\n", b"\r", b""];
 const TOKENS: &[&[u8]] = &[
-    b"=",
-    b"'",
-    b"\"",
-    b"#",
-    b" ",
-    b"\t",
-    b"\n",
-    b"\r\n",
-    b"\r",
-    b"export ",
-    b"\\",
-    b"\\n",
-    b"\\\"",
-    b"\0",
-    b"\xef\xbb\xbf",
-    b"\xff",
-    b"\xe2\x82",
-    b"$(",
-    b")",
-    b"$$",
+    b"=", b"'", b"\"", b"#", b" ", b"\t", b"\n", b"\r\n", b"\r", b"export ", b"\\", b"\\n", b"\\\"", b"\0",
+    b"\xef\xbb\xbf", b"\xff", b"\xe2\x82", b"$(", b")", b"$$",
 ];
 
 /// One line (or a few, with quotes spanning lines) and the secrets in it.
 fn env_line() -> impl Strategy<Value = (Vec<u8>, Vec<Vec<u8>>)> {
     let sel = |s: &'static [&'static [u8]]| prop::sample::select(s);
-    let structured = (
-        sel(LEADING),
-        secret(),
-        sel(AROUND_EQ),
-        sel(OPEN),
-        secret(),
-        sel(CLOSE),
-        sel(TRAILER),
-        sel(END),
-    )
+    let structured = (sel(LEADING), secret(), sel(AROUND_EQ), sel(OPEN), secret(), sel(CLOSE), sel(TRAILER), sel(END))
         .prop_map(|(lead, name, eq, open, value, close, trailer, end)| {
-            let line = [
-                lead,
-                name.as_bytes(),
-                eq,
-                open,
-                value.as_bytes(),
-                close,
-                trailer,
-                end,
-            ]
-            .concat();
+            let line = [lead, name.as_bytes(), eq, open, value.as_bytes(), close, trailer, end].concat();
             (line, vec![name.into_bytes(), value.into_bytes()])
         });
     let tokens = prop::collection::vec(
@@ -235,27 +180,18 @@ fn env_line() -> impl Strategy<Value = (Vec<u8>, Vec<Vec<u8>>)> {
         (line, toks.into_iter().filter_map(|(_, s)| s).collect())
     });
     // Past a limit: a name over 128 bytes or a value over 32 KiB.
-    let big = (secret(), secret(), any::<bool>(), sel(OPEN)).prop_map(
-        |(name, value, long_name, open)| {
-            let (name, value) = if long_name {
-                (name.repeat(130 / name.len() + 1), value)
-            } else {
-                (name, value.repeat(33_000 / value.len() + 1))
-            };
-            let line = [name.as_bytes(), b"=", open, value.as_bytes(), open, b"\n"].concat();
-            (line, vec![name.into_bytes(), value.into_bytes()])
-        },
-    );
+    let big = (secret(), secret(), any::<bool>(), sel(OPEN)).prop_map(|(name, value, long_name, open)| {
+        let (name, value) =
+            if long_name { (name.repeat(130 / name.len() + 1), value) } else { (name, value.repeat(33_000 / value.len() + 1)) };
+        let line = [name.as_bytes(), b"=", open, value.as_bytes(), open, b"\n"].concat();
+        (line, vec![name.into_bytes(), value.into_bytes()])
+    });
     prop_oneof![6 => structured, 3 => tokens, 1 => big]
 }
 
 fn env_file() -> impl Strategy<Value = (Vec<u8>, Vec<Vec<u8>>)> {
     (any::<u8>(), prop::collection::vec(env_line(), 0..8)).prop_map(|(bom, lines)| {
-        let mut data = if bom < 8 {
-            b"\xef\xbb\xbf".to_vec()
-        } else {
-            Vec::new()
-        };
+        let mut data = if bom < 8 { b"\xef\xbb\xbf".to_vec() } else { Vec::new() };
         let mut secrets = Vec::new();
         for (l, s) in lines {
             data.extend(l);
@@ -299,31 +235,24 @@ proptest! {
 
 /// A `fileKeyRef`/`fileRef` object, sometimes with a mistake holding a secret.
 fn file_ref(with_key: bool) -> impl Strategy<Value = (Value, Vec<String>)> {
-    (
-        config_name(),
-        config_name(),
-        config_name(),
-        secret(),
-        0..8u8,
-    )
-        .prop_map(move |(vol, path, key, s, flaw)| {
-            let mut m = json!({ "volumeName": vol, "path": format!("{path}.env") });
-            if with_key {
-                m["key"] = json!(key);
+    (config_name(), config_name(), config_name(), secret(), 0..8u8).prop_map(move |(vol, path, key, s, flaw)| {
+        let mut m = json!({ "volumeName": vol, "path": format!("{path}.env") });
+        if with_key {
+            m["key"] = json!(key);
+        }
+        match flaw {
+            0 => m["optional"] = json!(s.clone()),
+            1 => m["bogus"] = json!(s.clone()),
+            2 => m["path"] = json!([s.clone()]),
+            3 => m["key"] = json!(s.clone()),
+            4 => m["optional"] = json!(true),
+            5 => {
+                m.as_object_mut().unwrap().remove("volumeName");
             }
-            match flaw {
-                0 => m["optional"] = json!(s.clone()),
-                1 => m["bogus"] = json!(s.clone()),
-                2 => m["path"] = json!([s.clone()]),
-                3 => m["key"] = json!(s.clone()),
-                4 => m["optional"] = json!(true),
-                5 => {
-                    m.as_object_mut().unwrap().remove("volumeName");
-                }
-                _ => {}
-            }
-            (m, vec![s])
-        })
+            _ => {}
+        }
+        (m, vec![s])
+    })
 }
 
 fn env_entry() -> impl Strategy<Value = (Value, Vec<String>)> {
@@ -347,8 +276,7 @@ fn env_entry() -> impl Strategy<Value = (Value, Vec<String>)> {
 
 fn env_from_entry() -> impl Strategy<Value = (Value, Vec<String>)> {
     prop_oneof![
-        (file_ref(false), config_name())
-            .prop_map(|((f, s), p)| (json!({"fileRef": f, "prefix": p}), s)),
+        (file_ref(false), config_name()).prop_map(|((f, s), p)| (json!({"fileRef": f, "prefix": p}), s)),
         (file_ref(false), secret()).prop_map(|((f, mut s), v)| {
             s.push(v.clone());
             (json!({"fileRef": f, "secretRef": {"name": v}}), s)
@@ -376,14 +304,7 @@ fn manifest() -> impl Strategy<Value = (Vec<u8>, Vec<Vec<u8>>)> {
         prop::collection::vec(volume_mount(), 0..3),
         prop::collection::vec(env_from_entry(), 0..3),
         prop::collection::vec(env_entry(), 0..6),
-        prop::collection::vec(
-            prop_oneof![
-                secret().prop_map(Value::from),
-                Just(json!(1)),
-                Just(json!(null))
-            ],
-            0..3,
-        ),
+        prop::collection::vec(prop_oneof![secret().prop_map(Value::from), Just(json!(1)), Just(json!(null))], 0..3),
         secret(),
         0..6u8,
         any::<prop::sample::Index>(),
@@ -391,13 +312,7 @@ fn manifest() -> impl Strategy<Value = (Vec<u8>, Vec<Vec<u8>>)> {
         .prop_map(|(vms, efs, envs, command, top, shape, cut)| {
             let mut secrets = vec![top.clone()];
             let mut take = |items: Vec<(Value, Vec<String>)>| -> Vec<Value> {
-                items
-                    .into_iter()
-                    .map(|(v, s)| {
-                        secrets.extend(s);
-                        v
-                    })
-                    .collect()
+                items.into_iter().map(|(v, s)| { secrets.extend(s); v }).collect()
             };
             let mut m = json!({
                 "name": "app",
@@ -594,12 +509,7 @@ fn finding_1_multiplied_expansion_holds_at_most_the_limit() {
     let a = vec![b'x'; 32_000];
     let input = "$(A)".repeat(200);
     let mut out = Vec::new();
-    let total = envshim::expand::expand_capped(
-        input.as_bytes(),
-        |n| (n == b"A").then_some(&a[..]),
-        &mut out,
-        131_071,
-    );
+    let total = envshim::expand::expand_capped(input.as_bytes(), |n| (n == b"A").then_some(&a[..]), &mut out, 131_071);
     assert_eq!(total, 6_400_000);
     assert!(out.len() <= 131_071);
     assert!(out.capacity() <= 2 * 131_071, "capacity {}", out.capacity());

@@ -26,18 +26,7 @@ fn sources_setup() -> (Volume, Volume, String) {
 fn env_format_masked_shows_sources_and_sizes() {
     let (_vol, d, m) = sources_setup();
     let extra = d.file_str("extra.env", "X=1\n\nY=\n");
-    let out = envshim([
-        "render",
-        "--manifest",
-        &m,
-        "--env-file",
-        &extra,
-        "--env",
-        "CLI=héllo€",
-    ])
-    .env("INH", "inherited-value")
-    .env("PLAT", "p")
-    .run();
+    let out = envshim(["render", "--manifest", &m, "--env-file", &extra, "--env", "CLI=héllo€"]).env("INH", "inherited-value").env("PLAT", "p").run();
     out.ok();
     let want = format!(
         "# INH from inherited\nINH=<set, 15 bytes>\n\
@@ -67,26 +56,12 @@ fn source_is_the_last_definition() {
     let d = Volume::new();
     let f = d.file_str("f.env", "A=file\nB=file\n");
     let m = d.manifest(&json!({"env": [{"name": "B", "value": "m"}]}));
-    let out = envshim([
-        "render",
-        "--format",
-        "json",
-        "--manifest",
-        &m,
-        "--env-file",
-        &f,
-    ])
-    .env("A", "inh")
-    .env("B", "inh")
-    .run();
+    let out = envshim(["render", "--format", "json", "--manifest", &m, "--env-file", &f]).env("A", "inh").env("B", "inh").run();
     out.ok();
-    assert_eq!(
-        out.json(),
-        json!({
-            "A": {"source": format!("{f}:1"), "bytes": 4},
-            "B": {"source": "manifest env[0]", "bytes": 1},
-        })
-    );
+    assert_eq!(out.json(), json!({
+        "A": {"source": format!("{f}:1"), "bytes": 4},
+        "B": {"source": "manifest env[0]", "bytes": 1},
+    }));
 }
 
 #[test]
@@ -102,17 +77,7 @@ fn empty_environment_renders_nothing() {
 #[test]
 fn json_format_masked_and_with_values() {
     let (_vol, _d, m) = sources_setup();
-    let out = envshim([
-        "render",
-        "--format",
-        "json",
-        "--manifest",
-        &m,
-        "--env",
-        "Q=a\"b\\c\nd\te\u{1}",
-    ])
-    .env("INH", "v")
-    .run();
+    let out = envshim(["render", "--format", "json", "--manifest", &m, "--env", "Q=a\"b\\c\nd\te\u{1}"]).env("INH", "v").run();
     out.ok();
     let want = json!({
         "INH": {"source": "inherited", "bytes": 1},
@@ -122,27 +87,10 @@ fn json_format_masked_and_with_values() {
         "Q": {"source": "--env", "bytes": 10},
     });
     assert_eq!(out.json(), want);
-    let out = envshim([
-        "render",
-        "--format",
-        "json",
-        "--show-values",
-        "--manifest",
-        &m,
-        "--env",
-        "Q=a\"b\\c\nd\te\u{1}",
-    ])
-    .env("INH", "v")
-    .run();
+    let out = envshim(["render", "--format", "json", "--show-values", "--manifest", &m, "--env", "Q=a\"b\\c\nd\te\u{1}"]).env("INH", "v").run();
     out.ok();
     let mut want = want;
-    for (k, v) in [
-        ("INH", "v"),
-        ("P_FROM_FILE", "abc"),
-        ("LIT", "lit-abc"),
-        ("KEYED", "x\ny"),
-        ("Q", "a\"b\\c\nd\te\u{1}"),
-    ] {
+    for (k, v) in [("INH", "v"), ("P_FROM_FILE", "abc"), ("LIT", "lit-abc"), ("KEYED", "x\ny"), ("Q", "a\"b\\c\nd\te\u{1}")] {
         want[k]["value"] = json!(v);
     }
     assert_eq!(out.json(), want);
@@ -150,20 +98,9 @@ fn json_format_masked_and_with_values() {
 
 #[test]
 fn json_escapes_names() {
-    let out = envshim([
-        "render",
-        "--format",
-        "json",
-        "--show-values",
-        "--env",
-        "a\"b\\c d=1",
-    ])
-    .run();
+    let out = envshim(["render", "--format", "json", "--show-values", "--env", "a\"b\\c d=1"]).run();
     out.ok();
-    assert_eq!(
-        out.json(),
-        json!({"a\"b\\c d": {"source": "--env", "bytes": 1, "value": "1"}})
-    );
+    assert_eq!(out.json(), json!({"a\"b\\c d": {"source": "--env", "bytes": 1, "value": "1"}}));
 }
 
 #[test]
@@ -182,11 +119,7 @@ fn show_values_quotes_only_when_needed() {
     for (value, shown) in cases {
         let out = envshim(["render", "--show-values"]).env("V", value).run();
         out.ok();
-        assert_eq!(
-            out.stdout_str(),
-            format!("# V from inherited\nV={shown}\n"),
-            "value {value:?}"
-        );
+        assert_eq!(out.stdout_str(), format!("# V from inherited\nV={shown}\n"), "value {value:?}");
     }
 }
 
@@ -223,20 +156,13 @@ const TRICKY: &[&str] = &[
 
 #[test]
 fn show_values_output_reparses_with_identical_values() {
-    let vars: Vec<(String, String)> = TRICKY
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (format!("V{i:02}"), v.to_string()))
-        .collect();
+    let vars: Vec<(String, String)> = TRICKY.iter().enumerate().map(|(i, v)| (format!("V{i:02}"), v.to_string())).collect();
     let mut shim = envshim(["render", "--show-values"]);
     for (k, v) in &vars {
         shim = shim.env(k, v);
     }
     // Names the relaxed rule allows, too.
-    shim = shim
-        .env("with space", "s p")
-        .env("Logging:Level", "Debug")
-        .env("x.y-z", "'q'");
+    shim = shim.env("with space", "s p").env("Logging:Level", "Debug").env("x.y-z", "'q'");
     let out = shim.run();
     out.ok();
     let d = Volume::new();
@@ -250,12 +176,7 @@ fn show_values_output_reparses_with_identical_values() {
     // And the re-parsed file renders the same values again.
     let again = envshim(["render", "--show-values", "--env-file", &file]).run();
     again.ok();
-    let lines = |s: &str| {
-        s.lines()
-            .filter(|l| !l.starts_with('#'))
-            .map(str::to_string)
-            .collect::<Vec<_>>()
-    };
+    let lines = |s: &str| s.lines().filter(|l| !l.starts_with('#')).map(str::to_string).collect::<Vec<_>>();
     let mut a = lines(&out.stdout_str());
     let mut b = lines(&again.stdout_str());
     a.sort();
@@ -274,10 +195,7 @@ fn show_values_round_trip_of_file_values() {
     let first = envshim(["render", "--show-values", "--env-file", &src]).run();
     first.ok();
     let copy = d.file_str("copy.env", &first.stdout);
-    assert_eq!(
-        values(&render_values(["--env-file", &src])),
-        values(&render_values(["--env-file", &copy]))
-    );
+    assert_eq!(values(&render_values(["--env-file", &src])), values(&render_values(["--env-file", &copy])));
 }
 
 #[test]
@@ -285,35 +203,14 @@ fn masked_output_never_holds_a_value() {
     let d = Volume::new();
     let f = d.file_str("s.env", format!("FILE_SECRET={SENTINEL}\nQ='{SENTINEL}'\n"));
     for format in ["env", "json"] {
-        let out = envshim([
-            "render",
-            "--format",
-            format,
-            "--env-file",
-            &f,
-            "--env",
-            &format!("CLI={SENTINEL}"),
-            "--env",
-            "REF=x$(FILE_SECRET)",
-        ])
-        .env("INH", SENTINEL)
-        .run();
+        let out = envshim(["render", "--format", format, "--env-file", &f, "--env", &format!("CLI={SENTINEL}"), "--env", "REF=x$(FILE_SECRET)"])
+            .env("INH", SENTINEL)
+            .run();
         out.ok();
         out.no_sentinel();
-        let with = envshim([
-            "render",
-            "--format",
-            format,
-            "--show-values",
-            "--env-file",
-            &f,
-        ])
-        .run();
+        let with = envshim(["render", "--format", format, "--show-values", "--env-file", &f]).run();
         with.ok();
-        assert!(
-            with.stdout_str().contains(SENTINEL),
-            "--show-values shows values"
-        );
+        assert!(with.stdout_str().contains(SENTINEL), "--show-values shows values");
     }
 }
 
@@ -322,18 +219,7 @@ fn render_prints_nothing_when_something_fails() {
     let d = Volume::new();
     let bad = d.file_str("bad.env", "A=1\nB\n");
     for format in ["env", "json"] {
-        let out = envshim([
-            "render",
-            "--format",
-            format,
-            "--show-values",
-            "--env-file",
-            &bad,
-            "--env",
-            "OK=1",
-        ])
-        .env("INH", "x")
-        .run();
+        let out = envshim(["render", "--format", format, "--show-values", "--env-file", &bad, "--env", "OK=1"]).env("INH", "x").run();
         out.fails(65);
         assert!(out.stdout.is_empty(), "{}", out.stdout_str());
     }
@@ -343,9 +229,7 @@ fn render_prints_nothing_when_something_fails() {
 fn render_does_not_validate_a_program() {
     // render takes no program line and does not look at the manifest's command.
     let d = Volume::new();
-    let m = d.manifest(
-        &json!({"command": ["no-such-program-envshim"], "env": [{"name": "A", "value": "1"}]}),
-    );
+    let m = d.manifest(&json!({"command": ["no-such-program-envshim"], "env": [{"name": "A", "value": "1"}]}));
     let out = envshim(["render", "--manifest", &m]).run();
     out.ok();
     envshim(["render", "--", "/bin/true"]).run().fails(2);
@@ -373,36 +257,14 @@ fn a_platform_entry_names_its_source() {
         {"name": "NS", "valueFrom": {"fieldRef": {"apiVersion": "v1", "fieldPath": "metadata.namespace"}}},
         {"name": "MEM", "valueFrom": {"resourceFieldRef": {"containerName": "app", "resource": "limits.memory"}}},
     ]);
-    let out = envshim([
-        "render",
-        "--format",
-        "json",
-        "--manifest-json",
-        &json!({ "env": env }).to_string(),
-    ])
-    .envs([("MODE", "m"), ("PASS", SENTINEL), ("NS", "n"), ("MEM", "1")])
-    .run();
-    out.ok().no_sentinel();
-    let sources: Vec<String> = ["MODE", "PASS", "NS", "MEM"]
-        .iter()
-        .map(|n| out.json()[n]["source"].as_str().unwrap().to_string())
-        .collect();
-    assert_eq!(
-        sources,
-        [
-            "configMapKeyRef settings/MODE",
-            "secretKeyRef db/k",
-            "fieldRef metadata.namespace",
-            "resourceFieldRef limits.memory"
-        ]
-    );
-    let converted = json!({ "env": [env[0].clone()], "converted": { "seen": [] } }).to_string();
-    let out = envshim(["render", "--manifest-json", &converted])
-        .envs([("ENVSHIM_VALUE_0_A", "m"), ("ENVSHIM_VALUE_0_B", "m")])
+    let out = envshim(["render", "--format", "json", "--manifest-json", &json!({ "env": env }).to_string()])
+        .envs([("MODE", "m"), ("PASS", SENTINEL), ("NS", "n"), ("MEM", "1")])
         .run();
+    out.ok().no_sentinel();
+    let sources: Vec<String> = ["MODE", "PASS", "NS", "MEM"].iter().map(|n| out.json()[n]["source"].as_str().unwrap().to_string()).collect();
+    assert_eq!(sources, ["configMapKeyRef settings/MODE", "secretKeyRef db/k", "fieldRef metadata.namespace", "resourceFieldRef limits.memory"]);
+    let converted = json!({ "env": [env[0].clone()], "converted": { "seen": [] } }).to_string();
+    let out = envshim(["render", "--manifest-json", &converted]).envs([("ENVSHIM_VALUE_0_A", "m"), ("ENVSHIM_VALUE_0_B", "m")]).run();
     out.ok();
-    assert_eq!(
-        out.stdout_str(),
-        "# MODE from configMapKeyRef settings/MODE\nMODE=<set, 1 bytes>\n"
-    );
+    assert_eq!(out.stdout_str(), "# MODE from configMapKeyRef settings/MODE\nMODE=<set, 1 bytes>\n");
 }

@@ -9,18 +9,9 @@ pub fn assert_every_file_is_a_module(dir: &Path) {
     let suite = std::fs::read_to_string(dir.join("tests.rs")).unwrap();
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
-        let (Some(stem), Some("rs")) = (
-            path.file_stem().and_then(|s| s.to_str()),
-            path.extension().and_then(|e| e.to_str()),
-        ) else {
-            continue;
-        };
+        let (Some(stem), Some("rs")) = (path.file_stem().and_then(|s| s.to_str()), path.extension().and_then(|e| e.to_str())) else { continue };
         if stem != "tests" {
-            assert!(
-                suite.contains(&format!("\nmod {stem};\n")),
-                "{}: {stem}.rs is not a module of tests.rs",
-                dir.display()
-            );
+            assert!(suite.contains(&format!("\nmod {stem};\n")), "{}: {stem}.rs is not a module of tests.rs", dir.display());
         }
     }
 }

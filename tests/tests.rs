@@ -34,7 +34,5 @@ mod watch;
 
 #[test]
 fn every_test_file_is_a_module_of_the_suite() {
-    suite_files::assert_every_file_is_a_module(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests"),
-    );
+    suite_files::assert_every_file_is_a_module(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests"));
 }

@@ -36,9 +36,7 @@ impl Drop for Writer {
 /// rename), creating its directory.
 fn atomic(path: &Path, content: &str) -> String {
     let p = path.display();
-    format!(
-        "mkdir -p \"$(dirname '{p}')\"; printf '%s' '{content}' > '{p}.tmp'; mv '{p}.tmp' '{p}'; "
-    )
+    format!("mkdir -p \"$(dirname '{p}')\"; printf '%s' '{content}' > '{p}.tmp'; mv '{p}.tmp' '{p}'; ")
 }
 
 const LATE: Duration = Duration::from_millis(400);
@@ -54,18 +52,10 @@ impl Waited for Out {
     #[track_caller]
     fn waited(mut self) -> Out {
         let text = String::from_utf8(self.stderr.clone()).unwrap();
-        assert!(
-            text.starts_with("envshim: waiting up to "),
-            "no line saying what it waits for: {text}"
-        );
+        assert!(text.starts_with("envshim: waiting up to "), "no line saying what it waits for: {text}");
         assert_no_sentinel(text.as_bytes(), "stderr");
-        let wait_line = |l: &&str| {
-            l.starts_with("envshim: waiting ") || l.starts_with("envshim: still waiting for ")
-        };
-        let rest: String = text
-            .split_inclusive('\n')
-            .filter(|l| !wait_line(l))
-            .collect();
+        let wait_line = |l: &&str| l.starts_with("envshim: waiting ") || l.starts_with("envshim: still waiting for ");
+        let rest: String = text.split_inclusive('\n').filter(|l| !wait_line(l)).collect();
         self.stderr = rest.into_bytes();
         self
     }
@@ -88,39 +78,20 @@ fn every_kind_of_required_file_is_waited_for() {
     let secret = d.join("run/secrets/db_password");
     let script = [
         atomic(&vol.join("all.env"), &format!("X={SENTINEL}\n")),
-        atomic(
-            &vol.join("not-yet/there/key.env"),
-            &format!("K={SENTINEL}\n"),
-        ),
+        atomic(&vol.join("not-yet/there/key.env"), &format!("K={SENTINEL}\n")),
         atomic(&cli, &format!("CLI={SENTINEL}\n")),
         atomic(&secret, &format!("{SENTINEL}\n")),
     ]
     .concat();
     let _w = Writer::after(LATE, &script);
-    let out = envshim([
-        "run",
-        "--manifest",
-        &m,
-        "--env-file",
-        cli.to_str().unwrap(),
-        "--file-env",
-        "DB_PASSWORD",
-        "--wait",
-        "15s",
-        "--",
-    ])
-    .env("DB_PASSWORD_FILE", &secret)
-    .args(print_env())
-    .run()
-    .waited();
+    let out = envshim(["run", "--manifest", &m, "--env-file", cli.to_str().unwrap(), "--file-env", "DB_PASSWORD", "--wait", "15s", "--"])
+        .env("DB_PASSWORD_FILE", &secret)
+        .args(print_env())
+        .run().waited();
     out.ok();
     let env = out.env_map();
     for n in ["ALL_X", "KEY", "CLI", "DB_PASSWORD"] {
-        assert_eq!(
-            env.get(n).map(String::as_str),
-            Some(SENTINEL),
-            "{n} in {env:?}"
-        );
+        assert_eq!(env.get(n).map(String::as_str), Some(SENTINEL), "{n} in {env:?}");
     }
     assert!(!env.contains_key("DB_PASSWORD_FILE"));
     assert!(out.elapsed >= LATE, "{:?}", out.elapsed);
@@ -131,32 +102,12 @@ fn every_kind_of_required_file_is_waited_for() {
 fn a_directory_that_appears_later_then_its_file() {
     let vol = Volume::new();
     let file = vol.join("a/b/c/late.env");
-    let script = format!(
-        "mkdir -p '{}'; sleep 0.3; printf 'L={SENTINEL}\\n' > '{}'",
-        file.parent().unwrap().display(),
-        file.display()
-    );
+    let script = format!("mkdir -p '{}'; sleep 0.3; printf 'L={SENTINEL}\\n' > '{}'", file.parent().unwrap().display(), file.display());
     let _w = Writer::after(Duration::from_millis(200), &script);
-    let out = envshim([
-        "run",
-        "--volume",
-        &vol.volume_arg("v"),
-        "--wait",
-        "15",
-        "--env-file",
-        file.to_str().unwrap(),
-        "--",
-    ])
-    .args(print_env())
-    .run()
-    .waited();
+    let out = envshim(["run", "--volume", &vol.volume_arg("v"), "--wait", "15", "--env-file", file.to_str().unwrap(), "--"]).args(print_env()).run().waited();
     out.ok();
     assert_eq!(out.env_map()["L"], SENTINEL);
-    assert!(
-        out.elapsed >= Duration::from_millis(500),
-        "{:?}",
-        out.elapsed
-    );
+    assert!(out.elapsed >= Duration::from_millis(500), "{:?}", out.elapsed);
 }
 
 /// A file in a volume reached through an absolute symlink, which resolves
@@ -170,14 +121,8 @@ fn a_file_behind_a_symlink_inside_the_volume() {
         "volumeMounts": [mount("v", &vol)],
         "env": [file_key_ref("K", "v", "current/app.env", "K", false)],
     }));
-    let _w = Writer::after(
-        LATE,
-        &atomic(&vol.join("releases/v2/app.env"), &format!("K={SENTINEL}\n")),
-    );
-    let out = envshim(["run", "--manifest", &m, "--wait", "15s", "--"])
-        .args(print_env())
-        .run()
-        .waited();
+    let _w = Writer::after(LATE, &atomic(&vol.join("releases/v2/app.env"), &format!("K={SENTINEL}\n")));
+    let out = envshim(["run", "--manifest", &m, "--wait", "15s", "--"]).args(print_env()).run().waited();
     out.ok();
     assert_eq!(out.env_map()["K"], SENTINEL);
 }
@@ -204,10 +149,7 @@ fn a_mount_path_symlink_flipped_to_a_new_directory() {
         current.display()
     );
     let _w = Writer::after(LATE, &script);
-    let out = envshim(["run", "--manifest", &m, "--wait", "15s", "--"])
-        .args(print_env())
-        .run()
-        .waited();
+    let out = envshim(["run", "--manifest", &m, "--wait", "15s", "--"]).args(print_env()).run().waited();
     out.ok();
     assert_eq!(out.env_map()["K"], SENTINEL);
     assert!(out.elapsed >= LATE, "{:?}", out.elapsed);
@@ -230,10 +172,7 @@ fn a_filled_directory_renamed_over_the_mount_path() {
         mp = mount_path.display()
     );
     let _w = Writer::after(LATE, &script);
-    let out = envshim(["run", "--manifest", &m, "--wait", "15s", "--"])
-        .args(print_env())
-        .run()
-        .waited();
+    let out = envshim(["run", "--manifest", &m, "--wait", "15s", "--"]).args(print_env()).run().waited();
     out.ok();
     assert_eq!(out.env_map()["ALL_X"], SENTINEL);
 }
@@ -260,10 +199,7 @@ fn a_kubernetes_data_swap_inside_a_fixed_mount() {
         vol.join("..data").display()
     );
     let _w = Writer::after(LATE, &script);
-    let out = envshim(["run", "--manifest", &m, "--wait", "15s", "--"])
-        .args(print_env())
-        .run()
-        .waited();
+    let out = envshim(["run", "--manifest", &m, "--wait", "15s", "--"]).args(print_env()).run().waited();
     out.ok();
     assert_eq!(out.env_map()["K"], SENTINEL);
 }
@@ -275,25 +211,9 @@ fn a_file_that_appears_can_name_another_to_wait_for() {
     let d = Volume::new();
     let env_file = d.join("late.env");
     let secret = d.join("secret");
-    let script = format!(
-        "{} sleep 0.3; {}",
-        atomic(&env_file, &format!("S_FILE={}\n", secret.display())),
-        atomic(&secret, SENTINEL)
-    );
+    let script = format!("{} sleep 0.3; {}", atomic(&env_file, &format!("S_FILE={}\n", secret.display())), atomic(&secret, SENTINEL));
     let _w = Writer::after(Duration::from_millis(200), &script);
-    let out = envshim([
-        "run",
-        "--env-file",
-        env_file.to_str().unwrap(),
-        "--file-env",
-        "S",
-        "--wait",
-        "15s",
-        "--",
-    ])
-    .args(print_env())
-    .run()
-    .waited();
+    let out = envshim(["run", "--env-file", env_file.to_str().unwrap(), "--file-env", "S", "--wait", "15s", "--"]).args(print_env()).run().waited();
     out.ok();
     assert_eq!(out.env_map()["S"], SENTINEL);
 }
@@ -303,26 +223,15 @@ fn check_and_render_wait_too() {
     let d = Volume::new();
     let f = d.join("late.env");
     let _w = Writer::after(LATE, &atomic(&f, &format!("A={SENTINEL}\n")));
-    let out = envshim(["check", "--env-file", f.to_str().unwrap(), "--wait", "15s"])
-        .run()
-        .waited();
+    let out = envshim(["check", "--env-file", f.to_str().unwrap(), "--wait", "15s"]).run().waited();
     out.ok();
     assert!(out.elapsed >= LATE);
 
     let g = d.join("later.env");
     let _w = Writer::after(LATE, &atomic(&g, &format!("B={SENTINEL}\n")));
-    let out = envshim(["render", "--env-file", g.to_str().unwrap(), "--wait", "15s"])
-        .run()
-        .waited();
+    let out = envshim(["render", "--env-file", g.to_str().unwrap(), "--wait", "15s"]).run().waited();
     out.ok().no_sentinel();
-    assert_eq!(
-        out.stdout_str(),
-        format!(
-            "# B from {}:1\nB=<set, {} bytes>\n",
-            g.display(),
-            SENTINEL.len()
-        )
-    );
+    assert_eq!(out.stdout_str(), format!("# B from {}:1\nB=<set, {} bytes>\n", g.display(), SENTINEL.len()));
 }
 
 #[test]
@@ -330,11 +239,7 @@ fn envshim_wait_sets_it_and_is_not_passed_on() {
     let d = Volume::new();
     let f = d.join("late.env");
     let _w = Writer::after(LATE, &atomic(&f, "A=1\n"));
-    let out = envshim(["run", "--env-file", f.to_str().unwrap(), "--"])
-        .env("ENVSHIM_WAIT", "15s")
-        .args(print_env())
-        .run()
-        .waited();
+    let out = envshim(["run", "--env-file", f.to_str().unwrap(), "--"]).env("ENVSHIM_WAIT", "15s").args(print_env()).run().waited();
     out.ok();
     assert_eq!(out.env0(), [("A".to_string(), "1".to_string())]);
 }
@@ -354,53 +259,21 @@ fn optional_files_the_manifest_missing_keys_and_other_failures_are_not_waited_fo
         for (k, val) in rest.as_object().unwrap() {
             m[k] = val.clone();
         }
-        let out = envshim([
-            "run",
-            "--manifest",
-            &d.manifest(&m),
-            "--wait",
-            "60s",
-            "--",
-            "/bin/true",
-        ])
-        .run();
-        assert!(
-            out.elapsed < Duration::from_secs(5),
-            "waited {:?}: {}",
-            out.elapsed,
-            out.stderr_str()
-        );
+        let out = envshim(["run", "--manifest", &d.manifest(&m), "--wait", "60s", "--", "/bin/true"]).run();
+        assert!(out.elapsed < Duration::from_secs(5), "waited {:?}: {}", out.elapsed, out.stderr_str());
         out.no_sentinel();
-        assert!(
-            !out.stderr_str().contains("after waiting"),
-            "{}",
-            out.stderr_str()
-        );
+        assert!(!out.stderr_str().contains("after waiting"), "{}", out.stderr_str());
         out
     };
     at_once(json!({"env": [file_key_ref("A", "v", "missing.env", "A", true)], "envFrom": [file_ref("v", "missing2.env", true, None)]})).ok();
-    at_once(json!({"env": [file_key_ref("A", "v", "exists.env", "MISSING_KEY", false)]}))
-        .fails_with(66, &["key \"MISSING_KEY\" not found"]);
-    at_once(json!({"env": [file_key_ref("A", "v", "a-dir", "A", false)]}))
-        .fails_with(78, &["not a regular file"]);
-    at_once(json!({"env": [file_key_ref("A", "v", "bad.env", "A", false)]}))
-        .fails_with(65, &["volume v, path bad.env, line 1"]);
-    at_once(json!({"env": [file_key_ref("A", "v", "../up.env", "A", false)]}))
-        .fails_with(78, &["'..'"]);
-    at_once(json!({"env": [file_key_ref("A", "nope", "x.env", "A", false)]}))
-        .fails_with(78, &["not in volumeMounts"]);
+    at_once(json!({"env": [file_key_ref("A", "v", "exists.env", "MISSING_KEY", false)]})).fails_with(66, &["key \"MISSING_KEY\" not found"]);
+    at_once(json!({"env": [file_key_ref("A", "v", "a-dir", "A", false)]})).fails_with(78, &["not a regular file"]);
+    at_once(json!({"env": [file_key_ref("A", "v", "bad.env", "A", false)]})).fails_with(65, &["volume v, path bad.env, line 1"]);
+    at_once(json!({"env": [file_key_ref("A", "v", "../up.env", "A", false)]})).fails_with(78, &["'..'"]);
+    at_once(json!({"env": [file_key_ref("A", "nope", "x.env", "A", false)]})).fails_with(78, &["not in volumeMounts"]);
 
     let d = Volume::new();
-    let out = envshim([
-        "run",
-        "--manifest",
-        d.join("manifest.json").to_str().unwrap(),
-        "--wait",
-        "60s",
-        "--",
-        "/bin/true",
-    ])
-    .run();
+    let out = envshim(["run", "--manifest", d.join("manifest.json").to_str().unwrap(), "--wait", "60s", "--", "/bin/true"]).run();
     out.fails_with(78, &["not found"]);
     assert!(out.elapsed < Duration::from_secs(5));
     // A mountPath that does not exist is a configuration error, not a missing file.
@@ -420,17 +293,7 @@ fn other_problems_are_reported_after_the_wait() {
     let f = d.join("late.env");
     let m = d.manifest(&json!({"env": [{"name": "BAD=NAME", "value": SENTINEL}]}));
     let _w = Writer::after(LATE, &atomic(&f, "A=1\n"));
-    let out = envshim([
-        "check",
-        "--manifest",
-        &m,
-        "--env-file",
-        f.to_str().unwrap(),
-        "--wait",
-        "15s",
-    ])
-    .run()
-    .waited();
+    let out = envshim(["check", "--manifest", &m, "--env-file", f.to_str().unwrap(), "--wait", "15s"]).run().waited();
     out.fails_with(78, &["env[0].name", "not a valid variable name"]);
     out.no_sentinel();
     assert!(out.elapsed >= LATE, "{:?}", out.elapsed);
@@ -456,59 +319,21 @@ fn when_time_runs_out_the_usual_failure_says_after_waiting() {
         "env": [file_key_ref("P", "v", "present.env", "P", false), file_key_ref("A", "v", "absent.env", "A", false)],
     }));
     let log = d.join("termination-log");
-    let out = envshim([
-        "run",
-        "--manifest",
-        &m,
-        "--wait",
-        "700ms",
-        "--termination-log",
-        log.to_str().unwrap(),
-        "--",
-        "/bin/true",
-    ])
-    .run()
-    .waited();
-    let line = out.fails_with(
-        66,
-        &["manifest: env[1] (A): file v/absent.env not found after waiting 700ms"],
-    );
+    let out = envshim(["run", "--manifest", &m, "--wait", "700ms", "--termination-log", log.to_str().unwrap(), "--", "/bin/true"]).run().waited();
+    let line = out.fails_with(66, &["manifest: env[1] (A): file v/absent.env not found after waiting 700ms"]);
     out.no_sentinel();
     assert_eq!(std::fs::read_to_string(&log).unwrap(), format!("{line}\n"));
-    assert!(
-        out.elapsed >= Duration::from_millis(700) && out.elapsed < Duration::from_secs(5),
-        "{:?}",
-        out.elapsed
-    );
+    assert!(out.elapsed >= Duration::from_millis(700) && out.elapsed < Duration::from_secs(5), "{:?}", out.elapsed);
 
     // A bare number is seconds; NAME_FILE and --env-file files say it too.
-    let out = envshim([
-        "check",
-        "--wait",
-        "1",
-        "--file-env",
-        "S",
-        "--env-file",
-        d.join("nope.env").to_str().unwrap(),
-    ])
-    .env("S_FILE", d.join("secret"))
-    .run()
-    .waited();
+    let out = envshim(["check", "--wait", "1", "--file-env", "S", "--env-file", d.join("nope.env").to_str().unwrap()])
+        .env("S_FILE", d.join("secret"))
+        .run().waited();
     let lines = out.fails(66);
     assert_eq!(lines.len(), 2, "{lines:?}");
-    assert!(
-        lines[0].ends_with("nope.env: file not found after waiting 1s"),
-        "{lines:?}"
-    );
-    assert!(
-        lines[1].contains("S_FILE") && lines[1].ends_with("not found after waiting 1s"),
-        "{lines:?}"
-    );
-    assert!(
-        out.elapsed >= Duration::from_secs(1) && out.elapsed < Duration::from_secs(5),
-        "{:?}",
-        out.elapsed
-    );
+    assert!(lines[0].ends_with("nope.env: file not found after waiting 1s"), "{lines:?}");
+    assert!(lines[1].contains("S_FILE") && lines[1].ends_with("not found after waiting 1s"), "{lines:?}");
+    assert!(out.elapsed >= Duration::from_secs(1) && out.elapsed < Duration::from_secs(5), "{:?}", out.elapsed);
 }
 
 #[test]
@@ -520,9 +345,7 @@ fn bad_durations_are_usage_errors() {
         out.fails_with(2, &["ENVSHIM_WAIT"]);
     }
     use std::os::unix::ffi::OsStrExt;
-    let out = envshim(["check"])
-        .env("ENVSHIM_WAIT", std::ffi::OsStr::from_bytes(b"1\xffs"))
-        .run();
+    let out = envshim(["check"]).env("ENVSHIM_WAIT", std::ffi::OsStr::from_bytes(b"1\xffs")).run();
     out.fails_with(2, &["ENVSHIM_WAIT: not UTF-8"]);
     for good in ["0", "500ms", "2s", "1m", "1h"] {
         envshim(["check", "--wait", good]).run().ok();
@@ -537,13 +360,7 @@ fn no_cpu_while_nothing_changes() {
     // Reaped by wait4 below, which also gives its CPU time.
     #[allow(clippy::zombie_processes)]
     let child = command(false)
-        .args([
-            "check",
-            "--wait",
-            "3s",
-            "--env-file",
-            d.join("never.env").to_str().unwrap(),
-        ])
+        .args(["check", "--wait", "3s", "--env-file", d.join("never.env").to_str().unwrap()])
         .env_clear()
         .stderr(Stdio::null())
         .spawn()
@@ -552,14 +369,8 @@ fn no_cpu_while_nothing_changes() {
     let elapsed = start.elapsed();
     assert_eq!(libc::WEXITSTATUS(status), 66);
     let cpu = cpu_time(&usage);
-    assert!(
-        cpu < Duration::from_millis(150),
-        "CPU {cpu:?} during a 3 s wait"
-    );
-    assert!(
-        elapsed >= Duration::from_secs(3) && elapsed < Duration::from_secs(6),
-        "{elapsed:?}"
-    );
+    assert!(cpu < Duration::from_millis(150), "CPU {cpu:?} during a 3 s wait");
+    assert!(elapsed >= Duration::from_secs(3) && elapsed < Duration::from_secs(6), "{elapsed:?}");
     eprintln!("a 3 s wait: {elapsed:?} wall, {cpu:?} CPU");
 }
 
@@ -575,8 +386,6 @@ fn wait4(pid: i32) -> (i32, libc::rusage) {
 }
 
 fn cpu_time(u: &libc::rusage) -> Duration {
-    let t = |tv: libc::timeval| {
-        Duration::from_secs(tv.tv_sec as u64) + Duration::from_micros(tv.tv_usec as u64)
-    };
+    let t = |tv: libc::timeval| Duration::from_secs(tv.tv_sec as u64) + Duration::from_micros(tv.tv_usec as u64);
     t(u.ru_utime) + t(u.ru_stime)
 }

@@ -40,11 +40,7 @@ struct Volume {
 impl Volume {
     fn new(dir: &Path, files: &[(&str, &str)]) -> Volume {
         fs::create_dir_all(dir).unwrap();
-        let mut v = Volume {
-            dir: dir.to_path_buf(),
-            version: 0,
-            current: String::new(),
-        };
+        let mut v = Volume { dir: dir.to_path_buf(), version: 0, current: String::new() };
         v.swap(files);
         v
     }
@@ -76,11 +72,7 @@ impl Volume {
 /// `envshim run --watch --watch-settle 50ms ARGS --no-expand-args -- sh -c SCRIPT` in `dir` ($D).
 fn watch(dir: tempfile::TempDir, args: &[&str], script: &str) -> Run {
     let mut cmd = command(false);
-    cmd.arg("run")
-        .args(["--watch", "--watch-settle", SETTLE])
-        .args(args)
-        .args(["--no-expand-args", "--", "sh", "-c", script])
-        .current_dir(dir.path());
+    cmd.arg("run").args(["--watch", "--watch-settle", SETTLE]).args(args).args(["--no-expand-args", "--", "sh", "-c", script]).current_dir(dir.path());
     Run::spawn(cmd, dir, false)
 }
 
@@ -115,26 +107,12 @@ fn a_changed_value_restarts_the_program_once_with_it_after_the_old_one_ended() {
     lines(&mut run, 1);
     vol.swap(&[("app.env", &env_file(2))]);
     let got = lines(&mut run, 3);
-    assert_eq!(
-        got,
-        [
-            format!("start {}", value(1)),
-            format!("stop {}", value(1)),
-            format!("start {}", value(2))
-        ]
-    );
+    assert_eq!(got, [format!("start {}", value(1)), format!("stop {}", value(1)), format!("start {}", value(2))]);
     sleep(QUIET);
     assert_eq!(log(&run).len(), 3, "one restart only: {:?}", log(&run));
     let done = stop(run);
     assert_eq!(done.code(), Some(0), "{}", done.stderr);
-    assert_eq!(
-        done.stderr
-            .matches("watch: changed A: restarting the program")
-            .count(),
-        1,
-        "{}",
-        done.stderr
-    );
+    assert_eq!(done.stderr.matches("watch: changed A: restarting the program").count(), 1, "{}", done.stderr);
 }
 
 #[test]
@@ -146,12 +124,7 @@ fn a_swap_with_the_same_content_a_touch_and_a_comment_change_nothing() {
     vol.swap(&[("app.env", &env_file(1))]);
     sleep(QUIET);
     let file = run.path("config/app.env");
-    fs::File::options()
-        .append(true)
-        .open(&file)
-        .unwrap()
-        .set_modified(std::time::SystemTime::now())
-        .unwrap();
+    fs::File::options().append(true).open(&file).unwrap().set_modified(std::time::SystemTime::now()).unwrap();
     vol.swap(&[("app.env", &format!("# another comment\n{}", env_file(1)))]);
     sleep(QUIET);
     assert_eq!(log(&run).len(), 1, "{:?}", log(&run));
@@ -166,17 +139,10 @@ fn a_swap_with_the_same_content_a_touch_and_a_comment_change_nothing() {
 fn an_invalid_change_keeps_the_program_and_is_said_once_then_a_valid_one_applies() {
     let dir = tempfile::tempdir().unwrap();
     let mut vol = Volume::new(&dir.path().join("config"), &[("app.env", &env_file(1))]);
-    let mut run = watch(
-        dir,
-        &["--env-file", "config/app.env", "--watch-poll", "100ms"],
-        PROGRAM,
-    );
+    let mut run = watch(dir, &["--env-file", "config/app.env", "--watch-poll", "100ms"], PROGRAM);
     lines(&mut run, 1);
     // A line that does not parse, holding the sentinel.
-    vol.swap(&[(
-        "app.env",
-        &format!("A={}\nnot a line {SENTINEL}\n", value(2)),
-    )]);
+    vol.swap(&[("app.env", &format!("A={}\nnot a line {SENTINEL}\n", value(2)))]);
     run.wait_for("stderr", |t| t.contains("not applied"));
     // Several polls later: still the first program, and said once.
     sleep(QUIET);
@@ -212,30 +178,12 @@ fn a_file_written_in_place_in_two_parts_never_starts_a_program_with_half_of_it()
     let file = dir.path().join("app.env");
     fs::write(&file, env_file(1)).unwrap();
     let mut cmd = command(false);
-    cmd.args([
-        "run",
-        "--watch",
-        "--watch-settle",
-        "400ms",
-        "--watch-poll",
-        "100ms",
-        "--env-file",
-        "app.env",
-        "--no-expand-args",
-        "--",
-        "sh",
-        "-c",
-        PROGRAM,
-    ])
-    .current_dir(dir.path());
+    cmd.args(["run", "--watch", "--watch-settle", "400ms", "--watch-poll", "100ms", "--env-file", "app.env", "--no-expand-args", "--", "sh", "-c", PROGRAM])
+        .current_dir(dir.path());
     without_inotify(&mut cmd);
     let mut run = Run::spawn(cmd, dir, false);
     lines(&mut run, 1);
-    let mut f = fs::File::options()
-        .write(true)
-        .truncate(true)
-        .open(&file)
-        .unwrap();
+    let mut f = fs::File::options().write(true).truncate(true).open(&file).unwrap();
     use std::io::Write;
     let whole = env_file(2);
     let (first, second) = whole.split_at(whole.len() - 4);
@@ -263,36 +211,20 @@ fn a_program_that_ignores_the_restart_signal_is_killed_after_the_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let mut vol = Volume::new(&dir.path().join("config"), &[("app.env", &env_file(1))]);
     let script = r#"echo $$ >> "$D/pids"; echo "start $A" >> "$D/log"; trap '' TERM; while :; do sleep 0.02; done"#;
-    let mut run = watch(
-        dir,
-        &["--env-file", "config/app.env", "--restart-timeout", "400ms"],
-        script,
-    );
+    let mut run = watch(dir, &["--env-file", "config/app.env", "--restart-timeout", "400ms"], script);
     lines(&mut run, 1);
     let swapped = Instant::now();
     vol.swap(&[("app.env", &env_file(2))]);
     assert_eq!(lines(&mut run, 2)[1], format!("start {}", value(2)));
-    assert!(
-        swapped.elapsed() >= Duration::from_millis(400),
-        "{:?}",
-        swapped.elapsed()
-    );
+    assert!(swapped.elapsed() >= Duration::from_millis(400), "{:?}", swapped.elapsed());
     // The new one ignores SIGTERM too: SIGKILL ends envshim, and the test
     // ends the program it leaves behind (in a process group of its own).
     run.signal(libc::SIGKILL);
     let done = run.finish();
     for pid in done.read("pids").lines() {
-        let _ = nix::sys::signal::killpg(
-            nix::unistd::Pid::from_raw(pid.parse().unwrap()),
-            nix::sys::signal::Signal::SIGKILL,
-        );
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid.parse().unwrap()), nix::sys::signal::Signal::SIGKILL);
     }
-    assert!(
-        done.read("stderr")
-            .contains("did not stop within 400ms: SIGKILL to its process group"),
-        "{}",
-        done.read("stderr")
-    );
+    assert!(done.read("stderr").contains("did not stop within 400ms: SIGKILL to its process group"), "{}", done.read("stderr"));
 }
 
 #[test]
@@ -315,25 +247,13 @@ fn sigterm_during_a_restart_starts_no_new_program() {
 fn on_change_exit_stops_the_program_and_exits_75() {
     let dir = tempfile::tempdir().unwrap();
     let mut vol = Volume::new(&dir.path().join("config"), &[("app.env", &env_file(1))]);
-    let mut run = watch(
-        dir,
-        &["--env-file", "config/app.env", "--on-change", "exit"],
-        PROGRAM,
-    );
+    let mut run = watch(dir, &["--env-file", "config/app.env", "--on-change", "exit"], PROGRAM);
     lines(&mut run, 1);
     vol.swap(&[("app.env", &env_file(2))]);
     let done = run.finish();
     assert_eq!(done.code(), Some(75), "{}", done.stderr);
-    assert_eq!(
-        done.read("log").lines().collect::<Vec<_>>(),
-        [format!("start {}", value(1)), format!("stop {}", value(1))]
-    );
-    assert!(
-        done.stderr
-            .contains("watch: changed A: stopping the program, then exiting (75)"),
-        "{}",
-        done.stderr
-    );
+    assert_eq!(done.read("log").lines().collect::<Vec<_>>(), [format!("start {}", value(1)), format!("stop {}", value(1))]);
+    assert!(done.stderr.contains("watch: changed A: stopping the program, then exiting (75)"), "{}", done.stderr);
     assert_no_sentinel(done.stderr.as_bytes(), "stderr");
 }
 
@@ -342,56 +262,32 @@ fn on_change_signal_sends_it_and_keeps_the_program_and_its_environment() {
     let dir = tempfile::tempdir().unwrap();
     let mut vol = Volume::new(&dir.path().join("config"), &[("app.env", &env_file(1))]);
     let script = r#"echo "start $A" >> "$D/log"; trap 'echo "hup $A" >> "$D/log"' HUP; trap 'exit 0' TERM; while :; do sleep 0.02; done"#;
-    let mut run = watch(
-        dir,
-        &["--env-file", "config/app.env", "--on-change", "signal:HUP"],
-        script,
-    );
+    let mut run = watch(dir, &["--env-file", "config/app.env", "--on-change", "signal:HUP"], script);
     lines(&mut run, 1);
     vol.swap(&[("app.env", &env_file(2))]);
     assert_eq!(lines(&mut run, 2)[1], format!("hup {}", value(1)));
     sleep(QUIET);
     assert_eq!(log(&run).len(), 2, "one signal per change: {:?}", log(&run));
     let done = stop(run);
-    assert!(
-        done.stderr
-            .contains("watch: changed A: signal 1 sent to the program"),
-        "{}",
-        done.stderr
-    );
+    assert!(done.stderr.contains("watch: changed A: signal 1 sent to the program"), "{}", done.stderr);
 }
 
 #[test]
 fn a_changed_manifest_command_restarts_the_new_program() {
     let dir = tempfile::tempdir().unwrap();
     let manifest = |n: u32| {
-        let script = format!(
-            r#"echo "start {n} $A" >> "$D/log"; trap 'exit 0' TERM; while :; do sleep 0.02; done"#
-        );
+        let script = format!(r#"echo "start {n} $A" >> "$D/log"; trap 'exit 0' TERM; while :; do sleep 0.02; done"#);
         serde_json::json!({"command": ["sh", "-c", script], "env": [{"name": "A", "value": value(1)}]}).to_string()
     };
     let mut vol = Volume::new(&dir.path().join("m"), &[("manifest.json", &manifest(1))]);
     let mut cmd = command(false);
-    cmd.args([
-        "run",
-        "--watch",
-        "--watch-settle",
-        SETTLE,
-        "--manifest",
-        "m/manifest.json",
-    ])
-    .current_dir(dir.path());
+    cmd.args(["run", "--watch", "--watch-settle", SETTLE, "--manifest", "m/manifest.json"]).current_dir(dir.path());
     let mut run = Run::spawn(cmd, dir, false);
     assert_eq!(lines(&mut run, 1)[0], format!("start 1 {}", value(1)));
     vol.swap(&[("manifest.json", &manifest(2))]);
     assert_eq!(lines(&mut run, 2)[1], format!("start 2 {}", value(1)));
     let done = stop(run);
-    assert!(
-        done.stderr
-            .contains("watch: program line changed: restarting the program"),
-        "{}",
-        done.stderr
-    );
+    assert!(done.stderr.contains("watch: program line changed: restarting the program"), "{}", done.stderr);
 }
 
 #[test]
@@ -400,49 +296,21 @@ fn env_dir_and_file_env_sources_are_watched() {
     let mut vol = Volume::new(&dir.path().join("secrets"), &[("A", &value(1))]);
     fs::create_dir(dir.path().join("run")).unwrap();
     fs::write(dir.path().join("run/b"), format!("{SENTINEL}-b1\n")).unwrap();
-    let script =
-        r#"echo "start $A $B" >> "$D/log"; trap 'exit 0' TERM; while :; do sleep 0.02; done"#;
+    let script = r#"echo "start $A $B" >> "$D/log"; trap 'exit 0' TERM; while :; do sleep 0.02; done"#;
     let mut cmd = command(false);
-    cmd.args([
-        "run",
-        "--watch",
-        "--watch-settle",
-        SETTLE,
-        "--env-dir",
-        "secrets",
-        "--file-env",
-        "B",
-        "--no-expand-args",
-        "--",
-        "sh",
-        "-c",
-        script,
-    ])
-    .env("B_FILE", "run/b")
-    .current_dir(dir.path());
+    cmd.args(["run", "--watch", "--watch-settle", SETTLE, "--env-dir", "secrets", "--file-env", "B", "--no-expand-args", "--", "sh", "-c", script])
+        .env("B_FILE", "run/b")
+        .current_dir(dir.path());
     let mut run = Run::spawn(cmd, dir, false);
-    assert_eq!(
-        lines(&mut run, 1)[0],
-        format!("start {} {SENTINEL}-b1", value(1))
-    );
+    assert_eq!(lines(&mut run, 1)[0], format!("start {} {SENTINEL}-b1", value(1)));
     vol.swap(&[("A", &value(2))]);
-    assert_eq!(
-        lines(&mut run, 2)[1],
-        format!("start {} {SENTINEL}-b1", value(2))
-    );
+    assert_eq!(lines(&mut run, 2)[1], format!("start {} {SENTINEL}-b1", value(2)));
     // A file replaced by a rename, as an editor or a secrets agent does.
     fs::write(run.path("run/b.tmp"), format!("{SENTINEL}-b2\n")).unwrap();
     fs::rename(run.path("run/b.tmp"), run.path("run/b")).unwrap();
-    assert_eq!(
-        lines(&mut run, 3)[2],
-        format!("start {} {SENTINEL}-b2", value(2))
-    );
+    assert_eq!(lines(&mut run, 3)[2], format!("start {} {SENTINEL}-b2", value(2)));
     let done = stop(run);
-    assert!(
-        done.stderr.contains("watch: changed B: restarting"),
-        "{}",
-        done.stderr
-    );
+    assert!(done.stderr.contains("watch: changed B: restarting"), "{}", done.stderr);
 }
 
 #[test]
@@ -450,94 +318,35 @@ fn without_inotify_the_poll_applies_the_change_after_one_warning() {
     let dir = tempfile::tempdir().unwrap();
     let mut vol = Volume::new(&dir.path().join("config"), &[("app.env", &env_file(1))]);
     let mut cmd = command(false);
-    cmd.args([
-        "run",
-        "--watch",
-        "--watch-settle",
-        SETTLE,
-        "--watch-poll",
-        "100ms",
-        "--env-file",
-        "config/app.env",
-        "--no-expand-args",
-        "--",
-        "sh",
-        "-c",
-        PROGRAM,
-    ])
-    .current_dir(dir.path());
+    cmd.args(["run", "--watch", "--watch-settle", SETTLE, "--watch-poll", "100ms", "--env-file", "config/app.env", "--no-expand-args", "--", "sh", "-c", PROGRAM])
+        .current_dir(dir.path());
     without_inotify(&mut cmd);
     let mut run = Run::spawn(cmd, dir, false);
     lines(&mut run, 1);
     vol.swap(&[("app.env", &env_file(2))]);
     assert_eq!(lines(&mut run, 3)[2], format!("start {}", value(2)));
     let done = stop(run);
-    assert_eq!(
-        done.stderr
-            .matches("warning: --watch: inotify is unavailable (Operation not permitted)")
-            .count(),
-        1,
-        "{}",
-        done.stderr
-    );
+    assert_eq!(done.stderr.matches("warning: --watch: inotify is unavailable (Operation not permitted)").count(), 1, "{}", done.stderr);
 }
 
 #[test]
 fn the_watch_options_need_watch_and_valid_values() {
     for (args, vars, want) in [
         (&["--on-change", "exit"][..], &[][..], "need --watch"),
-        (
-            &["--watch", "--on-change", "reload"],
-            &[],
-            "'--on-change <ACTION>': expected restart, exit or signal:SIG",
-        ),
-        (
-            &["--watch", "--restart-signal", "0"],
-            &[],
-            "'--restart-signal <SIG>': 0 is no signal",
-        ),
-        (
-            &["--watch", "--watch-poll", "0"],
-            &[],
-            "'--watch-poll <DURATION>': must be more than 0",
-        ),
-        (
-            &["--watch"],
-            &[("ENVSHIM_WATCH_POLL", "0")],
-            "ENVSHIM_WATCH_POLL: must be more than 0",
-        ),
-        (
-            &["--watch"],
-            &[("ENVSHIM_RESTART_TIMEOUT", "soon")],
-            "ENVSHIM_RESTART_TIMEOUT: ",
-        ),
-        (
-            &[],
-            &[("ENVSHIM_WATCH", "maybe")],
-            "ENVSHIM_WATCH must be one of",
-        ),
+        (&["--watch", "--on-change", "reload"], &[], "'--on-change <ACTION>': expected restart, exit or signal:SIG"),
+        (&["--watch", "--restart-signal", "0"], &[], "'--restart-signal <SIG>': 0 is no signal"),
+        (&["--watch", "--watch-poll", "0"], &[], "'--watch-poll <DURATION>': must be more than 0"),
+        (&["--watch"], &[("ENVSHIM_WATCH_POLL", "0")], "ENVSHIM_WATCH_POLL: must be more than 0"),
+        (&["--watch"], &[("ENVSHIM_RESTART_TIMEOUT", "soon")], "ENVSHIM_RESTART_TIMEOUT: "),
+        (&[], &[("ENVSHIM_WATCH", "maybe")], "ENVSHIM_WATCH must be one of"),
     ] {
-        let out = envshim(["run"])
-            .args(args)
-            .envs(vars.iter().copied())
-            .args(["--", "/bin/true"])
-            .run();
+        let out = envshim(["run"]).args(args).envs(vars.iter().copied()).args(["--", "/bin/true"]).run();
         out.code(2);
-        assert!(
-            out.stderr_str().contains(want),
-            "{args:?} {vars:?}: {}",
-            out.stderr_str()
-        );
+        assert!(out.stderr_str().contains(want), "{args:?} {vars:?}: {}", out.stderr_str());
     }
     // Without --watch its variables change nothing, but a bad one is still a mistake.
-    envshim(["run", "--", "/bin/true"])
-        .env("ENVSHIM_WATCH_POLL", "5s")
-        .run()
-        .ok();
-    envshim(["run", "--", "/bin/true"])
-        .env("ENVSHIM_WATCH_POLL", "0")
-        .run()
-        .fails_with(2, &["ENVSHIM_WATCH_POLL: must be more than 0"]);
+    envshim(["run", "--", "/bin/true"]).env("ENVSHIM_WATCH_POLL", "5s").run().ok();
+    envshim(["run", "--", "/bin/true"]).env("ENVSHIM_WATCH_POLL", "0").run().fails_with(2, &["ENVSHIM_WATCH_POLL: must be more than 0"]);
 }
 
 /// A file mounted on its own from another file system (what a `subPath`
@@ -571,20 +380,10 @@ fn check_watch_warns_about_a_file_that_is_a_mount_of_its_own() {
         return;
     }
     assert!(out.status.success(), "{stderr}");
-    assert_eq!(
-        stderr
-            .matches("is mounted on its own (a subPath mount?)")
-            .count(),
-        1,
-        "{stderr}"
-    );
+    assert_eq!(stderr.matches("is mounted on its own (a subPath mount?)").count(), 1, "{stderr}");
     assert_no_sentinel(&out.stderr, "stderr");
     let out = shell("");
-    assert!(
-        out.status.success() && !String::from_utf8_lossy(&out.stderr).contains("subPath"),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success() && !String::from_utf8_lossy(&out.stderr).contains("subPath"), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 /// A restart reads the changed file with the start's grammar: under
@@ -598,21 +397,10 @@ fn a_restart_reads_the_changed_file_with_the_kubelet_grammar_when_it_was_started
     let kubelet_file = |n: u32| format!("A='{}'\n", value(n));
     let mut vol = Volume::new(&dir.path().join("config"), &[("app.env", &kubelet_file(1))]);
     let mut cmd = command(false);
-    cmd.args([
-        "run",
-        "--watch",
-        "--watch-settle",
-        SETTLE,
-        "--watch-poll",
-        "100ms",
-        "--env-grammar",
-        "kubelet",
-        "--env-file",
-        "config/app.env",
-    ])
-    .args(["--no-expand-args", "--", "sh", "-c", PROGRAM])
-    .env("ENVSHIM_WATCH_POL", "1")
-    .current_dir(dir.path());
+    cmd.args(["run", "--watch", "--watch-settle", SETTLE, "--watch-poll", "100ms", "--env-grammar", "kubelet", "--env-file", "config/app.env"])
+        .args(["--no-expand-args", "--", "sh", "-c", PROGRAM])
+        .env("ENVSHIM_WATCH_POL", "1")
+        .current_dir(dir.path());
     let mut run = Run::spawn(cmd, dir, false);
     assert_eq!(lines(&mut run, 1)[0], format!("start {}", value(1)));
     let literal = format!("{}-$B-\"q\"", value(2));
@@ -624,19 +412,9 @@ fn a_restart_reads_the_changed_file_with_the_kubelet_grammar_when_it_was_started
     assert_eq!(log(&run).len(), 3, "{:?}", log(&run));
     let done = stop(run);
     assert!(done.stderr.contains("a change is not applied, the program keeps running: --env-file: env file config/app.env, line 1: has a value not enclosed in single quotes"), "{}", done.stderr);
-    assert_eq!(
-        done.stderr.matches("not applied").count(),
-        1,
-        "{}",
-        done.stderr
-    );
+    assert_eq!(done.stderr.matches("not applied").count(), 1, "{}", done.stderr);
     // The start's warning (a misspelt variable) is said once, not at each read.
-    assert_eq!(
-        done.stderr.matches("warning: ").count(),
-        1,
-        "{}",
-        done.stderr
-    );
+    assert_eq!(done.stderr.matches("warning: ").count(), 1, "{}", done.stderr);
 }
 
 /// envshim's resident memory, in KiB.
@@ -656,22 +434,8 @@ fn memory_does_not_grow_with_the_reads() {
     let env: Vec<_> = (0..350).map(|i| serde_json::json!({"name": format!("V{i:04}"), "value": format!("{SENTINEL}-{i}-{}", "x".repeat(256))})).collect();
     let manifest = serde_json::json!({ "env": env }).to_string();
     let mut cmd = command(false);
-    cmd.args([
-        "run",
-        "--watch",
-        "--watch-settle",
-        SETTLE,
-        "--watch-poll",
-        "10ms",
-        "--manifest-json",
-        &manifest,
-        "--no-expand-args",
-        "--",
-        "sh",
-        "-c",
-        PROGRAM,
-    ])
-    .current_dir(dir.path());
+    cmd.args(["run", "--watch", "--watch-settle", SETTLE, "--watch-poll", "10ms", "--manifest-json", &manifest, "--no-expand-args", "--", "sh", "-c", PROGRAM])
+        .current_dir(dir.path());
     let mut run = Run::spawn(cmd, dir, false);
     lines(&mut run, 1);
     let pid = run.child.id();
@@ -679,15 +443,7 @@ fn memory_does_not_grow_with_the_reads() {
     let before = rss_kib(pid);
     sleep(Duration::from_secs(2));
     let after = rss_kib(pid);
-    assert!(
-        after < before + 2048,
-        "RSS {before} KiB, then {after} KiB two seconds of reads later"
-    );
+    assert!(after < before + 2048, "RSS {before} KiB, then {after} KiB two seconds of reads later");
     let done = stop(run);
-    assert_eq!(
-        done.read("log").matches("start").count(),
-        1,
-        "no restart: {}",
-        done.read("log")
-    );
+    assert_eq!(done.read("log").matches("start").count(), 1, "no restart: {}", done.read("log"));
 }

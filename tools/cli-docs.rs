@@ -52,29 +52,19 @@ pub fn write(dir: &std::path::Path) -> std::io::Result<()> {
     // The converter's: `kubectl-envshim` on PATH (its help says `kubectl envshim`).
     let converter = converter::Cli::command();
     for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
-        let path = clap_complete::generate_to(
-            shell,
-            &mut converter.clone(),
-            "kubectl-envshim",
-            &completions,
-        )?;
+        let path = clap_complete::generate_to(shell, &mut converter.clone(), "kubectl-envshim", &completions)?;
         if shell == Shell::Bash {
             // clap_complete 4.6 names a subcommand's case `kubectl__subcmd__envshim__subcmd__convert`
             // where its loop sets `kubectl__envshim__subcmd__convert` (a `-` in the binary's
             // name): the options after a subcommand were never offered.
-            let text = std::fs::read_to_string(&path)?.replace(
-                "kubectl__subcmd__envshim__subcmd__",
-                "kubectl__envshim__subcmd__",
-            );
+            let text = std::fs::read_to_string(&path)?.replace("kubectl__subcmd__envshim__subcmd__", "kubectl__envshim__subcmd__");
             std::fs::write(&path, &text)?;
             kubectl_complete(&text, &completions)?;
         }
         println!("cli-docs: {}", path.display());
     }
     clap_mangen::generate_to(converter.long_version(None), &man)?;
-    let mut pages: Vec<_> = std::fs::read_dir(&man)?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<_, _>>()?;
+    let mut pages: Vec<_> = std::fs::read_dir(&man)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>()?;
     pages.sort();
     for page in pages {
         println!("cli-docs: {}", page.display());
@@ -139,13 +129,7 @@ fn page(cmd: clap::Command, dir: &std::path::Path) -> std::io::Result<()> {
         section(&mut out, "ENV FILES", ENV_FILES)?;
         section(&mut out, "ENVIRONMENT", &environment())?;
     }
-    section(
-        &mut out,
-        "EXIT STATUS",
-        EXIT_CODES
-            .strip_prefix("Exit codes:\n")
-            .unwrap_or(EXIT_CODES),
-    )?;
+    section(&mut out, "EXIT STATUS", EXIT_CODES.strip_prefix("Exit codes:\n").unwrap_or(EXIT_CODES))?;
     section(&mut out, "FILES", FILES)?;
     section(&mut out, "EXAMPLES", EXAMPLES)?;
     if cmd.get_version().is_some() {
@@ -165,11 +149,7 @@ fn section(out: &mut Vec<u8>, title: &str, text: &str) -> std::io::Result<()> {
         for line in para.lines() {
             // roff: a backslash is `\e`, a minus `\-`, and a line may not start with `.` or `'`.
             let line = line.replace('\\', "\\e").replace('-', "\\-");
-            let lead = if line.starts_with(['.', '\'']) {
-                "\\&"
-            } else {
-                ""
-            };
+            let lead = if line.starts_with(['.', '\'']) { "\\&" } else { "" };
             writeln!(out, "{lead}{line}")?;
         }
         if literal {
@@ -202,12 +182,8 @@ fn environment() -> String {
     let run = cli.find_subcommand("run").expect("run is defined");
     for arg in run.get_arguments() {
         let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
-        let Some(var) = arg.get_env().and_then(|v| v.to_str()) else {
-            continue;
-        };
-        let long = arg
-            .get_long()
-            .expect("an option with a variable is a long option");
+        let Some(var) = arg.get_env().and_then(|v| v.to_str()) else { continue };
+        let long = arg.get_long().expect("an option with a variable is a long option");
         let note = match arg.get_action() {
             clap::ArgAction::SetTrue => " (boolean)",
             _ if help.contains("comma-separated") => ", comma-separated",

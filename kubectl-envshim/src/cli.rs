@@ -124,10 +124,7 @@ pub fn usage_line(e: &clap::Error, args: &[OsString]) -> String {
     use clap::CommandFactory;
     let mut cli = Cli::command();
     cli.build();
-    let sub = args
-        .get(1)
-        .and_then(|a| a.to_str())
-        .filter(|a| cli.find_subcommand(a).is_some());
+    let sub = args.get(1).and_then(|a| a.to_str()).filter(|a| cli.find_subcommand(a).is_some());
     let see = match sub {
         Some(sub) => format!("see kubectl envshim {sub} --help"),
         None => "see kubectl envshim --help".into(),
@@ -151,28 +148,11 @@ pub fn quantity(q: &str) -> bool {
     let suffix = &q[digits.len()..];
     let (number, suffix) = match suffix {
         "" => match digits.split_once(['e', 'E']) {
-            Some((n, exp)) => (
-                n,
-                exp.strip_prefix(['+', '-'])
-                    .unwrap_or(exp)
-                    .bytes()
-                    .all(|b| b.is_ascii_digit())
-                    .then_some("")
-                    .filter(|_| !exp.is_empty()),
-            ),
+            Some((n, exp)) => (n, exp.strip_prefix(['+', '-']).unwrap_or(exp).bytes().all(|b| b.is_ascii_digit()).then_some("").filter(|_| !exp.is_empty())),
             None => (digits, Some("")),
         },
-        s => (
-            digits,
-            [
-                "m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei",
-            ]
-            .contains(&s)
-            .then_some(s),
-        ),
+        s => (digits, ["m", "k", "M", "G", "T", "P", "E", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"].contains(&s).then_some(s)),
     };
     let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
-    suffix.is_some()
-        && !(whole.is_empty() && fraction.is_empty())
-        && (whole.bytes().chain(fraction.bytes())).all(|b| b.is_ascii_digit())
+    suffix.is_some() && !(whole.is_empty() && fraction.is_empty()) && (whole.bytes().chain(fraction.bytes())).all(|b| b.is_ascii_digit())
 }

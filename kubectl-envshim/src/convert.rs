@@ -33,12 +33,7 @@ const GRAMMAR_VAR: &str = "ENVSHIM_ENV_GRAMMAR";
 /// envshim reads every `ENVSHIM_*` variable as its own configuration.
 const RESERVED: &str = "ENVSHIM_";
 /// The platform-resolved sources of `valueFrom` (the kubelet resolves them).
-const PLATFORM_SOURCES: [&str; 4] = [
-    "configMapKeyRef",
-    "secretKeyRef",
-    "fieldRef",
-    "resourceFieldRef",
-];
+const PLATFORM_SOURCES: [&str; 4] = ["configMapKeyRef", "secretKeyRef", "fieldRef", "resourceFieldRef"];
 
 /// Where a node is in the document, rendered only for a message (building a
 /// path string at every node would make the walk quadratic in the depth).
@@ -65,11 +60,7 @@ impl fmt::Display for At<'_> {
 /// Err: each problem, about its object (`Kind/name`), at its JSON path from the document's root.
 pub fn document(doc: &mut Value, s: &Settings) -> Result<Vec<crate::warn::Note>, Vec<Error>> {
     let before = doc.clone();
-    let mut walk = Walk {
-        s,
-        problems: Vec::new(),
-        changed: false,
-    };
+    let mut walk = Walk { s, problems: Vec::new(), changed: false };
     walk.node(doc, &At::Root, "");
     // A document without a kind (a bare container spec: envshim's own
     // manifest) is not an object kubectl applies.
@@ -93,9 +84,7 @@ struct Walk<'s> {
 
 /// `Kind/name` of an object (a mapping with a `kind`), else `outer`.
 fn object_name<'o>(v: &Value, outer: &'o str) -> Cow<'o, str> {
-    let Some(kind) = v.get("kind").and_then(Value::as_str) else {
-        return Cow::Borrowed(outer);
-    };
+    let Some(kind) = v.get("kind").and_then(Value::as_str) else { return Cow::Borrowed(outer) };
     let name = v
         .get("metadata")
         .and_then(|m| m.get("name").or_else(|| m.get("generateName")))
@@ -168,30 +157,19 @@ fn leftover(v: &Value, at: &At, object: &str, problems: &mut Vec<Error>) {
 
 /// Whether a container has a `fileKeyRef` entry in its `env` (one to convert).
 pub fn has_file_key_ref(container: &Value) -> bool {
-    container
-        .get("env")
-        .and_then(Value::as_array)
-        .is_some_and(|env| env.iter().any(is_file_key_ref))
+    container.get("env").and_then(Value::as_array).is_some_and(|env| env.iter().any(is_file_key_ref))
 }
 
 /// A null field is absent to kubectl (`fileKeyRef: null` beside a
 /// `secretKeyRef`, as a template may render it).
 fn is_file_key_ref(entry: &Value) -> bool {
-    entry
-        .get("valueFrom")
-        .and_then(|v| v.get("fileKeyRef"))
-        .is_some_and(|f| !f.is_null())
+    entry.get("valueFrom").and_then(|v| v.get("fileKeyRef")).is_some_and(|f| !f.is_null())
 }
 
 /// `v` without its null fields, at any depth: what kubectl sends of it, and so what envshim's manifest holds.
 fn without_nulls(v: &Value) -> Value {
     match v {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| (k.clone(), without_nulls(v)))
-                .collect(),
-        ),
+        Value::Object(m) => Value::Object(m.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), without_nulls(v))).collect()),
         Value::Array(items) => Value::Array(items.iter().map(without_nulls).collect()),
         other => other.clone(),
     }
@@ -200,9 +178,7 @@ fn without_nulls(v: &Value) -> Value {
 /// The platform source of an entry (`secretKeyRef`, ...), if it has one.
 fn platform_source(entry: &Value) -> Option<&Value> {
     let from = entry.get("valueFrom")?.as_object()?;
-    PLATFORM_SOURCES
-        .iter()
-        .find_map(|s| from.get(*s).filter(|v| !v.is_null()))
+    PLATFORM_SOURCES.iter().find_map(|s| from.get(*s).filter(|v| !v.is_null()))
 }
 
 pub(crate) fn string(s: &str) -> Value {
@@ -219,30 +195,17 @@ pub(crate) fn strings(words: &[&str]) -> Value {
 
 /// A list field that Kubernetes treats as unset when null or empty (`command: []`, as Helm renders it).
 fn words(c: &Mapping, key: &str) -> Option<Sequence> {
-    c.get(key)
-        .and_then(Value::as_array)
-        .filter(|l| !l.is_empty())
-        .cloned()
+    c.get(key).and_then(Value::as_array).filter(|l| !l.is_empty()).cloned()
 }
 
 fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, Vec<Error>> {
     const LISTS: [&str; 2] = ["initContainers", "containers"];
-    let wanted = LISTS.iter().any(|l| {
-        spec.get(*l)
-            .and_then(Value::as_array)
-            .is_some_and(|cs| cs.iter().any(has_file_key_ref))
-    });
+    let wanted = LISTS.iter().any(|l| spec.get(*l).and_then(Value::as_array).is_some_and(|cs| cs.iter().any(has_file_key_ref)));
     if !wanted {
         return Ok(false);
     }
-    let located =
-        |path: String, what: String| Error::in_manifest(code::CONFIG, object, path, None, what);
-    if spec
-        .get("os")
-        .and_then(|o| o.get("name"))
-        .and_then(Value::as_str)
-        == Some("windows")
-    {
+    let located = |path: String, what: String| Error::in_manifest(code::CONFIG, object, path, None, what);
+    if spec.get("os").and_then(|o| o.get("name")).and_then(Value::as_str) == Some("windows") {
         return Err(vec![located(
             At::Key(&At::Key(at, "os"), "name").to_string(),
             "a Windows pod: envshim runs Linux programs only, so its fileKeyRef entries cannot be converted".into(),
@@ -251,37 +214,21 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, 
     let volumes: HashSet<String> = spec
         .get("volumes")
         .and_then(Value::as_array)
-        .map(|vs| {
-            vs.iter()
-                .filter_map(|v| v.get("name").and_then(Value::as_str))
-                .map(str::to_string)
-                .collect()
-        })
+        .map(|vs| vs.iter().filter_map(|v| v.get("name").and_then(Value::as_str)).map(str::to_string).collect())
         .unwrap_or_default();
     let mut problems = Vec::new();
     for list in LISTS {
-        let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) else {
-            continue;
-        };
+        let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) else { continue };
         let list_at = At::Key(at, list);
         for (i, c) in containers.iter_mut().enumerate() {
             if !has_file_key_ref(c) {
                 continue;
             }
-            let name = c
-                .get("name")
-                .and_then(Value::as_str)
-                .unwrap_or("(no name)")
-                .to_string();
+            let name = c.get("name").and_then(Value::as_str).unwrap_or("(no name)").to_string();
             let c_at = At::Index(&list_at, i);
             if let Some(c) = c.as_object_mut() {
                 let found = container(c, &volumes, s);
-                problems.extend(found.into_iter().map(|p| {
-                    located(
-                        join(&c_at, p.path().unwrap_or_default()),
-                        format!("container {name}: {}", p.what),
-                    )
-                }));
+                problems.extend(found.into_iter().map(|p| located(join(&c_at, p.path().unwrap_or_default()), format!("container {name}: {}", p.what))));
             }
         }
     }
@@ -340,11 +287,7 @@ impl Names {
 
 /// Converts one container; the problems, each at its path relative to the container ([`problem`]).
 fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<Error> {
-    let env: Sequence = c
-        .get("env")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    let env: Sequence = c.get("env").and_then(Value::as_array).cloned().unwrap_or_default();
     if let Some(problem) = converted_already(&env) {
         return vec![problem];
     }
@@ -361,9 +304,7 @@ fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<Er
     problems.extend(late_references(c, rest, &seen));
     for (i, e) in env.iter().enumerate().skip(first) {
         if let Some(f) = e.get("valueFrom").and_then(|v| v.get("fileKeyRef")) {
-            problems.extend(file_key_ref(f).into_iter().map(|(field, why)| {
-                problem(format!("env[{i}].valueFrom.fileKeyRef.{field}"), why)
-            }));
+            problems.extend(file_key_ref(f).into_iter().map(|(field, why)| problem(format!("env[{i}].valueFrom.fileKeyRef.{field}"), why)));
         }
     }
     let mounts = match volume_mounts(c, rest, first, volumes) {
@@ -387,9 +328,7 @@ fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<Er
 
 /// Converted already, and given a fileKeyRef since: its own command is gone.
 fn converted_already(env: &Sequence) -> Option<Error> {
-    let i = env
-        .iter()
-        .position(|e| e.get("name").and_then(Value::as_str) == Some(MANIFEST_VAR))?;
+    let i = env.iter().position(|e| e.get("name").and_then(Value::as_str) == Some(MANIFEST_VAR))?;
     Some(problem(format!("env[{i}].name"), format!("{MANIFEST_VAR} is set: the container was converted already; convert the original instead")))
 }
 
@@ -398,28 +337,15 @@ fn converted_already(env: &Sequence) -> Option<Error> {
 fn reserved_names(c: &Mapping, env: &Sequence) -> Vec<Error> {
     let mut problems = Vec::new();
     for (i, e) in env.iter().enumerate() {
-        if let Some(n) = e
-            .get("name")
-            .and_then(Value::as_str)
-            .filter(|n| n.starts_with(RESERVED))
-        {
+        if let Some(n) = e.get("name").and_then(Value::as_str).filter(|n| n.starts_with(RESERVED)) {
             problems.push(problem(
                 format!("env[{i}].name"),
                 format!("{n} is envshim's configuration (every {RESERVED}* name is): a converted container would read it as envshim's own; rename it"),
             ));
         }
     }
-    for (i, e) in c
-        .get("envFrom")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        if e.get("prefix")
-            .and_then(Value::as_str)
-            .is_some_and(|p| p.starts_with(RESERVED))
-        {
+    for (i, e) in c.get("envFrom").and_then(Value::as_array).into_iter().flatten().enumerate() {
+        if e.get("prefix").and_then(Value::as_str).is_some_and(|p| p.starts_with(RESERVED)) {
             problems.push(problem(
                 format!("envFrom[{i}].prefix"),
                 format!("starts with {RESERVED}: every {RESERVED}* variable is envshim's configuration, removed from the program's environment"),
@@ -431,21 +357,13 @@ fn reserved_names(c: &Mapping, env: &Sequence) -> Vec<Error> {
 
 /// The command: the container's own, else the image's words given by
 /// `--entrypoint` (none: a problem, and an empty command).
-fn program(
-    c: &Mapping,
-    own_command: Option<Sequence>,
-    s: &Settings,
-    problems: &mut Vec<Error>,
-) -> Sequence {
+fn program(c: &Mapping, own_command: Option<Sequence>, s: &Settings, problems: &mut Vec<Error>) -> Sequence {
     let name = c.get("name").and_then(Value::as_str).unwrap_or("");
     match own_command {
         Some(command) => command,
         None => match s.entrypoints.iter().find(|(n, _)| *n == name) {
             // The runtime runs the image's words as written: `$` doubled, envshim's expansion gives them back.
-            Some((_, program)) => program
-                .iter()
-                .map(|w| Value::String(double_dollars(w)))
-                .collect(),
+            Some((_, program)) => program.iter().map(|w| Value::String(double_dollars(w))).collect(),
             None => {
                 problems.push(problem(
                     "command".into(),
@@ -466,11 +384,7 @@ fn program(
 fn seen_names<'w>(rest: &[Value], words: impl Iterator<Item = &'w Value>) -> Vec<String> {
     let mut seen = Names::default();
     for e in rest {
-        if let Some(v) = e
-            .get("value")
-            .and_then(Value::as_str)
-            .filter(|v| !v.is_empty())
-        {
+        if let Some(v) = e.get("value").and_then(Value::as_str).filter(|v| !v.is_empty()) {
             seen.references(v);
         }
     }
@@ -490,17 +404,8 @@ fn late_references(c: &Mapping, rest: &[Value], seen: &[String]) -> Vec<Error> {
     }
     // The kubelet expands a mount's subPathExpr with the container's final
     // variables: one defined by envshim's part of the list would differ.
-    let defined_late: HashSet<&str> = rest
-        .iter()
-        .filter_map(|e| e.get("name").and_then(Value::as_str))
-        .collect();
-    for (i, m) in c
-        .get("volumeMounts")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
+    let defined_late: HashSet<&str> = rest.iter().filter_map(|e| e.get("name").and_then(Value::as_str)).collect();
+    for (i, m) in c.get("volumeMounts").and_then(Value::as_array).into_iter().flatten().enumerate() {
         let mut refs = Names::default();
         refs.references(m.get("subPathExpr").and_then(Value::as_str).unwrap_or(""));
         if let Some(n) = refs.list.iter().find(|n| defined_late.contains(n.as_str())) {
@@ -516,50 +421,25 @@ fn late_references(c: &Mapping, rest: &[Value], seen: &[String]) -> Vec<Error> {
 /// The manifest: the list from the first fileKeyRef on, the program line,
 /// where the volumes are, the names seen; as JSON, checked by envshim's own
 /// parser now, not at the pod's start, and within the limit of one variable.
-fn manifest_text(
-    rest: &[Value],
-    command: Sequence,
-    args: Option<Sequence>,
-    mounts: &Mounts,
-    seen: &[String],
-    own: Mapping,
-    first: usize,
-) -> Result<String, Vec<Error>> {
+fn manifest_text(rest: &[Value], command: Sequence, args: Option<Sequence>, mounts: &Mounts, seen: &[String], own: Mapping, first: usize) -> Result<String, Vec<Error>> {
     let mut manifest = Mapping::new();
-    manifest.insert(
-        "env".into(),
-        Value::Array(rest.iter().map(without_nulls).collect()),
-    );
+    manifest.insert("env".into(), Value::Array(rest.iter().map(without_nulls).collect()));
     manifest.insert("command".into(), Value::Array(command));
     if let Some(args) = args {
         manifest.insert("args".into(), Value::Array(args));
     }
-    let entries = mounts
-        .iter()
-        .map(|(v, p, _)| mapping([("name", string(v)), ("mountPath", string(p))]))
-        .collect();
+    let entries = mounts.iter().map(|(v, p, _)| mapping([("name", string(v)), ("mountPath", string(p))])).collect();
     manifest.insert("volumeMounts".into(), Value::Array(entries));
-    let mut converted = Mapping::from_iter([(
-        "seen".to_string(),
-        Value::Array(seen.iter().map(|n| string(n)).collect()),
-    )]);
+    let mut converted = Mapping::from_iter([("seen".to_string(), Value::Array(seen.iter().map(|n| string(n)).collect()))]);
     converted.extend(own);
     manifest.insert("converted".into(), Value::Object(converted));
     let text = match serde_json::to_string(&Value::Object(manifest)) {
         Ok(t) => t,
-        Err(e) => {
-            return Err(vec![problem(
-                String::new(),
-                format!("cannot be written as JSON ({e})"),
-            )])
-        }
+        Err(e) => return Err(vec![problem(String::new(), format!("cannot be written as JSON ({e})"))]),
     };
     // What envshim will read: checked by envshim's own parser now, not at the pod's start.
     if let Err(errors) = envshim::manifest::parse(text.as_bytes()) {
-        return Err(errors
-            .into_iter()
-            .map(|e| manifest_problem(e, first))
-            .collect());
+        return Err(errors.into_iter().map(|e| manifest_problem(e, first)).collect());
     }
     // The kubelet turns `$$` back into `$`: the variable holds `text` as written.
     let size = MANIFEST_VAR.len() + 1 + text.len();
@@ -580,23 +460,10 @@ fn manifest_text(
 /// The container converted: the new env (the kubelet's part, the view it
 /// records, the rest as it was, without fileKeyRef entries, with each
 /// platform entry's copies, the manifest), the shim's command, its mounts.
-fn rewrite(
-    c: &mut Mapping,
-    env: &Sequence,
-    first: usize,
-    seen: &[String],
-    text: &str,
-    mounts: &Mounts,
-    s: &Settings,
-) {
+fn rewrite(c: &mut Mapping, env: &Sequence, first: usize, seen: &[String], text: &str, mounts: &Mounts, s: &Settings) {
     let rest = &env[first..];
     let mut new_env: Sequence = env[..first].to_vec();
-    new_env.extend(seen.iter().enumerate().map(|(j, n)| {
-        mapping([
-            ("name", Value::String(format!("{SEEN_PREFIX}{j}"))),
-            ("value", Value::String(format!("$({n})"))),
-        ])
-    }));
+    new_env.extend(seen.iter().enumerate().map(|(j, n)| mapping([("name", Value::String(format!("{SEEN_PREFIX}{j}"))), ("value", Value::String(format!("$({n})")))])));
     for (i, e) in rest.iter().enumerate() {
         if is_file_key_ref(e) {
             continue;
@@ -606,52 +473,24 @@ fn rewrite(
             new_env.extend(copies(i, e, source));
         }
     }
-    new_env.push(mapping([
-        ("name", string(MANIFEST_VAR)),
-        ("value", Value::String(double_dollars(text))),
-    ]));
+    new_env.push(mapping([("name", string(MANIFEST_VAR)), ("value", Value::String(double_dollars(text)))]));
     if let Some(wait) = &s.wait {
-        new_env.push(mapping([
-            ("name", string(WAIT_VAR)),
-            ("value", string(wait)),
-        ]));
+        new_env.push(mapping([("name", string(WAIT_VAR)), ("value", string(wait))]));
     }
-    let grammar = if s.envshim_grammar {
-        "envshim"
-    } else {
-        "kubelet"
-    };
-    new_env.push(mapping([
-        ("name", string(GRAMMAR_VAR)),
-        ("value", string(grammar)),
-    ]));
+    let grammar = if s.envshim_grammar { "envshim" } else { "kubelet" };
+    new_env.push(mapping([("name", string(GRAMMAR_VAR)), ("value", string(grammar))]));
     // Last: `$$` here means no kubelet expanded the list (envshim then does its part).
-    new_env.push(mapping([
-        ("name", string(envshim::engine::MARKER)),
-        ("value", string("$$")),
-    ]));
-    let command: &[&str] = if s.watch {
-        &[&s.shim_path, "run", "--watch"]
-    } else {
-        &[&s.shim_path, "run"]
-    };
+    new_env.push(mapping([("name", string(envshim::engine::MARKER)), ("value", string("$$"))]));
+    let command: &[&str] = if s.watch { &[&s.shim_path, "run", "--watch"] } else { &[&s.shim_path, "run"] };
     c.insert("command".into(), strings(command));
     c.shift_remove("args");
     c.insert("env".into(), Value::Array(new_env));
     let mut added = Vec::new();
     if s.shim_image.is_some() {
-        added.push(mapping([
-            ("name", string(SHIM_VOLUME)),
-            ("mountPath", string(SHIM_DIR)),
-            ("readOnly", Value::Bool(true)),
-        ]));
+        added.push(mapping([("name", string(SHIM_VOLUME)), ("mountPath", string(SHIM_DIR)), ("readOnly", Value::Bool(true))]));
     }
     for (v, p, _) in mounts.iter().filter(|m| m.2) {
-        added.push(mapping([
-            ("name", string(v)),
-            ("mountPath", string(p)),
-            ("readOnly", Value::Bool(true)),
-        ]));
+        added.push(mapping([("name", string(v)), ("mountPath", string(p)), ("readOnly", Value::Bool(true))]));
     }
     if !added.is_empty() {
         match c.get_mut("volumeMounts").and_then(Value::as_array_mut) {
@@ -669,18 +508,13 @@ fn file_key_ref(f: &Value) -> Vec<(&'static str, String)> {
     let mut problems = Vec::new();
     if let Some(path) = f.get("path").and_then(Value::as_str) {
         if path.starts_with('/') {
-            problems.push((
-                "path",
-                "is absolute: it must be relative to the volume".to_string(),
-            ));
+            problems.push(("path", "is absolute: it must be relative to the volume".to_string()));
         } else if let Err(why) = envshim::sources::check_path(path) {
             problems.push(("path", why.to_string()));
         }
     }
     if let Some(key) = f.get("key").and_then(Value::as_str) {
-        if key.len() > envshim::limits::MAX_NAME_BYTES
-            || !envshim::names::NameRule::Relaxed.accepts(key.as_bytes())
-        {
+        if key.len() > envshim::limits::MAX_NAME_BYTES || !envshim::names::NameRule::Relaxed.accepts(key.as_bytes()) {
             problems.push((
                 "key",
                 format!(
@@ -699,51 +533,26 @@ fn file_key_ref(f: &Value) -> Vec<(&'static str, String)> {
 /// added (true).
 type Mounts = Vec<(String, String, bool)>;
 
-fn volume_mounts(
-    c: &Mapping,
-    rest: &[Value],
-    first: usize,
-    volumes: &HashSet<String>,
-) -> Result<Mounts, Vec<Error>> {
+fn volume_mounts(c: &Mapping, rest: &[Value], first: usize, volumes: &HashSet<String>) -> Result<Mounts, Vec<Error>> {
     // The container's mounts of whole volumes, the first of each.
     let mut own: HashMap<&str, &str> = HashMap::new();
-    for m in c
-        .get("volumeMounts")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if ["subPath", "subPathExpr"]
-            .iter()
-            .all(|k| m.get(*k).and_then(Value::as_str).unwrap_or("").is_empty())
-        {
-            if let (Some(name), Some(path)) = (
-                m.get("name").and_then(Value::as_str),
-                m.get("mountPath").and_then(Value::as_str),
-            ) {
+    for m in c.get("volumeMounts").and_then(Value::as_array).into_iter().flatten() {
+        if ["subPath", "subPathExpr"].iter().all(|k| m.get(*k).and_then(Value::as_str).unwrap_or("").is_empty()) {
+            if let (Some(name), Some(path)) = (m.get("name").and_then(Value::as_str), m.get("mountPath").and_then(Value::as_str)) {
                 own.entry(name).or_insert(path);
             }
         }
     }
-    let (mut mounts, mut problems, mut done): (Mounts, _, HashSet<&str>) =
-        (Vec::new(), Vec::new(), HashSet::new());
+    let (mut mounts, mut problems, mut done): (Mounts, _, HashSet<&str>) = (Vec::new(), Vec::new(), HashSet::new());
     for (i, e) in rest.iter().enumerate() {
-        let Some(volume) = e
-            .get("valueFrom")
-            .and_then(|v| v.get("fileKeyRef"))
-            .and_then(|f| f.get("volumeName"))
-            .and_then(Value::as_str)
-        else {
+        let Some(volume) = e.get("valueFrom").and_then(|v| v.get("fileKeyRef")).and_then(|f| f.get("volumeName")).and_then(Value::as_str) else {
             continue; // not a fileKeyRef, or one without a volumeName: the manifest check says so
         };
         if !done.insert(volume) {
             continue;
         }
         if !volumes.contains(volume) {
-            problems.push(problem(
-                format!("env[{}].valueFrom.fileKeyRef.volumeName", first + i),
-                format!("the volume {volume:?} is not among the pod's volumes"),
-            ));
+            problems.push(problem(format!("env[{}].valueFrom.fileKeyRef.volumeName", first + i), format!("the volume {volume:?} is not among the pod's volumes")));
             continue;
         }
         match own.get(volume) {
@@ -766,16 +575,12 @@ fn manifest_problem(e: Error, first: usize) -> Error {
     let path = e.path().unwrap_or_default();
     let path = match e.at.as_ref().and_then(|a| a.item) {
         // The path starts with the item, `env[i]`: what follows is below it.
-        Some(("env", i)) => format!(
-            "env[{}]{}",
-            first + i,
-            path.get(format!("env[{i}]").len()..).unwrap_or_default()
-        ),
+        Some(("env", i)) => format!("env[{}]{}", first + i, path.get(format!("env[{i}]").len()..).unwrap_or_default()),
         _ => path.to_string(),
     };
     problem(path, e.what)
 }
 
 mod engine;
-use engine::copies;
 pub use engine::double_dollars;
+use engine::copies;

@@ -19,21 +19,14 @@ pub type Texts = Vec<(String, Result<String, Error>)>;
 /// Reads every input (at most [`MAX_INPUT_BYTES`] in all). Err: the
 /// inputs cannot be listed (a URL, stdin twice, a directory without files).
 pub fn read_all(input: &Input) -> Result<Texts, Error> {
-    let files = if input.files.is_empty() {
-        vec![OsString::from("-")]
-    } else {
-        input.files.clone()
-    };
+    let files = if input.files.is_empty() { vec![OsString::from("-")] } else { input.files.clone() };
     if files.iter().filter(|f| *f == "-").count() > 1 {
         return Err(Error::usage("stdin (-f -) can be read only once"));
     }
     let mut paths: Vec<PathBuf> = Vec::new();
     for file in &files {
         let text = file.to_string_lossy();
-        if ["http://", "https://"].iter().any(|s| {
-            text.get(..s.len())
-                .is_some_and(|p| p.eq_ignore_ascii_case(s))
-        }) {
+        if ["http://", "https://"].iter().any(|s| text.get(..s.len()).is_some_and(|p| p.eq_ignore_ascii_case(s))) {
             // The URL is not shown: it may hold a token.
             return Err(Error::usage(
                 "-f URL: kubectl-envshim never reaches the network; download the file and give it with -f (curl -fsSL URL | kubectl envshim convert -f -)",
@@ -45,15 +38,8 @@ pub fn read_all(input: &Input) -> Result<Texts, Error> {
             let shown = path.display().to_string();
             directory(&path, input.recursive, &mut paths).map_err(|e| unreadable(&shown, &e))?;
             if paths.len() == before {
-                let what = if input.recursive {
-                    "nor under it"
-                } else {
-                    "(-R reads its subdirectories)"
-                };
-                return Err(data_error(
-                    &shown,
-                    format!("no .yaml, .yml or .json file in it {what}"),
-                ));
+                let what = if input.recursive { "nor under it" } else { "(-R reads its subdirectories)" };
+                return Err(data_error(&shown, format!("no .yaml, .yml or .json file in it {what}")));
             }
         } else {
             paths.push(path);
@@ -62,11 +48,7 @@ pub fn read_all(input: &Input) -> Result<Texts, Error> {
     let mut left = MAX_INPUT_BYTES;
     let mut texts = Vec::new();
     for path in paths {
-        let shown = if path.as_os_str() == "-" {
-            "stdin".to_string()
-        } else {
-            path.to_string_lossy().into_owned()
-        };
+        let shown = if path.as_os_str() == "-" { "stdin".to_string() } else { path.to_string_lossy().into_owned() };
         let text = read(&path, &shown, left);
         if let Ok(t) = &text {
             left -= t.len() as u64;
@@ -87,10 +69,7 @@ fn directory(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>) -> std::io::Re
             if recursive {
                 directory(&path, recursive, out)?;
             }
-        } else if path
-            .extension()
-            .is_some_and(|e| e == "yaml" || e == "yml" || e == "json")
-        {
+        } else if path.extension().is_some_and(|e| e == "yaml" || e == "yml" || e == "json") {
             out.push(path);
         }
     }
@@ -101,10 +80,7 @@ fn directory(dir: &Path, recursive: bool, out: &mut Vec<PathBuf>) -> std::io::Re
 pub fn read(path: &Path, shown: &str, limit: u64) -> Result<String, Error> {
     let mut bytes = Vec::new();
     let read = if path.as_os_str() == "-" {
-        std::io::stdin()
-            .lock()
-            .take(limit + 1)
-            .read_to_end(&mut bytes)
+        std::io::stdin().lock().take(limit + 1).read_to_end(&mut bytes)
     } else {
         match std::fs::File::open(path) {
             Ok(f) => {
@@ -126,20 +102,12 @@ pub fn read(path: &Path, shown: &str, limit: u64) -> Result<String, Error> {
             },
         ));
     }
-    String::from_utf8(bytes).map_err(|e| {
-        data_error(
-            shown,
-            format!("is not UTF-8 (byte {})", e.utf8_error().valid_up_to()),
-        )
-    })
+    String::from_utf8(bytes).map_err(|e| data_error(shown, format!("is not UTF-8 (byte {})", e.utf8_error().valid_up_to())))
 }
 
 /// An input that cannot be read or parsed: `SHOWN: WHAT`.
 pub fn data_error(shown: &str, what: impl Into<String>) -> Error {
-    Error {
-        subject: shown.to_string(),
-        ..Error::new(code::DATAERR, what)
-    }
+    Error { subject: shown.to_string(), ..Error::new(code::DATAERR, what) }
 }
 
 /// An input the system does not let be read, with the system's reason (as envshim words it).

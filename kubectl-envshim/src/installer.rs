@@ -20,37 +20,17 @@ const INSTALLER_UID: u64 = 65532;
 /// The `envshim` volume and the `envshim-install` initContainer, each first
 /// in its list, unless the pod has them already.
 pub fn add(spec: &mut Mapping, image: &str, s: &Settings) {
-    let named = |list: &Sequence, name: &str| {
-        list.iter()
-            .any(|v| v.get("name").and_then(Value::as_str) == Some(name))
-    };
-    let volume = mapping([
-        ("name", string(SHIM_VOLUME)),
-        ("emptyDir", mapping([("sizeLimit", string("4Mi"))])),
-    ]);
+    let named = |list: &Sequence, name: &str| list.iter().any(|v| v.get("name").and_then(Value::as_str) == Some(name));
+    let volume = mapping([("name", string(SHIM_VOLUME)), ("emptyDir", mapping([("sizeLimit", string("4Mi"))]))]);
     let installer = mapping([
         ("name", string(INSTALLER)),
         ("image", string(image)),
-        (
-            "command",
-            strings(&["/envshim", "install", DEFAULT_SHIM_PATH]),
-        ),
-        (
-            "volumeMounts",
-            Value::Array(vec![mapping([
-                ("name", string(SHIM_VOLUME)),
-                ("mountPath", string(SHIM_DIR)),
-            ])]),
-        ),
+        ("command", strings(&["/envshim", "install", DEFAULT_SHIM_PATH])),
+        ("volumeMounts", Value::Array(vec![mapping([("name", string(SHIM_VOLUME)), ("mountPath", string(SHIM_DIR))])])),
         // Requests and limits, small (it copies one file): a LimitRange, a
         // ResourceQuota or a policy engine requiring them admits the pod.
         ("resources", {
-            let both = || {
-                mapping([
-                    ("cpu", string(&s.installer_cpu)),
-                    ("memory", string(&s.installer_memory)),
-                ])
-            };
+            let both = || mapping([("cpu", string(&s.installer_cpu)), ("memory", string(&s.installer_memory))]);
             mapping([("requests", both()), ("limits", both())])
         }),
         (
@@ -62,17 +42,11 @@ pub fn add(spec: &mut Mapping, image: &str, s: &Settings) {
                 ("runAsUser", Value::Number(INSTALLER_UID.into())),
                 ("runAsGroup", Value::Number(INSTALLER_UID.into())),
                 ("capabilities", mapping([("drop", strings(&["ALL"]))])),
-                (
-                    "seccompProfile",
-                    mapping([("type", string("RuntimeDefault"))]),
-                ),
+                ("seccompProfile", mapping([("type", string("RuntimeDefault"))])),
             ]),
         ),
     ]);
-    for (list, item, name) in [
-        ("volumes", volume, SHIM_VOLUME),
-        ("initContainers", installer, INSTALLER),
-    ] {
+    for (list, item, name) in [("volumes", volume, SHIM_VOLUME), ("initContainers", installer, INSTALLER)] {
         match spec.get_mut(list).and_then(Value::as_array_mut) {
             Some(items) if named(items, name) => {}
             Some(items) => items.insert(0, item),

@@ -36,16 +36,10 @@ pub fn command(args: &KrmArgs) -> i32 {
 /// kustomize's exec transformer plugin: the config file, a plain stream on stdin.
 fn transformer(config: &std::ffi::OsString, stdin: &str) -> i32 {
     let shown = std::path::Path::new(config).display().to_string();
-    let config = input::read(std::path::Path::new(config), &shown, MAX_INPUT_BYTES)
-        .and_then(|text| tree::read(&text).map_err(|e| data_error(&shown, e)));
+    let config = input::read(std::path::Path::new(config), &shown, MAX_INPUT_BYTES).and_then(|text| tree::read(&text).map_err(|e| data_error(&shown, e)));
     let config = match config {
         Ok(docs) if docs.len() == 1 => docs.into_iter().next().unwrap_or_default(),
-        Ok(_) => {
-            return fail(&[data_error(
-                &shown,
-                "expected one document, the transformer's config",
-            )])
-        }
+        Ok(_) => return fail(&[data_error(&shown, "expected one document, the transformer's config")]),
         Err(e) => return fail(&[e]),
     };
     let settings = match config_settings(&config) {
@@ -59,10 +53,7 @@ fn transformer(config: &std::ffi::OsString, stdin: &str) -> i32 {
         Ok(out) => {
             for (n, note) in &out.notes {
                 for w in &note.warnings {
-                    say(&format!(
-                        "warning: stdin: document {n} ({}): {w}",
-                        note.object
-                    ));
+                    say(&format!("warning: stdin: document {n} ({}): {w}", note.object));
                 }
             }
             write_stdout(out.text.as_bytes())
@@ -75,19 +66,10 @@ fn transformer(config: &std::ffi::OsString, stdin: &str) -> i32 {
 fn function(stdin: &str) -> i32 {
     let list = match tree::read(stdin) {
         Ok(docs) if docs.len() == 1 => docs.into_iter().next().unwrap_or_default(),
-        Ok(_) => {
-            return fail(&[data_error(
-                "stdin",
-                "expected one ResourceList (a KRM function's input)",
-            )])
-        }
+        Ok(_) => return fail(&[data_error("stdin", "expected one ResourceList (a KRM function's input)")]),
         Err(e) => return fail(&[data_error("stdin", e)]),
     };
-    let Some(list) = list
-        .as_object()
-        .filter(|l| l.get("kind").and_then(Value::as_str) == Some("ResourceList"))
-        .cloned()
-    else {
+    let Some(list) = list.as_object().filter(|l| l.get("kind").and_then(Value::as_str) == Some("ResourceList")).cloned() else {
         return fail(&[data_error(
             "stdin",
             "not a ResourceList; kpt and KRM function runners send one, and kustomize's exec transformer plugin gives its config file as the argument",
@@ -95,11 +77,7 @@ fn function(stdin: &str) -> i32 {
     };
     let mut results = Vec::new();
     let config = list.get("functionConfig").cloned().unwrap_or_default();
-    let items = list
-        .get("items")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
+    let items = list.get("items").and_then(Value::as_array).cloned().unwrap_or_default();
     // The exit code when it fails: the config's (as convert's options), or a pod's.
     let (converted, failure) = match config_settings(&config) {
         Err(e) => {
@@ -107,9 +85,7 @@ fn function(stdin: &str) -> i32 {
             (None, code::USAGE)
         }
         Ok(s) => {
-            results.extend(s.warnings.iter().map(
-                |w| json!({"message": format!("functionConfig: {w}"), "severity": "warning"}),
-            ));
+            results.extend(s.warnings.iter().map(|w| json!({"message": format!("functionConfig: {w}"), "severity": "warning"})));
             (convert_items(&items, &s, &mut results), code::CONFIG)
         }
     };
@@ -125,29 +101,12 @@ fn function(stdin: &str) -> i32 {
 /// (kpt rewrites each file from it: an item left alone stays byte for
 /// byte), or, when the text is not laid out as kpt and kyaml write a
 /// ResourceList, the whole list written anew; `results` at its end.
-fn output(
-    stdin: &str,
-    mut list: Map<String, Value>,
-    items: &[Value],
-    converted: Option<&[Option<Value>]>,
-    results: Vec<Value>,
-) -> String {
-    let results_text = if results.is_empty() {
-        String::new()
-    } else {
-        tree::write(&json!({ "results": results }))
-    };
+fn output(stdin: &str, mut list: Map<String, Value>, items: &[Value], converted: Option<&[Option<Value>]>, results: Vec<Value>) -> String {
+    let results_text = if results.is_empty() { String::new() } else { tree::write(&json!({ "results": results })) };
     // Each span replaced reads back as its item: the layout was understood.
     let understood = |spans: &Vec<std::ops::Range<usize>>| {
-        let replaced = spans
-            .iter()
-            .zip(items)
-            .zip(converted.into_iter().flatten())
-            .filter(|(_, c)| c.is_some());
-        spans.len() == items.len()
-            && replaced.into_iter().all(|((span, item), _)| {
-                tree::read(&unindent(&stdin[span.clone()])).is_ok_and(|d| d == [item.clone()])
-            })
+        let replaced = spans.iter().zip(items).zip(converted.into_iter().flatten()).filter(|(_, c)| c.is_some());
+        spans.len() == items.len() && replaced.into_iter().all(|((span, item), _)| tree::read(&unindent(&stdin[span.clone()])).is_ok_and(|d| d == [item.clone()]))
     };
     match item_spans(stdin).filter(|s| !list.contains_key("results") && understood(s)) {
         Some(spans) => {
@@ -157,13 +116,7 @@ fn output(
                 let Some(item) = item else { continue };
                 out.push_str(&stdin[copied..span.start]);
                 for (i, line) in tree::write(item).lines().enumerate() {
-                    let indent = if i == 0 {
-                        "- "
-                    } else if line.is_empty() {
-                        ""
-                    } else {
-                        "  "
-                    };
+                    let indent = if i == 0 { "- " } else if line.is_empty() { "" } else { "  " };
                     out.push_str(&format!("{indent}{line}\n"));
                 }
                 copied = span.end;
@@ -176,11 +129,7 @@ fn output(
         }
         None => {
             if let Some(converted) = converted {
-                let items = items
-                    .iter()
-                    .zip(converted)
-                    .map(|(i, c)| c.as_ref().unwrap_or(i).clone())
-                    .collect();
+                let items = items.iter().zip(converted).map(|(i, c)| c.as_ref().unwrap_or(i).clone()).collect();
                 list.insert("items".into(), Value::Array(items));
             }
             if !results.is_empty() {
@@ -196,10 +145,7 @@ fn unindent(item: &str) -> String {
     item.split_inclusive('\n')
         .enumerate()
         .map(|(i, line)| match i {
-            0 => line
-                .strip_prefix("- ")
-                .or_else(|| line.strip_prefix('-'))
-                .unwrap_or(line),
+            0 => line.strip_prefix("- ").or_else(|| line.strip_prefix('-')).unwrap_or(line),
             _ => line.strip_prefix("  ").unwrap_or(line),
         })
         .collect()
@@ -239,20 +185,13 @@ fn item_spans(text: &str) -> Option<Vec<std::ops::Range<usize>>> {
     spans.extend(current.map(|s| s..offset));
     // A document marker after the items would put `results` in another document.
     let tail = spans.last().map_or(0, |s| s.end);
-    (!text[tail..]
-        .lines()
-        .any(|l| l.starts_with("---") || l.starts_with("...")))
-    .then_some(spans)
+    (!text[tail..].lines().any(|l| l.starts_with("---") || l.starts_with("..."))).then_some(spans)
 }
 
 /// Each item converted (None: unchanged); the errors and warnings as
 /// results. None when any item cannot be converted (the pipeline stops
 /// there, its items as they came).
-fn convert_items(
-    items: &[Value],
-    s: &Settings,
-    results: &mut Vec<Value>,
-) -> Option<Vec<Option<Value>>> {
+fn convert_items(items: &[Value], s: &Settings, results: &mut Vec<Value>) -> Option<Vec<Option<Value>>> {
     let mut out = Vec::with_capacity(items.len());
     let mut failed = false;
     for item in items {
@@ -267,12 +206,7 @@ fn convert_items(
             Err(problems) => {
                 failed = true;
                 for p in problems {
-                    results.push(result(
-                        item,
-                        &format!("{}: {}", p.subject, p.what),
-                        "error",
-                        p.path(),
-                    ));
+                    results.push(result(item, &format!("{}: {}", p.subject, p.what), "error", p.path()));
                 }
             }
         }
@@ -287,12 +221,7 @@ fn result(item: &Value, message: &str, severity: &str, field: Option<&str>) -> V
     r.insert("severity".into(), severity.into());
     let meta = &item["metadata"];
     let mut reference = Map::new();
-    for (key, value) in [
-        ("apiVersion", &item["apiVersion"]),
-        ("kind", &item["kind"]),
-        ("name", &meta["name"]),
-        ("namespace", &meta["namespace"]),
-    ] {
+    for (key, value) in [("apiVersion", &item["apiVersion"]), ("kind", &item["kind"]), ("name", &meta["name"]), ("namespace", &meta["namespace"])] {
         if value.is_string() {
             reference.insert(key.into(), value.clone());
         }
@@ -302,12 +231,7 @@ fn result(item: &Value, message: &str, severity: &str, field: Option<&str>) -> V
         r.insert("field".into(), json!({"path": path}));
     }
     let annotations = &meta["annotations"];
-    let path = [
-        "internal.config.kubernetes.io/path",
-        "config.kubernetes.io/path",
-    ]
-    .iter()
-    .find_map(|k| annotations[*k].as_str());
+    let path = ["internal.config.kubernetes.io/path", "config.kubernetes.io/path"].iter().find_map(|k| annotations[*k].as_str());
     if let Some(path) = path {
         r.insert("file".into(), json!({"path": path}));
     }
@@ -332,38 +256,22 @@ fn options(config: &Value) -> Result<Options, String> {
         Some(Value::Object(data)) => data,
         Some(_) => return Err("data is not a mapping of option names to strings".into()),
     };
-    let cmd = Options::augment_args(
-        clap::Command::new("data")
-            .no_binary_name(true)
-            .disable_help_flag(true)
-            .disable_version_flag(true),
-    );
+    let cmd = Options::augment_args(clap::Command::new("data").no_binary_name(true).disable_help_flag(true).disable_version_flag(true));
     let mut words = Vec::new();
     for (key, value) in data {
         let Some(value) = value.as_str() else {
             return Err(format!("data.{key} is not a string (quote it)"));
         };
-        let Some(option) = cmd
-            .get_arguments()
-            .find(|a| a.get_long() == Some(key.as_str()))
-        else {
+        let Some(option) = cmd.get_arguments().find(|a| a.get_long() == Some(key.as_str())) else {
             let keys: Vec<&str> = cmd.get_arguments().filter_map(|a| a.get_long()).collect();
             let hint = match envshim::suggest::closest(key.as_bytes(), &keys) {
                 Some(k) => format!("did you mean {k}?"),
                 None => format!("it takes {}", keys.join(", ")),
             };
-            return Err(format!(
-                "data.{key} is not an option of kubectl envshim ({hint})"
-            ));
+            return Err(format!("data.{key} is not an option of kubectl envshim ({hint})"));
         };
         if matches!(option.get_action(), ArgAction::Append) {
-            words.extend(
-                value
-                    .lines()
-                    .map(str::trim)
-                    .filter(|l| !l.is_empty())
-                    .map(|l| format!("--{key}={l}")),
-            );
+            words.extend(value.lines().map(str::trim).filter(|l| !l.is_empty()).map(|l| format!("--{key}={l}")));
         } else if matches!(option.get_action(), ArgAction::SetTrue) {
             // A flag (`watch`): "true" gives it, "false" leaves it out.
             match value {
@@ -375,9 +283,7 @@ fn options(config: &Value) -> Result<Options, String> {
             words.push(format!("--{key}={value}"));
         }
     }
-    let parsed = cmd
-        .try_get_matches_from(words)
-        .and_then(|m| Options::from_arg_matches(&m));
+    let parsed = cmd.try_get_matches_from(words).and_then(|m| Options::from_arg_matches(&m));
     // Every value is a string to clap: only a definition changed to take something else can fail here.
     parsed.map_err(|e| format!("data: {}", e.kind()))
 }

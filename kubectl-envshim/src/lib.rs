@@ -58,11 +58,7 @@ pub fn convert(args: &ConvertArgs) -> i32 {
     for (shown, out) in &outputs {
         for (n, note) in &out.notes {
             if args.check {
-                say(&format!(
-                    "{shown}: document {n} ({}): would convert containers {}",
-                    note.object,
-                    note.containers.join(", ")
-                ));
+                say(&format!("{shown}: document {n} ({}): would convert containers {}", note.object, note.containers.join(", ")));
                 if settings.envshim_grammar {
                     say(&format!(
                         "{shown}: document {n} ({}): they would read env files with envshim's grammar (--env-grammar envshim), not the kubelet's: \
@@ -72,10 +68,7 @@ pub fn convert(args: &ConvertArgs) -> i32 {
                 }
             }
             for w in &note.warnings {
-                say(&format!(
-                    "warning: {shown}: document {n} ({}): {w}",
-                    note.object
-                ));
+                say(&format!("warning: {shown}: document {n} ({}): {w}", note.object));
             }
         }
     }

@@ -10,10 +10,7 @@ fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // Its help names it as users type it (`kubectl envshim`); the generated
     // completions and man pages, as the file on PATH (`kubectl-envshim`).
-    let parsed = Cli::command()
-        .bin_name("kubectl envshim")
-        .try_get_matches_from(&args)
-        .and_then(|m| Cli::from_arg_matches(&m));
+    let parsed = Cli::command().bin_name("kubectl envshim").try_get_matches_from(&args).and_then(|m| Cli::from_arg_matches(&m));
     // As ripgrep ends: stdout is flushed already, nothing else is left to drop.
     std::process::exit(match parsed {
         Ok(cli) => match cli.command {

@@ -9,9 +9,9 @@ use serde_json::{Map, Value};
 use envshim::error::Error;
 
 use crate::cli::ManifestArgs;
-use crate::convert::has_file_key_ref;
 use crate::input::{self, data_error};
 use crate::report::{fail, say, usage, write_stdout};
+use crate::convert::has_file_key_ref;
 use crate::tree;
 
 /// The container fields envshim reads (docs/reference.md §3).
@@ -36,44 +36,22 @@ pub fn command(args: &ManifestArgs) -> i32 {
     };
     let bytes = match serde_json::to_vec(&list) {
         Ok(b) => b,
-        Err(e) => {
-            return fail(&[data_error(
-                &shown,
-                format!("cannot be written as JSON ({e})"),
-            )])
-        }
+        Err(e) => return fail(&[data_error(&shown, format!("cannot be written as JSON ({e})"))]),
     };
-    if let Err(errors) = envshim::manifest::parse_named(
-        &bytes,
-        &format!("manifest {shown}"),
-        Some(&shown),
-        Some(name.as_bytes()),
-    ) {
+    if let Err(errors) = envshim::manifest::parse_named(&bytes, &format!("manifest {shown}"), Some(&shown), Some(name.as_bytes())) {
         return fail(&errors);
     }
     // envshim found exactly one container of that name.
     let Some(chosen) = all.into_iter().find(|c| named(c) == Some(name.as_str())) else {
-        return fail(&[Error {
-            subject: shown,
-            ..Error::config(format!("no container {name}"))
-        }]);
+        return fail(&[Error { subject: shown, ..Error::config(format!("no container {name}")) }]);
     };
-    let manifest: Map<String, Value> = chosen
-        .as_object()
-        .into_iter()
-        .flatten()
-        .filter(|(k, _)| FIELDS.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let manifest: Map<String, Value> = chosen.as_object().into_iter().flatten().filter(|(k, _)| FIELDS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
     for volume in unmounted(&manifest) {
         say(&format!("warning: container {name} reads the volume {volume} without mounting it: mount it in the container, where envshim reads it"));
     }
     match serde_json::to_string_pretty(&Value::Object(manifest)) {
         Ok(text) => write_stdout(format!("{text}\n").as_bytes()),
-        Err(e) => fail(&[data_error(
-            &shown,
-            format!("cannot be written as JSON ({e})"),
-        )]),
+        Err(e) => fail(&[data_error(&shown, format!("cannot be written as JSON ({e})"))]),
     }
 }
 
@@ -108,10 +86,7 @@ fn documents(args: &ManifestArgs) -> Result<(Value, String), i32> {
         any
     });
     if docs.is_empty() {
-        return Err(fail(&[Error {
-            subject: shown,
-            ..Error::config("no document holds a container")
-        }]));
+        return Err(fail(&[Error { subject: shown, ..Error::config("no document holds a container") }]));
     }
     let list = match <[Value; 1]>::try_from(docs) {
         Ok([one]) => one,
@@ -128,56 +103,25 @@ fn named<'v>(c: &&'v Value) -> Option<&'v str> {
 /// Without `--container`: the one container, or the one with a `fileKeyRef`;
 /// `Err`: a usage error naming them (its exit code).
 fn only_container(all: &[&Value], shown: &str) -> Result<String, i32> {
-    let with_file_key_ref: Vec<&Value> = all
-        .iter()
-        .copied()
-        .filter(|c| has_file_key_ref(c))
-        .collect();
+    let with_file_key_ref: Vec<&Value> = all.iter().copied().filter(|c| has_file_key_ref(c)).collect();
     match (all, with_file_key_ref.as_slice()) {
-        ([one], _) | (_, [one]) if named(one).is_some() => {
-            Ok(named(one).unwrap_or_default().to_string())
-        }
+        ([one], _) | (_, [one]) if named(one).is_some() => Ok(named(one).unwrap_or_default().to_string()),
         _ => {
-            let names: Vec<&str> = all
-                .iter()
-                .map(|c| named(c).unwrap_or("(no name)"))
-                .collect();
-            let has = if names.is_empty() {
-                "it has none".to_string()
-            } else {
-                format!("it has {}", names.join(", "))
-            };
-            Err(usage(&format!(
-                "{shown}: choose the container with --container NAME ({has})"
-            )))
+            let names: Vec<&str> = all.iter().map(|c| named(c).unwrap_or("(no name)")).collect();
+            let has = if names.is_empty() { "it has none".to_string() } else { format!("it has {}", names.join(", ")) };
+            Err(usage(&format!("{shown}: choose the container with --container NAME ({has})")))
         }
     }
 }
 
 /// The volumes a `fileKeyRef` or `fileRef` names that the container does not mount.
 fn unmounted(m: &Map<String, Value>) -> Vec<String> {
-    let list = |k: &str| {
-        m.get(k)
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default()
-    };
-    let mounted: Vec<&Value> = list("volumeMounts")
-        .iter()
-        .filter_map(|v| v.get("name"))
-        .collect();
-    let env = list("env")
-        .iter()
-        .filter_map(|e| e.pointer("/valueFrom/fileKeyRef/volumeName"));
+    let list = |k: &str| m.get(k).and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let mounted: Vec<&Value> = list("volumeMounts").iter().filter_map(|v| v.get("name")).collect();
+    let env = list("env").iter().filter_map(|e| e.pointer("/valueFrom/fileKeyRef/volumeName"));
     let mut out: Vec<String> = Vec::new();
-    for v in env.chain(
-        list("envFrom")
-            .iter()
-            .filter_map(|e| e.pointer("/fileRef/volumeName")),
-    ) {
-        if let Some(v) = v.as_str().filter(|v| {
-            !mounted.iter().any(|m| m.as_str() == Some(v)) && !out.iter().any(|o| o == v)
-        }) {
+    for v in env.chain(list("envFrom").iter().filter_map(|e| e.pointer("/fileRef/volumeName"))) {
+        if let Some(v) = v.as_str().filter(|v| !mounted.iter().any(|m| m.as_str() == Some(v)) && !out.iter().any(|o| o == v)) {
             out.push(v.to_string());
         }
     }

@@ -46,9 +46,7 @@ impl Naming {
     pub fn give(self, key: &str, value: &str) -> String {
         match self {
             Naming::Flags => format!("give --{key} {value}"),
-            Naming::Config if key == "entrypoint" => {
-                format!("add the line {value} to the config's data.entrypoint")
-            }
+            Naming::Config if key == "entrypoint" => format!("add the line {value} to the config's data.entrypoint"),
             Naming::Config => format!("set the config's data.{key} to {value}"),
         }
     }
@@ -71,53 +69,28 @@ fn checked(o: &Options, naming: Naming) -> Result<Settings, String> {
         ));
     }
     if !o.shim_path.starts_with('/') {
-        return Err(format!(
-            "{} must be an absolute path, got {:?}",
-            opt("shim-path"),
-            o.shim_path
-        ));
+        return Err(format!("{} must be an absolute path, got {:?}", opt("shim-path"), o.shim_path));
     }
     if !matches!(o.env_grammar.as_str(), "kubelet" | "envshim") {
-        return Err(format!(
-            "{}: expected kubelet or envshim, got {:?}",
-            opt("env-grammar"),
-            o.env_grammar
-        ));
+        return Err(format!("{}: expected kubelet or envshim, got {:?}", opt("env-grammar"), o.env_grammar));
     }
     if let Some(w) = &o.wait {
         envshim::wait::duration(w).map_err(|e| format!("{}: {e}", opt("wait")))?;
     }
-    for (key, value) in [
-        ("installer-cpu", &o.installer_cpu),
-        ("installer-memory", &o.installer_memory),
-    ] {
+    for (key, value) in [("installer-cpu", &o.installer_cpu), ("installer-memory", &o.installer_memory)] {
         if !crate::cli::quantity(value) {
-            return Err(format!(
-                "{}: {value:?} is not a Kubernetes quantity (100m, 0.1, 32Mi)",
-                opt(key)
-            ));
+            return Err(format!("{}: {value:?} is not a Kubernetes quantity (100m, 0.1, 32Mi)", opt(key)));
         }
     }
     let mut warnings = Vec::new();
     let entrypoints = entrypoints(&o.entrypoint, naming, &mut warnings)?;
-    let no_shim_image = || {
-        match naming {
+    let no_shim_image = || match naming {
         Naming::Flags => NO_SHIM_IMAGE.to_string(),
         Naming::Config => "no envshim image: set the config's data.shim-image to IMAGE (best pinned: REGISTRY/envshim@sha256:DIGEST)".to_string(),
-    }
     };
     Ok(Settings {
         shim_path: o.shim_path.clone(),
-        shim_image: if baked_in {
-            None
-        } else {
-            Some(
-                o.shim_image
-                    .clone()
-                    .or_else(default_shim_image)
-                    .ok_or_else(no_shim_image)?,
-            )
-        },
+        shim_image: if baked_in { None } else { Some(o.shim_image.clone().or_else(default_shim_image).ok_or_else(no_shim_image)?) },
         entrypoints,
         wait: o.wait.clone(),
         envshim_grammar: o.env_grammar == "envshim",
@@ -131,11 +104,7 @@ fn checked(o: &Options, naming: Naming) -> Result<Settings, String> {
 
 /// The `--entrypoint` values, each `CONTAINER=PROGRAM` (a JSON list of
 /// words, or one word), as (container, words); a likely mistake in `warnings`.
-fn entrypoints(
-    given: &[String],
-    naming: Naming,
-    warnings: &mut Vec<String>,
-) -> Result<Vec<(String, Vec<String>)>, String> {
+fn entrypoints(given: &[String], naming: Naming, warnings: &mut Vec<String>) -> Result<Vec<(String, Vec<String>)>, String> {
     let mut entrypoints: Vec<(String, Vec<String>)> = Vec::new();
     let option = naming.option("entrypoint");
     for e in given {
@@ -143,16 +112,12 @@ fn entrypoints(
             return Err(format!("{option} {e:?}: expected CONTAINER=PROGRAM"));
         };
         let words: Vec<String> = if program.trim_start().starts_with('[') {
-            serde_json::from_str(program).map_err(|err| {
-                format!("{option} {name}: PROGRAM is not a JSON array of strings ({err})")
-            })?
+            serde_json::from_str(program).map_err(|err| format!("{option} {name}: PROGRAM is not a JSON array of strings ({err})"))?
         } else {
             vec![program.to_string()]
         };
         if name.is_empty() || words.is_empty() || words[0].is_empty() {
-            return Err(format!(
-                "{option} {e:?}: expected CONTAINER=PROGRAM with a container name and a program"
-            ));
+            return Err(format!("{option} {e:?}: expected CONTAINER=PROGRAM with a container name and a program"));
         }
         if entrypoints.iter().any(|(n, _)| n == name) {
             return Err(format!("{option} {name}: given twice"));
@@ -172,13 +137,7 @@ fn one_word_with_blanks(name: &str, word: &str, naming: Naming) -> Option<String
     if !word.contains([' ', '\t']) {
         return None;
     }
-    let list = serde_json::to_string(
-        &word
-            .split([' ', '\t'])
-            .filter(|w| !w.is_empty())
-            .collect::<Vec<_>>(),
-    )
-    .unwrap_or_default();
+    let list = serde_json::to_string(&word.split([' ', '\t']).filter(|w| !w.is_empty()).collect::<Vec<_>>()).unwrap_or_default();
     let form = match naming {
         Naming::Flags => format!("--entrypoint '{name}={list}'"),
         Naming::Config => format!("the line {name}={list} in data.entrypoint"),
@@ -196,14 +155,9 @@ fn one_word_with_blanks(name: &str, word: &str, naming: Naming) -> Option<String
 /// image). A plain build has none and never guesses one: a short name like
 /// `envshim:0.1.0` would be resolved by each node, from whatever registry answers.
 fn default_shim_image() -> Option<String> {
-    let from_env = std::env::var("KUBECTL_ENVSHIM_SHIM_IMAGE")
-        .ok()
-        .filter(|v| !v.is_empty());
-    from_env.or_else(|| {
-        option_env!("KUBECTL_ENVSHIM_RELEASE_IMAGE")
-            .filter(|v| !v.is_empty())
-            .map(str::to_string)
-    })
+    let from_env = std::env::var("KUBECTL_ENVSHIM_SHIM_IMAGE").ok().filter(|v| !v.is_empty());
+    from_env.or_else(|| option_env!("KUBECTL_ENVSHIM_RELEASE_IMAGE").filter(|v| !v.is_empty()).map(str::to_string))
 }
 
 const NO_SHIM_IMAGE: &str = "no envshim image: pass --shim-image IMAGE (best pinned: REGISTRY/envshim@sha256:DIGEST) or set KUBECTL_ENVSHIM_SHIM_IMAGE (a release's converter defaults to its own image)";
+

@@ -32,20 +32,13 @@ pub fn convert(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<Erro
 /// Where each problem is: `FILE: document N (Kind/name): PATH: MESSAGE`
 /// (each problem's subject is its object, `Kind/name`).
 fn located(shown: &str, n: usize, problems: Vec<Error>) -> Vec<Error> {
-    problems
-        .into_iter()
-        .map(|p| Error {
-            subject: format!("{shown}: document {n} ({})", p.subject),
-            ..p
-        })
-        .collect()
+    problems.into_iter().map(|p| Error { subject: format!("{shown}: document {n} ({})", p.subject), ..p }).collect()
 }
 
 /// None when the text is not a stream of JSON values.
 fn json(text: &str, shown: &str, s: &Settings) -> Option<Result<Output, Vec<Error>>> {
     let mut values = serde_json::Deserializer::from_str(text).into_iter::<Value>();
-    let (mut out, mut errors, mut notes, mut copied, mut n) =
-        (String::new(), Vec::new(), Vec::new(), 0usize, 0usize);
+    let (mut out, mut errors, mut notes, mut copied, mut n) = (String::new(), Vec::new(), Vec::new(), 0usize, 0usize);
     loop {
         let before = values.byte_offset();
         let next = values.next();
@@ -54,10 +47,7 @@ fn json(text: &str, shown: &str, s: &Settings) -> Option<Result<Output, Vec<Erro
             Ok(doc) => doc,
             Err(_) if n == 0 => return None,
             Err(e) => {
-                errors.push(data_error(
-                    &format!("{shown}: document {}", n + 1),
-                    format!("not valid JSON: {e}"),
-                ));
+                errors.push(data_error(&format!("{shown}: document {}", n + 1), format!("not valid JSON: {e}")));
                 break;
             }
         };
@@ -73,24 +63,13 @@ fn json(text: &str, shown: &str, s: &Settings) -> Option<Result<Output, Vec<Erro
                     out.push_str(&t);
                     copied = end;
                 }
-                Err(e) => errors.push(data_error(
-                    &format!("{shown}: document {n}"),
-                    format!("cannot be written as JSON ({e})"),
-                )),
+                Err(e) => errors.push(data_error(&format!("{shown}: document {n}"), format!("cannot be written as JSON ({e})"))),
             },
             Err(problems) => errors.extend(located(shown, n, problems)),
         }
     }
     out.push_str(&text[copied..]);
-    Some(if errors.is_empty() {
-        Ok(Output {
-            text: out,
-            json: true,
-            notes,
-        })
-    } else {
-        Err(errors)
-    })
+    Some(if errors.is_empty() { Ok(Output { text: out, json: true, notes }) } else { Err(errors) })
 }
 
 /// The stack the YAML path runs on: reading, converting and writing recurse
@@ -107,9 +86,7 @@ pub fn on_yaml_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
     let f = std::sync::Mutex::new(Some(f));
     let take = || f.lock().map_or(None, |mut f| f.take());
     std::thread::scope(|scope| {
-        let run = std::thread::Builder::new()
-            .stack_size(YAML_STACK_BYTES)
-            .spawn_scoped(scope, || take().map(|f| f()));
+        let run = std::thread::Builder::new().stack_size(YAML_STACK_BYTES).spawn_scoped(scope, || take().map(|f| f()));
         match run.map(|t| t.join()) {
             Ok(Ok(Some(out))) => return out,
             Ok(Err(panic)) => std::panic::resume_unwind(panic),
@@ -128,12 +105,7 @@ pub fn on_yaml_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
 /// around it stay), every other byte is copied.
 fn yaml_documents(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<Error>> {
     let docs = yaml::read_stream(text).map_err(|e| vec![data_error(shown, e.to_string())])?;
-    let (mut out, mut errors, mut notes, mut copied) = (
-        String::with_capacity(text.len()),
-        Vec::new(),
-        Vec::new(),
-        0usize,
-    );
+    let (mut out, mut errors, mut notes, mut copied) = (String::with_capacity(text.len()), Vec::new(), Vec::new(), 0usize);
     for (i, mut doc) in docs.into_iter().enumerate() {
         match crate::convert::document(&mut doc.value, s) {
             Ok(changed) if changed.is_empty() => {}
@@ -142,11 +114,7 @@ fn yaml_documents(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<E
                 let line_start = text[..doc.span.start].rfind('\n').map_or(0, |i| i + 1);
                 let shares_line = !text[line_start..doc.span.start].trim().is_empty();
                 // An indented root is rewritten from its line's start; one after `--- ` on a line of its own.
-                let start = if shares_line {
-                    doc.span.start
-                } else {
-                    line_start
-                };
+                let start = if shares_line { doc.span.start } else { line_start };
                 out.push_str(&text[copied..start]);
                 if shares_line {
                     out.push('\n');
@@ -159,11 +127,7 @@ fn yaml_documents(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<E
     }
     out.push_str(&text[copied..]);
     if errors.is_empty() {
-        Ok(Output {
-            text: out,
-            json: false,
-            notes,
-        })
+        Ok(Output { text: out, json: false, notes })
     } else {
         Err(errors)
     }
@@ -173,10 +137,7 @@ fn yaml_documents(text: &str, shown: &str, s: &Settings) -> Result<Output, Vec<E
 pub type Converted<'i> = Vec<(&'i String, Output)>;
 
 /// Every input converted; Err: every problem of every input.
-pub fn convert_all<'i>(
-    inputs: &'i crate::input::Texts,
-    settings: &Settings,
-) -> Result<Converted<'i>, Vec<Error>> {
+pub fn convert_all<'i>(inputs: &'i crate::input::Texts, settings: &Settings) -> Result<Converted<'i>, Vec<Error>> {
     let mut errors = Vec::new();
     let mut outputs = Vec::new();
     for (shown, text) in inputs {
@@ -188,11 +149,7 @@ pub fn convert_all<'i>(
             Err(e) => errors.push(e.clone()),
         }
     }
-    if errors.is_empty() {
-        Ok(outputs)
-    } else {
-        Err(errors)
-    }
+    if errors.is_empty() { Ok(outputs) } else { Err(errors) }
 }
 
 /// The outputs as one stream: several files' YAML documents separated by
@@ -213,3 +170,4 @@ pub fn joined(outputs: &Converted) -> String {
     }
     all
 }
+

@@ -9,20 +9,14 @@ use serde_json::Value;
 pub fn read(text: &str) -> Result<Vec<Value>, String> {
     let start = text.trim_start_matches(['\u{feff}', ' ', '\t', '\r', '\n']);
     if start.starts_with('{') || start.starts_with('[') {
-        let docs: Result<Vec<Value>, _> = serde_json::Deserializer::from_str(text)
-            .into_iter::<Value>()
-            .collect();
+        let docs: Result<Vec<Value>, _> = serde_json::Deserializer::from_str(text).into_iter::<Value>().collect();
         if let Ok(docs) = docs {
             return Ok(docs);
         }
         // Not a JSON stream: a YAML flow document (`{kind: Pod, ...}`) is read as YAML.
     }
     let docs = crate::yaml::read_stream(text).map_err(|e| e.to_string())?;
-    Ok(docs
-        .into_iter()
-        .map(|d| d.value)
-        .filter(|v| !v.is_null())
-        .collect())
+    Ok(docs.into_iter().map(|d| d.value).filter(|v| !v.is_null()).collect())
 }
 
 /// `doc` as a YAML document (no `---`), read back the same by YAML 1.1 and 1.2 readers.
@@ -36,12 +30,7 @@ struct Node<'v>(&'v Value);
 
 impl<'v> envshim::manifest::Tree<'v> for Node<'v> {
     fn fields(self) -> Option<impl Iterator<Item = (&'v str, Self)>> {
-        Some(
-            self.0
-                .as_object()?
-                .iter()
-                .map(|(k, v)| (k.as_str(), Node(v))),
-        )
+        Some(self.0.as_object()?.iter().map(|(k, v)| (k.as_str(), Node(v))))
     }
     fn items(self) -> Option<impl Iterator<Item = Self>> {
         Some(self.0.as_array()?.iter().map(Node))

@@ -26,33 +26,21 @@ pub fn notes(before: &Value, after: &Value) -> Vec<Note> {
         return Vec::new();
     }
     fn items(v: &Value) -> Option<&Vec<Value>> {
-        (v.get("kind").and_then(Value::as_str) == Some("List"))
-            .then(|| v.get("items").and_then(Value::as_array))
-            .flatten()
+        (v.get("kind").and_then(Value::as_str) == Some("List")).then(|| v.get("items").and_then(Value::as_array)).flatten()
     }
     match (items(before), items(after)) {
-        (Some(b), Some(a)) if a.len() == b.len() => b
-            .iter()
-            .zip(a)
-            .enumerate()
-            .filter(|(_, (b, a))| b != a)
-            .map(|(i, (b, _))| note(b, &format!("items[{i}]")))
-            .collect(),
+        (Some(b), Some(a)) if a.len() == b.len() => {
+            b.iter().zip(a).enumerate().filter(|(_, (b, a))| b != a).map(|(i, (b, _))| note(b, &format!("items[{i}]"))).collect()
+        }
         _ => vec![note(before, "")],
     }
 }
 
 fn note(object: &Value, at: &str) -> Note {
     let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
-    let name = object
-        .get("metadata")
-        .and_then(|m| text(m.get("name")).or_else(|| text(m.get("generateName"))));
+    let name = object.get("metadata").and_then(|m| text(m.get("name")).or_else(|| text(m.get("generateName"))));
     let mut n = Note {
-        object: format!(
-            "{}/{}",
-            text(object.get("kind")).unwrap_or_default(),
-            name.unwrap_or_else(|| "(no name)".into())
-        ),
+        object: format!("{}/{}", text(object.get("kind")).unwrap_or_default(), name.unwrap_or_else(|| "(no name)".into())),
         containers: Vec::new(),
         warnings: Vec::new(),
     };
@@ -98,52 +86,28 @@ fn walk(v: &Value, at: &mut String, n: &mut Note) {
 }
 
 fn container(c: &Value, at: &str, n: &mut Note) {
-    let env = c
-        .get("env")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    let file_key_ref = |e: &Value| {
-        e.get("valueFrom")
-            .and_then(|v| v.get("fileKeyRef"))
-            .is_some_and(|f| !f.is_null())
-    };
+    let env = c.get("env").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
+    let file_key_ref = |e: &Value| e.get("valueFrom").and_then(|v| v.get("fileKeyRef")).is_some_and(|f| !f.is_null());
     if !env.iter().any(file_key_ref) {
         return;
     }
-    n.containers.push(
-        c.get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("(no name)")
-            .to_string(),
-    );
+    n.containers.push(c.get("name").and_then(Value::as_str).unwrap_or("(no name)").to_string());
     // The names the kubelet no longer resolves: the fileKeyRef variables, and
     // the literal values that refer to one (the kubelet leaves `$(TOKEN)` as text).
     let mut only_envshim: HashSet<&str> = HashSet::new();
     for e in env {
-        let Some(name) = e.get("name").and_then(Value::as_str) else {
-            continue;
-        };
-        let refers = e
-            .get("value")
-            .and_then(Value::as_str)
-            .is_some_and(|v| !refers_to(v, &only_envshim).is_empty());
+        let Some(name) = e.get("name").and_then(Value::as_str) else { continue };
+        let refers = e.get("value").and_then(Value::as_str).is_some_and(|v| !refers_to(v, &only_envshim).is_empty());
         if file_key_ref(e) || refers {
             only_envshim.insert(name);
         }
     }
     let mut places: Vec<(String, &Value)> = Vec::new();
     for probe in ["livenessProbe", "readinessProbe", "startupProbe"] {
-        places.push((
-            format!("{probe}.exec.command"),
-            &c[probe]["exec"]["command"],
-        ));
+        places.push((format!("{probe}.exec.command"), &c[probe]["exec"]["command"]));
     }
     for hook in ["postStart", "preStop"] {
-        places.push((
-            format!("lifecycle.{hook}.exec.command"),
-            &c["lifecycle"][hook]["exec"]["command"],
-        ));
+        places.push((format!("lifecycle.{hook}.exec.command"), &c["lifecycle"][hook]["exec"]["command"]));
     }
     for (path, value) in places {
         let words: Vec<&str> = match value {
@@ -184,10 +148,7 @@ fn refers_to<'n>(text: &str, names: &HashSet<&'n str>) -> Vec<&'n str> {
             Some(Some(c)) if c >= from => Some(c),
             Some(None) => None,
             _ => {
-                let c = bytes[from..]
-                    .iter()
-                    .position(|b| ends.contains(b))
-                    .map(|p| p + from);
+                let c = bytes[from..].iter().position(|b| ends.contains(b)).map(|p| p + from);
                 *cache = Some(c);
                 c
             }
@@ -205,11 +166,7 @@ fn refers_to<'n>(text: &str, names: &HashSet<&'n str>) -> Vec<&'n str> {
             i += 1; // `$$`: an escaped dollar, no reference
             None
         } else {
-            Some(
-                &rest[..rest
-                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                    .unwrap_or(rest.len())],
-            )
+            Some(&rest[..rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len())])
         };
         if let Some(&n) = name.and_then(|name| names.get(name)) {
             if known.insert(n) {
@@ -229,10 +186,7 @@ mod tests {
         let names = ["DB_URL", "TOKEN"].into_iter().collect();
         for (text, want) in [
             ("$(DB_URL)", &["DB_URL"][..]),
-            (
-                "curl -H \"Authorization: $TOKEN\" $DB_URL/health",
-                &["TOKEN", "DB_URL"],
-            ),
+            ("curl -H \"Authorization: $TOKEN\" $DB_URL/health", &["TOKEN", "DB_URL"]),
             ("${TOKEN:-x} ${DB_URL}", &["TOKEN", "DB_URL"]),
             ("$$(DB_URL) $$TOKEN $TOKENS $(OTHER) $", &[]),
             ("$TOKEN_2 $DB_URL.x", &["DB_URL"]),

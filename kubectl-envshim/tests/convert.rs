@@ -42,10 +42,7 @@ fn yaml(text: &str) -> Value {
 /// The documents of a stream (empty ones left out).
 fn docs(text: &str) -> Vec<Value> {
     use serde::Deserialize;
-    serde_norway::Deserializer::from_str(text)
-        .map(|d| Value::deserialize(d).unwrap())
-        .filter(|d| !d.is_null())
-        .collect()
+    serde_norway::Deserializer::from_str(text).map(|d| Value::deserialize(d).unwrap()).filter(|d| !d.is_null()).collect()
 }
 
 fn at<'a>(v: &'a Value, path: &[&str]) -> &'a Value {
@@ -86,16 +83,7 @@ volumes:
 "#;
 
 fn indent(text: &str, n: usize) -> String {
-    text.lines()
-        .map(|l| {
-            if l.is_empty() {
-                String::new()
-            } else {
-                format!("{}{l}", " ".repeat(n))
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    text.lines().map(|l| if l.is_empty() { String::new() } else { format!("{}{l}", " ".repeat(n)) }).collect::<Vec<_>>().join("\n")
 }
 
 /// A document of `kind` holding POD_SPEC, and the path to its pod spec.
@@ -118,29 +106,13 @@ fn workload(kind: &str) -> (String, Vec<&'static str>) {
             (api, format!("spec:\n  template:\n    metadata: {{labels: {{app: x}}}}\n    spec:\n{spec}"), vec!["spec", "template", "spec"])
         }
     };
-    (
-        format!(
-            "apiVersion: {api}\nkind: {kind}\nmetadata:\n  name: w-{}\n{body}\n",
-            kind.to_lowercase()
-        ),
-        path,
-    )
+    (format!("apiVersion: {api}\nkind: {kind}\nmetadata:\n  name: w-{}\n{body}\n", kind.to_lowercase()), path)
 }
 
 /// Takes the app's command away.
 const NO_COMMAND: (&str, &str) = ("command: [\"/app\", \"--token=$(TOKEN)\"]", "workingDir: /");
 
-const KINDS: [&str; 9] = [
-    "Pod",
-    "PodTemplate",
-    "Deployment",
-    "ReplicaSet",
-    "ReplicationController",
-    "StatefulSet",
-    "DaemonSet",
-    "Job",
-    "CronJob",
-];
+const KINDS: [&str; 9] = ["Pod", "PodTemplate", "Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "DaemonSet", "Job", "CronJob"];
 
 /// What the kubelet does with a container's `env` (literal values expanded
 /// against the entries before them; `$$` becomes `$`), with the values the
@@ -154,14 +126,7 @@ fn kubelet_env(env: &Value, platform: &BTreeMap<&str, &str>) -> Vec<(String, Str
             (Some(v), None) => {
                 let v = v.as_str().unwrap();
                 let known: BTreeMap<String, String> = out.iter().cloned().collect();
-                Some(
-                    String::from_utf8(envshim::expand::expand(v.as_bytes(), |n| {
-                        known
-                            .get(std::str::from_utf8(n).ok()?)
-                            .map(|v| v.as_bytes())
-                    }))
-                    .unwrap(),
-                )
+                Some(String::from_utf8(envshim::expand::expand(v.as_bytes(), |n| known.get(std::str::from_utf8(n).ok()?).map(|v| v.as_bytes()))).unwrap())
             }
             (None, None) => Some(String::new()),
         };
@@ -176,13 +141,8 @@ fn kubelet_env(env: &Value, platform: &BTreeMap<&str, &str>) -> Vec<(String, Str
 /// The manifest envshim reads in a converted container: ENVSHIM_MANIFEST_JSON after the kubelet.
 fn manifest_seen(container: &Value) -> serde_json::Value {
     let env = kubelet_env(&container["env"], &BTreeMap::from([("NS", "prod")]));
-    let text = &env
-        .iter()
-        .find(|(n, _)| n == "ENVSHIM_MANIFEST_JSON")
-        .expect("ENVSHIM_MANIFEST_JSON")
-        .1;
-    envshim::manifest::parse(text.as_bytes())
-        .unwrap_or_else(|_| panic!("envshim cannot read {text}"));
+    let text = &env.iter().find(|(n, _)| n == "ENVSHIM_MANIFEST_JSON").expect("ENVSHIM_MANIFEST_JSON").1;
+    envshim::manifest::parse(text.as_bytes()).unwrap_or_else(|_| panic!("envshim cannot read {text}"));
     serde_json::from_str(text).unwrap()
 }
 
@@ -202,64 +162,26 @@ fn every_kind_has_its_pod_converted() {
         // The installer first among the initContainers, the volume first among the volumes.
         let init = &spec["initContainers"];
         assert_eq!(init[0]["name"].as_str(), Some("envshim-install"), "{kind}");
-        assert_eq!(
-            json_of(&init[0]["command"]),
-            serde_json::json!(["/envshim", "install", "/.envshim/bin/envshim"])
-        );
+        assert_eq!(json_of(&init[0]["command"]), serde_json::json!(["/envshim", "install", "/.envshim/bin/envshim"]));
         assert_eq!(init[0]["image"].as_str(), Some(IMAGE));
         let sc = json_of(&init[0]["securityContext"]);
         assert_eq!(sc["readOnlyRootFilesystem"], true);
         assert_eq!(sc["allowPrivilegeEscalation"], false);
         assert_eq!(sc["runAsNonRoot"], true);
         assert_eq!(sc["capabilities"]["drop"], serde_json::json!(["ALL"]));
-        assert_eq!(
-            json_of(&init[1]),
-            json_of(&before["initContainers"][0]),
-            "{kind}: the other initContainer is unchanged"
-        );
-        assert_eq!(
-            json_of(&spec["volumes"][0]),
-            serde_json::json!({"name": "envshim", "emptyDir": {"sizeLimit": "4Mi"}})
-        );
+        assert_eq!(json_of(&init[1]), json_of(&before["initContainers"][0]), "{kind}: the other initContainer is unchanged");
+        assert_eq!(json_of(&spec["volumes"][0]), serde_json::json!({"name": "envshim", "emptyDir": {"sizeLimit": "4Mi"}}));
         assert_eq!(json_of(&spec["volumes"][1]), json_of(&before["volumes"][0]));
         // The app: envshim run, no args, the fileKeyRef entry gone, the rest kept in order.
         let app = &spec["containers"][0];
-        assert_eq!(
-            json_of(&app["command"]),
-            serde_json::json!(["/.envshim/bin/envshim", "run"])
-        );
+        assert_eq!(json_of(&app["command"]), serde_json::json!(["/.envshim/bin/envshim", "run"]));
         assert!(app.get("args").is_none());
-        let names: Vec<&str> = app["env"]
-            .as_sequence()
-            .unwrap()
-            .iter()
-            .map(|e| e["name"].as_str().unwrap())
-            .collect();
+        let names: Vec<&str> = app["env"].as_sequence().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
         // The kubelet's view where the fileKeyRef entry was: what the rest and the program line refer to.
-        assert_eq!(
-            names,
-            [
-                "NS",
-                "ENVSHIM_SEEN_0",
-                "ENVSHIM_SEEN_1",
-                "ENVSHIM_SEEN_2",
-                "URL",
-                "SECRET",
-                "ENVSHIM_MANIFEST_JSON",
-                "ENVSHIM_ENV_GRAMMAR",
-                "ENVSHIM_EXPANDED"
-            ],
-            "{kind}"
-        );
-        let seen: Vec<&str> = app["env"].as_sequence().unwrap()[1..4]
-            .iter()
-            .map(|e| e["value"].as_str().unwrap())
-            .collect();
+        assert_eq!(names, ["NS", "ENVSHIM_SEEN_0", "ENVSHIM_SEEN_1", "ENVSHIM_SEEN_2", "URL", "SECRET", "ENVSHIM_MANIFEST_JSON", "ENVSHIM_ENV_GRAMMAR", "ENVSHIM_EXPANDED"], "{kind}");
+        let seen: Vec<&str> = app["env"].as_sequence().unwrap()[1..4].iter().map(|e| e["value"].as_str().unwrap()).collect();
         assert_eq!(seen, ["$(TOKEN)", "$(NS)", "$(URL)"], "{kind}");
-        assert_eq!(
-            json_of(&app["resources"]),
-            json_of(&before["containers"][0]["resources"])
-        );
+        assert_eq!(json_of(&app["resources"]), json_of(&before["containers"][0]["resources"]));
         assert_eq!(
             json_of(&app["volumeMounts"]),
             serde_json::json!([
@@ -279,55 +201,28 @@ fn every_kind_has_its_pod_converted() {
             "{kind}"
         );
         // The container without fileKeyRef is unchanged, and so is the document's head.
-        assert_eq!(
-            json_of(&spec["containers"][1]),
-            json_of(&before["containers"][1])
-        );
+        assert_eq!(json_of(&spec["containers"][1]), json_of(&before["containers"][1]));
         assert_eq!(json_of(&doc["metadata"]), json_of(&original["metadata"]));
         // Field order of the document kept.
-        let keys = |v: &Value| {
-            v.as_mapping()
-                .unwrap()
-                .keys()
-                .map(|k| k.as_str().unwrap().to_string())
-                .collect::<Vec<_>>()
-        };
+        let keys = |v: &Value| v.as_mapping().unwrap().keys().map(|k| k.as_str().unwrap().to_string()).collect::<Vec<_>>();
         assert_eq!(keys(&doc), keys(&original));
         assert_eq!(keys(app)[..3], ["name", "image", "command"]);
         // Idempotent.
-        assert_eq!(
-            convert(&out.stdout).ok(),
-            out.stdout,
-            "{kind}: converting again changed it"
-        );
+        assert_eq!(convert(&out.stdout).ok(), out.stdout, "{kind}: converting again changed it");
     }
 }
 
 #[test]
 fn a_list_has_every_item_converted() {
-    let items: Vec<String> = ["Pod", "Deployment", "CronJob"]
-        .iter()
-        .map(|k| indent(&workload(k).0, 4).replacen("    ", "  - ", 1))
-        .collect();
+    let items: Vec<String> = ["Pod", "Deployment", "CronJob"].iter().map(|k| indent(&workload(k).0, 4).replacen("    ", "  - ", 1)).collect();
     let input = format!("apiVersion: v1\nkind: List\nmetadata: {{}}\nitems:\n{}\n  - apiVersion: v1\n    kind: Service\n    metadata: {{name: s}}\n", items.join("\n"));
     let doc = yaml(convert(&input).ok());
-    for (i, path) in [
-        (0, vec!["spec"]),
-        (1, vec!["spec", "template", "spec"]),
-        (2, vec!["spec", "jobTemplate", "spec", "template", "spec"]),
-    ] {
+    for (i, path) in [(0, vec!["spec"]), (1, vec!["spec", "template", "spec"]), (2, vec!["spec", "jobTemplate", "spec", "template", "spec"])] {
         let spec = at(&doc["items"][i], &path);
-        assert_eq!(
-            spec["initContainers"][0]["name"].as_str(),
-            Some("envshim-install"),
-            "item {i}"
-        );
+        assert_eq!(spec["initContainers"][0]["name"].as_str(), Some("envshim-install"), "item {i}");
         assert_eq!(spec["containers"][0]["command"][1].as_str(), Some("run"));
     }
-    assert_eq!(
-        json_of(&doc["items"][3]),
-        json_of(&yaml(&input)["items"][3])
-    );
+    assert_eq!(json_of(&doc["items"][3]), json_of(&yaml(&input)["items"][3]));
 }
 
 #[test]
@@ -340,30 +235,15 @@ fn a_stream_keeps_every_untouched_document_byte_for_byte() {
         "---\napiVersion: v1\nkind: Service\nmetadata:\n    name: svc      # four-space indentation\nspec:\n    ports: [{port: 80}]\n...\n",
     ];
     let (deployment, _) = workload("Deployment");
-    let input = format!(
-        "{}{}{}---\n# comment above the converted one\n{deployment}{}{}",
-        untouched[0], untouched[1], untouched[2], untouched[3], untouched[4]
-    );
+    let input = format!("{}{}{}---\n# comment above the converted one\n{deployment}{}{}", untouched[0], untouched[1], untouched[2], untouched[3], untouched[4]);
     let out = convert(&input);
     let text = out.ok();
-    assert!(
-        text.starts_with(&format!("{}{}{}", untouched[0], untouched[1], untouched[2])),
-        "{text}"
-    );
-    assert!(
-        text.ends_with(&format!("{}{}", untouched[3], untouched[4])),
-        "{text}"
-    );
-    assert!(
-        text.contains("---\n# comment above the converted one\napiVersion: apps/v1\n"),
-        "{text}"
-    );
+    assert!(text.starts_with(&format!("{}{}{}", untouched[0], untouched[1], untouched[2])), "{text}");
+    assert!(text.ends_with(&format!("{}{}", untouched[3], untouched[4])), "{text}");
+    assert!(text.contains("---\n# comment above the converted one\napiVersion: apps/v1\n"), "{text}");
     let all = docs(text);
     assert_eq!(all.len(), 5, "{text}");
-    assert_eq!(
-        all[3]["spec"]["template"]["spec"]["initContainers"][0]["name"].as_str(),
-        Some("envshim-install")
-    );
+    assert_eq!(all[3]["spec"]["template"]["spec"]["initContainers"][0]["name"].as_str(), Some("envshim-install"));
     assert_eq!(convert(text).ok(), text);
     kubectl_envshim(&["convert", "--check"], text).ok();
 }
@@ -376,22 +256,11 @@ fn json_in_gives_json_out() {
     let stream = format!("{plain}\n{json}\n  {plain}\n");
     let out = convert(&stream);
     let text = out.ok();
-    let values: Vec<serde_json::Value> = serde_json::Deserializer::from_str(text)
-        .into_iter()
-        .map(Result::unwrap)
-        .collect();
+    let values: Vec<serde_json::Value> = serde_json::Deserializer::from_str(text).into_iter().map(Result::unwrap).collect();
     assert_eq!(values.len(), 3);
-    assert!(
-        text.starts_with(&format!(
-            "{plain}\n{{\n  \"apiVersion\": \"apps/v1\",\n  \"kind\": \"Deployment\""
-        )),
-        "{text}"
-    );
+    assert!(text.starts_with(&format!("{plain}\n{{\n  \"apiVersion\": \"apps/v1\",\n  \"kind\": \"Deployment\"")), "{text}");
     assert!(text.ends_with(&format!("\n  {plain}\n")), "{text}");
-    assert_eq!(
-        values[1]["spec"]["template"]["spec"]["containers"][0]["command"],
-        serde_json::json!(["/.envshim/bin/envshim", "run"])
-    );
+    assert_eq!(values[1]["spec"]["template"]["spec"]["containers"][0]["command"], serde_json::json!(["/.envshim/bin/envshim", "run"]));
     // Field order kept in JSON too.
     let keys: Vec<&String> = values[1].as_object().unwrap().keys().collect();
     assert_eq!(keys, ["apiVersion", "kind", "metadata", "spec"]);
@@ -406,27 +275,11 @@ fn several_files_and_stdin() {
     std::fs::write(&a, &pod).unwrap();
     let b = dir.path().join("b.yaml");
     std::fs::write(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n").unwrap();
-    let out = kubectl_envshim(
-        &[
-            "convert",
-            "-f",
-            a.to_str().unwrap(),
-            "-f",
-            "-",
-            "-f",
-            b.to_str().unwrap(),
-        ],
-        "apiVersion: v1\nkind: Namespace\nmetadata: {name: n}\n",
-    );
+    let out = kubectl_envshim(&["convert", "-f", a.to_str().unwrap(), "-f", "-", "-f", b.to_str().unwrap()], "apiVersion: v1\nkind: Namespace\nmetadata: {name: n}\n");
     let all = docs(out.ok());
     let kinds: Vec<&str> = all.iter().map(|d| d["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["Pod", "Namespace", "ConfigMap"]);
-    assert!(
-        out.stdout
-            .ends_with("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"),
-        "{}",
-        out.stdout
-    );
+    assert!(out.stdout.ends_with("---\napiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n"), "{}", out.stdout);
 }
 
 #[test]
@@ -434,26 +287,12 @@ fn check_writes_nothing_and_says_whether_anything_would_change() {
     let (pod, _) = workload("Pod");
     let out = kubectl_envshim(&["convert", "--check"], &pod);
     // Each document that would change, on stderr, as `gofmt -l` lists files.
-    assert_eq!(
-        (out.code, out.stdout.as_str(), out.stderr.as_str()),
-        (
-            1,
-            "",
-            "kubectl-envshim: stdin: document 1 (Pod/w-pod): would convert containers app\n"
-        )
-    );
+    assert_eq!((out.code, out.stdout.as_str(), out.stderr.as_str()), (1, "", "kubectl-envshim: stdin: document 1 (Pod/w-pod): would convert containers app\n"));
     let converted = convert(&pod).stdout;
     let out = kubectl_envshim(&["convert", "--check"], &converted);
-    assert_eq!(
-        (out.code, out.stdout.as_str(), out.stderr.as_str()),
-        (0, "", "")
-    );
+    assert_eq!((out.code, out.stdout.as_str(), out.stderr.as_str()), (0, "", ""));
     // Errors are still errors under --check.
-    kubectl_envshim(
-        &["convert", "--check"],
-        &pod.replace(NO_COMMAND.0, NO_COMMAND.1),
-    )
-    .fails(78, &["no command"]);
+    kubectl_envshim(&["convert", "--check"], &pod.replace(NO_COMMAND.0, NO_COMMAND.1)).fails(78, &["no command"]);
 }
 
 #[test]
@@ -479,26 +318,15 @@ spec:
 "#;
     let doc = yaml(convert(input).ok());
     let spec = &doc["spec"];
-    let names: Vec<&str> = spec["initContainers"]
-        .as_sequence()
-        .unwrap()
-        .iter()
-        .map(|c| c["name"].as_str().unwrap())
-        .collect();
+    let names: Vec<&str> = spec["initContainers"].as_sequence().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["envshim-install", "side"]);
     // A subPath mount is not the volume's root: a mount of the root is added.
     let side = &spec["initContainers"][1];
-    assert_eq!(
-        manifest_seen(side)["volumeMounts"],
-        serde_json::json!([{"name": "config", "mountPath": "/.envshim/volumes/config"}])
-    );
+    assert_eq!(manifest_seen(side)["volumeMounts"], serde_json::json!([{"name": "config", "mountPath": "/.envshim/volumes/config"}]));
     assert_eq!(side["restartPolicy"].as_str(), Some("Always"));
     // The app's own mount is used; none added but envshim's.
     let app = &spec["containers"][0];
-    assert_eq!(
-        manifest_seen(app)["volumeMounts"],
-        serde_json::json!([{"name": "config", "mountPath": "/data/config"}])
-    );
+    assert_eq!(manifest_seen(app)["volumeMounts"], serde_json::json!([{"name": "config", "mountPath": "/data/config"}]));
     assert_eq!(
         json_of(&app["volumeMounts"]),
         serde_json::json!([{"name": "config", "mountPath": "/data/config", "readOnly": true}, {"name": "envshim", "mountPath": "/.envshim/bin", "readOnly": true}])
@@ -533,52 +361,24 @@ fn errors_name_the_document_the_object_the_container_and_the_path() {
     assert_ne!(again, converted);
     convert(&again).fails(78, &["spec.template.spec.containers[0].env[7].name: container app: ENVSHIM_MANIFEST_JSON is set: the container was converted already"]);
     // Every failing document is reported; nothing is written, even for the good ones.
-    let two = format!(
-        "{}---\n{}",
-        deployment.replace("volumeName: config", "volumeName: a"),
-        pod.replace("volumeName: config", "volumeName: b")
-    );
-    let err = convert(&format!("{}---\n{two}", workload("Job").0))
-        .fails(
-            78,
-            &[
-                "document 2 (Deployment/w-deployment)",
-                "document 3 (Pod/w-pod)",
-            ],
-        )
-        .to_string();
+    let two = format!("{}---\n{}", deployment.replace("volumeName: config", "volumeName: a"), pod.replace("volumeName: config", "volumeName: b"));
+    let err = convert(&format!("{}---\n{two}", workload("Job").0)).fails(78, &["document 2 (Deployment/w-deployment)", "document 3 (Pod/w-pod)"]).to_string();
     assert_eq!(err.lines().count(), 2, "{err}");
     // In a List: the item's path and the item's kind/name.
-    let list = format!(
-        "apiVersion: v1\nkind: List\nitems:\n{}\n",
-        indent(&pod.replace("volumeName: config", "volumeName: c"), 4).replacen("    ", "  - ", 1)
-    );
+    let list = format!("apiVersion: v1\nkind: List\nitems:\n{}\n", indent(&pod.replace("volumeName: config", "volumeName: c"), 4).replacen("    ", "  - ", 1));
     convert(&list).fails(78, &["document 1 (Pod/w-pod): items[0].spec.containers[0].env[1].valueFrom.fileKeyRef.volumeName"]);
     // Not YAML, not JSON (65), with the line in the stream.
-    convert(&format!(
-        "{cm}apiVersion: v1\nkind: Pod\nmetadata: {{name: \"{SENTINEL}\n  x: [\n"
-    ))
-    .fails(65, &["stdin: document 2 (line ", "not valid YAML"]);
-    convert(&format!(
-        "{{\"kind\": \"Pod\"}}\n{{\"kind\": \"{SENTINEL}\" "
-    ))
-    .fails(65, &["stdin: document 2: not valid JSON"]);
+    convert(&format!("{cm}apiVersion: v1\nkind: Pod\nmetadata: {{name: \"{SENTINEL}\n  x: [\n")).fails(65, &["stdin: document 2 (line ", "not valid YAML"]);
+    convert(&format!("{{\"kind\": \"Pod\"}}\n{{\"kind\": \"{SENTINEL}\" ")).fails(65, &["stdin: document 2: not valid JSON"]);
     // Unreadable input (65).
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("missing.yaml");
     // The system's reason as envshim words it (strerror's text, as the shim's messages have it).
-    kubectl_envshim(&["convert", "-f", missing.to_str().unwrap()], "").fails(
-        65,
-        &["missing.yaml: cannot be read (No such file or directory)"],
-    );
-    kubectl_envshim(&["convert", "-f", dir.path().to_str().unwrap()], "").fails(
-        65,
-        &["no .yaml, .yml or .json file in it (-R reads its subdirectories)"],
-    );
+    kubectl_envshim(&["convert", "-f", missing.to_str().unwrap()], "").fails(65, &["missing.yaml: cannot be read (No such file or directory)"]);
+    kubectl_envshim(&["convert", "-f", dir.path().to_str().unwrap()], "").fails(65, &["no .yaml, .yml or .json file in it (-R reads its subdirectories)"]);
     let latin1 = dir.path().join("latin1.yaml");
     std::fs::write(&latin1, b"kind: Pod\nmetadata: {name: \xe9}\n").unwrap();
-    kubectl_envshim(&["convert", "-f", latin1.to_str().unwrap()], "")
-        .fails(65, &["latin1.yaml: is not UTF-8"]);
+    kubectl_envshim(&["convert", "-f", latin1.to_str().unwrap()], "").fails(65, &["latin1.yaml: is not UTF-8"]);
 }
 
 #[test]
@@ -589,20 +389,11 @@ fn a_converted_document_reads_the_same_for_kubectl() {
         "  volumes:\n    - name: config\n      emptyDir: {}\n",
         "  volumes:\n    - name: config\n      emptyDir: {}\n    - name: s\n      secret: {secretName: s, defaultMode: 0400, items: [{key: k, path: k, mode: 0644}]}\n",
     );
-    let input = input.replace(
-        "      image: app:1\n",
-        "      image: app:1\n      tty: yes\n      workingDir: \"0400\"\n",
-    );
-    assert!(
-        input.contains("defaultMode: 0400") && input.contains("tty: yes"),
-        "{input}"
-    );
+    let input = input.replace("      image: app:1\n", "      image: app:1\n      tty: yes\n      workingDir: \"0400\"\n");
+    assert!(input.contains("defaultMode: 0400") && input.contains("tty: yes"), "{input}");
     let out = convert(&input);
     let text = out.ok();
-    assert!(
-        text.contains("defaultMode: 256") && text.contains("mode: 420"),
-        "{text}"
-    );
+    assert!(text.contains("defaultMode: 256") && text.contains("mode: 420"), "{text}");
     assert!(text.contains("tty: true\n"), "{text}");
     assert!(text.contains("workingDir: '0400'\n"), "{text}");
 }
@@ -611,10 +402,7 @@ fn a_converted_document_reads_the_same_for_kubectl() {
 fn envshim_bin() -> PathBuf {
     let bin = Path::new(BIN).with_file_name("envshim");
     if !bin.exists() {
-        let status = Command::new(env!("CARGO"))
-            .args(["build", "-p", "envshim", "--bin", "envshim"])
-            .status()
-            .unwrap();
+        let status = Command::new(env!("CARGO")).args(["build", "-p", "envshim", "--bin", "envshim"]).status().unwrap();
         assert!(status.success());
     }
     bin
@@ -623,11 +411,7 @@ fn envshim_bin() -> PathBuf {
 #[test]
 fn envshim_gives_the_converted_program_what_native_file_key_ref_would() {
     let vol = tempfile::tempdir().unwrap();
-    std::fs::write(
-        vol.path().join("app.env"),
-        format!("TOKEN='t$(NS)k'\nOTHER='{SENTINEL}'\n"),
-    )
-    .unwrap();
+    std::fs::write(vol.path().join("app.env"), format!("TOKEN='t$(NS)k'\nOTHER='{SENTINEL}'\n")).unwrap();
     let mount = vol.path().to_str().unwrap();
     let input = format!(
         r#"apiVersion: v1
@@ -660,67 +444,25 @@ spec:
     let app = &doc["spec"]["containers"][0];
     // The runtime's environment: the kubelet's work on the converted env list.
     let env = kubelet_env(&app["env"], &BTreeMap::from([("NS", "prod")]));
-    let command: Vec<String> = app["command"]
-        .as_sequence()
-        .unwrap()
-        .iter()
-        .map(|w| w.as_str().unwrap().to_string())
-        .collect();
+    let command: Vec<String> = app["command"].as_sequence().unwrap().iter().map(|w| w.as_str().unwrap().to_string()).collect();
     assert_eq!(command[1], "run");
-    let out = Command::new(envshim_bin())
-        .arg(&command[1])
-        .env_clear()
-        .envs(env)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = Command::new(envshim_bin()).arg(&command[1]).env_clear().envs(env).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).unwrap();
     let (args, vars) = text.split_once('\n').unwrap();
     // $(TOKEN) from the file, chained with the platform's NS, in both orders; $$ kept as $.
-    assert_eq!(
-        args.trim_end_matches('\0').split('\0').collect::<Vec<_>>(),
-        [
-            "--token=t$(NS)k",
-            "--url=http://t$(NS)k/prod/$(NS)/$prod",
-            "$(NS)",
-            "$(MISSING)",
-            "$$"
-        ]
-    );
+    assert_eq!(args.trim_end_matches('\0').split('\0').collect::<Vec<_>>(), ["--token=t$(NS)k", "--url=http://t$(NS)k/prod/$(NS)/$prod", "$(NS)", "$(MISSING)", "$$"]);
     // (PWD: the shell's own.)
-    let vars: BTreeMap<&str, &str> = vars
-        .split('\0')
-        .filter(|v| !v.is_empty() && !v.starts_with("PWD="))
-        .map(|v| v.split_once('=').unwrap())
-        .collect();
+    let vars: BTreeMap<&str, &str> = vars.split('\0').filter(|v| !v.is_empty() && !v.starts_with("PWD=")).map(|v| v.split_once('=').unwrap()).collect();
     assert_eq!(
         vars,
-        BTreeMap::from([
-            ("NS", "prod"),
-            ("EARLY", "$(TOKEN)-prod"),
-            ("TOKEN", "t$(NS)k"),
-            ("URL", "http://t$(NS)k/prod/$(NS)/$prod"),
-            ("LAST", "again-prod-$(OPT)")
-        ])
+        BTreeMap::from([("NS", "prod"), ("EARLY", "$(TOKEN)-prod"), ("TOKEN", "t$(NS)k"), ("URL", "http://t$(NS)k/prod/$(NS)/$prod"), ("LAST", "again-prod-$(OPT)")])
     );
 }
 
 fn arb_text() -> impl Strategy<Value = String> {
-    proptest::collection::vec(
-        prop_oneof![
-            Just("$".to_string()),
-            Just("(".to_string()),
-            Just(")".to_string()),
-            Just("$(A)".to_string()),
-            "[a-zA-Z_ é]{0,3}"
-        ],
-        0..12,
-    )
-    .prop_map(|parts| parts.concat())
+    proptest::collection::vec(prop_oneof![Just("$".to_string()), Just("(".to_string()), Just(")".to_string()), Just("$(A)".to_string()), "[a-zA-Z_ é]{0,3}"], 0..12)
+        .prop_map(|parts| parts.concat())
 }
 
 proptest! {
@@ -746,22 +488,10 @@ fn arb_env_entry() -> impl Strategy<Value = serde_json::Value> {
 }
 
 /// A generated container: env, command, args, whether it mounts the volume v1.
-type GenContainer = (
-    Vec<serde_json::Value>,
-    Option<Vec<String>>,
-    Option<Vec<String>>,
-    bool,
-);
+type GenContainer = (Vec<serde_json::Value>, Option<Vec<String>>, Option<Vec<String>>, bool);
 
 fn arb_pod() -> impl Strategy<Value = serde_json::Value> {
-    let container = || {
-        (
-            proptest::collection::vec(arb_env_entry(), 0..5),
-            proptest::option::of(proptest::collection::vec(arb_text(), 1..3)),
-            proptest::option::of(proptest::collection::vec(arb_text(), 0..3)),
-            any::<bool>(),
-        )
-    };
+    let container = || (proptest::collection::vec(arb_env_entry(), 0..5), proptest::option::of(proptest::collection::vec(arb_text(), 1..3)), proptest::option::of(proptest::collection::vec(arb_text(), 0..3)), any::<bool>());
     (proptest::collection::vec(container(), 1..3), proptest::collection::vec(container(), 0..2), any::<bool>()).prop_map(|(cs, ics, json)| {
         let make = |prefix: &str, list: Vec<GenContainer>| {
             list.into_iter()
@@ -824,10 +554,7 @@ fn a_sub_path_expr_on_a_late_name_is_refused() {
     // The kubelet expands subPathExpr with the container's final values: one
     // that envshim sets (from the first fileKeyRef on) would differ.
     let (pod, _) = workload("Pod");
-    let line = pod
-        .lines()
-        .find(|l| l.trim_start().starts_with("resources:"))
-        .unwrap();
+    let line = pod.lines().find(|l| l.trim_start().starts_with("resources:")).unwrap();
     let indent = &line[..line.len() - line.trim_start().len()];
     let late = pod.replace(line, &format!("{line}\n{indent}volumeMounts: [{{name: config, mountPath: /c, subPathExpr: \"$(URL)\"}}]"));
     assert_ne!(late, pod);

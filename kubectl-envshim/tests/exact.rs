@@ -33,17 +33,9 @@ mod random_pods;
 /// The model's expansion passes every row of the design doc's table.
 #[test]
 fn the_models_expansion_passes_the_design_doc_table() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tests/data/expansion-seed-table.json"
-    );
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/expansion-seed-table.json");
     let table: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let mapping: BTreeMap<String, String> = table["mapping"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string()))
-        .collect();
+    let mapping: BTreeMap<String, String> = table["mapping"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string())).collect();
     let rows = table["rows"].as_array().unwrap();
     assert!(rows.len() >= 30, "the table has {} rows", rows.len());
     for row in rows {
@@ -58,42 +50,20 @@ fn the_models_expansion_passes_the_design_doc_table() {
 /// `--env-grammar kubelet` passes too: tests/kubelet_grammar.rs).
 #[test]
 fn the_models_env_file_reader_passes_the_kubelets_cases() {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tests/data/kubelet-parse-env.json"
-    );
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/data/kubelet-parse-env.json");
     let table: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let rows = table["rows"].as_array().unwrap();
     assert!(rows.len() >= 30, "the table has {} rows", rows.len());
     for row in rows {
-        let (name, content, key) = (
-            row["name"].as_str().unwrap(),
-            row["content"].as_str().unwrap(),
-            row["key"].as_str().unwrap(),
-        );
+        let (name, content, key) = (row["name"].as_str().unwrap(), row["content"].as_str().unwrap(), row["key"].as_str().unwrap());
         let got = kubelet::env_file_value(content, key);
         match row.get("error") {
             Some(e) => {
                 let why = got.expect_err(name);
-                assert!(
-                    why.starts_with(&format!("line {}:", e["line"])),
-                    "{name}: {why}"
-                );
-                assert!(
-                    why.contains(
-                        &e["kubelet_reason"]
-                            .as_str()
-                            .unwrap()
-                            .replace(" is not allowed", "")
-                    ),
-                    "{name}: {why}"
-                );
+                assert!(why.starts_with(&format!("line {}:", e["line"])), "{name}: {why}");
+                assert!(why.contains(&e["kubelet_reason"].as_str().unwrap().replace(" is not allowed", "")), "{name}: {why}");
             }
-            None => assert_eq!(
-                got.as_ref().map(|v| v.as_deref()),
-                Ok(row["value"].as_str()),
-                "{name}"
-            ),
+            None => assert_eq!(got.as_ref().map(|v| v.as_deref()), Ok(row["value"].as_str()), "{name}"),
         }
     }
 }
@@ -106,17 +76,8 @@ fn describe(case: &Case) -> String {
         .world
         .volumes
         .iter()
-        .flat_map(|(v, dir)| {
-            std::fs::read_dir(dir)
-                .unwrap()
-                .map(move |f| (v.clone(), f.unwrap().path()))
-        })
-        .map(|(v, f)| {
-            (
-                format!("{v}/{}", f.file_name().unwrap().to_string_lossy()),
-                std::fs::read_to_string(&f).unwrap(),
-            )
-        })
+        .flat_map(|(v, dir)| std::fs::read_dir(dir).unwrap().map(move |f| (v.clone(), f.unwrap().path())))
+        .map(|(v, f)| (format!("{v}/{}", f.file_name().unwrap().to_string_lossy()), std::fs::read_to_string(&f).unwrap()))
         .collect();
     format!(
         "pod: {}\n--entrypoint: {:?}\nConfigMaps: {:?}\nSecrets: {:?}\nservice variables: {:?}\nenv files: {:?}\nimage: {:?}",
@@ -138,24 +99,12 @@ fn every<L: std::fmt::Display, T>(variants: impl IntoIterator<Item = (L, T)>, ch
     let failures: Vec<String> = variants
         .into_iter()
         .filter_map(|(label, v)| {
-            let failed =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&v))).err()?;
-            let why = failed
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| failed.downcast_ref::<&str>().map(|s| s.to_string()));
-            Some(format!(
-                "  {label}: {}",
-                why.unwrap_or_default().lines().next().unwrap_or_default()
-            ))
+            let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| check(&v))).err()?;
+            let why = failed.downcast_ref::<String>().cloned().or_else(|| failed.downcast_ref::<&str>().map(|s| s.to_string()));
+            Some(format!("  {label}: {}", why.unwrap_or_default().lines().next().unwrap_or_default()))
         })
         .collect();
-    assert!(
-        failures.is_empty(),
-        "{} variant(s) fail:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    assert!(failures.is_empty(), "{} variant(s) fail:\n{}", failures.len(), failures.join("\n"));
 }
 
 /// `F`: an entry taking `K` from `cfg/app.env` (which holds `K='v'`), so the
@@ -196,10 +145,7 @@ fn pod(dir: &tempfile::TempDir, fields: Value, file: &str) -> Case {
         world: World {
             config_maps: BTreeMap::new(),
             secrets: BTreeMap::new(),
-            service_env: BTreeMap::from([
-                ("KUBERNETES_SERVICE_HOST".into(), "10.96.0.1".into()),
-                ("KUBERNETES_SERVICE_PORT".into(), "443".into()),
-            ]),
+            service_env: BTreeMap::from([("KUBERNETES_SERVICE_HOST".into(), "10.96.0.1".into()), ("KUBERNETES_SERVICE_PORT".into(), "443".into())]),
             fields: BTreeMap::from([("metadata.name".into(), "p".into())]),
             volumes: BTreeMap::from([("cfg".into(), cfg)]),
             image,
@@ -219,12 +165,7 @@ fn exact(case: &Case, format: Format, extra: &[&str]) -> Started {
         Converted::Container(c, w) => harness::converted(&c, &w),
     };
     let diffs = harness::differences(&native, &converted);
-    assert!(
-        diffs.is_empty(),
-        "the converted program differs from the native one: {}\n{}",
-        diffs.join("; "),
-        describe(case)
-    );
+    assert!(diffs.is_empty(), "the converted program differs from the native one: {}\n{}", diffs.join("; "), describe(case));
     match native {
         Outcome::Started(s) => s,
         Outcome::Fails(why) => panic!("the native pod does not start ({why}): a test mistake"),
@@ -238,11 +179,7 @@ fn exact(case: &Case, format: Format, extra: &[&str]) -> Started {
 fn references_to_earlier_names_only() {
     let dir = tempfile::tempdir().unwrap();
     let env = json!([{"name": "A", "value": "a"}, {"name": "B", "value": "$(A)-b"}, f(), {"name": "C", "value": "$(F)/$(B)/$$(A)/$(NOPE)"}]);
-    let case = pod(
-        &dir,
-        json!({"command": printer(&["$(C)", "$$", "$(KUBERNETES_SERVICE_PORT)"]), "env": env}),
-        "K='v'\n",
-    );
+    let case = pod(&dir, json!({"command": printer(&["$(C)", "$$", "$(KUBERNETES_SERVICE_PORT)"]), "env": env}), "K='v'\n");
     for format in harness::FORMATS {
         let s = exact(&case, format, &[]);
         assert_eq!(s.argv[1..], ["v/a-b/$(A)/$(NOPE)", "$", "443"]);
@@ -266,15 +203,8 @@ fn forward_reference() {
 #[test]
 fn self_reference() {
     let dir = tempfile::tempdir().unwrap();
-    let case = pod(
-        &dir,
-        json!({"command": printer(&["$(PATH)"]), "env": [{"name": "PATH", "value": "/opt/bin:$(PATH)"}, f()]}),
-        "K='v'\n",
-    );
-    assert_eq!(
-        exact(&case, Format::JsonStream, &[]).env["PATH"],
-        "/opt/bin:$(PATH)"
-    );
+    let case = pod(&dir, json!({"command": printer(&["$(PATH)"]), "env": [{"name": "PATH", "value": "/opt/bin:$(PATH)"}, f()]}), "K='v'\n");
+    assert_eq!(exact(&case, Format::JsonStream, &[]).env["PATH"], "/opt/bin:$(PATH)");
 }
 
 #[test]
@@ -285,34 +215,18 @@ fn env_from_shadowed() {
         json!({"command": printer(&[]), "envFrom": [{"configMapRef": {"name": "cm"}}], "env": [{"name": "BANNER", "value": "mode=$(MODE)"}, {"name": "MODE", "value": "debug"}, f()]}),
         "K='v'\n",
     );
-    case.world.config_maps.insert(
-        "cm".into(),
-        BTreeMap::from([("MODE".into(), "prod".into())]),
-    );
+    case.world.config_maps.insert("cm".into(), BTreeMap::from([("MODE".into(), "prod".into())]));
     let s = exact(&case, Format::YamlStream, &[]);
-    assert_eq!(
-        (s.env["BANNER"].as_str(), s.env["MODE"].as_str()),
-        ("mode=prod", "debug")
-    );
+    assert_eq!((s.env["BANNER"].as_str(), s.env["MODE"].as_str()), ("mode=prod", "debug"));
 }
 
 #[test]
 fn service_variable_shadowed() {
     let dir = tempfile::tempdir().unwrap();
     let env = json!([{"name": "API", "value": "$(KUBERNETES_SERVICE_HOST)"}, {"name": "KUBERNETES_SERVICE_HOST", "value": "proxy"}, f()]);
-    let case = pod(
-        &dir,
-        json!({"command": printer(&["$(API)"]), "env": env}),
-        "K='v'\n",
-    );
+    let case = pod(&dir, json!({"command": printer(&["$(API)"]), "env": env}), "K='v'\n");
     let s = exact(&case, Format::YamlStream, &[]);
-    assert_eq!(
-        (
-            s.env["API"].as_str(),
-            s.env["KUBERNETES_SERVICE_HOST"].as_str()
-        ),
-        ("10.96.0.1", "proxy")
-    );
+    assert_eq!((s.env["API"].as_str(), s.env["KUBERNETES_SERVICE_HOST"].as_str()), ("10.96.0.1", "proxy"));
 }
 
 #[test]
@@ -321,25 +235,12 @@ fn optional_file_key_ref_missing_name_redefined_later() {
     // both optional, both find nothing; Y sees X as not defined yet.
     let missing_key = json!({"name": "X", "valueFrom": {"fileKeyRef": {"volumeName": "cfg", "path": "app.env", "key": "ABSENT", "optional": true}}});
     let missing_secret = json!({"name": "X", "valueFrom": {"secretKeyRef": {"name": "gone", "key": "x", "optional": true}}});
-    every(
-        [
-            ("a fileKeyRef to a key the file lacks", missing_key),
-            (
-                "a secretKeyRef to a Secret that does not exist",
-                missing_secret,
-            ),
-        ],
-        |first| {
-            let dir = tempfile::tempdir().unwrap();
-            let env = json!([first, {"name": "Y", "value": "y=$(X)"}, {"name": "X", "value": "late"}, f()]);
-            let case = pod(
-                &dir,
-                json!({"command": printer(&[]), "env": env}),
-                "K='v'\n",
-            );
-            assert_eq!(exact(&case, Format::YamlStream, &[]).env["Y"], "y=$(X)");
-        },
-    );
+    every([("a fileKeyRef to a key the file lacks", missing_key), ("a secretKeyRef to a Secret that does not exist", missing_secret)], |first| {
+        let dir = tempfile::tempdir().unwrap();
+        let env = json!([first, {"name": "Y", "value": "y=$(X)"}, {"name": "X", "value": "late"}, f()]);
+        let case = pod(&dir, json!({"command": printer(&[]), "env": env}), "K='v'\n");
+        assert_eq!(exact(&case, Format::YamlStream, &[]).env["Y"], "y=$(X)");
+    });
 }
 
 #[test]
@@ -352,15 +253,8 @@ fn secret_replaced() {
         {"name": "DB_PASS", "valueFrom": {"fileKeyRef": {"volumeName": "cfg", "path": "app.env", "key": "DB_PASS"}}},
         {"name": "DB_PASS", "valueFrom": {"secretKeyRef": {"name": "db", "key": "password", "optional": true}}},
     ]);
-    let case = pod(
-        &dir,
-        json!({"command": printer(&[]), "env": env}),
-        &format!("DB_PASS='{SENTINEL}'\n"),
-    );
-    assert_eq!(
-        exact(&case, Format::YamlStream, &[]).env["DB_PASS"],
-        SENTINEL
-    );
+    let case = pod(&dir, json!({"command": printer(&[]), "env": env}), &format!("DB_PASS='{SENTINEL}'\n"));
+    assert_eq!(exact(&case, Format::YamlStream, &[]).env["DB_PASS"], SENTINEL);
 }
 
 #[test]
@@ -369,18 +263,11 @@ fn image_env_not_expanded_in_values_and_args() {
     // kubelet never sees them, so their references stay as written.
     let dir = tempfile::tempdir().unwrap();
     let env = json!([{"name": "V", "value": "$(HOME)/x:$(HOSTNAME):$(APP_NAME)"}, f(), {"name": "W", "value": "$(PATH)"}]);
-    let case = pod(
-        &dir,
-        json!({"command": printer(&["$(HOME)"]), "args": ["$(PATH)", "$(HOSTNAME)", "$(APP_NAME)"], "env": env}),
-        "K='v'\n",
-    );
+    let case = pod(&dir, json!({"command": printer(&["$(HOME)"]), "args": ["$(PATH)", "$(HOSTNAME)", "$(APP_NAME)"], "env": env}), "K='v'\n");
     let s = exact(&case, Format::YamlStream, &[]);
     assert_eq!(s.env["V"], "$(HOME)/x:$(HOSTNAME):$(APP_NAME)");
     assert_eq!(s.env["W"], "$(PATH)");
-    assert_eq!(
-        s.argv[1..],
-        ["$(HOME)", "$(PATH)", "$(HOSTNAME)", "$(APP_NAME)"]
-    );
+    assert_eq!(s.argv[1..], ["$(HOME)", "$(PATH)", "$(HOSTNAME)", "$(APP_NAME)"]);
     assert_eq!(s.env["HOME"], "/home/app");
 }
 
@@ -394,10 +281,7 @@ fn entrypoint_words_run_as_written() {
     let img = &case.world.image;
     case.entrypoint = Some([img.entrypoint.clone(), img.cmd.clone()].concat());
     let s = exact(&case, Format::YamlStream, &[]);
-    assert_eq!(
-        s.argv[1..],
-        ["ep", "$(HOME)", "$$", "$(A)", "cmd", "$(MODE)", "$$x"]
-    );
+    assert_eq!(s.argv[1..], ["ep", "$(HOME)", "$$", "$(A)", "cmd", "$(MODE)", "$$x"]);
 
     let dir = tempfile::tempdir().unwrap();
     let case = pod(&dir, json!({"args": ["$(A)", "$$"], "env": env}), "K='v'\n");
@@ -409,81 +293,47 @@ fn entrypoint_words_run_as_written() {
 fn empty_command_means_unset() {
     // `command: []` and `command: null` (Helm renders both) are no command:
     // the image's ENTRYPOINT runs, then the args.
-    let variants = [
-        (json!([]), Format::YamlStream),
-        (Value::Null, Format::YamlStream),
-        (json!([]), Format::JsonStream),
-        (Value::Null, Format::JsonList),
-    ];
-    every(
-        variants.map(|(c, f)| (format!("command: {c} in {f:?}"), (c, f))),
-        |(command, format)| {
-            let dir = tempfile::tempdir().unwrap();
-            let case = pod(
-                &dir,
-                json!({"command": command, "args": ["--k=$(F)"], "env": [f()]}),
-                "K='v'\n",
-            );
-            let s = exact(&case, *format, &[]);
-            assert_eq!(
-                s.argv[1..],
-                ["ep", "$(HOME)", "$$", "$(A)", "--k=v"],
-                "command: {command}"
-            );
-        },
-    );
+    let variants = [(json!([]), Format::YamlStream), (Value::Null, Format::YamlStream), (json!([]), Format::JsonStream), (Value::Null, Format::JsonList)];
+    every(variants.map(|(c, f)| (format!("command: {c} in {f:?}"), (c, f))), |(command, format)| {
+        let dir = tempfile::tempdir().unwrap();
+        let case = pod(&dir, json!({"command": command, "args": ["--k=$(F)"], "env": [f()]}), "K='v'\n");
+        let s = exact(&case, *format, &[]);
+        assert_eq!(s.argv[1..], ["ep", "$(HOME)", "$$", "$(A)", "--k=v"], "command: {command}");
+    });
 }
 
 #[test]
 fn manifest_size_127k_128k_129k_1m() {
     // Literal values of 16 KiB each, the sentinel in them: natively every
     // string is far below the 128 KiB exec limit and the pod starts.
-    every(
-        [127 * 1024, 128 * 1024, 129 * 1024, 1024 * 1024].map(|t| (format!("{t} bytes"), t)),
-        |&total| {
-            let mut env = vec![f()];
-            let mut left = total;
-            let mut n = 0;
-            while left > 0 {
-                let size = left.min(16 * 1024);
-                let value = format!("{SENTINEL}{}", "x".repeat(size - SENTINEL.len()));
-                env.push(json!({"name": format!("BIG{n}"), "value": value}));
-                left -= size;
-                n += 1;
+    every([127 * 1024, 128 * 1024, 129 * 1024, 1024 * 1024].map(|t| (format!("{t} bytes"), t)), |&total| {
+        let mut env = vec![f()];
+        let mut left = total;
+        let mut n = 0;
+        while left > 0 {
+            let size = left.min(16 * 1024);
+            let value = format!("{SENTINEL}{}", "x".repeat(size - SENTINEL.len()));
+            env.push(json!({"name": format!("BIG{n}"), "value": value}));
+            left -= size;
+            n += 1;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let case = pod(&dir, json!({"command": printer(&["$(F)"]), "env": env}), "K='v'\n");
+        assert!(matches!(harness::native(&case), Outcome::Started(_)), "{total}: natively the pod must start");
+        match harness::convert_batch(&[&case], Format::YamlStream, &[]).remove(0) {
+            // Refused: with 78, naming the container and the limit.
+            Converted::Refused(code, err) => {
+                assert_eq!(code, 78, "{total} bytes: {err}");
+                assert!(err.contains("container app"), "{total} bytes: {err}");
+                assert!(["KiB", "MiB", "limit"].iter().any(|l| err.contains(l)), "{total} bytes: the refusal names no limit: {err}");
             }
-            let dir = tempfile::tempdir().unwrap();
-            let case = pod(
-                &dir,
-                json!({"command": printer(&["$(F)"]), "env": env}),
-                "K='v'\n",
-            );
-            assert!(
-                matches!(harness::native(&case), Outcome::Started(_)),
-                "{total}: natively the pod must start"
-            );
-            match harness::convert_batch(&[&case], Format::YamlStream, &[]).remove(0) {
-                // Refused: with 78, naming the container and the limit.
-                Converted::Refused(code, err) => {
-                    assert_eq!(code, 78, "{total} bytes: {err}");
-                    assert!(err.contains("container app"), "{total} bytes: {err}");
-                    assert!(
-                        ["KiB", "MiB", "limit"].iter().any(|l| err.contains(l)),
-                        "{total} bytes: the refusal names no limit: {err}"
-                    );
-                }
-                // Converted: envshim must start (spawned for real) and give the program what the kubelet would.
-                Converted::Container(c, w) => {
-                    let diffs =
-                        harness::differences(&harness::native(&case), &harness::converted(&c, &w));
-                    assert!(
-                        diffs.is_empty(),
-                        "{total} bytes of values: converted, then {}",
-                        diffs.join("; ")
-                    );
-                }
+            // Converted: envshim must start (spawned for real) and give the program what the kubelet would.
+            Converted::Container(c, w) => {
+                let diffs = harness::differences(&harness::native(&case), &harness::converted(&c, &w));
+                assert!(diffs.is_empty(), "{total} bytes of values: converted, then {}", diffs.join("; "));
             }
-        },
-    );
+        }
+    });
 }
 
 #[test]
@@ -491,42 +341,22 @@ fn envshim_entries_in_env() {
     // envshim reads ENVSHIM_* as its own configuration; natively they are the
     // program's variables like any other. Refused at convert time (78, naming
     // the entry) or carried through: never converted and then failing.
-    every(
-        [
-            ("ENVSHIM_MANIFEST", "/x/manifest.json"),
-            ("ENVSHIM_WAIT", "bad"),
-            ("ENVSHIM_CONTAINER", "other"),
-        ]
-        .map(|(n, v)| (n, (n, v))),
-        |&(name, value)| {
-            let dir = tempfile::tempdir().unwrap();
-            let case = pod(
-                &dir,
-                json!({"command": printer(&[]), "env": [{"name": "S", "value": SENTINEL}, {"name": name, "value": value}, f()]}),
-                "K='v'\n",
-            );
-            match harness::convert_batch(&[&case], Format::YamlStream, &[]).remove(0) {
-                Converted::Refused(code, err) => {
-                    assert_eq!(code, 78, "{name}: {err}");
-                    for part in [name, "container app", "env[1]"] {
-                        assert!(
-                            err.contains(part),
-                            "{name}: the refusal does not name {part:?}: {err}"
-                        );
-                    }
-                }
-                Converted::Container(c, w) => {
-                    let diffs =
-                        harness::differences(&harness::native(&case), &harness::converted(&c, &w));
-                    assert!(
-                        diffs.is_empty(),
-                        "{name}={value}: converted, then {}",
-                        diffs.join("; ")
-                    );
+    every([("ENVSHIM_MANIFEST", "/x/manifest.json"), ("ENVSHIM_WAIT", "bad"), ("ENVSHIM_CONTAINER", "other")].map(|(n, v)| (n, (n, v))), |&(name, value)| {
+        let dir = tempfile::tempdir().unwrap();
+        let case = pod(&dir, json!({"command": printer(&[]), "env": [{"name": "S", "value": SENTINEL}, {"name": name, "value": value}, f()]}), "K='v'\n");
+        match harness::convert_batch(&[&case], Format::YamlStream, &[]).remove(0) {
+            Converted::Refused(code, err) => {
+                assert_eq!(code, 78, "{name}: {err}");
+                for part in [name, "container app", "env[1]"] {
+                    assert!(err.contains(part), "{name}: the refusal does not name {part:?}: {err}");
                 }
             }
-        },
-    );
+            Converted::Container(c, w) => {
+                let diffs = harness::differences(&harness::native(&case), &harness::converted(&c, &w));
+                assert!(diffs.is_empty(), "{name}={value}: converted, then {}", diffs.join("; "));
+            }
+        }
+    });
 }
 
 /// A null field is absent to kubectl: `fileKeyRef: null` beside another
@@ -537,20 +367,12 @@ fn envshim_entries_in_env() {
 fn a_null_file_key_ref_is_absent() {
     let dir = tempfile::tempdir().unwrap();
     let null_beside = json!({"name": "P", "value": null, "valueFrom": {"fileKeyRef": null, "fieldRef": {"fieldPath": "metadata.name"}}});
-    let alone = pod(
-        &dir,
-        json!({"command": printer(&["$(P)"]), "env": [null_beside]}),
-        "K='v'\n",
-    );
+    let alone = pod(&dir, json!({"command": printer(&["$(P)"]), "env": [null_beside]}), "K='v'\n");
     let text = harness::write(std::slice::from_ref(&alone.pod), Format::YamlStream);
     let out = harness::kubectl_envshim(&["convert".into()], &text);
     assert_eq!((out.code, out.stderr.as_str()), (0, ""));
     assert_eq!(harness::read(&out.stdout), harness::read(&text));
-    let case = pod(
-        &dir,
-        json!({"command": printer(&["$(P)", "$(Q)"]), "env": [f(), null_beside, {"name": "Q", "value": "$(P)-$(F)"}]}),
-        "K='v'\n",
-    );
+    let case = pod(&dir, json!({"command": printer(&["$(P)", "$(Q)"]), "env": [f(), null_beside, {"name": "Q", "value": "$(P)-$(F)"}]}), "K='v'\n");
     for format in harness::FORMATS {
         let s = exact(&case, format, &[]);
         assert_eq!(s.argv[1..], ["p", "p-v"]);
@@ -565,83 +387,45 @@ fn a_null_file_key_ref_is_absent() {
 fn envshim_prefix_and_references_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let variants = [
-        (
-            "an envFrom prefix",
-            json!({"command": printer(&[]), "envFrom": [{"prefix": "ENVSHIM_", "configMapRef": {"name": "m", "optional": true}}], "env": [f()]}),
-            "envFrom[0].prefix",
-        ),
-        (
-            "a reference in a value",
-            json!({"command": printer(&[]), "env": [f(), {"name": "G", "value": "$(ENVSHIM_WAIT)"}]}),
-            "$(ENVSHIM_WAIT)",
-        ),
-        (
-            "a reference in the program line",
-            json!({"command": printer(&["$(ENVSHIM_X)"]), "env": [f()]}),
-            "$(ENVSHIM_X)",
-        ),
+        ("an envFrom prefix", json!({"command": printer(&[]), "envFrom": [{"prefix": "ENVSHIM_", "configMapRef": {"name": "m", "optional": true}}], "env": [f()]}), "envFrom[0].prefix"),
+        ("a reference in a value", json!({"command": printer(&[]), "env": [f(), {"name": "G", "value": "$(ENVSHIM_WAIT)"}]}), "$(ENVSHIM_WAIT)"),
+        ("a reference in the program line", json!({"command": printer(&["$(ENVSHIM_X)"]), "env": [f()]}), "$(ENVSHIM_X)"),
     ];
-    every(
-        variants.map(|(label, fields, part)| (label, (fields, part))),
-        |(fields, part)| {
-            let case = pod(&dir, fields.clone(), "K='v'\n");
-            // Natively an ordinary container: it starts.
-            assert!(matches!(harness::native(&case), Outcome::Started(_)));
-            match harness::convert_batch(&[&case], Format::YamlStream, &[]).remove(0) {
-                Converted::Refused(code, err) => {
-                    assert_eq!(code, 78, "{err}");
-                    for p in ["container app", "ENVSHIM_", part] {
-                        assert!(err.contains(p), "the refusal does not name {p:?}: {err}");
-                    }
+    every(variants.map(|(label, fields, part)| (label, (fields, part))), |(fields, part)| {
+        let case = pod(&dir, fields.clone(), "K='v'\n");
+        // Natively an ordinary container: it starts.
+        assert!(matches!(harness::native(&case), Outcome::Started(_)));
+        match harness::convert_batch(&[&case], Format::YamlStream, &[]).remove(0) {
+            Converted::Refused(code, err) => {
+                assert_eq!(code, 78, "{err}");
+                for p in ["container app", "ENVSHIM_", part] {
+                    assert!(err.contains(p), "the refusal does not name {p:?}: {err}");
                 }
-                Converted::Container(..) => panic!("converted"),
             }
-        },
-    );
+            Converted::Container(..) => panic!("converted"),
+        }
+    });
 }
 
 #[test]
 fn manifest_checked_at_convert_time() {
     // What envshim would refuse at every start, the converter refuses once (78),
     // naming the document, the container and the entry.
-    let cases = [
-        ("path", json!("../a.env")),
-        ("path", json!("/abs/a.env")),
-        ("path", json!("")),
-        ("key", json!("1=2")),
-    ];
-    every(
-        cases.map(|(f, b)| (format!("{f}: {b}"), (f, b))),
-        |(field, bad)| {
-            let dir = tempfile::tempdir().unwrap();
-            let mut r = json!({"volumeName": "cfg", "path": "app.env", "key": "K"});
-            r[field] = bad.clone();
-            let env = json!([{"name": "S", "value": SENTINEL}, {"name": "F", "valueFrom": {"fileKeyRef": r}}]);
-            let case = pod(
-                &dir,
-                json!({"command": printer(&[]), "env": env}),
-                "K='v'\n",
-            );
-            let run = harness::kubectl_envshim(
-                &harness::convert_args(&[&case], &[]),
-                &harness::write(std::slice::from_ref(&case.pod), Format::YamlStream),
-            );
-            assert_eq!(
-                run.code, 78,
-                "{field}: {bad}: exit {}, stderr {}",
-                run.code, run.stderr
-            );
-            assert!(run.stdout.is_empty());
-            for part in ["document 1", "container app", "spec.containers[0].env[1]"] {
-                assert!(
-                    run.stderr.contains(part),
-                    "{field}: {bad}: the refusal does not name {part:?}: {}",
-                    run.stderr
-                );
-            }
-            assert!(!run.stderr.contains(SENTINEL));
-        },
-    );
+    let cases = [("path", json!("../a.env")), ("path", json!("/abs/a.env")), ("path", json!("")), ("key", json!("1=2"))];
+    every(cases.map(|(f, b)| (format!("{f}: {b}"), (f, b))), |(field, bad)| {
+        let dir = tempfile::tempdir().unwrap();
+        let mut r = json!({"volumeName": "cfg", "path": "app.env", "key": "K"});
+        r[field] = bad.clone();
+        let env = json!([{"name": "S", "value": SENTINEL}, {"name": "F", "valueFrom": {"fileKeyRef": r}}]);
+        let case = pod(&dir, json!({"command": printer(&[]), "env": env}), "K='v'\n");
+        let run = harness::kubectl_envshim(&harness::convert_args(&[&case], &[]), &harness::write(std::slice::from_ref(&case.pod), Format::YamlStream));
+        assert_eq!(run.code, 78, "{field}: {bad}: exit {}, stderr {}", run.code, run.stderr);
+        assert!(run.stdout.is_empty());
+        for part in ["document 1", "container app", "spec.containers[0].env[1]"] {
+            assert!(run.stderr.contains(part), "{field}: {bad}: the refusal does not name {part:?}: {}", run.stderr);
+        }
+        assert!(!run.stderr.contains(SENTINEL));
+    });
 }
 
 #[test]
@@ -651,11 +435,7 @@ fn unknown_kind_with_pod_template() {
     // passed through with its fileKeyRef, and `--check` never says 0.
     let dir = tempfile::tempdir().unwrap();
     let env = json!([{"name": "S", "value": SENTINEL}, f(), {"name": "U", "value": "u=$(F)"}]);
-    let case = pod(
-        &dir,
-        json!({"command": printer(&["$(U)"]), "env": env}),
-        "K='v'\n",
-    );
+    let case = pod(&dir, json!({"command": printer(&["$(U)"]), "env": env}), "K='v'\n");
     let spec = case.pod["spec"].clone();
     let documents = [
         json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout", "metadata": {"name": "p"},
@@ -672,13 +452,7 @@ fn unknown_kind_with_pod_template() {
         let mut check = args.clone();
         check.push("--check".into());
         let checked = harness::kubectl_envshim(&check, &input);
-        let check_says = |code| {
-            assert_ne!(
-                code, 0,
-                "{kind}: --check says nothing would change; stderr {}",
-                checked.stderr
-            )
-        };
+        let check_says = |code| assert_ne!(code, 0, "{kind}: --check says nothing would change; stderr {}", checked.stderr);
         if run.code == 78 {
             assert!(run.stderr.contains("document 1"), "{kind}: {}", run.stderr);
             check_says(checked.code);
@@ -686,29 +460,17 @@ fn unknown_kind_with_pod_template() {
         }
         assert_eq!(run.code, 0, "{kind}: {}", run.stderr);
         let out = harness::read(&run.stdout);
-        assert!(
-            !out.iter().any(harness::has_file_key_ref),
-            "{kind}: exit 0 with a fileKeyRef left in the output"
-        );
+        assert!(!out.iter().any(harness::has_file_key_ref), "{kind}: exit 0 with a fileKeyRef left in the output");
         check_says(checked.code);
         // Converted by structure: the template's program starts as natively.
-        let template = out
-            .iter()
-            .find(|d| d["kind"] == kind)
-            .expect("the document")
-            .clone();
+        let template = out.iter().find(|d| d["kind"] == kind).expect("the document").clone();
         let as_pod = json!({"kind": "Pod", "metadata": {"name": "p"}, "spec": template["spec"]["template"]["spec"]});
-        let converted = harness::container(&as_pod, "app")
-            .expect("container app")
-            .clone();
+        let converted = harness::container(&as_pod, "app").expect("container app").clone();
         let mut world = case.world.clone();
         let (config_maps, secrets) = harness::generated_objects(&out);
         world.config_maps.extend(config_maps);
         world.secrets.extend(secrets);
-        let diffs = harness::differences(
-            &harness::native(&case),
-            &harness::converted(&converted, &world),
-        );
+        let diffs = harness::differences(&harness::native(&case), &harness::converted(&converted, &world));
         assert!(diffs.is_empty(), "{kind}: {}", diffs.join("; "));
     });
 }

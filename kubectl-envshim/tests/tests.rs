@@ -2,9 +2,9 @@
 //! have), so the suite links once. Each module is one subject;
 //! `cargo test -p kubectl-envshim --test tests exact::` runs one of them.
 
+mod support;
 #[path = "../../tests/suite_files.rs"]
 mod suite_files;
-mod support;
 
 mod convert;
 mod exact;
@@ -14,7 +14,5 @@ mod yaml;
 
 #[test]
 fn every_test_file_is_a_module_of_the_suite() {
-    suite_files::assert_every_file_is_a_module(
-        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests"),
-    );
+    suite_files::assert_every_file_is_a_module(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests"));
 }

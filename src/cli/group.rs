@@ -32,27 +32,12 @@ pub struct Spec {
 impl Spec {
     /// `--long`, a flag (a `bool` field).
     pub fn flag(long: &'static str) -> Spec {
-        Spec {
-            id: "",
-            help: "",
-            long,
-            short: None,
-            value: None,
-            env: None,
-            many: false,
-            delimiter: None,
-            hyphen: false,
-            parser: None,
-        }
+        Spec { id: "", help: "", long, short: None, value: None, env: None, many: false, delimiter: None, hyphen: false, parser: None }
     }
 
     /// `--long VALUE` (an `Option` field; a string unless [`Spec::parser`] says otherwise).
     pub fn value(long: &'static str, name: &'static str) -> Spec {
-        Spec {
-            value: Some(name),
-            parser: Some(ValueParser::os_string()),
-            ..Spec::flag(long)
-        }
+        Spec { value: Some(name), parser: Some(ValueParser::os_string()), ..Spec::flag(long) }
     }
 
     /// The option of the field `id`, its help `help` (its doc comment).
@@ -66,41 +51,26 @@ impl Spec {
     }
 
     pub fn short(self, c: char) -> Spec {
-        Spec {
-            short: Some(c),
-            ..self
-        }
+        Spec { short: Some(c), ..self }
     }
 
     /// Its configuration variable, whose value the help never shows.
     pub fn env(self, name: &'static str) -> Spec {
-        Spec {
-            env: Some(name),
-            ..self
-        }
+        Spec { env: Some(name), ..self }
     }
 
     /// Each value split at `c` (`--env-dir a,b`).
     pub fn delimiter(self, c: char) -> Spec {
-        Spec {
-            delimiter: Some(c),
-            ..self
-        }
+        Spec { delimiter: Some(c), ..self }
     }
 
     /// Its value may start with `-`.
     pub fn hyphen(self) -> Spec {
-        Spec {
-            hyphen: true,
-            ..self
-        }
+        Spec { hyphen: true, ..self }
     }
 
     pub fn parser(self, parser: impl Into<ValueParser>) -> Spec {
-        Spec {
-            parser: Some(parser.into()),
-            ..self
-        }
+        Spec { parser: Some(parser.into()), ..self }
     }
 
     /// The argument, as clap's derive made it.
@@ -115,18 +85,12 @@ impl Spec {
         if let Some(parser) = self.parser {
             arg = arg.value_parser(parser);
         }
-        let Some(name) = self.value else {
-            return arg.action(ArgAction::SetTrue);
-        };
+        let Some(name) = self.value else { return arg.action(ArgAction::SetTrue) };
         arg = arg.value_name(name).allow_hyphen_values(self.hyphen);
         if let Some(c) = self.delimiter {
             arg = arg.value_delimiter(c);
         }
-        arg.action(if self.many {
-            ArgAction::Append
-        } else {
-            ArgAction::Set
-        })
+        arg.action(if self.many { ArgAction::Append } else { ArgAction::Set })
     }
 }
 

@@ -11,10 +11,7 @@ use std::path::PathBuf;
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches};
 
-use super::{
-    usage, CheckArgs, CheckFormat, Cli, Command, InstallArgs, Reading, RenderArgs, RenderFormat,
-    RunArgs, Sources, Supervision, Watching,
-};
+use super::{usage, CheckArgs, CheckFormat, Cli, Command, InstallArgs, Reading, RenderArgs, RenderFormat, RunArgs, Sources, Supervision, Watching};
 use crate::error::Error;
 use crate::pipeline::{CheckOptions, InitOptions, Options, RunOptions};
 use crate::render::Format;
@@ -33,10 +30,7 @@ pub enum Invocation {
 /// on stdout, exit 0), or a usage error (one line, exit 2).
 pub enum Refused {
     Shown(clap::Error),
-    Usage {
-        message: String,
-        termination_log: Option<OsString>,
-    },
+    Usage { message: String, termination_log: Option<OsString> },
 }
 
 impl Refused {
@@ -44,10 +38,7 @@ impl Refused {
     pub fn report(self) -> i32 {
         match self {
             Refused::Shown(e) => e.exit(),
-            Refused::Usage {
-                message,
-                termination_log,
-            } => crate::report::fail(&Error::usage(message), &[], termination_log.as_deref()),
+            Refused::Usage { message, termination_log } => crate::report::fail(&Error::usage(message), &[], termination_log.as_deref()),
         }
     }
 }
@@ -66,25 +57,12 @@ pub fn parse(args: Vec<OsString>) -> Result<Invocation, Refused> {
     };
     let (name, sub_matches) = matches.subcommand().expect("a subcommand is required");
     let sub = cmd.find_subcommand(name).expect("clap matched it");
-    let termination_log = sub_matches
-        .try_get_one::<OsString>("termination_log")
-        .ok()
-        .flatten()
-        .cloned();
-    let usage = |message| Refused::Usage {
-        message,
-        termination_log: termination_log.clone(),
-    };
+    let termination_log = sub_matches.try_get_one::<OsString>("termination_log").ok().flatten().cloned();
+    let usage = |message| Refused::Usage { message, termination_log: termination_log.clone() };
     check_variables(sub, Some(sub_matches)).map_err(usage)?;
     // (`install` has neither option: asked through `try_get_raw`, not `value_source`, which panics on a name it does not know.)
-    let from = |id: &str| {
-        sub_matches.try_get_raw(id).is_ok_and(|v| v.is_some())
-            && sub_matches.value_source(id) == Some(ValueSource::EnvVariable)
-    };
-    let on_line = |id: &str| {
-        sub_matches.try_get_raw(id).is_ok_and(|v| v.is_some())
-            && sub_matches.value_source(id) == Some(ValueSource::CommandLine)
-    };
+    let from = |id: &str| sub_matches.try_get_raw(id).is_ok_and(|v| v.is_some()) && sub_matches.value_source(id) == Some(ValueSource::EnvVariable);
+    let on_line = |id: &str| sub_matches.try_get_raw(id).is_ok_and(|v| v.is_some()) && sub_matches.value_source(id) == Some(ValueSource::CommandLine);
     let from = FromVariable {
         manifest_json: from("manifest_json"),
         env_files: from("env_files"),
@@ -116,27 +94,17 @@ fn habits(mut args: Vec<OsString>) -> Vec<OsString> {
 /// `parsed`: what a parse that succeeded matched; then only the variables of
 /// options given on the command line are read (clap read the others' and
 /// their values passed).
-pub(super) fn check_variables(
-    sub: &clap::Command,
-    parsed: Option<&clap::ArgMatches>,
-) -> Result<(), String> {
+pub(super) fn check_variables(sub: &clap::Command, parsed: Option<&clap::ArgMatches>) -> Result<(), String> {
     for arg in sub.get_arguments() {
         let Some(name) = arg.get_env() else { continue };
-        if parsed.is_some_and(|m| {
-            m.value_source(arg.get_id().as_str()) != Some(ValueSource::CommandLine)
-        }) {
+        if parsed.is_some_and(|m| m.value_source(arg.get_id().as_str()) != Some(ValueSource::CommandLine)) {
             continue;
         }
         if std::env::var_os(name).is_none() {
             continue;
         }
         // The option alone, with nothing on its command line: clap reads the variable.
-        let Err(e) = clap::Command::new("envshim")
-            .arg(arg.clone())
-            .try_get_matches_from(["envshim"])
-        else {
-            continue;
-        };
+        let Err(e) = clap::Command::new("envshim").arg(arg.clone()).try_get_matches_from(["envshim"]) else { continue };
         let name = name.to_string_lossy();
         return Err(match std::error::Error::source(&e) {
             // A flag's variable: its words (`switch`) whatever went wrong.
@@ -160,74 +128,28 @@ struct FromVariable {
 }
 
 /// The ids of `--watch`'s settings ([`Watching`]'s fields but `watch`).
-const WATCH_SETTINGS: [&str; 6] = [
-    "on_change",
-    "restart_signal",
-    "restart_timeout",
-    "watch_settle",
-    "watch_poll",
-    "watch_splay",
-];
+const WATCH_SETTINGS: [&str; 6] = ["on_change", "restart_signal", "restart_timeout", "watch_settle", "watch_poll", "watch_splay"];
 
 /// The library's values of a parsed command line; `sub` is its subcommand's
 /// definition.
-fn invocation(
-    command: Command,
-    sub: &'static clap::Command,
-    m: FromVariable,
-) -> Result<Invocation, String> {
+fn invocation(command: Command, sub: &'static clap::Command, m: FromVariable) -> Result<Invocation, String> {
     Ok(match command {
-        Command::Run(RunArgs {
-            sources,
-            reading,
-            supervision,
-            watching,
-            program,
-        }) => {
+        Command::Run(RunArgs { sources, reading, supervision, watching, program }) => {
             let (options, run) = options(sources, reading, (supervision, watching), sub, m)?;
             Invocation::Run(options, RunOptions { program, ..run })
         }
-        Command::Check(CheckArgs {
-            sources,
-            reading,
-            supervision,
-            watching,
-            strict,
-            format,
-            program,
-        }) => {
+        Command::Check(CheckArgs { sources, reading, supervision, watching, strict, format, program }) => {
             let (options, run) = options(sources, reading, (supervision, watching), sub, m)?;
             let json = matches!(format, Some(CheckFormat::Json));
             let watch = run.init.as_ref().is_some_and(|init| init.watch.is_some());
-            Invocation::Check(
-                options,
-                CheckOptions {
-                    program,
-                    no_expand_args: run.no_expand_args,
-                    verbose: run.verbose,
-                    strict,
-                    json,
-                    watch,
-                },
-            )
+            Invocation::Check(options, CheckOptions { program, no_expand_args: run.no_expand_args, verbose: run.verbose, strict, json, watch })
         }
-        Command::Render(RenderArgs {
-            sources,
-            reading,
-            supervision,
-            watching,
-            format,
-            show_values,
-        }) => {
+        Command::Render(RenderArgs { sources, reading, supervision, watching, format, show_values }) => {
             let format = match format {
                 RenderFormat::Env => Format::Env,
                 RenderFormat::Json => Format::Json,
             };
-            Invocation::Render(
-                options(sources, reading, (supervision, watching), sub, m)?.0,
-                format,
-                show_values,
-            )
+            Invocation::Render(options(sources, reading, (supervision, watching), sub, m)?.0, format, show_values)
         }
         Command::Install(InstallArgs { dest, force }) => Invocation::Install(dest, force),
     })
@@ -235,13 +157,7 @@ fn invocation(
 
 /// The options of run, check and render (docs/reference.md §1: one table for
 /// the three): what they share, and what run takes (check takes some of it).
-fn options(
-    s: Sources,
-    r: Reading,
-    (supervision, watching): (Supervision, Watching),
-    sub: &'static clap::Command,
-    from_variable: FromVariable,
-) -> Result<(Options, RunOptions), String> {
+fn options(s: Sources, r: Reading, (supervision, watching): (Supervision, Watching), sub: &'static clap::Command, from_variable: FromVariable) -> Result<(Options, RunOptions), String> {
     // `--env` and `--env-file` take values starting with `-`, but not `--`, which ends the options.
     if s.envs.iter().chain(&s.env_files).any(|v| v == "--") {
         return Err("--env and --env-file need a value (-- ends the options)".into());
@@ -251,21 +167,8 @@ fn options(
     let options = Options {
         manifest: s.manifest,
         // The name messages show for the text: the option's or the variable's.
-        manifest_json: s.manifest_json.map(|text| {
-            (
-                if from_variable.manifest_json {
-                    variable(sub, "manifest_json")
-                } else {
-                    "--manifest-json"
-                },
-                text,
-            )
-        }),
-        env_files: env_files(
-            s.env_files,
-            from_variable.env_files,
-            variable(sub, "env_files"),
-        ),
+        manifest_json: s.manifest_json.map(|text| (if from_variable.manifest_json { variable(sub, "manifest_json") } else { "--manifest-json" }, text)),
+        env_files: env_files(s.env_files, from_variable.env_files, variable(sub, "env_files")),
         env_dirs: s.env_dirs.into_iter().map(OsStringExt::into_vec).collect(),
         envs: s.envs,
         volumes: s.volumes,
@@ -276,27 +179,15 @@ fn options(
         wait: r.wait,
         container: s.container,
         env_grammar: r.env_grammar.unwrap_or_default(),
-        config_vars: Box::leak(
-            sub.get_arguments()
-                .filter_map(|a| a.get_env()?.to_str())
-                .collect::<Box<[_]>>(),
-        ),
+        config_vars: Box::leak(sub.get_arguments().filter_map(|a| a.get_env()?.to_str()).collect::<Box<[_]>>()),
     };
-    let run = RunOptions {
-        program: Vec::new(),
-        no_expand_args: r.no_expand_args,
-        verbose: r.verbose,
-        init,
-    };
+    let run = RunOptions { program: Vec::new(), no_expand_args: r.no_expand_args, verbose: r.verbose, init };
     Ok((options, run))
 }
 
 /// The configuration variable of the option `id` (it has one: the definition says so).
 fn variable(sub: &'static clap::Command, id: &str) -> &'static str {
-    sub.get_arguments()
-        .find(|a| a.get_id() == id)
-        .and_then(|a| a.get_env()?.to_str())
-        .expect("an option with a variable")
+    sub.get_arguments().find(|a| a.get_id() == id).and_then(|a| a.get_env()?.to_str()).expect("an option with a variable")
 }
 
 /// `--env-file`'s files, then those of its variable `var` (comma-separated,
@@ -304,18 +195,9 @@ fn variable(sub: &'static clap::Command, id: &str) -> &'static str {
 /// in for it, so an image's CMD keeps its own files. `from_variable`: clap
 /// found no option and took the variable's value as the one file.
 fn env_files(given: Vec<OsString>, from_variable: bool, var: &str) -> Vec<OsString> {
-    let (mut files, value) = if from_variable {
-        (Vec::new(), given.into_iter().next())
-    } else {
-        (given, std::env::var_os(var))
-    };
+    let (mut files, value) = if from_variable { (Vec::new(), given.into_iter().next()) } else { (given, std::env::var_os(var)) };
     let value = value.map(OsStringExt::into_vec).unwrap_or_default();
-    files.extend(
-        value
-            .split(|&b| b == b',')
-            .filter(|f| !f.is_empty())
-            .map(|f| OsStr::from_bytes(f).to_os_string()),
-    );
+    files.extend(value.split(|&b| b == b',').filter(|f| !f.is_empty()).map(|f| OsStr::from_bytes(f).to_os_string()));
     files
 }
 
@@ -342,10 +224,7 @@ fn watch_options(w: Watching, on_line: bool) -> Result<Option<WatchOptions>, Str
 
 /// `--init`'s settings when `--init` (or its variable, or `--watch`, which
 /// implies it) is on, else a usage error for any of them given without it.
-fn init_options(
-    s: Supervision,
-    watch: Option<WatchOptions>,
-) -> Result<Option<InitOptions>, String> {
+fn init_options(s: Supervision, watch: Option<WatchOptions>) -> Result<Option<InitOptions>, String> {
     let init = s.init || watch.is_some();
     if !init && (s.init_group || s.term_delay.is_some()) {
         return Err("--init-group and --term-delay need --init (or ENVSHIM_INIT)".into());
@@ -353,12 +232,6 @@ fn init_options(
     if !init && (!s.success_exits.is_empty() || !s.rewrite_signals.is_empty()) {
         return Err("--success-exit and --rewrite-signal need --init (or ENVSHIM_INIT)".into());
     }
-    let settings = InitOptions {
-        group: s.init_group,
-        term_delay: s.term_delay,
-        success_exits: s.success_exits,
-        rewrite_signals: s.rewrite_signals,
-        watch,
-    };
+    let settings = InitOptions { group: s.init_group, term_delay: s.term_delay, success_exits: s.success_exits, rewrite_signals: s.rewrite_signals, watch };
     Ok(init.then_some(settings))
 }

@@ -22,36 +22,21 @@ pub(super) fn refused(e: clap::Error, args: &[OsString]) -> Refused {
     }
     let mut cli = Cli::command();
     cli.build();
-    let sub = args
-        .get(1)
-        .and_then(|a| a.to_str())
-        .and_then(|a| cli.find_subcommand(a));
+    let sub = args.get(1).and_then(|a| a.to_str()).and_then(|a| cli.find_subcommand(a));
     // A bad configuration variable is named as such (clap's message would
     // show its value, and name the option).
     let variable = match e.kind() {
-        ErrorKind::ValueValidation | ErrorKind::InvalidUtf8 => {
-            sub.and_then(|s| check_variables(s, None).err())
-        }
+        ErrorKind::ValueValidation | ErrorKind::InvalidUtf8 => sub.and_then(|s| check_variables(s, None).err()),
         _ => None,
     };
     let message = variable.unwrap_or_else(|| usage_line(&e, &cli, args));
-    Refused::Usage {
-        message,
-        termination_log: termination_log(args),
-    }
+    Refused::Usage { message, termination_log: termination_log(args) }
 }
 
 /// The `--termination-log` of a refused command line, as far as clap can read it.
 fn termination_log(args: &[OsString]) -> Option<OsString> {
-    let m = Cli::command()
-        .ignore_errors(true)
-        .try_get_matches_from(args)
-        .ok()?;
-    let log = m
-        .subcommand()?
-        .1
-        .try_get_one::<OsString>("termination_log")
-        .ok()??;
+    let m = Cli::command().ignore_errors(true).try_get_matches_from(args).ok()?;
+    let log = m.subcommand()?.1.try_get_one::<OsString>("termination_log").ok()??;
     Some(log.clone()).filter(|l| !l.is_empty())
 }
 
@@ -61,12 +46,7 @@ fn usage_line(e: &clap::Error, cli: &clap::Command, args: &[OsString]) -> String
     let sub = args.get(1).map_or(&b""[..], |a| a.as_bytes());
     refused_line(e, cli, args, "see envshim --help", |wrong| {
         // `envshim --verbose run`: an option of the subcommands before one.
-        if sub.starts_with(b"-")
-            && wrong.starts_with("--")
-            && options_of(cli, Some(&"run".into()))
-                .iter()
-                .any(|o| o == wrong)
-        {
+        if sub.starts_with(b"-") && wrong.starts_with("--") && options_of(cli, Some(&"run".into())).iter().any(|o| o == wrong) {
             return Some(format!("options go after the subcommand: envshim run {wrong} ..., not envshim {wrong} run ..."));
         }
         // `ENTRYPOINT ["/envshim","run"]` with a pod's `args: ["--port=8080"]`.
@@ -81,48 +61,23 @@ fn usage_line(e: &clap::Error, cli: &clap::Command, args: &[OsString]) -> String
 /// then in parentheses the closest known name for a misspelt option or
 /// subcommand and `see` (where the help is), else `hint` of the word clap
 /// did not know ("" for none), else `see`.
-pub fn refused_line(
-    e: &clap::Error,
-    cli: &clap::Command,
-    args: &[OsString],
-    see: &str,
-    hint: impl FnOnce(&str) -> Option<String>,
-) -> String {
-    let subcommands = || {
-        cli.get_subcommands()
-            .map(|s| s.get_name())
-            .filter(|n| *n != "help")
-    };
+pub fn refused_line(e: &clap::Error, cli: &clap::Command, args: &[OsString], see: &str, hint: impl FnOnce(&str) -> Option<String>) -> String {
+    let subcommands = || cli.get_subcommands().map(|s| s.get_name()).filter(|n| *n != "help");
     if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
         let names: Vec<&str> = subcommands().collect();
         if let Some((last, rest)) = names.split_last() {
-            return format!(
-                "a subcommand is required: {} or {last} ({see})",
-                rest.join(", ")
-            );
+            return format!("a subcommand is required: {} or {last} ({see})", rest.join(", "));
         }
     }
     let text = e.render().to_string();
     // The first paragraph, on one line.
-    let first: Vec<&str> = text
-        .lines()
-        .map(str::trim)
-        .skip_while(|l| l.is_empty())
-        .take_while(|l| !l.is_empty())
-        .collect();
+    let first: Vec<&str> = text.lines().map(str::trim).skip_while(|l| l.is_empty()).take_while(|l| !l.is_empty()).collect();
     let first = first.join(" ");
     let first = first.strip_prefix("error: ").unwrap_or(&first);
     // A suggestion only for a word it does not know (not for a known
     // option given twice, or with a value it takes none of).
-    let wrong = match (
-        e.kind(),
-        e.get(ContextKind::InvalidArg)
-            .or_else(|| e.get(ContextKind::InvalidSubcommand)),
-    ) {
-        (
-            ErrorKind::UnknownArgument | ErrorKind::InvalidSubcommand,
-            Some(ContextValue::String(s)),
-        ) => s.split(['=', ' ']).next().unwrap_or(s).to_string(),
+    let wrong = match (e.kind(), e.get(ContextKind::InvalidArg).or_else(|| e.get(ContextKind::InvalidSubcommand))) {
+        (ErrorKind::UnknownArgument | ErrorKind::InvalidSubcommand, Some(ContextValue::String(s))) => s.split(['=', ' ']).next().unwrap_or(s).to_string(),
         _ => String::new(),
     };
     let known: Vec<String> = match e.kind() {
@@ -141,16 +96,7 @@ pub fn refused_line(
 
 /// `--help`, `--version` and the long options of the subcommand `sub`.
 fn options_of(cli: &clap::Command, sub: Option<&OsString>) -> Vec<String> {
-    let sub = sub
-        .and_then(|a| a.to_str())
-        .and_then(|a| cli.find_subcommand(a));
-    let longs = sub
-        .into_iter()
-        .flat_map(|s| s.get_arguments())
-        .filter_map(|a| a.get_long());
-    ["help", "version"]
-        .into_iter()
-        .chain(longs)
-        .map(|l| format!("--{l}"))
-        .collect()
+    let sub = sub.and_then(|a| a.to_str()).and_then(|a| cli.find_subcommand(a));
+    let longs = sub.into_iter().flat_map(|s| s.get_arguments()).filter_map(|a| a.get_long());
+    ["help", "version"].into_iter().chain(longs).map(|l| format!("--{l}")).collect()
 }

@@ -39,20 +39,8 @@ fn plain(data: &[u8], pos: usize, v: usize) -> Option<Line> {
     if end - v > MAX_VALUE_BYTES {
         return None;
     }
-    let value = Span {
-        start: v as u32,
-        end: end as u32,
-        in_arena: false,
-    };
-    Some(Line {
-        name: pos..v - 1,
-        value,
-        checked: true,
-        in_place: end < data.len(),
-        next,
-        lines: 1,
-        cut: false,
-    })
+    let value = Span { start: v as u32, end: end as u32, in_arena: false };
+    Some(Line { name: pos..v - 1, value, checked: true, in_place: end < data.len(), next, lines: 1, cut: false })
 }
 
 /// `NAME='VALUE'` from `pos`, the opening quote at `v`, with no escape and
@@ -68,20 +56,8 @@ fn quoted(data: &mut [u8], pos: usize, v: usize, quote: u8) -> Option<Line> {
     }
     let next = line_break(data, close + 1)?;
     data.copy_within(pos..v, pos + 1);
-    let value = Span {
-        start: v as u32 + 1,
-        end: close as u32,
-        in_arena: false,
-    };
-    Some(Line {
-        name: pos + 1..v,
-        value,
-        checked: true,
-        in_place: true,
-        next,
-        lines: 1,
-        cut: false,
-    })
+    let value = Span { start: v as u32 + 1, end: close as u32, in_arena: false };
+    Some(Line { name: pos + 1..v, value, checked: true, in_place: true, next, lines: 1, cut: false })
 }
 
 /// Where the next line starts if the line ends at `end` (LF, CRLF, or the

@@ -17,12 +17,7 @@ pub(super) enum Read {
 
 /// The line (or lines, for a quoted value spanning them) starting at `pos`,
 /// line number `line`. Rewritten values (escapes, CRLF inside quotes) go to `arena`.
-pub(super) fn line(
-    data: &[u8],
-    pos: usize,
-    line: usize,
-    arena: &mut Vec<u8>,
-) -> Result<Read, ParseError> {
+pub(super) fn line(data: &[u8], pos: usize, line: usize, arena: &mut Vec<u8>) -> Result<Read, ParseError> {
     let err = |problem| Err(ParseError { line, problem });
     let (end, next) = line_end(data, pos);
     let text = trim_start(&data[pos..end]);
@@ -30,9 +25,7 @@ pub(super) fn line(
         return Ok(Read::Skip(next));
     }
     let text = strip_export(text);
-    let Some(eq) = memchr(b'=', text) else {
-        return err(Problem::NoEquals);
-    };
+    let Some(eq) = memchr(b'=', text) else { return err(Problem::NoEquals) };
     let name = name(&text[..eq], line)?;
     let name_start = offset(data, name);
     let name = name_start..name_start + name.len();
@@ -48,14 +41,7 @@ pub(super) fn line(
             let (v, ended) = unquoted(after_eq);
             cut = ended;
             let start = offset(data, v);
-            (
-                Span {
-                    start: start as u32,
-                    end: (start + v.len()) as u32,
-                    in_arena: false,
-                },
-                next,
-            )
+            (Span { start: start as u32, end: (start + v.len()) as u32, in_arena: false }, next)
         }
     };
     let in_place = !value.in_arena
@@ -65,20 +51,8 @@ pub(super) fn line(
     // An entry that ends on its first line consumed one line (or the last
     // one, without a newline: then the parse ends); only a quoted value
     // spanning lines needs counting.
-    let lines = if consumed_to == next {
-        1
-    } else {
-        count_lines(&data[pos..consumed_to])
-    };
-    Ok(Read::Entry(Line {
-        name,
-        value,
-        checked: false,
-        in_place,
-        next: consumed_to,
-        lines,
-        cut,
-    }))
+    let lines = if consumed_to == next { 1 } else { count_lines(&data[pos..consumed_to]) };
+    Ok(Read::Entry(Line { name, value, checked: false, in_place, next: consumed_to, lines, cut }))
 }
 
 /// The name: the text before `=`, blanks trimmed, checked.
@@ -130,17 +104,9 @@ fn unquoted(after_eq: &[u8]) -> (&[u8], bool) {
 /// `'…'` from `start`, after the opening quote: literal, may span lines;
 /// the CR of a CRLF inside is dropped. Returns the value and where the next
 /// line starts.
-fn single_quoted(
-    data: &[u8],
-    start: usize,
-    line: usize,
-    arena: &mut Vec<u8>,
-) -> Result<(Span, usize), ParseError> {
+fn single_quoted(data: &[u8], start: usize, line: usize, arena: &mut Vec<u8>) -> Result<(Span, usize), ParseError> {
     let Some(len) = memchr(b'\'', &data[start..]) else {
-        return Err(ParseError {
-            line,
-            problem: Problem::UnclosedSingleQuote,
-        });
+        return Err(ParseError { line, problem: Problem::UnclosedSingleQuote });
     };
     let close = start + len;
     let raw = &data[start..close];
@@ -153,17 +119,9 @@ fn single_quoted(
             rest = &rest[i + 1..];
         }
         arena.extend_from_slice(rest);
-        Span {
-            start: a as u32,
-            end: arena.len() as u32,
-            in_arena: true,
-        }
+        Span { start: a as u32, end: arena.len() as u32, in_arena: true }
     } else {
-        Span {
-            start: start as u32,
-            end: close as u32,
-            in_arena: false,
-        }
+        Span { start: start as u32, end: close as u32, in_arena: false }
     };
     after_quote(data, start, close, line).map(|next| (span, next))
 }
@@ -171,24 +129,12 @@ fn single_quoted(
 /// `"…"` from `start`, after the opening quote: may span lines; escapes
 /// `\\ \" \n \t \r \$`, any other backslash is kept; the CR of a CRLF inside
 /// is dropped, as in single quotes.
-fn double_quoted(
-    data: &[u8],
-    start: usize,
-    line: usize,
-    arena: &mut Vec<u8>,
-) -> Result<(Span, usize), ParseError> {
-    let unclosed = ParseError {
-        line,
-        problem: Problem::UnclosedDoubleQuote,
-    };
+fn double_quoted(data: &[u8], start: usize, line: usize, arena: &mut Vec<u8>) -> Result<(Span, usize), ParseError> {
+    let unclosed = ParseError { line, problem: Problem::UnclosedDoubleQuote };
     // No escape and no CR before the closing quote: the value as written.
     let first = memchr3(b'"', b'\\', b'\r', &data[start..]).ok_or(unclosed)? + start;
     if data[first] == b'"' {
-        let span = Span {
-            start: start as u32,
-            end: first as u32,
-            in_arena: false,
-        };
+        let span = Span { start: start as u32, end: first as u32, in_arena: false };
         return after_quote(data, start, first, line).map(|next| (span, next));
     }
     let a = arena.len();
@@ -196,11 +142,7 @@ fn double_quoted(
         arena.truncate(a);
         return Err(unclosed);
     };
-    let span = Span {
-        start: a as u32,
-        end: arena.len() as u32,
-        in_arena: true,
-    };
+    let span = Span { start: a as u32, end: arena.len() as u32, in_arena: true };
     after_quote(data, start, close, line).map(|next| (span, next))
 }
 
@@ -247,10 +189,7 @@ fn after_quote(data: &[u8], start: usize, close: usize, line: usize) -> Result<u
         Ok(next)
     } else {
         let line = line + count_lines(&data[start..close]);
-        Err(ParseError {
-            line,
-            problem: Problem::TextAfterQuote,
-        })
+        Err(ParseError { line, problem: Problem::TextAfterQuote })
     }
 }
 
@@ -292,9 +231,7 @@ pub(super) fn trim_start(s: &[u8]) -> &[u8] {
 #[inline(always)]
 pub(super) fn trim_end(s: &[u8]) -> &[u8] {
     match s.last() {
-        Some(&b) if is_blank(b) => {
-            &s[..s.len() - s.iter().rev().take_while(|&&b| is_blank(b)).count()]
-        }
+        Some(&b) if is_blank(b) => &s[..s.len() - s.iter().rev().take_while(|&&b| is_blank(b)).count()],
         _ => s,
     }
 }

@@ -37,12 +37,7 @@ pub(super) struct Line {
 /// line. Returns where the next line starts too (after an unclosed quote,
 /// the end of the file: the kubelet reads no further). A value rewritten
 /// (a CRLF inside quotes) goes to `arena`.
-pub(super) fn line(
-    data: &[u8],
-    pos: usize,
-    line: usize,
-    arena: &mut Vec<u8>,
-) -> (Result<Option<Line>, ParseError>, usize) {
+pub(super) fn line(data: &[u8], pos: usize, line: usize, arena: &mut Vec<u8>) -> (Result<Option<Line>, ParseError>, usize) {
     let fail = |problem, next| (Err(ParseError { line, problem }), next);
     let (end, next) = line_end(data, pos);
     let text = trim_start(&data[pos..end]);
@@ -50,9 +45,7 @@ pub(super) fn line(
         return (Ok(None), next);
     }
     let start = end - text.len();
-    let Some(eq) = memchr(b'=', text) else {
-        return fail(Problem::NoEquals, next);
-    };
+    let Some(eq) = memchr(b'=', text) else { return fail(Problem::NoEquals, next) };
     let name = start..start + eq;
     if trim_end(&text[..eq]).is_empty() {
         return fail(Problem::EmptyName, next);
@@ -63,35 +56,20 @@ pub(super) fn line(
     if eq > MAX_NAME_BYTES {
         return fail(Problem::NameTooLong, next);
     }
-    let found = |value, blank_after_equals, lines| {
-        Ok(Some(Line {
-            name: name.clone(),
-            value,
-            blank_after_equals,
-            lines,
-        }))
-    };
+    let found = |value, blank_after_equals, lines| Ok(Some(Line { name: name.clone(), value, blank_after_equals, lines }));
     match text.get(eq + 1) {
         Some(&b) if is_blank(b) => return (found(None, true, 1), next),
         Some(b'\'') => {}
         _ => return fail(Problem::NotSingleQuoted, next),
     }
     let open = start + eq + 2;
-    let Some(len) = memchr(b'\'', &data[open..]) else {
-        return fail(Problem::UnclosedSingleQuote, data.len());
-    };
+    let Some(len) = memchr(b'\'', &data[open..]) else { return fail(Problem::UnclosedSingleQuote, data.len()) };
     let close = open + len;
     let lines = count_lines(&data[open..close]);
     let (end, next) = line_end(data, close + 1);
     let rest = trim_start(&data[close + 1..end]);
     if !rest.is_empty() && rest[0] != b'#' {
-        return (
-            Err(ParseError {
-                line: line + lines,
-                problem: Problem::TextAfterQuote,
-            }),
-            next,
-        );
+        return (Err(ParseError { line: line + lines, problem: Problem::TextAfterQuote }), next);
     }
     let raw = &data[open..close];
     if raw.is_empty() {
@@ -107,23 +85,11 @@ pub(super) fn line(
             if i > 0 {
                 arena.push(b'\n');
             }
-            arena.extend_from_slice(
-                part.strip_suffix(b"\r")
-                    .filter(|_| i < lines)
-                    .unwrap_or(part),
-            );
+            arena.extend_from_slice(part.strip_suffix(b"\r").filter(|_| i < lines).unwrap_or(part));
         }
-        Span {
-            start: a as u32,
-            end: arena.len() as u32,
-            in_arena: true,
-        }
+        Span { start: a as u32, end: arena.len() as u32, in_arena: true }
     } else {
-        Span {
-            start: open as u32,
-            end: close as u32,
-            in_arena: false,
-        }
+        Span { start: open as u32, end: close as u32, in_arena: false }
     };
     if value.end - value.start > MAX_VALUE_BYTES as u32 {
         return fail(Problem::ValueTooLong, next);
@@ -186,10 +152,7 @@ pub fn lint(data: &[u8]) -> Vec<(u32, Finding)> {
             Ok(None) => {}
             Ok(Some(l)) => {
                 let name = &data[l.name.clone()];
-                if name
-                    .strip_prefix(b"export")
-                    .is_some_and(|rest| rest.first().is_some_and(|&b| is_blank(b)))
-                {
+                if name.strip_prefix(b"export").is_some_and(|rest| rest.first().is_some_and(|&b| is_blank(b))) {
                     found.push((at, Finding::Export));
                 }
                 match (l.blank_after_equals, l.value) {
@@ -197,9 +160,7 @@ pub fn lint(data: &[u8]) -> Vec<(u32, Finding)> {
                     (false, None) => found.push((at, Finding::Empty)),
                     _ => {}
                 }
-                match names.get_or_insert(name, first.len() as u32, |i| {
-                    &data[first[i as usize].0.clone()]
-                }) {
+                match names.get_or_insert(name, first.len() as u32, |i| &data[first[i as usize].0.clone()]) {
                     Ok(i) => found.push((at, Finding::Again(first[i as usize].1))),
                     Err(_) => first.push((l.name.clone(), at)),
                 }

@@ -31,10 +31,7 @@ pub fn reference(data: &[u8]) -> Result<Entries, (usize, Problem)> {
     if data.ends_with(b"\n") {
         lines.pop();
     }
-    let lines: Vec<&[u8]> = lines
-        .into_iter()
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
-        .collect();
+    let lines: Vec<&[u8]> = lines.into_iter().map(|l| l.strip_suffix(b"\r").unwrap_or(l)).collect();
     let mut out = Vec::new();
     let mut i = 0;
     while i < lines.len() {
@@ -78,10 +75,7 @@ pub fn kubelet_value(data: &[u8], key: &[u8]) -> Result<Option<Vec<u8>>, usize> 
     if data.ends_with(b"\n") {
         lines.pop();
     }
-    let lines: Vec<&[u8]> = lines
-        .iter()
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
-        .collect();
+    let lines: Vec<&[u8]> = lines.iter().map(|l| l.strip_suffix(b"\r").unwrap_or(l)).collect();
     let mut i = 0;
     while i < lines.len() {
         let (n, line) = (i + 1, trim_start(lines[i]));
@@ -137,10 +131,7 @@ fn name_and_rest(mut text: &[u8]) -> Result<(&[u8], &[u8]), Problem> {
             text = name;
         }
     }
-    let eq = text
-        .iter()
-        .position(|&b| b == b'=')
-        .ok_or(Problem::NoEquals)?;
+    let eq = text.iter().position(|&b| b == b'=').ok_or(Problem::NoEquals)?;
     let name = trim(&text[..eq]);
     if name.is_empty() {
         return Err(Problem::EmptyName);
@@ -157,19 +148,10 @@ fn name_and_rest(mut text: &[u8]) -> Result<(&[u8], &[u8]), Problem> {
 /// A value quoted with `q`, starting at `cur` on line index `i`: the quoted
 /// text runs over the following lines, joined with LF (a CR that ended a
 /// line, CRLF, is not part of it). The value and the index of its last line.
-fn quoted<'a>(
-    lines: &[&'a [u8]],
-    i: usize,
-    mut cur: &'a [u8],
-    q: u8,
-) -> Result<(Vec<u8>, usize), (usize, Problem)> {
+fn quoted<'a>(lines: &[&'a [u8]], i: usize, mut cur: &'a [u8], q: u8) -> Result<(Vec<u8>, usize), (usize, Problem)> {
     let mut value = Vec::new();
     let mut at = i;
-    let unclosed = if q == b'\'' {
-        Problem::UnclosedSingleQuote
-    } else {
-        Problem::UnclosedDoubleQuote
-    };
+    let unclosed = if q == b'\'' { Problem::UnclosedSingleQuote } else { Problem::UnclosedDoubleQuote };
     let rest_of_line = loop {
         if let Some(k) = quoted_part(cur, q, &mut value) {
             break &cur[k + 1..];
@@ -197,39 +179,15 @@ fn quoted_part(cur: &[u8], q: u8, value: &mut Vec<u8>) -> Option<usize> {
         match cur[k] {
             c if c == q => return Some(k),
             b'\\' if q == b'"' => match cur.get(k + 1) {
-                Some(b'\\') => {
-                    value.push(b'\\');
-                    k += 2;
-                }
-                Some(b'"') => {
-                    value.push(b'"');
-                    k += 2;
-                }
-                Some(b'n') => {
-                    value.push(b'\n');
-                    k += 2;
-                }
-                Some(b't') => {
-                    value.push(b'\t');
-                    k += 2;
-                }
-                Some(b'r') => {
-                    value.push(b'\r');
-                    k += 2;
-                }
-                Some(b'$') => {
-                    value.push(b'$');
-                    k += 2;
-                }
-                _ => {
-                    value.push(b'\\');
-                    k += 1;
-                }
+                Some(b'\\') => { value.push(b'\\'); k += 2; }
+                Some(b'"') => { value.push(b'"'); k += 2; }
+                Some(b'n') => { value.push(b'\n'); k += 2; }
+                Some(b't') => { value.push(b'\t'); k += 2; }
+                Some(b'r') => { value.push(b'\r'); k += 2; }
+                Some(b'$') => { value.push(b'$'); k += 2; }
+                _ => { value.push(b'\\'); k += 1; }
             },
-            c => {
-                value.push(c);
-                k += 1;
-            }
+            c => { value.push(c); k += 1; }
         }
     }
     None

@@ -80,9 +80,7 @@ pub(super) mod words {
     pub fn not_in_plain_name(data: &[u8], i: usize) -> usize {
         first(data, i, |w| {
             let eq = w ^ (ONES * u64::from(b'='));
-            control_or_blank_word(w)
-                | ((w.wrapping_add(ONES) | w) & HIGH)
-                | (eq.wrapping_sub(ONES) & !eq & HIGH)
+            control_or_blank_word(w) | ((w.wrapping_add(ONES) | w) & HIGH) | (eq.wrapping_sub(ONES) & !eq & HIGH)
         })
     }
 
@@ -90,9 +88,7 @@ pub(super) mod words {
     pub fn quote_or_control(data: &[u8], i: usize, quote: u8, also: u8) -> usize {
         first(data, i, |w| {
             let (q, a) = (w ^ (ONES * u64::from(quote)), w ^ (ONES * u64::from(also)));
-            (w.wrapping_sub(ONES * 0x20) & !w & HIGH)
-                | (q.wrapping_sub(ONES) & !q & HIGH)
-                | (a.wrapping_sub(ONES) & !a & HIGH)
+            (w.wrapping_sub(ONES * 0x20) & !w & HIGH) | (q.wrapping_sub(ONES) & !q & HIGH) | (a.wrapping_sub(ONES) & !a & HIGH)
         })
     }
 

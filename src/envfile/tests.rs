@@ -3,18 +3,8 @@ use super::*;
 fn problem_named(name: &str) -> Problem {
     use Problem::*;
     [
-        TooLarge,
-        ByteOrderMark,
-        InvalidUtf8,
-        NoEquals,
-        EmptyName,
-        InvalidName,
-        NameTooLong,
-        ValueTooLong,
-        NulInValue,
-        UnclosedSingleQuote,
-        UnclosedDoubleQuote,
-        TextAfterQuote,
+        TooLarge, ByteOrderMark, InvalidUtf8, NoEquals, EmptyName, InvalidName, NameTooLong, ValueTooLong,
+        NulInValue, UnclosedSingleQuote, UnclosedDoubleQuote, TextAfterQuote,
     ]
     .into_iter()
     .find(|p| format!("{p:?}") == name)
@@ -24,8 +14,7 @@ fn problem_named(name: &str) -> Problem {
 /// Every row of tests/data/envfile-grammar.json.
 #[test]
 fn grammar_table() {
-    let doc: serde_json::Value =
-        serde_json::from_str(include_str!("../../tests/data/envfile-grammar.json")).unwrap();
+    let doc: serde_json::Value = serde_json::from_str(include_str!("../../tests/data/envfile-grammar.json")).unwrap();
     let sentinel = doc["sentinel"].as_str().unwrap();
     let rows = doc["rows"].as_array().unwrap();
     assert!(rows.len() > 40);
@@ -36,35 +25,19 @@ fn grammar_table() {
         if let Some(want) = row.get("error") {
             let e = parsed.expect_err(rule);
             assert_eq!(e.line as u64, want["line"].as_u64().unwrap(), "{rule}");
-            assert_eq!(
-                e.problem,
-                problem_named(want["problem"].as_str().unwrap()),
-                "{rule}"
-            );
+            assert_eq!(e.problem, problem_named(want["problem"].as_str().unwrap()), "{rule}");
             assert!(!e.to_string().contains(sentinel), "{rule}");
         } else {
             let file = parsed.unwrap_or_else(|e| panic!("{rule}: {e}"));
             let got: Vec<(String, String, u64)> = file
                 .iter()
-                .map(|(n, v, l)| {
-                    (
-                        String::from_utf8(n.to_vec()).unwrap(),
-                        String::from_utf8(v.to_vec()).unwrap(),
-                        l as u64,
-                    )
-                })
+                .map(|(n, v, l)| (String::from_utf8(n.to_vec()).unwrap(), String::from_utf8(v.to_vec()).unwrap(), l as u64))
                 .collect();
             let want: Vec<(String, String, u64)> = row["entries"]
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|e| {
-                    (
-                        e[0].as_str().unwrap().into(),
-                        e[1].as_str().unwrap().into(),
-                        e[2].as_u64().unwrap(),
-                    )
-                })
+                .map(|e| (e[0].as_str().unwrap().into(), e[1].as_str().unwrap().into(), e[2].as_u64().unwrap()))
                 .collect();
             assert_eq!(got, want, "{rule}");
         }
@@ -87,13 +60,7 @@ fn file_limit_is_inclusive() {
     at[0] = b'#';
     assert!(EnvFile::parse(at.clone()).is_ok());
     at.push(b'#');
-    assert_eq!(
-        EnvFile::parse(at).unwrap_err(),
-        ParseError {
-            line: 0,
-            problem: Problem::TooLarge
-        }
-    );
+    assert_eq!(EnvFile::parse(at).unwrap_err(), ParseError { line: 0, problem: Problem::TooLarge });
 }
 
 #[test]
@@ -109,17 +76,9 @@ fn name_limit_is_inclusive() {
 fn value_limit_is_inclusive_in_every_form() {
     let v = "v".repeat(MAX_VALUE_BYTES);
     for form in ["A={}\n", "A='{}'\n", "A=\"{}\"\n", "A=\"\\${}\"\n"] {
-        let at = if form.contains("\\$") {
-            form.replace("{}", &v[1..])
-        } else {
-            form.replace("{}", &v)
-        };
+        let at = if form.contains("\\$") { form.replace("{}", &v[1..]) } else { form.replace("{}", &v) };
         let f = EnvFile::parse(at.into_bytes()).unwrap_or_else(|e| panic!("{form}: {e}"));
-        assert_eq!(
-            f.get(b"A").unwrap().unwrap().0.len(),
-            MAX_VALUE_BYTES,
-            "{form}"
-        );
+        assert_eq!(f.get(b"A").unwrap().unwrap().0.len(), MAX_VALUE_BYTES, "{form}");
         let over = form.replace("{}", &format!("{v}w"));
         let e = EnvFile::parse(over.into_bytes()).unwrap_err();
         assert_eq!((e.line, e.problem), (1, Problem::ValueTooLong), "{form}");
@@ -150,14 +109,7 @@ fn error_messages_name_only_the_line() {
 fn unique_is_each_name_once_at_its_first_place_with_its_last_value() {
     let f = EnvFile::parse(b"A=1\nB=2\nA=3\nC=4\nB=5\nA=6\n".to_vec()).unwrap();
     let got: Vec<_> = f.unique().collect();
-    assert_eq!(
-        got,
-        vec![
-            (&b"A"[..], &b"6"[..], 6),
-            (&b"B"[..], &b"5"[..], 5),
-            (&b"C"[..], &b"4"[..], 4)
-        ]
-    );
+    assert_eq!(got, vec![(&b"A"[..], &b"6"[..], 6), (&b"B"[..], &b"5"[..], 5), (&b"C"[..], &b"4"[..], 4)]);
     assert_eq!(f.unique_len(), 3);
     assert_eq!(f.len(), 6);
 }
@@ -179,11 +131,7 @@ fn name_value_strings_in_place() {
                 assert_eq!(f.raw()[at + n], 0, "{:?}", k.name);
                 String::from_utf8(f.raw()[at..at + n].to_vec()).unwrap()
             });
-            (
-                String::from_utf8(k.name.to_vec()).unwrap(),
-                String::from_utf8(k.value.to_vec()).unwrap(),
-                place,
-            )
+            (String::from_utf8(k.name.to_vec()).unwrap(), String::from_utf8(k.value.to_vec()).unwrap(), place)
         })
         .collect();
     let s = |v: &str| v.to_string();
@@ -206,29 +154,15 @@ fn name_value_strings_in_place() {
         ]
     );
     // The parse of the same bytes sees the same entries: the NULs went over no name or value.
-    let again: Vec<_> = f
-        .iter()
-        .map(|(n, v, l)| (n.to_vec(), v.to_vec(), l))
-        .collect();
+    let again: Vec<_> = f.iter().map(|(n, v, l)| (n.to_vec(), v.to_vec(), l)).collect();
     let fresh = EnvFile::parse(text.as_bytes().to_vec()).unwrap();
-    assert_eq!(
-        again,
-        fresh
-            .iter()
-            .map(|(n, v, l)| (n.to_vec(), v.to_vec(), l))
-            .collect::<Vec<_>>()
-    );
+    assert_eq!(again, fresh.iter().map(|(n, v, l)| (n.to_vec(), v.to_vec(), l)).collect::<Vec<_>>());
 }
 
 /// `unique_bytes` is the names and values of the final key set, the last value of a name counting.
 #[test]
 fn unique_bytes_counts_the_final_key_set() {
-    for text in [
-        "",
-        "A=1\n",
-        "A=1\nA=22\nBB=\"x\\ny\"\nA=\n",
-        "# c\nK=v\nK='long value'\nL=2\nK=3",
-    ] {
+    for text in ["", "A=1\n", "A=1\nA=22\nBB=\"x\\ny\"\nA=\n", "# c\nK=v\nK='long value'\nL=2\nK=3"] {
         let f = EnvFile::parse(text.as_bytes().to_vec()).unwrap();
         let sum: usize = f.unique().map(|(k, v, _)| k.len() + v.len()).sum();
         assert_eq!(f.unique_bytes(), sum, "{text:?}");
@@ -258,34 +192,9 @@ impl Rng {
 /// Pieces of lines: plain names and values of lengths around the word size,
 /// and every byte the parse treats specially.
 const PIECES: &[&[u8]] = &[
-    b"A",
-    b"NAME",
-    b"APP_CONFIG_KEY_0001",
-    b"x",
-    b"value",
-    b"v1234567",
-    b"=",
-    b"==",
-    b" ",
-    b"\t",
-    b"\n",
-    b"\r\n",
-    b"\r",
-    b"#",
-    b" #",
-    b"'",
-    b"\"",
-    b"\\",
-    b"\\n",
-    b"export ",
-    b"export",
-    b"\0",
-    b"\x01",
-    b"\x7f",
-    b"\xc3\xa9",
-    b"~!@",
-    b"$(X)",
-    b"a.b-c:d",
+    b"A", b"NAME", b"APP_CONFIG_KEY_0001", b"x", b"value", b"v1234567", b"=", b"==", b" ", b"\t", b"\n", b"\r\n",
+    b"\r", b"#", b" #", b"'", b"\"", b"\\", b"\\n", b"export ", b"export", b"\0", b"\x01", b"\x7f", b"\xc3\xa9", b"~!@",
+    b"$(X)", b"a.b-c:d",
 ];
 
 /// A line (without its ending) for the differential tests: mostly
@@ -308,12 +217,8 @@ fn random_line(rng: &mut Rng, long_name: &[u8], long_value: &[u8]) -> Vec<u8> {
         line.splice(at..at, piece.iter().copied());
     }
     match rng.below(40) {
-        0 => line
-            .splice(0..0, long_name.iter().copied().chain(*b"="))
-            .for_each(drop),
-        1 => line
-            .splice(0..0, long_name.iter().copied().chain(*b"X="))
-            .for_each(drop),
+        0 => line.splice(0..0, long_name.iter().copied().chain(*b"=")).for_each(drop),
+        1 => line.splice(0..0, long_name.iter().copied().chain(*b"X=")).for_each(drop),
         2 => line.extend_from_slice(long_value),
         3 => line.extend_from_slice(&long_value[1..]),
         _ => {}
@@ -341,36 +246,20 @@ fn parse_is_the_literal_reading_of_the_spec() {
         let parsed = EnvFile::parse(data.clone());
         let got = parsed
             .as_ref()
-            .map(|f| {
-                f.iter()
-                    .map(|(n, v, l)| (n.to_vec(), v.to_vec(), l as usize))
-                    .collect::<reference::Entries>()
-            })
+            .map(|f| f.iter().map(|(n, v, l)| (n.to_vec(), v.to_vec(), l as usize)).collect::<reference::Entries>())
             .map_err(|e| (e.line, e.problem));
-        assert_eq!(
-            got,
-            reference::reference(&data),
-            "case {case}: {:?}",
-            String::from_utf8_lossy(&data)
-        );
+        assert_eq!(got, reference::reference(&data), "case {case}: {:?}", String::from_utf8_lossy(&data));
         if let Ok(f) = parsed {
             // Each in-place string is `NAME=VALUE` and a NUL, and the final key set's bytes add up.
             for k in f.unique_keys() {
                 if let Some(at) = k.in_place {
                     let n = k.name.len() + 1 + k.value.len();
-                    assert_eq!(
-                        &f.raw()[at..at + n],
-                        [k.name, b"=", k.value].concat(),
-                        "case {case}"
-                    );
+                    assert_eq!(&f.raw()[at..at + n], [k.name, b"=", k.value].concat(), "case {case}");
                     assert_eq!(f.raw()[at + n], 0, "case {case}");
                 }
                 assert_eq!(f.get(k.name), Ok(Some((k.value, k.line))));
             }
-            assert_eq!(
-                f.unique_bytes(),
-                f.unique().map(|(n, v, _)| n.len() + v.len()).sum::<usize>()
-            );
+            assert_eq!(f.unique_bytes(), f.unique().map(|(n, v, _)| n.len() + v.len()).sum::<usize>());
         }
     }
 }
@@ -398,37 +287,15 @@ fn fast_path_reads_a_line_as_the_general_parser_does() {
         taken += 1;
         let mut arena = Vec::new();
         let Ok(general::Read::Entry(general)) = general::line(&data, 0, 1, &mut arena) else {
-            panic!(
-                "the general parser reads an entry: {:?}",
-                String::from_utf8_lossy(&data)
-            );
+            panic!("the general parser reads an entry: {:?}", String::from_utf8_lossy(&data));
         };
-        let value = if general.value.in_arena {
-            &arena[..]
-        } else {
-            &data[..]
-        };
+        let value = if general.value.in_arena { &arena[..] } else { &data[..] };
         let value = &value[general.value.start as usize..general.value.end as usize];
         let what = String::from_utf8_lossy(&data);
-        assert_eq!(
-            &bytes[fast.name.clone()],
-            &data[general.name.clone()],
-            "{what:?}"
-        );
-        assert_eq!(
-            &bytes[fast.value.start as usize..fast.value.end as usize],
-            value,
-            "{what:?}"
-        );
-        assert_eq!(
-            (fast.next, fast.lines, general.lines),
-            (general.next, 1, 1),
-            "{what:?}"
-        );
-        assert!(
-            value.len() <= MAX_VALUE_BYTES && !value.contains(&0),
-            "{what:?}"
-        );
+        assert_eq!(&bytes[fast.name.clone()], &data[general.name.clone()], "{what:?}");
+        assert_eq!(&bytes[fast.value.start as usize..fast.value.end as usize], value, "{what:?}");
+        assert_eq!((fast.next, fast.lines, general.lines), (general.next, 1, 1), "{what:?}");
+        assert!(value.len() <= MAX_VALUE_BYTES && !value.contains(&0), "{what:?}");
     }
     assert!(taken > 10_000, "{taken}");
 }
@@ -442,61 +309,17 @@ fn scans_stop_at_the_first_byte_of_their_set() {
     let single_stop = |b: u8| b < b' ' || b == b'\'';
     let double_stop = |b: u8| b < b' ' || b == b'"' || b == b'\\';
     let name_stop = |b: u8| b <= b' ' || b == b'=' || b >= 0x7f;
-    let first = |data: &[u8], i: usize, stop: &dyn Fn(u8) -> bool| {
-        (i..data.len())
-            .find(|&k| stop(data[k]))
-            .unwrap_or(data.len())
-    };
+    let first = |data: &[u8], i: usize, stop: &dyn Fn(u8) -> bool| (i..data.len()).find(|&k| stop(data[k])).unwrap_or(data.len());
     let check = |data: &[u8], i: usize, what: &dyn Fn() -> String| {
-        assert_eq!(
-            scan::control_or_blank(data, i),
-            first(data, i, &value_stop),
-            "value: {}",
-            what()
-        );
-        assert_eq!(
-            scan::not_in_plain_name(data, i),
-            first(data, i, &name_stop),
-            "name: {}",
-            what()
-        );
-        assert_eq!(
-            scan::quote_or_control(data, i, b'\'', b'\''),
-            first(data, i, &single_stop),
-            "': {}",
-            what()
-        );
-        assert_eq!(
-            scan::quote_or_control(data, i, b'"', b'\\'),
-            first(data, i, &double_stop),
-            "\": {}",
-            what()
-        );
+        assert_eq!(scan::control_or_blank(data, i), first(data, i, &value_stop), "value: {}", what());
+        assert_eq!(scan::not_in_plain_name(data, i), first(data, i, &name_stop), "name: {}", what());
+        assert_eq!(scan::quote_or_control(data, i, b'\'', b'\''), first(data, i, &single_stop), "': {}", what());
+        assert_eq!(scan::quote_or_control(data, i, b'"', b'\\'), first(data, i, &double_stop), "\": {}", what());
         // The word-at-a-time scans (other targets) too.
-        assert_eq!(
-            scan::words::control_or_blank(data, i),
-            first(data, i, &value_stop),
-            "value: {}",
-            what()
-        );
-        assert_eq!(
-            scan::words::not_in_plain_name(data, i),
-            first(data, i, &name_stop),
-            "name: {}",
-            what()
-        );
-        assert_eq!(
-            scan::words::quote_or_control(data, i, b'\'', b'\''),
-            first(data, i, &single_stop),
-            "': {}",
-            what()
-        );
-        assert_eq!(
-            scan::words::quote_or_control(data, i, b'"', b'\\'),
-            first(data, i, &double_stop),
-            "\": {}",
-            what()
-        );
+        assert_eq!(scan::words::control_or_blank(data, i), first(data, i, &value_stop), "value: {}", what());
+        assert_eq!(scan::words::not_in_plain_name(data, i), first(data, i, &name_stop), "name: {}", what());
+        assert_eq!(scan::words::quote_or_control(data, i, b'\'', b'\''), first(data, i, &single_stop), "': {}", what());
+        assert_eq!(scan::words::quote_or_control(data, i, b'"', b'\\'), first(data, i, &double_stop), "\": {}", what());
     };
     for len in 0..=40 {
         for at in 0..len {
@@ -511,14 +334,9 @@ fn scans_stop_at_the_first_byte_of_their_set() {
     }
     // Several marked bytes (the first one found must be the first one).
     let mut rng = Rng(0x7363_616e_7332);
-    let alphabet = [
-        0u8, 1, b'\t', b'\n', b'\r', b' ', b'!', b'=', b'\'', b'"', b'\\', 0x1f, 0x20, b'<', b'>',
-        b'a', b'~', 0x7f, 0x80, 0xa0, 0xa1, 0xc3, 0xfe, 0xff,
-    ];
+    let alphabet = [0u8, 1, b'\t', b'\n', b'\r', b' ', b'!', b'=', b'\'', b'"', b'\\', 0x1f, 0x20, b'<', b'>', b'a', b'~', 0x7f, 0x80, 0xa0, 0xa1, 0xc3, 0xfe, 0xff];
     for _ in 0..20_000 {
-        let data: Vec<u8> = (0..rng.below(48))
-            .map(|_| alphabet[rng.below(alphabet.len())])
-            .collect();
+        let data: Vec<u8> = (0..rng.below(48)).map(|_| alphabet[rng.below(alphabet.len())]).collect();
         for i in 0..=data.len() {
             check(&data, i, &|| format!("{data:?} from {i}"));
         }
@@ -533,19 +351,13 @@ fn entries_grow_past_their_first_room() {
         let text: String = (0..n).map(|i| format!("K{i}={i}\n")).collect();
         let f = EnvFile::parse(text.into_bytes()).unwrap();
         assert_eq!((f.len(), f.unique_len()), (n, n));
-        assert_eq!(
-            f.get(format!("K{}", n - 1).as_bytes()),
-            Ok(Some((format!("{}", n - 1).as_bytes(), n as u32)))
-        );
+        assert_eq!(f.get(format!("K{}", n - 1).as_bytes()), Ok(Some((format!("{}", n - 1).as_bytes(), n as u32))));
     }
     // `A=` and a newline, 21,845 times: the most entries 64 KiB holds.
     let most = b"A=\n".repeat(MAX_ENV_FILE_BYTES / 3);
     let f = EnvFile::parse(most).unwrap();
     assert_eq!((f.len(), f.unique_len()), (MAX_ENV_FILE_BYTES / 3, 1));
-    assert_eq!(
-        f.get(b"A"),
-        Ok(Some((&b""[..], (MAX_ENV_FILE_BYTES / 3) as u32)))
-    );
+    assert_eq!(f.get(b"A"), Ok(Some((&b""[..], (MAX_ENV_FILE_BYTES / 3) as u32))));
 }
 
 /// Random files of the forms the two grammars read differently, and every
@@ -556,30 +368,8 @@ fn entries_grow_past_their_first_room() {
 fn the_kubelet_grammar_is_the_literal_reading_of_the_spec() {
     let mut rng = Rng(0x6b75_6265_6c65_7421);
     let pieces: [&[u8]; 24] = [
-        b"K",
-        b"L",
-        b"export K",
-        b"=",
-        b"'",
-        b"''",
-        b"\"",
-        b" ",
-        b"\t",
-        b"#",
-        b"\n",
-        b"\r\n",
-        b"\r",
-        b"v",
-        b"x y",
-        b"$(K)",
-        b"\\",
-        b"\0",
-        b"=",
-        b"\n#c\n",
-        b"K='v'\n",
-        b"L='a\nb'\n",
-        b"K= 'w'\n",
-        b"\xef\xbb\xbf",
+        b"K", b"L", b"export K", b"=", b"'", b"''", b"\"", b" ", b"\t", b"#", b"\n", b"\r\n", b"\r", b"v", b"x y", b"$(K)", b"\\", b"\0", b"=",
+        b"\n#c\n", b"K='v'\n", b"L='a\nb'\n", b"K= 'w'\n", b"\xef\xbb\xbf",
     ];
     for _ in 0..20_000 {
         let mut data = Vec::new();
@@ -590,31 +380,16 @@ fn the_kubelet_grammar_is_the_literal_reading_of_the_spec() {
         for key in [&b"K"[..], b"L", b"export K", b"v", b"x y"] {
             let expected = reference::kubelet_value(&data, key);
             let got = match &parsed {
-                Ok(f) => f
-                    .get(key)
-                    .map(|v| v.map(|(v, _)| v.to_vec()))
-                    .map_err(|e| e.line),
+                Ok(f) => f.get(key).map(|v| v.map(|(v, _)| v.to_vec())).map_err(|e| e.line),
                 Err(e) => Err(e.line),
             };
-            assert_eq!(
-                got,
-                expected,
-                "{:?} for {:?}",
-                String::from_utf8_lossy(&data),
-                String::from_utf8_lossy(key)
-            );
+            assert_eq!(got, expected, "{:?} for {:?}", String::from_utf8_lossy(&data), String::from_utf8_lossy(key));
         }
         let linted = kubelet::lint(&data);
         if let Ok(Some(_)) = reference::kubelet_value(&data, b"K") {
             // K was read: no failing line before K's.
             let k_line = parsed.as_ref().unwrap().get(b"K").unwrap().unwrap().1;
-            assert!(
-                linted
-                    .iter()
-                    .all(|(l, f)| !matches!(f, kubelet::Finding::Fails(_)) || *l > k_line),
-                "{:?}: {linted:?}",
-                String::from_utf8_lossy(&data)
-            );
+            assert!(linted.iter().all(|(l, f)| !matches!(f, kubelet::Finding::Fails(_)) || *l > k_line), "{:?}: {linted:?}", String::from_utf8_lossy(&data));
         }
     }
 }

@@ -11,12 +11,8 @@ use crate::envfile::ParseError;
 use crate::error::{code, escape, Error};
 use crate::expand::expand_capped;
 use crate::index::NameIndex;
-use crate::limits::{
-    MAX_EXEC_STRING_BYTES, MAX_EXEC_TOTAL_BYTES, MAX_NAME_BYTES, MAX_SKIPPED_KEYS_SHOWN,
-};
-use crate::manifest::{
-    Converted, EnvFrom, EnvSource, FileRef, Manifest, SEEN_PREFIX, VALUE_PREFIX,
-};
+use crate::limits::{MAX_EXEC_STRING_BYTES, MAX_EXEC_TOTAL_BYTES, MAX_NAME_BYTES, MAX_SKIPPED_KEYS_SHOWN};
+use crate::manifest::{Converted, EnvFrom, EnvSource, FileRef, Manifest, SEEN_PREFIX, VALUE_PREFIX};
 use crate::names::NameRule;
 use crate::report::Warnings;
 use crate::sources::{Loaded, LoadedDir, Sources};
@@ -69,9 +65,7 @@ impl Built {
 pub fn rule_text(rule: NameRule) -> &'static str {
     match rule {
         NameRule::Relaxed => "printable ASCII except '='",
-        NameRule::Strict => {
-            "--strict-names: [-._a-zA-Z][-._a-zA-Z0-9]*, not '.', '..' or '..'-prefixed"
-        }
+        NameRule::Strict => "--strict-names: [-._a-zA-Z][-._a-zA-Z0-9]*, not '.', '..' or '..'-prefixed",
     }
 }
 
@@ -80,20 +74,13 @@ pub fn rule_text(rule: NameRule) -> &'static str {
 #[cold]
 pub(super) fn unknown_config(name: &[u8], known: &[&str], warnings: &mut Warnings) -> bool {
     if !known.iter().any(|k| k.as_bytes() == name) {
-        let shown =
-            crate::error::escape(&name[..name.len().min(crate::limits::MAX_SHOWN_NAME_BYTES)]);
-        let more = if name.len() > crate::limits::MAX_SHOWN_NAME_BYTES {
-            "..."
-        } else {
-            ""
-        };
+        let shown = crate::error::escape(&name[..name.len().min(crate::limits::MAX_SHOWN_NAME_BYTES)]);
+        let more = if name.len() > crate::limits::MAX_SHOWN_NAME_BYTES { "..." } else { "" };
         let hint = match crate::suggest::closest(name, known) {
             Some(k) => format!("did you mean {k}?"),
             None => "see envshim --help".to_string(),
         };
-        warnings.push(format!(
-            "{shown}{more} is not a variable envshim knows: removed from the environment ({hint})"
-        ));
+        warnings.push(format!("{shown}{more} is not a variable envshim knows: removed from the environment ({hint})"));
     }
     false
 }
@@ -101,27 +88,12 @@ pub(super) fn unknown_config(name: &[u8], known: &[&str], warnings: &mut Warning
 /// The environment, in the order of docs/reference.md §2; building stops once it is past
 /// what `execve` ever takes, or the imports past their bound (`full`,
 /// reported once).
-pub fn build(
-    inherited: Vec<(OsString, OsString)>,
-    inputs: &Inputs,
-    sources: &mut Sources,
-) -> Built {
-    let mut b = Built {
-        env: Environment::default(),
-        view: None,
-        errors: Vec::new(),
-        warnings: Warnings::default(),
-    };
+pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mut Sources) -> Built {
+    let mut b = Built { env: Environment::default(), view: None, errors: Vec::new(), warnings: Warnings::default() };
     b.env.later = inputs.manifest.env.len() + inputs.cli_env.len();
     let mut full = false;
     let converted = inputs.manifest.converted.as_ref();
-    let (inherited, private) = inherit(
-        &mut b,
-        inherited,
-        inputs.service_url && converted.is_none(),
-        converted.is_some(),
-        inputs.config_vars,
-    );
+    let (inherited, private) = inherit(&mut b, inherited, inputs.service_url && converted.is_none(), converted.is_some(), inputs.config_vars);
     if let Some(c) = converted {
         b.view = Some(match c.unexpanded {
             false => kubelet_view(&mut b, c, &private),
@@ -136,20 +108,9 @@ pub fn build(
     // A converted container's messages name the pod's own entry: the manifest's list starts at its `first`.
     let at = match converted.and_then(Converted::first) {
         Some(first) => EntryAt { prefix: "", first },
-        None => EntryAt {
-            prefix: "manifest: ",
-            first: 0,
-        },
+        None => EntryAt { prefix: "manifest: ", first: 0 },
     };
-    let mut step3 = Builder {
-        b: &mut b,
-        inputs,
-        sources,
-        scratch: Vec::new(),
-        full: &mut full,
-        inherited_names: None,
-        at,
-    };
+    let mut step3 = Builder { b: &mut b, inputs, sources, scratch: Vec::new(), full: &mut full, inherited_names: None, at };
     step3.manifest_env(platform);
     step3.cli_env();
     for w in sources.warnings.drain(..) {
@@ -166,13 +127,7 @@ type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 /// `env` entries of step 3 take their values from it again), and, for a
 /// converted container, its private variables ([`Converted`]), in a store
 /// of their own (its index finds them by name).
-fn inherit(
-    b: &mut Built,
-    inherited: Vec<(OsString, OsString)>,
-    with_service_url: bool,
-    converted: bool,
-    known: &[&str],
-) -> (Pairs, Environment) {
+fn inherit(b: &mut Built, inherited: Vec<(OsString, OsString)>, with_service_url: bool, converted: bool, known: &[&str]) -> (Pairs, Environment) {
     let mut private = Environment::default();
     let inherited: Pairs = inherited
         .into_iter()
@@ -184,9 +139,7 @@ fn inherit(
             if k == crate::engine::MARKER.as_bytes() {
                 return None;
             }
-            if converted
-                && (k.starts_with(SEEN_PREFIX.as_bytes()) || k.starts_with(VALUE_PREFIX.as_bytes()))
-            {
+            if converted && (k.starts_with(SEEN_PREFIX.as_bytes()) || k.starts_with(VALUE_PREFIX.as_bytes())) {
                 private.set(&k, &v, Source::Inherited);
             } else {
                 unknown_config(&k, known, &mut b.warnings);
@@ -247,11 +200,7 @@ fn unread(what: &str, shown: &str, display: &str, e: ParseError) -> Error {
 
 /// How messages name a file in a volume, as when it does not parse.
 fn in_volume(file: &FileRef) -> String {
-    format!(
-        "volume {}, path {}",
-        escape(file.volume_name.as_bytes()),
-        escape(file.path.as_bytes())
-    )
+    format!("volume {}, path {}", escape(file.volume_name.as_bytes()), escape(file.path.as_bytes()))
 }
 
 /// Step 2, `envFrom`: the manifest's files, then `--env-file`s, then `--env-dir`s.
@@ -261,46 +210,21 @@ fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bo
         if *full {
             return;
         }
-        let EnvFrom::File { file, prefix } = entry else {
-            continue;
-        };
-        match sources.load_in_volume(
-            &file.volume_name,
-            &file.path,
-            &format_args!("envFrom[{i}].fileRef"),
-            &mut b.errors,
-        ) {
+        let EnvFrom::File { file, prefix } = entry else { continue };
+        match sources.load_in_volume(&file.volume_name, &file.path, &format_args!("envFrom[{i}].fileRef"), &mut b.errors) {
             Loaded::File(f, display) => {
                 let what = || format!("manifest: envFrom[{i}] ({display})");
                 if let Some(e) = f.stop() {
                     if f.report_stop() {
-                        b.errors.push(unread(
-                            &format!("manifest: envFrom[{i}]"),
-                            &in_volume(file),
-                            &display,
-                            e,
-                        ));
+                        b.errors.push(unread(&format!("manifest: envFrom[{i}]"), &in_volume(file), &display, e));
                     }
-                } else if imported.charge(
-                    b,
-                    &f,
-                    names_cost(prefix.as_bytes(), inputs.rule),
-                    what,
-                    full,
-                ) {
+                } else if imported.charge(b, &f, names_cost(prefix.as_bytes(), inputs.rule), what, full) {
                     import(b, &f, &display, prefix.as_bytes(), inputs.rule, full)
                 }
             }
             Loaded::Missing(display) if !file.optional => {
-                let e = sources.required(
-                    &display,
-                    format!(
-                        "manifest: envFrom[{i}]: file {display} not found{}",
-                        relative(&file.path)
-                    ),
-                );
-                b.errors
-                    .push(e.located(Some(format!("envFrom[{i}].fileRef.path")), Some(&display)))
+                let e = sources.required(&display, format!("manifest: envFrom[{i}]: file {display} not found{}", relative(&file.path)));
+                b.errors.push(e.located(Some(format!("envFrom[{i}].fileRef.path")), Some(&display)))
             }
             _ => {}
         }
@@ -313,22 +237,15 @@ fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bo
             Loaded::File(f, display) => {
                 if let Some(e) = f.stop() {
                     if f.report_stop() {
-                        b.errors.push(unread(
-                            "--env-file",
-                            &format!("env file {display}"),
-                            &display,
-                            e,
-                        ));
+                        b.errors.push(unread("--env-file", &format!("env file {display}"), &display, e));
                     }
                 } else if imported.charge(b, &f, 0, || format!("--env-file {display}"), full) {
                     import(b, &f, &display, b"", inputs.rule, full)
                 }
             }
-            Loaded::Missing(display) => b.errors.push(
-                sources
-                    .required(&display, format!("--env-file {display}: file not found"))
-                    .located(None, Some(&display)),
-            ),
+            Loaded::Missing(display) => {
+                b.errors.push(sources.required(&display, format!("--env-file {display}: file not found")).located(None, Some(&display)))
+            }
             Loaded::Failed => {}
         }
     }
@@ -336,13 +253,7 @@ fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bo
 }
 
 /// Step 2's end: the `--env-dir`s, charged with the imports before them.
-fn env_dirs(
-    b: &mut Built,
-    inputs: &Inputs,
-    sources: &mut Sources,
-    imported: &mut Imported,
-    full: &mut bool,
-) {
+fn env_dirs(b: &mut Built, inputs: &Inputs, sources: &mut Sources, imported: &mut Imported, full: &mut bool) {
     for path in inputs.env_dirs {
         if *full {
             return;
@@ -350,24 +261,13 @@ fn env_dirs(
         match sources.load_dir(std::ffi::OsStr::from_bytes(path), &mut b.errors) {
             LoadedDir::Files(files, display) => {
                 let bytes = files.iter().map(|f| f.name.len() + f.value.len()).sum();
-                if imported.charge_counts(
-                    b,
-                    files.len(),
-                    bytes,
-                    || format!("--env-dir {display}"),
-                    full,
-                ) {
+                if imported.charge_counts(b, files.len(), bytes, || format!("--env-dir {display}"), full) {
                     import_dir(b, files, &display, inputs.rule, full)
                 }
             }
-            LoadedDir::Missing(display) => b.errors.push(
-                sources
-                    .required(
-                        &display,
-                        format!("--env-dir {display}: directory not found"),
-                    )
-                    .located(None, Some(&display)),
-            ),
+            LoadedDir::Missing(display) => {
+                b.errors.push(sources.required(&display, format!("--env-dir {display}: directory not found")).located(None, Some(&display)))
+            }
             LoadedDir::Failed => {}
         }
     }
@@ -418,21 +318,9 @@ impl Builder<'_, '_> {
             let what = || format!("{}env[{i}] ({})", at.prefix, escape(name));
             match &var.source {
                 EnvSource::Value(v) => {
-                    let value = expand_value(
-                        self.b,
-                        &mut self.scratch,
-                        name,
-                        v.as_bytes(),
-                        &what,
-                        self.full,
-                    );
+                    let value = expand_value(self.b, &mut self.scratch, name, v.as_bytes(), &what, self.full);
                     if inputs.warn_unresolved && has_reference(value) {
-                        unresolved_warning(
-                            &mut self.b.warnings,
-                            self.b.view.as_ref().unwrap_or(&self.b.env),
-                            v.as_bytes(),
-                            &what,
-                        );
+                        unresolved_warning(&mut self.b.warnings, self.b.view.as_ref().unwrap_or(&self.b.env), v.as_bytes(), &what);
                     }
                     self.b.define(name, value, Source::ManifestEnv(i));
                 }
@@ -500,46 +388,21 @@ impl Builder<'_, '_> {
             return false;
         }
         let at = format_args!("env[{i}].valueFrom.fileKeyRef");
-        match self
-            .sources
-            .load_in_volume(&file.volume_name, &file.path, &at, &mut b.errors)
-        {
+        match self.sources.load_in_volume(&file.volume_name, &file.path, &at, &mut b.errors) {
             Loaded::File(f, display) => match f.get(key) {
-                Ok(Some((value, line))) => b.define(
-                    name,
-                    value,
-                    Source::FileKey {
-                        file: display,
-                        line,
-                    },
-                ),
+                Ok(Some((value, line))) => b.define(name, value, Source::FileKey { file: display, line }),
                 Ok(None) if file.optional => {}
-                Err(e) if f.report_stop() => {
-                    b.errors
-                        .push(unread(&what(), &in_volume(file), &display, e))
-                }
+                Err(e) if f.report_stop() => b.errors.push(unread(&what(), &in_volume(file), &display, e)),
                 // Reported already (the entry fails all the same).
                 Err(_) => {}
                 Ok(None) => b.errors.push(
-                    Error::new(code::NOINPUT, missing_key(&what(), key, &f, &display)).located(
-                        Some(format!("env[{i}].valueFrom.fileKeyRef.key")),
-                        Some(&display),
-                    ),
+                    Error::new(code::NOINPUT, missing_key(&what(), key, &f, &display))
+                        .located(Some(format!("env[{i}].valueFrom.fileKeyRef.key")), Some(&display)),
                 ),
             },
             Loaded::Missing(display) if !file.optional => {
-                let e = self.sources.required(
-                    &display,
-                    format!(
-                        "{}: file {display} not found{}",
-                        what(),
-                        relative(&file.path)
-                    ),
-                );
-                b.errors.push(e.located(
-                    Some(format!("env[{i}].valueFrom.fileKeyRef.path")),
-                    Some(&display),
-                ))
+                let e = self.sources.required(&display, format!("{}: file {display} not found{}", what(), relative(&file.path)));
+                b.errors.push(e.located(Some(format!("env[{i}].valueFrom.fileKeyRef.path")), Some(&display)))
             }
             _ => {}
         }
@@ -548,12 +411,7 @@ impl Builder<'_, '_> {
 
     /// Then the `--env`s, expanded as the manifest's literal values are.
     fn cli_env(&mut self) {
-        let (b, inputs, scratch, full) = (
-            &mut *self.b,
-            self.inputs,
-            &mut self.scratch,
-            &mut *self.full,
-        );
+        let (b, inputs, scratch, full) = (&mut *self.b, self.inputs, &mut self.scratch, &mut *self.full);
         for (i, (name, value)) in inputs.cli_env.iter().enumerate() {
             if *full {
                 return;
@@ -571,12 +429,7 @@ impl Builder<'_, '_> {
             let input = value;
             let value = expand_value(b, scratch, name, value, &what, full);
             if inputs.warn_unresolved && has_reference(value) {
-                unresolved_warning(
-                    &mut b.warnings,
-                    b.view.as_ref().unwrap_or(&b.env),
-                    input,
-                    &what,
-                );
+                unresolved_warning(&mut b.warnings, b.view.as_ref().unwrap_or(&b.env), input, &what);
             }
             b.define(name, value, Source::CliEnv);
             if stop_when_full(b, full, what) {
@@ -603,12 +456,7 @@ pub fn has_reference(text: &[u8]) -> bool {
 /// against `env` (the first few, then a count), at `what`. Names only, escaped
 /// and cut like the skipped keys' (a reference is written in the manifest:
 /// configuration, not a value read from a file).
-pub fn unresolved_warning(
-    warnings: &mut Warnings,
-    env: &Environment,
-    input: &[u8],
-    what: &dyn Fn() -> String,
-) {
+pub fn unresolved_warning(warnings: &mut Warnings, env: &Environment, input: &[u8], what: &dyn Fn() -> String) {
     let (names, more) = crate::expand::unresolved(input, |n| env.get(n), MAX_SKIPPED_KEYS_SHOWN);
     if names.is_empty() {
         return;
@@ -623,11 +471,7 @@ pub fn unresolved_warning(
     if more > 0 {
         shown.push_str(&format!(" and {more} more"));
     }
-    shown.push_str(if names.len() > 1 || more > 0 {
-        " are not defined there: left as written"
-    } else {
-        " is not defined there: left as written"
-    });
+    shown.push_str(if names.len() > 1 || more > 0 { " are not defined there: left as written" } else { " is not defined there: left as written" });
     warnings.push(shown);
 }
 
@@ -653,12 +497,7 @@ pub(super) fn expand_value<'v>(
     // Room for the usual result at once: grown from empty, the buffer would
     // be reallocated several times a value.
     value.reserve((input.len() + 128).min(per_string.min(budget)));
-    let len = expand_capped(
-        input,
-        |n| b.expansion_env().get(n),
-        value,
-        per_string.min(budget),
-    );
+    let len = expand_capped(input, |n| b.expansion_env().get(n), value, per_string.min(budget));
     if len > per_string {
         b.errors.push(Error::new(
             code::NOEXEC,
@@ -688,11 +527,7 @@ pub(super) fn expand_value<'v>(
 /// that repeats sources over a file an untrusted container wrote (`envFrom`
 /// x N with distinct prefixes, `fileKeyRef` x N) made envshim hold gigabytes
 /// before the final size check.
-pub(super) fn stop_when_full(
-    b: &mut Built,
-    full: &mut bool,
-    place: impl FnOnce() -> String,
-) -> bool {
+pub(super) fn stop_when_full(b: &mut Built, full: &mut bool, place: impl FnOnce() -> String) -> bool {
     if *full {
         return true;
     }
@@ -700,17 +535,9 @@ pub(super) fn stop_when_full(
         return false;
     }
     *full = true;
-    let largest = b
-        .env
-        .vars()
-        .max_by_key(|v| v.text.len())
-        .map_or(String::new(), |v| {
-            format!(
-                "; the largest is {} ({} bytes)",
-                v.describe(),
-                v.name.len() + 1 + v.value.len()
-            )
-        });
+    let largest = b.env.vars().max_by_key(|v| v.text.len()).map_or(String::new(), |v| {
+        format!("; the largest is {} ({} bytes)", v.describe(), v.name.len() + 1 + v.value.len())
+    });
     b.errors.push(Error::new(
         code::NOEXEC,
         format!("the environment passes {MAX_EXEC_TOTAL_BYTES} bytes at {}, more than execve ever takes{largest}", place()),
@@ -723,17 +550,9 @@ pub(super) fn stop_when_full(
 #[cold]
 #[inline(never)]
 fn missing_key(what: &str, key: &[u8], f: &crate::envfile::EnvFile, display: &str) -> String {
-    let names: Vec<&str> = f
-        .unique()
-        .filter_map(|(name, _, _)| std::str::from_utf8(name).ok())
-        .collect();
-    let hint = crate::suggest::closest(key, &names).map_or(String::new(), |n| {
-        format!(" (did you mean {}?)", escape(n.as_bytes()))
-    });
-    format!(
-        "{what}: key \"{}\" not found in {display}{hint}",
-        escape(key)
-    )
+    let names: Vec<&str> = f.unique().filter_map(|(name, _, _)| std::str::from_utf8(name).ok()).collect();
+    let hint = crate::suggest::closest(key, &names).map_or(String::new(), |n| format!(" (did you mean {}?)", escape(n.as_bytes())));
+    format!("{what}: key \"{}\" not found in {display}{hint}", escape(key))
 }
 
 /// For a missing file whose manifest path is absolute: it was looked for in

@@ -45,38 +45,22 @@ pub(super) fn kubelet_part(b: &mut Built, c: &Converted, m: &Manifest) -> Enviro
 }
 
 type Values<'e> = Vec<(&'e [u8], Vec<u8>)>;
+/// Where each name is in a list.
+type Places<'e> = HashMap<&'e [u8], usize>;
 
 /// The kubelet's variables after the entries of `c.before` (each name once,
 /// its last value), and what it sees of each of `c.seen` there; `engine`:
 /// what the engine set.
-fn run<'e>(
-    engine: &Environment,
-    c: &'e Converted,
-    m: &'e Manifest,
-) -> Result<(Values<'e>, Values<'e>), Error> {
+fn run<'e>(engine: &Environment, c: &'e Converted, m: &'e Manifest) -> Result<(Values<'e>, Values<'e>), Error> {
     let rest = &m.env;
     let Some(before) = &c.before else {
         return Err(Error::config(format!("{CANNOT}: kubectl envshim convert wrote this container before it recorded the container's own entries; convert the original again")));
     };
-    let entries: Vec<(u8, &[u8])> = before
-        .iter()
-        .map(|w| w.as_bytes())
-        .map(|w| {
-            (
-                w.first().copied().unwrap_or(0),
-                w.get(1..).unwrap_or_default(),
-            )
-        })
-        .collect();
+    let entries: Vec<(u8, &[u8])> = before.iter().map(|w| w.as_bytes()).map(|w| (w.first().copied().unwrap_or(0), w.get(1..).unwrap_or_default())).collect();
     // The names an entry after the first fileKeyRef sets in the engine's variables (a fileKeyRef's the converter removed).
-    let later: HashSet<&[u8]> = rest
-        .iter()
-        .filter(|e| !matches!(e.source, EnvSource::FileKey { .. }))
-        .map(|e| e.name.as_bytes())
-        .collect();
+    let later: HashSet<&[u8]> = rest.iter().filter(|e| !matches!(e.source, EnvSource::FileKey { .. })).map(|e| e.name.as_bytes()).collect();
     // Each name's first and last entry here, found once (not a scan an entry).
-    let (mut first, mut last): (HashMap<&[u8], usize>, HashMap<&[u8], usize>) =
-        (HashMap::new(), HashMap::new());
+    let (mut first, mut last) = (Places::new(), Places::new());
     for (i, &(_, name)) in entries.iter().enumerate() {
         first.entry(name).or_insert(i);
         last.insert(name, i);
@@ -84,7 +68,7 @@ fn run<'e>(
     let mut values = c.values.iter();
     let mut tmp: HashMap<&[u8], Vec<u8>> = HashMap::new();
     // Names whose value the engine resolved and a later entry replaced: unknown.
-    let mut lost: HashMap<&[u8], usize> = HashMap::new();
+    let mut lost = Places::new();
     let mut order: Vec<&[u8]> = Vec::new();
     for (i, &(kind, name)) in entries.iter().enumerate() {
         let replaced = later.contains(name) || last[name] > i;
@@ -120,22 +104,25 @@ fn run<'e>(
             }
         }
     }
+    let seen = view(c, m, &tmp, &lost, engine)?;
+    let finals = order.into_iter().filter_map(|n| tmp.remove(n).map(|v| (n, v))).collect();
+    Ok((finals, seen))
+}
+
+/// What the kubelet sees of each name of `c.seen` where the manifest's list
+/// starts, after the entries before it (`tmp`).
+fn view<'e>(c: &'e Converted, m: &Manifest, tmp: &HashMap<&[u8], Vec<u8>>, lost: &Places, engine: &Environment) -> Result<Values<'e>, Error> {
     let mut seen = Vec::new();
     // Only what is looked at: a name the list sets before any reference to it needs no view.
     for name in c.seen.iter().filter(|n| needed(n.as_bytes(), m)) {
         let what = || "an entry after the first fileKeyRef, or the command or args,".to_string();
-        let mut one = Vec::new();
         let reference = [b"$(", name.as_bytes(), b")"].concat();
-        one.extend(expand(&reference, &tmp, &lost, engine, c.env_from, &what)?);
+        let one = expand(&reference, tmp, lost, engine, c.env_from, &what)?;
         if one != reference || tmp.contains_key(name.as_bytes()) {
             seen.push((name.as_bytes(), one));
         }
     }
-    let finals = order
-        .into_iter()
-        .filter_map(|n| tmp.remove(n).map(|v| (n, v)))
-        .collect();
-    Ok((finals, seen))
+    Ok(seen)
 }
 
 /// Whether the manifest's list or its program line refers to `name` before
@@ -174,14 +161,7 @@ fn needed(name: &[u8], m: &Manifest) -> bool {
 /// `envFrom`, a name no entry set may be one of its variables (the kubelet's
 /// expansion sees them) or the image's (it does not): the engine does not
 /// say which, so a reference to one the environment has is refused.
-fn expand(
-    raw: &[u8],
-    tmp: &HashMap<&[u8], Vec<u8>>,
-    lost: &HashMap<&[u8], usize>,
-    engine: &Environment,
-    env_from: bool,
-    what: &dyn Fn() -> String,
-) -> Result<Vec<u8>, Error> {
+fn expand(raw: &[u8], tmp: &HashMap<&[u8], Vec<u8>>, lost: &Places, engine: &Environment, env_from: bool, what: &dyn Fn() -> String) -> Result<Vec<u8>, Error> {
     if raw.is_empty() {
         return Ok(Vec::new());
     }
@@ -221,13 +201,7 @@ fn expand(
         return Err(e);
     }
     if len > MAX_EXEC_STRING_BYTES {
-        return Err(Error::new(
-            code::NOEXEC,
-            format!(
-                "{}: over the execve limit of {MAX_EXEC_STRING_BYTES} bytes once expanded",
-                what()
-            ),
-        ));
+        return Err(Error::new(code::NOEXEC, format!("{}: over the execve limit of {MAX_EXEC_STRING_BYTES} bytes once expanded", what())));
     }
     Ok(out)
 }

@@ -8,9 +8,7 @@ use super::build::{stop_when_full, Built};
 use super::*;
 use crate::envfile::EnvFile;
 use crate::error::{code, escape, Error};
-use crate::limits::{
-    MAX_IMPORTED_BYTES, MAX_IMPORTED_ENTRIES, MAX_SHOWN_NAME_BYTES, MAX_SKIPPED_KEYS_SHOWN,
-};
+use crate::limits::{MAX_IMPORTED_BYTES, MAX_IMPORTED_ENTRIES, MAX_SHOWN_NAME_BYTES, MAX_SKIPPED_KEYS_SHOWN};
 use crate::names::NameRule;
 
 /// What the imports (`envFrom`, `--env-file`) have cost so far. Every
@@ -28,29 +26,13 @@ impl Imported {
     /// keys and values, and `prefix_cost` more per key (see [`names_cost`]).
     /// Past either bound, reports it once (65) naming `what`, stops the
     /// building, and returns false.
-    pub(super) fn charge(
-        &mut self,
-        b: &mut Built,
-        file: &EnvFile,
-        prefix_cost: usize,
-        what: impl FnOnce() -> String,
-        full: &mut bool,
-    ) -> bool {
-        let bytes = file
-            .unique_bytes()
-            .saturating_add(file.unique_len().saturating_mul(prefix_cost));
+    pub(super) fn charge(&mut self, b: &mut Built, file: &EnvFile, prefix_cost: usize, what: impl FnOnce() -> String, full: &mut bool) -> bool {
+        let bytes = file.unique_bytes().saturating_add(file.unique_len().saturating_mul(prefix_cost));
         self.charge_counts(b, file.unique_len(), bytes, what, full)
     }
 
     /// Charges `keys` entries of `bytes` bytes in all.
-    pub(super) fn charge_counts(
-        &mut self,
-        b: &mut Built,
-        keys: usize,
-        bytes: usize,
-        what: impl FnOnce() -> String,
-        full: &mut bool,
-    ) -> bool {
+    pub(super) fn charge_counts(&mut self, b: &mut Built, keys: usize, bytes: usize, what: impl FnOnce() -> String, full: &mut bool) -> bool {
         self.entries += keys;
         self.bytes = self.bytes.saturating_add(bytes);
         if self.entries <= MAX_IMPORTED_ENTRIES && self.bytes <= MAX_IMPORTED_BYTES {
@@ -88,47 +70,27 @@ pub(super) fn names_cost(prefix: &[u8], rule: NameRule) -> usize {
 /// Every key of `file` (its final key set), prefixed; names that are not
 /// valid are skipped with one warning for the file, as the kubelet does
 /// (listing them prefixed, as it does; here the first few in order, then a count).
-pub(super) fn import(
-    b: &mut Built,
-    file: &Rc<EnvFile>,
-    display: &Rc<str>,
-    prefix: &[u8],
-    rule: NameRule,
-    full: &mut bool,
-) {
+pub(super) fn import(b: &mut Built, file: &Rc<EnvFile>, display: &Rc<str>, prefix: &[u8], rule: NameRule, full: &mut bool) {
     if prefix_spoils_every_name(prefix, rule) {
         let mut skipped: Vec<&[u8]> = file.unique().map(|(key, _, _)| key).collect();
         if !skipped.is_empty() {
-            b.warnings
-                .push(skipped_warning(display, prefix, &mut skipped));
+            b.warnings.push(skipped_warning(display, prefix, &mut skipped));
         }
         return;
     }
     let mut skipped: Vec<&[u8]> = Vec::new();
     let mut prefixed = prefix.to_vec();
     // At most the file's bytes for the keys and values, with the prefix, `=` and NUL each.
-    b.env.reserve(
-        file.unique_len(),
-        file.bytes() + file.unique_len() * (prefix.len() + 2),
-    );
+    b.env.reserve(file.unique_len(), file.bytes() + file.unique_len() * (prefix.len() + 2));
     // The file's keys passed the relaxed rule when it was parsed (envshim's
     // grammar checks every name, the kubelet's none), and a
     // relaxed name prefixed by a relaxed name is one: no byte to check again.
-    let valid = rule == NameRule::Relaxed
-        && file.names_relaxed()
-        && (prefix.is_empty() || rule.accepts(prefix));
+    let valid = rule == NameRule::Relaxed && file.names_relaxed() && (prefix.is_empty() || rule.accepts(prefix));
     // Without a prefix a key's name is the variable's: its `NAME=VALUE\0`
     // is used where the file holds it.
-    let held = if prefix.is_empty() {
-        b.env.hold(file)
-    } else {
-        None
-    };
+    let held = if prefix.is_empty() { b.env.hold(file) } else { None };
     // The file's name is listed once for all its keys.
-    let origin = b.env.origin(Source::EnvFrom {
-        file: display.clone(),
-        line: 0,
-    });
+    let origin = b.env.origin(Source::EnvFrom { file: display.clone(), line: 0 });
     for k in file.unique_keys() {
         let (key, line) = (k.name, k.line);
         let name = if prefix.is_empty() {
@@ -144,9 +106,7 @@ pub(super) fn import(
                 // Hashed already, for the file's own table.
                 Some(held) => b.env.set_in_place(held, &k, origin),
                 None if prefix.is_empty() => b.env.set_at(name, k.hash, k.value, origin),
-                None => b
-                    .env
-                    .set_at(name, crate::index::hash(name), k.value, origin),
+                None => b.env.set_at(name, crate::index::hash(name), k.value, origin),
             }
             if stop_when_full(b, full, || format!("{display} line {line}")) {
                 return;
@@ -156,25 +116,15 @@ pub(super) fn import(
         }
     }
     if !skipped.is_empty() {
-        b.warnings
-            .push(skipped_warning(display, prefix, &mut skipped));
+        b.warnings.push(skipped_warning(display, prefix, &mut skipped));
     }
 }
 
 /// The files of an `--env-dir`, in order; names that are not valid are
 /// skipped with the `envFrom` warning, as for an env file's keys.
-pub(super) fn import_dir(
-    b: &mut Built,
-    files: Vec<crate::envdir::DirFile>,
-    display: &Rc<str>,
-    rule: NameRule,
-    full: &mut bool,
-) {
+pub(super) fn import_dir(b: &mut Built, files: Vec<crate::envdir::DirFile>, display: &Rc<str>, rule: NameRule, full: &mut bool) {
     let mut skipped: Vec<&[u8]> = Vec::new();
-    b.env.reserve(
-        files.len(),
-        files.iter().map(|f| f.name.len() + f.value.len() + 2).sum(),
-    );
+    b.env.reserve(files.len(), files.iter().map(|f| f.name.len() + f.value.len() + 2).sum());
     for f in &files {
         if !rule.accepts(&f.name) {
             skipped.push(&f.name);
@@ -197,10 +147,7 @@ pub(super) fn skipped_warning(display: &str, prefix: &[u8], keys: &mut [&[u8]]) 
     // The keys are distinct and share the prefix: sorting them sorts the names.
     let shown = keys.len().min(MAX_SKIPPED_KEYS_SHOWN);
     crate::sort::sort(keys);
-    let names: Vec<String> = keys[..shown]
-        .iter()
-        .map(|key| shown_name(prefix, key))
-        .collect();
+    let names: Vec<String> = keys[..shown].iter().map(|key| shown_name(prefix, key)).collect();
     let more = match keys.len() - shown {
         0 => String::new(),
         n => format!(" and {n} more"),

@@ -67,10 +67,7 @@ fn check(open: fn(BorrowedFd, &[u8]) -> io::Result<OwnedFd>) {
         match (got, want) {
             (Ok(bytes), Ok(text)) => assert_eq!(bytes, text.as_bytes(), "{path}"),
             (Err(e), Err(k)) => assert_eq!(kind(&e), *k, "{path}"),
-            (got, want) => panic!(
-                "{path}: got {:?}, want {want:?}",
-                got.map(|b| String::from_utf8(b).unwrap())
-            ),
+            (got, want) => panic!("{path}: got {:?}, want {want:?}", got.map(|b| String::from_utf8(b).unwrap())),
         }
     }
 }
@@ -91,34 +88,11 @@ fn bounded_read_limits() {
     let f = d.path().join("f");
     fs::write(&f, vec![b'x'; 100]).unwrap();
     assert_eq!(read_path(f.as_os_str(), 100).unwrap().len(), 100);
-    assert!(matches!(
-        read_path(f.as_os_str(), 99),
-        Err(ReadError::TooLarge(99))
-    ));
-    assert_eq!(
-        read_path(OsStr::new("/dev/null"), 10)
-            .map_err(|e| kind(&e))
-            .unwrap_err(),
-        "NotRegular"
-    );
-    assert_eq!(
-        read_path(OsStr::new("/dev/zero"), 10)
-            .map_err(|e| kind(&e))
-            .unwrap_err(),
-        "NotRegular"
-    );
-    assert_eq!(
-        read_path(d.path().as_os_str(), 10)
-            .map_err(|e| kind(&e))
-            .unwrap_err(),
-        "NotRegular"
-    );
-    assert_eq!(
-        read_path(OsStr::new("/nonexistent/x"), 10)
-            .map_err(|e| kind(&e))
-            .unwrap_err(),
-        "NotFound"
-    );
+    assert!(matches!(read_path(f.as_os_str(), 99), Err(ReadError::TooLarge(99))));
+    assert_eq!(read_path(OsStr::new("/dev/null"), 10).map_err(|e| kind(&e)).unwrap_err(), "NotRegular");
+    assert_eq!(read_path(OsStr::new("/dev/zero"), 10).map_err(|e| kind(&e)).unwrap_err(), "NotRegular");
+    assert_eq!(read_path(d.path().as_os_str(), 10).map_err(|e| kind(&e)).unwrap_err(), "NotRegular");
+    assert_eq!(read_path(OsStr::new("/nonexistent/x"), 10).map_err(|e| kind(&e)).unwrap_err(), "NotFound");
 }
 
 #[test]
@@ -140,8 +114,5 @@ fn reads_the_bytes_into_unzeroed_capacity() {
     fs::write(&f, &data).unwrap();
     assert_eq!(read_path(f.as_os_str(), 70_001).unwrap(), data);
     let environ = OsStr::new("/proc/self/environ");
-    assert_eq!(
-        read_path(environ, 1 << 20).unwrap(),
-        fs::read(environ).unwrap()
-    );
+    assert_eq!(read_path(environ, 1 << 20).unwrap(), fs::read(environ).unwrap());
 }

@@ -32,10 +32,7 @@ pub(super) fn parse_json(bytes: &[u8]) -> Result<Json<'_>, String> {
 /// Reads `bytes` as one JSON document with `f`. A syntax error is described
 /// by where the reader stopped: its line and column (in bytes), not by
 /// serde_json parsing the document again for its message (more code).
-pub(super) fn read<'a, T>(
-    bytes: &'a [u8],
-    f: impl FnOnce(&mut Reader<'a>) -> Option<T>,
-) -> Result<T, (String, usize)> {
+pub(super) fn read<'a, T>(bytes: &'a [u8], f: impl FnOnce(&mut Reader<'a>) -> Option<T>) -> Result<T, (String, usize)> {
     // Invalid UTF-8 is an error wherever it is (outside a string, any byte
     // over 0x7f is): checked once here, every string is then a slice of `s`.
     let (at, what) = match std::str::from_utf8(bytes) {
@@ -61,13 +58,7 @@ pub(super) fn read<'a, T>(
 
 /// A reader of `s` from its byte `i` (the start of a value).
 pub(super) fn reader_at(s: &str, i: usize) -> Reader<'_> {
-    Reader {
-        s,
-        i,
-        depth: 0,
-        items: Vec::new(),
-        fields: Vec::new(),
-    }
+    Reader { s, i, depth: 0, items: Vec::new(), fields: Vec::new() }
 }
 
 /// `WHAT at line L column C` for byte `at` of `bytes`, and L.
@@ -75,11 +66,7 @@ pub(super) fn reader_at(s: &str, i: usize) -> Reader<'_> {
 pub(super) fn syntax_at(bytes: &[u8], at: usize, what: &str) -> (String, usize) {
     let before = &bytes[..at];
     let line = 1 + before.iter().filter(|&&b| b == b'\n').count();
-    let column = 1 + at
-        - before
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |i| i + 1);
+    let column = 1 + at - before.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
     (format!("{what} at line {line} column {column}"), line)
 }
 
@@ -139,8 +126,7 @@ impl<'a> Reader<'a> {
     pub(super) fn blanks(&mut self) {
         let i = self.i;
         if let Some(&[b'\n', ref word @ ..]) = self.b().get(i..i + 9) {
-            let other =
-                u64::from_le_bytes(word.try_into().unwrap_or_default()) ^ (ONES * u64::from(b' '));
+            let other = u64::from_le_bytes(word.try_into().unwrap_or_default()) ^ (ONES * u64::from(b' '));
             let after = i + 1 + other.trailing_zeros() as usize / 8;
             if other != 0 && self.b().get(after).is_some_and(|&c| c > b' ') {
                 self.i = after;
@@ -160,9 +146,7 @@ impl<'a> Reader<'a> {
         let mut i = self.i;
         while let Some(word) = self.b().get(i..i + 8) {
             let w = u64::from_le_bytes(word.try_into().unwrap_or_default());
-            let other = nonzero(w ^ (ONES * u64::from(b' ')))
-                & nonzero(w ^ (ONES * u64::from(b'\n')))
-                & HIGH;
+            let other = nonzero(w ^ (ONES * u64::from(b' '))) & nonzero(w ^ (ONES * u64::from(b'\n'))) & HIGH;
             if other == 0 {
                 i += 8;
                 continue;
@@ -254,10 +238,7 @@ impl<'a> Reader<'a> {
 
     /// An object, at its `{`: `f` reads each field's value (at its first
     /// byte), given the key.
-    pub(super) fn fields(
-        &mut self,
-        mut f: impl FnMut(&mut Self, Cow<'a, str>) -> Option<()>,
-    ) -> Option<()> {
+    pub(super) fn fields(&mut self, mut f: impl FnMut(&mut Self, Cow<'a, str>) -> Option<()>) -> Option<()> {
         self.object(|r| {
             let key = r.string()?;
             r.colon()?;
@@ -304,10 +285,7 @@ impl<'a> Reader<'a> {
     /// key is read (it may hold an escape) and given to `f`. Some(the key)
     /// of a field `f` leaves, its value skipped.
     #[inline]
-    pub(super) fn field(
-        &mut self,
-        mut f: impl FnMut(&mut Self, Option<&[u8]>) -> Option<bool>,
-    ) -> Option<Option<Cow<'a, str>>> {
+    pub(super) fn field(&mut self, mut f: impl FnMut(&mut Self, Option<&[u8]>) -> Option<bool>) -> Option<Option<Cow<'a, str>>> {
         // One call of `f` in the code (a loop, not two calls), so that it is inlined.
         let mut key = None;
         loop {
@@ -348,11 +326,7 @@ impl<'a> Reader<'a> {
         let name = &quoted[..quoted.len() - 1];
         let Some(_) = key else {
             let at = self.i + 1;
-            if !self
-                .b()
-                .get(at..at + quoted.len())
-                .is_some_and(|b| crate::index::same(b, quoted))
-            {
+            if !self.b().get(at..at + quoted.len()).is_some_and(|b| crate::index::same(b, quoted)) {
                 return Some(false);
             }
             self.i = at + quoted.len();
@@ -363,10 +337,7 @@ impl<'a> Reader<'a> {
     }
 
     /// An array, at its `[`: `f` reads each item (at its first byte), given its index.
-    pub(super) fn items(
-        &mut self,
-        mut f: impl FnMut(&mut Self, usize) -> Option<()>,
-    ) -> Option<()> {
+    pub(super) fn items(&mut self, mut f: impl FnMut(&mut Self, usize) -> Option<()>) -> Option<()> {
         self.enter()?;
         if !self.eat(b']') {
             let mut i = 0;
@@ -490,9 +461,7 @@ impl<'a> Reader<'a> {
     pub(super) fn hex4(&mut self) -> Option<u32> {
         let digits = self.b().get(self.i..self.i + 4)?;
         self.i += 4;
-        digits
-            .iter()
-            .try_fold(0, |n, &d| Some(n * 16 + char::from(d).to_digit(16)?))
+        digits.iter().try_fold(0, |n, &d| Some(n * 16 + char::from(d).to_digit(16)?))
     }
 
     /// A value that is not of the kind wanted: null, or its kind.
@@ -517,6 +486,7 @@ impl<'a> Reader<'a> {
             _ => self.other(),
         }
     }
+
 }
 
 /// The length of the plain run at the start of a string's bytes `b`: the
@@ -531,19 +501,13 @@ pub(super) fn plain_run(b: &[u8]) -> Option<usize> {
     let mut at = 0;
     while let Some(word) = b.get(at..at + 8) {
         let w = u64::from_le_bytes(word.try_into().unwrap_or_default());
-        let hits = (below(w ^ (ONES * u64::from(b'"')), 1)
-            | below(w ^ (ONES * u64::from(b'\\')), 1)
-            | below(w, 0x20))
-            & HIGH;
+        let hits = (below(w ^ (ONES * u64::from(b'"')), 1) | below(w ^ (ONES * u64::from(b'\\')), 1) | below(w, 0x20)) & HIGH;
         if hits != 0 {
             return Some(at + hits.trailing_zeros() as usize / 8);
         }
         at += 8;
     }
-    b[at..]
-        .iter()
-        .position(|&c| c == b'"' || c == b'\\' || c < 0x20)
-        .map(|n| at + n)
+    b[at..].iter().position(|&c| c == b'"' || c == b'\\' || c < 0x20).map(|n| at + n)
 }
 
 /// Whether serde_json reads the number `n` (valid JSON) as a finite `f64`,
@@ -557,15 +521,10 @@ pub(super) fn plain_run(b: &[u8]) -> Option<usize> {
 #[cold]
 fn finite_as_serde_json(n: &[u8]) -> bool {
     const POW10: [f64; 20] = [
-        1e289, 1e290, 1e291, 1e292, 1e293, 1e294, 1e295, 1e296, 1e297, 1e298, 1e299, 1e300, 1e301,
-        1e302, 1e303, 1e304, 1e305, 1e306, 1e307, 1e308,
+        1e289, 1e290, 1e291, 1e292, 1e293, 1e294, 1e295, 1e296, 1e297, 1e298, 1e299, 1e300, 1e301, 1e302, 1e303, 1e304, 1e305,
+        1e306, 1e307, 1e308,
     ];
-    let push = |sig: &mut u64, c: u8| {
-        sig.checked_mul(10)
-            .and_then(|s| s.checked_add(u64::from(c - b'0')))
-            .map(|s| *sig = s)
-            .is_some()
-    };
+    let push = |sig: &mut u64, c: u8| sig.checked_mul(10).and_then(|s| s.checked_add(u64::from(c - b'0'))).map(|s| *sig = s).is_some();
     let (mut sig, mut exp) = (0u64, 0i32);
     let mut i = usize::from(n[0] == b'-');
     let mut full = false;
@@ -588,20 +547,13 @@ fn finite_as_serde_json(n: &[u8]) -> bool {
         i += 1 + usize::from(matches!(n.get(i + 1), Some(b'+' | b'-')));
         let mut e = 0i32;
         for &c in &n[i..] {
-            match e
-                .checked_mul(10)
-                .and_then(|e| e.checked_add(i32::from(c - b'0')))
-            {
+            match e.checked_mul(10).and_then(|e| e.checked_add(i32::from(c - b'0'))) {
                 Some(v) => e = v,
                 // An exponent beyond an i32: infinite unless it is zero's or negative.
                 None => return sig == 0 || negative,
             }
         }
-        exp = if negative {
-            exp.saturating_sub(e)
-        } else {
-            exp.saturating_add(e)
-        };
+        exp = if negative { exp.saturating_sub(e) } else { exp.saturating_add(e) };
     }
     sig == 0 || exp < 289 || (exp <= 308 && (sig as f64 * POW10[(exp - 289) as usize]).is_finite())
 }

@@ -16,8 +16,7 @@ pub(super) type Text<'a> = Option<Got<Cow<'a, str>>>;
 pub(super) type Below<T> = (Option<T>, Vec<Error>);
 
 /// How a reader of one item of an array reads it; errors go to the Vec.
-pub(super) type ItemReader<'a, T> =
-    fn(&mut Reader<'a>, &Path, &mut Vec<Error>) -> Option<Option<T>>;
+pub(super) type ItemReader<'a, T> = fn(&mut Reader<'a>, &Path, &mut Vec<Error>) -> Option<Option<T>>;
 
 impl<'a> Reader<'a> {
     /// An object of the schema: `f` reads the value of each field it knows
@@ -32,11 +31,7 @@ impl<'a> Reader<'a> {
     ) -> Option<bool> {
         if self.peek() != Some(b'{') {
             let v = self.value(false)?;
-            fail(
-                errors,
-                path,
-                format_args!("expected an object, found {}", kind(&v)),
-            );
+            fail(errors, path, format_args!("expected an object, found {}", kind(&v)));
             return Some(false);
         }
         // None until there is one: an empty Vec still cost a call to drop it.
@@ -69,18 +64,10 @@ impl<'a> Reader<'a> {
         self.skip_ws();
         if self.peek() != Some(b'{') {
             let v = self.value(false)?;
-            fail(
-                errors,
-                &Path::Root,
-                format_args!(
-                    "expected a JSON object (a Kubernetes container spec), found {}",
-                    kind(&v)
-                ),
-            );
+            fail(errors, &Path::Root, format_args!("expected a JSON object (a Kubernetes container spec), found {}", kind(&v)));
             return Some(Manifest::default());
         }
-        let (mut mounts, mut env_from, mut env, mut command, mut args, mut converted) =
-            (None, None, None, None, None, None);
+        let (mut mounts, mut env_from, mut env, mut command, mut args, mut converted) = (None, None, None, None, None, None);
         let mut unknown = Vec::new();
         self.object(|r| {
             let other = r.field(|r, key| {
@@ -126,11 +113,7 @@ impl<'a> Reader<'a> {
 
     /// `converted`: `{"seen": [NAME, ...], "before": [...], "values": [...],
     /// "envFrom": BOOL}`, written by the converter ([`Converted`]).
-    pub(super) fn converted(
-        &mut self,
-        path: &Path,
-        errors: &mut Vec<Error>,
-    ) -> Option<Option<Converted<'a>>> {
+    pub(super) fn converted(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<Converted<'a>>> {
         let (mut seen, mut before, mut values, mut env_from) = (None, None, None, None);
         let object = self.schema_object(path, errors, |r, key| {
             if r.named(key, b"seen\"")? {
@@ -150,34 +133,22 @@ impl<'a> Reader<'a> {
             None | Some(Got::Null) => false,
             Some(Got::Is(b)) => b,
             Some(Got::Not(k)) => {
-                fail(
-                    errors,
-                    &path.field("envFrom"),
-                    format_args!("expected a boolean, found {k}"),
-                );
+                fail(errors, &path.field("envFrom"), format_args!("expected a boolean, found {k}"));
                 false
             }
         };
-        Some(object.then(|| {
-            Converted {
-                seen: list(errors, seen, "converted.seen"),
-                before: before
-                    .is_some()
-                    .then(|| list(errors, before, "converted.before")),
-                values: list(errors, values, "converted.values"),
-                env_from,
-                unexpanded: false,
-            }
+        Some(object.then(|| Converted {
+            seen: list(errors, seen, "converted.seen"),
+            before: before.is_some().then(|| list(errors, before, "converted.before")),
+            values: list(errors, values, "converted.values"),
+            env_from,
+            unexpanded: false,
         }))
     }
 
     /// An array field of the top level, each item read by `item`: the items
     /// read, and the errors found.
-    pub(super) fn list<T>(
-        &mut self,
-        key: &'static str,
-        item: ItemReader<'a, T>,
-    ) -> Option<Got<Below<Vec<T>>>> {
+    pub(super) fn list<T>(&mut self, key: &'static str, item: ItemReader<'a, T>) -> Option<Got<Below<Vec<T>>>> {
         if self.peek() != Some(b'[') {
             return self.other();
         }
@@ -192,11 +163,7 @@ impl<'a> Reader<'a> {
     }
 
     /// An item of `command` or `args`.
-    pub(super) fn word(
-        &mut self,
-        path: &Path,
-        errors: &mut Vec<Error>,
-    ) -> Option<Option<Cow<'a, str>>> {
+    pub(super) fn word(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<Cow<'a, str>>> {
         let found = match self.got_string()? {
             // Raw control characters are refused in a string: a NUL comes from an escape.
             Got::Is(Cow::Owned(s)) if s.contains('\0') => {
@@ -207,19 +174,11 @@ impl<'a> Reader<'a> {
             Got::Null => "null",
             Got::Not(k) => k,
         };
-        fail(
-            errors,
-            path,
-            format_args!("expected a string, found {found}"),
-        );
+        fail(errors, path, format_args!("expected a string, found {found}"));
         Some(None)
     }
 
-    pub(super) fn volume_mount(
-        &mut self,
-        path: &Path,
-        errors: &mut Vec<Error>,
-    ) -> Option<Option<VolumeMount<'a>>> {
+    pub(super) fn volume_mount(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<VolumeMount<'a>>> {
         let (mut name, mut mount_path, mut sub) = (None, None, [false; 2]);
         let object = self.schema_object(path, errors, |r, key| {
             if r.named(key, b"name\"")? {
@@ -247,37 +206,19 @@ impl<'a> Reader<'a> {
         }
         for (given, key) in sub.into_iter().zip(["subPath", "subPathExpr"]) {
             if given {
-                fail(
-                    errors,
-                    &path.field(key),
-                    "is not supported (the volume root would be ambiguous)",
-                );
+                fail(errors, &path.field(key), "is not supported (the volume root would be ambiguous)");
             }
         }
         let name = string(errors, name, path, "name", true);
         let mount_path = string(errors, mount_path, path, "mountPath", true);
-        Some(
-            name.zip(mount_path)
-                .map(|(name, mount_path)| VolumeMount { name, mount_path }),
-        )
+        Some(name.zip(mount_path).map(|(name, mount_path)| VolumeMount { name, mount_path }))
     }
 
-    pub(super) fn file_ref(
-        &mut self,
-        path: &Path,
-        errors: &mut Vec<Error>,
-    ) -> Option<Option<FileRef<'a>>> {
-        Some(
-            self.file_key_ref(path, false, errors)?
-                .map(|(file, _)| file),
-        )
+    pub(super) fn file_ref(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<FileRef<'a>>> {
+        Some(self.file_key_ref(path, false, errors)?.map(|(file, _)| file))
     }
 
-    pub(super) fn file_key(
-        &mut self,
-        path: &Path,
-        errors: &mut Vec<Error>,
-    ) -> Option<Option<(FileRef<'a>, Option<Cow<'a, str>>)>> {
+    pub(super) fn file_key(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<(FileRef<'a>, Option<Cow<'a, str>>)>> {
         self.file_key_ref(path, true, errors)
     }
 
@@ -311,31 +252,17 @@ impl<'a> Reader<'a> {
         let [volume_name, file_path, key] = texts;
         let volume_name = string(errors, volume_name, path, "volumeName", true);
         let file_path = string(errors, file_path, path, "path", true);
-        let key = if with_key {
-            string(errors, key, path, "key", true)
-        } else {
-            None
-        };
+        let key = if with_key { string(errors, key, path, "key", true) } else { None };
         let optional = match optional {
             None | Some(Got::Null) => false,
             Some(Got::Is(b)) => b,
             Some(Got::Not(k)) => {
-                fail(
-                    errors,
-                    &path.field("optional"),
-                    format_args!("expected a boolean, found {k}"),
-                );
+                fail(errors, &path.field("optional"), format_args!("expected a boolean, found {k}"));
                 false
             }
         };
-        let (Some(volume_name), Some(path)) = (volume_name, file_path) else {
-            return Some(None);
-        };
-        let file = FileRef {
-            volume_name,
-            path,
-            optional,
-        };
+        let (Some(volume_name), Some(path)) = (volume_name, file_path) else { return Some(None) };
+        let file = FileRef { volume_name, path, optional };
         Some(match key {
             Some(key) => Some((file, Some(key))),
             None if with_key => None,
@@ -343,11 +270,7 @@ impl<'a> Reader<'a> {
         })
     }
 
-    pub(super) fn env_from(
-        &mut self,
-        path: &Path,
-        errors: &mut Vec<Error>,
-    ) -> Option<Option<EnvFrom<'a>>> {
+    pub(super) fn env_from(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<EnvFrom<'a>>> {
         let (mut prefix, mut sources) = (None, Sources::default());
         let object = self.schema_object(path, errors, |r, key| {
             let source = if r.named(key, b"fileRef\"")? {
@@ -368,11 +291,7 @@ impl<'a> Reader<'a> {
             return Some(None);
         }
         let prefix = string(errors, prefix, path, "prefix", false).unwrap_or_default();
-        let Some(file) = sources.one(
-            errors,
-            path,
-            "needs exactly one of fileRef, configMapRef, secretRef",
-        ) else {
+        let Some(file) = sources.one(errors, path, "needs exactly one of fileRef, configMapRef, secretRef") else {
             return Some(None);
         };
         Some(match file {
@@ -381,11 +300,7 @@ impl<'a> Reader<'a> {
         })
     }
 
-    pub(super) fn env_var(
-        &mut self,
-        path: &Path,
-        errors: &mut Vec<Error>,
-    ) -> Option<Option<EnvVar<'a>>> {
+    pub(super) fn env_var(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<EnvVar<'a>>> {
         let (mut name, mut value, mut value_from) = (None, None, None);
         let object = self.schema_object(path, errors, |r, key| {
             if r.named(key, b"name\"")? {
@@ -419,20 +334,14 @@ impl<'a> Reader<'a> {
             (value, None) => EnvSource::Value(value.unwrap_or_default()),
             (_, Some((source, below))) => {
                 report(errors, below);
-                let Some(source) = source else {
-                    return Some(None);
-                };
+                let Some(source) = source else { return Some(None) };
                 source
             }
         };
         Some(name.map(|name| EnvVar { name, source }))
     }
 
-    pub(super) fn value_from(
-        &mut self,
-        path: &Path,
-        errors: &mut Vec<Error>,
-    ) -> Option<Option<EnvSource<'a>>> {
+    pub(super) fn value_from(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<EnvSource<'a>>> {
         let mut sources = Sources::default();
         let mut named = String::new();
         let object = self.schema_object(path, errors, |r, key| {
@@ -459,9 +368,7 @@ impl<'a> Reader<'a> {
         }
         let what =
             "needs exactly one source (fileKeyRef, configMapKeyRef, secretKeyRef, fieldRef or resourceFieldRef)";
-        let Some(file) = sources.one(errors, path, what) else {
-            return Some(None);
-        };
+        let Some(file) = sources.one(errors, path, what) else { return Some(None) };
         Some(match file {
             None => Some(EnvSource::Platform(named)),
             Some(file) => file.and_then(|(file, key)| Some(EnvSource::FileKey { file, key: key? })),
@@ -507,23 +414,13 @@ pub(super) struct Sources<T> {
 
 impl<T> Default for Sources<T> {
     fn default() -> Self {
-        Sources {
-            given: 0,
-            file: None,
-        }
+        Sources { given: 0, file: None }
     }
 }
 
 impl<T> Sources<T> {
     /// Reads the value of source `i` (0 is the file, named `key`).
-    pub(super) fn read<'a>(
-        &mut self,
-        r: &mut Reader<'a>,
-        i: usize,
-        key: &str,
-        path: &Path,
-        file: ItemReader<'a, T>,
-    ) -> Option<bool> {
+    pub(super) fn read<'a>(&mut self, r: &mut Reader<'a>, i: usize, key: &str, path: &Path, file: ItemReader<'a, T>) -> Option<bool> {
         if i == 0 {
             self.file = Some(r.below(&path.field(key), file)?);
         } else {
@@ -535,12 +432,7 @@ impl<T> Sources<T> {
 
     /// Exactly one source, or the error `what`: Some(None) for the
     /// platform's, Some(Some(the file's value)) for the file, its errors reported.
-    pub(super) fn one(
-        self,
-        errors: &mut Vec<Error>,
-        path: &Path,
-        what: &str,
-    ) -> Option<Option<Option<T>>> {
+    pub(super) fn one(self, errors: &mut Vec<Error>, path: &Path, what: &str) -> Option<Option<Option<T>>> {
         if self.given.count_ones() + u32::from(self.file.is_some()) != 1 {
             fail(errors, path, what);
             return None;
@@ -611,13 +503,7 @@ pub(super) fn fail(errors: &mut Vec<Error>, path: &Path, what: impl fmt::Display
 /// A string field; null counts as absent. A slice of the input (the usual
 /// case) inline, the rest in [`checked`] (not a call for every string).
 #[inline(always)]
-pub(super) fn string<'a>(
-    errors: &mut Vec<Error>,
-    got: Text<'a>,
-    path: &Path,
-    key: &str,
-    required: bool,
-) -> Option<Cow<'a, str>> {
+pub(super) fn string<'a>(errors: &mut Vec<Error>, got: Text<'a>, path: &Path, key: &str, required: bool) -> Option<Cow<'a, str>> {
     match got {
         Some(Got::Is(Cow::Borrowed(s))) => Some(Cow::Borrowed(s)),
         None if !required => None,
@@ -625,13 +511,7 @@ pub(super) fn string<'a>(
     }
 }
 
-pub(super) fn checked<'a>(
-    errors: &mut Vec<Error>,
-    got: Text<'a>,
-    path: &Path,
-    key: &str,
-    required: bool,
-) -> Option<Cow<'a, str>> {
+pub(super) fn checked<'a>(errors: &mut Vec<Error>, got: Text<'a>, path: &Path, key: &str, required: bool) -> Option<Cow<'a, str>> {
     match got {
         None | Some(Got::Null) => {
             if required {
@@ -645,22 +525,14 @@ pub(super) fn checked<'a>(
         }
         Some(Got::Is(s)) => Some(s),
         Some(Got::Not(k)) => {
-            fail(
-                errors,
-                &path.field(key),
-                format_args!("expected a string, found {k}"),
-            );
+            fail(errors, &path.field(key), format_args!("expected a string, found {k}"));
             None
         }
     }
 }
 
 /// An array field of the top level (null counts as absent): its items, its errors reported.
-pub(super) fn list<T>(
-    errors: &mut Vec<Error>,
-    got: Option<Got<Below<Vec<T>>>>,
-    key: &str,
-) -> Vec<T> {
+pub(super) fn list<T>(errors: &mut Vec<Error>, got: Option<Got<Below<Vec<T>>>>, key: &str) -> Vec<T> {
     match got {
         None | Some(Got::Null) => Vec::new(),
         Some(Got::Is((items, below))) => {
@@ -668,11 +540,7 @@ pub(super) fn list<T>(
             items.unwrap_or_default()
         }
         Some(Got::Not(k)) => {
-            fail(
-                errors,
-                &Path::Root.field(key),
-                format_args!("expected an array, found {k}"),
-            );
+            fail(errors, &Path::Root.field(key), format_args!("expected an array, found {k}"));
             Vec::new()
         }
     }
@@ -682,59 +550,18 @@ pub(super) fn list<T>(
 /// not read: accepted and ignored at the manifest's top level, where any
 /// other field is refused, as the API server's strict field validation does.
 const CONTAINER_FIELDS: &[&str] = &[
-    "name",
-    "image",
-    "workingDir",
-    "ports",
-    "resources",
-    "resizePolicy",
-    "restartPolicy",
-    "restartPolicyRules",
-    "volumeDevices",
-    "livenessProbe",
-    "readinessProbe",
-    "startupProbe",
-    "lifecycle",
-    "terminationMessagePath",
-    "terminationMessagePolicy",
-    "imagePullPolicy",
-    "securityContext",
-    "stdin",
-    "stdinOnce",
-    "tty",
+    "name", "image", "workingDir", "ports", "resources", "resizePolicy", "restartPolicy", "restartPolicyRules", "volumeDevices",
+    "livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "terminationMessagePath", "terminationMessagePolicy",
+    "imagePullPolicy", "securityContext", "stdin", "stdinOnce", "tty",
 ];
 
 /// "unknown field", with the closest field of the schema when it is a likely misspelling of one.
 #[cold]
 fn unknown_field(key: &str) -> String {
     const FIELDS: &[&str] = &[
-        "args",
-        "command",
-        "configMapKeyRef",
-        "configMapRef",
-        "envFrom",
-        "env",
-        "fieldRef",
-        "fileKeyRef",
-        "fileRef",
-        "key",
-        "mountPath",
-        "mountPropagation",
-        "name",
-        "optional",
-        "path",
-        "prefix",
-        "readOnly",
-        "recursiveReadOnly",
-        "resourceFieldRef",
-        "secretKeyRef",
-        "secretRef",
-        "subPathExpr",
-        "subPath",
-        "valueFrom",
-        "value",
-        "volumeMounts",
-        "volumeName",
+        "args", "command", "configMapKeyRef", "configMapRef", "envFrom", "env", "fieldRef", "fileKeyRef", "fileRef", "key", "mountPath",
+        "mountPropagation", "name", "optional", "path", "prefix", "readOnly", "recursiveReadOnly", "resourceFieldRef", "secretKeyRef",
+        "secretRef", "subPathExpr", "subPath", "valueFrom", "value", "volumeMounts", "volumeName",
     ];
     // A field of the schema in the wrong object (`key` in a fileRef) gets no guess.
     let known: Vec<&str> = FIELDS.iter().chain(CONTAINER_FIELDS).copied().collect();

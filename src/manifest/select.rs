@@ -33,26 +33,10 @@ pub(super) fn select<'a>(
 ) -> Result<Manifest<'a>, Vec<Error>> {
     let doc = read(bytes, |r| r.value(true)).unwrap_or(Value::Null);
     // A key only a whole object has at its top, never a container.
-    let whole = ["kind", "apiVersion", "spec", "items"]
-        .iter()
-        .any(|k| get(&doc, k).is_some());
-    let plain = |errors: Vec<Error>| {
-        if errors.is_empty() {
-            Ok(manifest)
-        } else {
-            Err(name_errors(errors, subject, file, ""))
-        }
-    };
+    let whole = ["kind", "apiVersion", "spec", "items"].iter().any(|k| get(&doc, k).is_some());
+    let plain = |errors: Vec<Error>| if errors.is_empty() { Ok(manifest) } else { Err(name_errors(errors, subject, file, "")) };
     // A message in one piece (it names the manifest inside), about the whole document.
-    let fail = |message: String| {
-        Err(vec![Error::in_manifest(
-            code::CONFIG,
-            "",
-            String::new(),
-            file,
-            message,
-        )])
-    };
+    let fail = |message: String| Err(vec![Error::in_manifest(code::CONFIG, "", String::new(), file, message)]);
     let name_of = |v: &Value| text(v, "name").map(|n| escape(n.as_bytes()));
     let mut found = Vec::new();
     super::containers(&doc, &mut |init, c| found.push((init, c)));
@@ -72,47 +56,26 @@ pub(super) fn select<'a>(
         // A container spec, with --container: it must be that container.
         return match name_of(&doc) {
             Some(own) if own == wanted_shown => plain(errors),
-            Some(own) => fail(format!(
-                "--container {wanted_shown}: {subject} is a single container spec, named {own}"
-            )),
-            None => fail(format!(
-                "--container {wanted_shown}: {subject} is a single container spec without a name"
-            )),
+            Some(own) => fail(format!("--container {wanted_shown}: {subject} is a single container spec, named {own}")),
+            None => fail(format!("--container {wanted_shown}: {subject} is a single container spec without a name")),
         };
     }
-    let mut chosen = found
-        .iter()
-        .filter(|(_, c)| text(c, "name").is_some_and(|n| n.as_bytes() == wanted));
+    let mut chosen = found.iter().filter(|(_, c)| text(c, "name").is_some_and(|n| n.as_bytes() == wanted));
     let Some((_, one)) = chosen.next() else {
         let all: Vec<&str> = found.iter().filter_map(|(_, c)| text(c, "name")).collect();
-        let hint = crate::suggest::closest(wanted, &all).map_or(String::new(), |n| {
-            format!("; did you mean {}?", escape(n.as_bytes()))
-        });
-        return fail(format!(
-            "--container {wanted_shown}: no such container in {subject}, {kind} ({}){hint}",
-            names()
-        ));
+        let hint = crate::suggest::closest(wanted, &all).map_or(String::new(), |n| format!("; did you mean {}?", escape(n.as_bytes())));
+        return fail(format!("--container {wanted_shown}: no such container in {subject}, {kind} ({}){hint}", names()));
     };
     let path = path_of(&doc, one);
     if let Some((_, other)) = chosen.next() {
-        return fail(format!(
-            "--container {wanted_shown}: two containers of {subject} have that name: {path} and {}",
-            path_of(&doc, other)
-        ));
+        return fail(format!("--container {wanted_shown}: two containers of {subject} have that name: {path} and {}", path_of(&doc, other)));
     }
-    let Value::Object(_, at) = **one else {
-        unreachable!("the walk finds objects only")
-    };
+    let Value::Object(_, at) = **one else { unreachable!("the walk finds objects only") };
     let mut errors = Vec::new();
     // The document was read as valid UTF-8 and valid JSON: the container reads
     // again. Were it not to, a failure, never a run without the container's env.
-    let Some(m) = std::str::from_utf8(bytes)
-        .ok()
-        .and_then(|s| reader_at(s, at).manifest(&mut errors))
-    else {
-        return fail(format!(
-            "--container {wanted_shown}: {path} of {subject} cannot be read again"
-        ));
+    let Some(m) = std::str::from_utf8(bytes).ok().and_then(|s| reader_at(s, at).manifest(&mut errors)) else {
+        return fail(format!("--container {wanted_shown}: {path} of {subject} cannot be read again"));
     };
     if errors.is_empty() {
         Ok(m)
@@ -128,20 +91,14 @@ fn listed(found: &[Found]) -> String {
     let mut list: Vec<String> = Vec::new();
     for init in [false, true] {
         let of_kind = found.iter().filter(|(in_init, _)| *in_init == init);
-        list.extend(of_kind.map(|(_, c)| {
-            text(c, "name").map_or_else(|| "(no name)".into(), |n| escape(n.as_bytes()))
-        }));
+        list.extend(of_kind.map(|(_, c)| text(c, "name").map_or_else(|| "(no name)".into(), |n| escape(n.as_bytes()))));
     }
     let more = list.len().saturating_sub(MAX_NAMES_SHOWN);
     list.truncate(MAX_NAMES_SHOWN);
     if more > 0 {
         list.push(format!("and {more} more"));
     }
-    if list.is_empty() {
-        "it has none".to_string()
-    } else {
-        format!("it has {}", list.join(", "))
-    }
+    if list.is_empty() { "it has none".to_string() } else { format!("it has {}", list.join(", ")) }
 }
 
 /// What the document is, for a message: `a Pod`, `an Ingress`..., `a whole
@@ -149,19 +106,10 @@ fn listed(found: &[Found]) -> String {
 /// there, and a message never shows the manifest's values).
 fn kind_of(doc: &Value) -> String {
     let is_kind = |k: &&str| {
-        k.len() <= 63
-            && k.starts_with(|c: char| c.is_ascii_uppercase())
-            && k.bytes().all(|b| b.is_ascii_alphanumeric())
+        k.len() <= 63 && k.starts_with(|c: char| c.is_ascii_uppercase()) && k.bytes().all(|b| b.is_ascii_alphanumeric())
     };
     let kind = text(doc, "kind").filter(is_kind).unwrap_or("whole object");
-    format!(
-        "{} {kind}",
-        if kind.starts_with(['A', 'E', 'I', 'O', 'U']) {
-            "an"
-        } else {
-            "a"
-        }
-    )
+    format!("{} {kind}", if kind.starts_with(['A', 'E', 'I', 'O', 'U']) { "an" } else { "a" })
 }
 
 /// The value of `key` in the object `v` (its last, as the manifest reader takes).
@@ -187,20 +135,8 @@ fn path_of(doc: &Value, target: &Value) -> String {
     fn find(v: &Value, target: &Value, path: &mut String) -> bool {
         let at = path.len();
         let items: Vec<(String, &Value)> = match v {
-            Value::Object(fields, _) => fields
-                .iter()
-                .map(|(k, v)| {
-                    (
-                        format!("{}{}", if at == 0 { "" } else { "." }, escape(k.as_bytes())),
-                        v,
-                    )
-                })
-                .collect(),
-            Value::Array(items) => items
-                .iter()
-                .enumerate()
-                .map(|(i, v)| (format!("[{i}]"), v))
-                .collect(),
+            Value::Object(fields, _) => fields.iter().map(|(k, v)| (format!("{}{}", if at == 0 { "" } else { "." }, escape(k.as_bytes())), v)).collect(),
+            Value::Array(items) => items.iter().enumerate().map(|(i, v)| (format!("[{i}]"), v)).collect(),
             _ => return false,
         };
         for (step, value) in items {

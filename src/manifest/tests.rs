@@ -34,40 +34,15 @@ fn full_example_from_the_spec() {
     }"#,
     )
     .unwrap();
-    assert_eq!(
-        m.volume_mounts,
-        vec![VolumeMount {
-            name: "config".into(),
-            mount_path: "/data".into()
-        }]
-    );
-    let file = |p: &'static str, optional| FileRef {
-        volume_name: "config".into(),
-        path: p.into(),
-        optional,
-    };
+    assert_eq!(m.volume_mounts, vec![VolumeMount { name: "config".into(), mount_path: "/data".into() }]);
+    let file = |p: &'static str, optional| FileRef { volume_name: "config".into(), path: p.into(), optional };
     assert_eq!(
         m.env_from,
-        vec![
-            EnvFrom::File {
-                file: file("all.env", true),
-                prefix: "APP_".into()
-            },
-            EnvFrom::Platform
-        ]
+        vec![EnvFrom::File { file: file("all.env", true), prefix: "APP_".into() }, EnvFrom::Platform]
     );
-    assert_eq!(
-        m.env[0].source,
-        EnvSource::FileKey {
-            file: file("config.env", false),
-            key: "CONFIG_VAR".into()
-        }
-    );
+    assert_eq!(m.env[0].source, EnvSource::FileKey { file: file("config.env", false), key: "CONFIG_VAR".into() });
     assert_eq!(m.env[1].source, EnvSource::Value("http://$(H):$(P)".into()));
-    assert_eq!(
-        m.env[2].source,
-        EnvSource::Platform("secretKeyRef s/k".into())
-    );
+    assert_eq!(m.env[2].source, EnvSource::Platform("secretKeyRef s/k".into()));
     assert_eq!(m.env[3].source, EnvSource::Value("".into()));
     assert_eq!(m.command, vec!["/app/server"]);
     assert_eq!(m.args, vec!["--url=$(PUBLIC_URL)"]);
@@ -112,36 +87,22 @@ fn every_error_names_its_json_path() {
 fn an_error_carries_its_top_level_item_as_data() {
     let item = |json: &str, container: Option<&[u8]>| {
         let errors = parse_named(json.as_bytes(), "manifest", None, container).unwrap_err();
-        errors
-            .iter()
-            .map(|e| e.at.as_ref().and_then(|a| a.item))
-            .collect::<Vec<_>>()
+        errors.iter().map(|e| e.at.as_ref().and_then(|a| a.item)).collect::<Vec<_>>()
     };
-    assert_eq!(
-        item(
-            r#"{"env": [{"name": "A"}, {"name": "B", "valu": 1}], "command": [1], "args": "x"}"#,
-            None
-        ),
-        [Some(("env", 1)), Some(("command", 0)), None]
-    );
+    assert_eq!(item(r#"{"env": [{"name": "A"}, {"name": "B", "valu": 1}], "command": [1], "args": "x"}"#, None), [Some(("env", 1)), Some(("command", 0)), None]);
     let pod = r#"{"kind": "Pod", "spec": {"containers": [{"name": "a", "env": [{"name": "B", "valu": 1}]}]}}"#;
     assert_eq!(item(pod, Some(b"a")), [None]);
 }
 
 #[test]
 fn reports_every_problem_not_just_the_first() {
-    let got = errors(
-        r#"{"env": [{"name": "A", "x": 1}, {"value": "v"}], "volumeMounts": [{"name": "v"}]}"#,
-    );
+    let got = errors(r#"{"env": [{"name": "A", "x": 1}, {"value": "v"}], "volumeMounts": [{"name": "v"}]}"#);
     assert_eq!(got.len(), 3, "{got:?}");
 }
 
 #[test]
 fn null_is_absent_and_empty_arrays_are_unset() {
-    let m = parse(
-        br#"{"env": null, "command": [], "args": null, "envFrom": [], "volumeMounts": null}"#,
-    )
-    .unwrap();
+    let m = parse(br#"{"env": null, "command": [], "args": null, "envFrom": [], "volumeMounts": null}"#).unwrap();
     assert_eq!(m, Manifest::default());
 }
 
@@ -164,11 +125,7 @@ fn errors_never_quote_values() {
 fn syntax_errors_are_one_line() {
     let msgs = errors("{\n\"env\": [\n");
     assert_eq!(msgs.len(), 1);
-    assert!(
-        msgs[0].starts_with("manifest is not valid JSON: "),
-        "{}",
-        msgs[0]
-    );
+    assert!(msgs[0].starts_with("manifest is not valid JSON: "), "{}", msgs[0]);
     assert!(!msgs[0].contains('\n'));
 }
 
@@ -254,19 +211,9 @@ fn the_reader_agrees_with_serde_json() {
 fn numbers_are_refused_exactly_as_serde_json_refuses_them() {
     let mut numbers: Vec<String> = Vec::new();
     let mantissas = [
-        "0",
-        "1",
-        "17976931348623157",
-        "17976931348623158",
-        "17976931348623159",
-        "179769313486231570814527423731704356798",
-        "18446744073709551615",
-        "18446744073709551616",
-        "18446744073709551619",
-        "1844674407370955161",
-        "99999999999999999999999",
-        "000",
-        "1797693134862315708145274237317043567980705675258449965989174768031572607949",
+        "0", "1", "17976931348623157", "17976931348623158", "17976931348623159", "179769313486231570814527423731704356798",
+        "18446744073709551615", "18446744073709551616", "18446744073709551619", "1844674407370955161", "99999999999999999999999",
+        "000", "1797693134862315708145274237317043567980705675258449965989174768031572607949",
     ];
     for m in mantissas {
         for point in [None, Some(1), Some(5), Some(19), Some(20), Some(25)] {
@@ -279,10 +226,7 @@ fn numbers_are_refused_exactly_as_serde_json_refuses_them() {
                 continue;
             }
             numbers.push(digits.clone());
-            for e in [
-                250, 270, 280, 287, 288, 289, 290, 300, 305, 306, 307, 308, 309, 310, 330, 400,
-                2147483647, -5, -300, -400,
-            ] {
+            for e in [250, 270, 280, 287, 288, 289, 290, 300, 305, 306, 307, 308, 309, 310, 330, 400, 2147483647, -5, -300, -400] {
                 numbers.push(format!("{digits}e{e}"));
                 numbers.push(format!("-{digits}E+{e}"));
             }
@@ -304,19 +248,12 @@ fn numbers_are_refused_exactly_as_serde_json_refuses_them() {
         assert_eq!(parse_json(doc.as_bytes()).is_ok(), want, "{n}");
         refused += usize::from(!want);
     }
-    assert!(
-        refused > 100 && numbers.len() - refused > 100,
-        "{refused} of {}",
-        numbers.len()
-    );
+    assert!(refused > 100 && numbers.len() - refused > 100, "{refused} of {}", numbers.len());
 }
 
 #[test]
 fn strings_borrow_unless_escaped_and_decode_escapes() {
-    let Ok(Json::Array(items)) = parse_json(br#"["plain", "a\"b\u00e9\ud83d\ude00\n", "\u0041"]"#)
-    else {
-        panic!()
-    };
+    let Ok(Json::Array(items)) = parse_json(br#"["plain", "a\"b\u00e9\ud83d\ude00\n", "\u0041"]"#) else { panic!() };
     let strs: Vec<_> = items
         .iter()
         .map(|v| match v {
@@ -334,13 +271,7 @@ fn a_repeated_field_takes_its_last_value_and_unknown_fields_are_sorted() {
     let m = parse(br#"{"env": [{"name": "A", "value": "1", "value": "2"}]}"#).unwrap();
     assert_eq!(m.env[0].source, EnvSource::Value("2".into()));
     let got = errors(r#"{"env": [{"name": "A", "zz": 1, "aa": 2, "zz": 3}]}"#);
-    assert_eq!(
-        got,
-        [
-            "manifest: env[0].aa: unknown field",
-            "manifest: env[0].zz: unknown field"
-        ]
-    );
+    assert_eq!(got, ["manifest: env[0].aa: unknown field", "manifest: env[0].zz: unknown field"]);
 }
 
 /// The typed reader (not only the tree the tests build) accepts exactly
@@ -349,27 +280,8 @@ fn a_repeated_field_takes_its_last_value_and_unknown_fields_are_sorted() {
 #[test]
 fn the_typed_reader_agrees_with_serde_json_in_every_place() {
     let values = [
-        "1",
-        "-0",
-        "01",
-        "1.",
-        "1e400",
-        "[1,]",
-        "[1 2]",
-        "{\"a\":1,}",
-        "{1:2}",
-        "tru",
-        "true",
-        "nul",
-        "null",
-        "\"\\q\"",
-        "\"\\ud800\"",
-        "\"a\tb\"",
-        "\"\\u0000\"",
-        "\"\u{e9}\"",
-        "{\"zz\": [{}]}",
-        "[[[]]]",
-        "\"unterminated",
+        "1", "-0", "01", "1.", "1e400", "[1,]", "[1 2]", "{\"a\":1,}", "{1:2}", "tru", "true", "nul", "null", "\"\\q\"",
+        "\"\\ud800\"", "\"a\tb\"", "\"\\u0000\"", "\"\u{e9}\"", "{\"zz\": [{}]}", "[[[]]]", "\"unterminated",
     ];
     let places = [
         "{\"env\": X}",
@@ -389,23 +301,16 @@ fn the_typed_reader_agrees_with_serde_json_in_every_place() {
     for place in places {
         for value in values {
             let json = place.replace('X', value);
-            let want = serde_json::from_slice::<serde_json::Value>(json.as_bytes())
-                .map_err(|e| e.to_string());
+            let want = serde_json::from_slice::<serde_json::Value>(json.as_bytes()).map_err(|e| e.to_string());
             let got = parse(json.as_bytes());
             let syntax = "manifest is not valid JSON";
             match (&want, &got) {
                 (Err(e), Err(got)) => {
                     assert_eq!(got.len(), 1, "{json}");
                     // Where envshim's reader stopped; serde_json's message is finer.
-                    assert!(
-                        got[0].to_string().starts_with(&format!("{syntax}: "))
-                            && got[0].to_string().contains(" at line "),
-                        "{json}: {got:?} ({e})"
-                    );
+                    assert!(got[0].to_string().starts_with(&format!("{syntax}: ")) && got[0].to_string().contains(" at line "), "{json}: {got:?} ({e})");
                 }
-                (Ok(_), Err(got)) => {
-                    assert!(!got[0].to_string().starts_with(syntax), "{json}: {got:?}")
-                }
+                (Ok(_), Err(got)) => assert!(!got[0].to_string().starts_with(syntax), "{json}: {got:?}"),
                 (Ok(_), Ok(_)) => {}
                 (Err(e), Ok(_)) => panic!("{json}: accepted, serde_json says {e}"),
             }
@@ -419,11 +324,7 @@ fn the_typed_reader_agrees_with_serde_json_in_every_place() {
             "]".repeat(n)
         );
         let syntax = matches!(parse(json.as_bytes()), Err(e) if e[0].to_string().starts_with("manifest is not valid JSON"));
-        assert_eq!(
-            syntax,
-            serde_json::from_slice::<serde_json::Value>(json.as_bytes()).is_err(),
-            "depth {n}"
-        );
+        assert_eq!(syntax, serde_json::from_slice::<serde_json::Value>(json.as_bytes()).is_err(), "depth {n}");
     }
 }
 
@@ -431,53 +332,22 @@ fn the_typed_reader_agrees_with_serde_json_in_every_place() {
 /// held, and the errors of the objects below it, do not count.
 #[test]
 fn only_the_last_of_a_repeated_field_is_checked() {
-    let ok =
-        |json: &'static str| parse(json.as_bytes()).unwrap_or_else(|e| panic!("{json}: {e:?}"));
-    let m = ok(
-        r#"{"env": 5, "env": [{"name": 5, "name": "A", "valueFrom": {"zz": 1},
-                                      "valueFrom": {"fieldRef": {}}}]}"#,
-    );
-    assert_eq!(
-        m.env,
-        vec![EnvVar {
-            name: "A".into(),
-            source: EnvSource::Platform("fieldRef".into())
-        }]
-    );
-    let m = ok(
-        r#"{"env": [{"name": "A", "value": "x", "valueFrom": {"fieldRef": {}}, "valueFrom": null}]}"#,
-    );
+    let ok = |json: &'static str| parse(json.as_bytes()).unwrap_or_else(|e| panic!("{json}: {e:?}"));
+    let m = ok(r#"{"env": 5, "env": [{"name": 5, "name": "A", "valueFrom": {"zz": 1},
+                                      "valueFrom": {"fieldRef": {}}}]}"#);
+    assert_eq!(m.env, vec![EnvVar { name: "A".into(), source: EnvSource::Platform("fieldRef".into()) }]);
+    let m = ok(r#"{"env": [{"name": "A", "value": "x", "valueFrom": {"fieldRef": {}}, "valueFrom": null}]}"#);
     assert_eq!(m.env[0].source, EnvSource::Value("x".into()));
-    let m = ok(
-        r#"{"envFrom": [{"fileRef": {"zz": 1}, "fileRef": {"volumeName": "v", "path": "p"},
-                                 "prefix": 1, "prefix": null}]}"#,
-    );
-    let file = FileRef {
-        volume_name: "v".into(),
-        path: "p".into(),
-        optional: false,
-    };
-    assert_eq!(
-        m.env_from,
-        vec![EnvFrom::File {
-            file,
-            prefix: "".into()
-        }]
-    );
+    let m = ok(r#"{"envFrom": [{"fileRef": {"zz": 1}, "fileRef": {"volumeName": "v", "path": "p"},
+                                 "prefix": 1, "prefix": null}]}"#);
+    let file = FileRef { volume_name: "v".into(), path: "p".into(), optional: false };
+    assert_eq!(m.env_from, vec![EnvFrom::File { file, prefix: "".into() }]);
     // A last null given for a source still counts as given.
-    let got =
-        errors(r#"{"envFrom": [{"fileRef": {"volumeName": "v", "path": "p"}, "fileRef": null}]}"#);
-    assert_eq!(
-        got,
-        ["manifest: envFrom[0].fileRef: expected an object, found null"]
-    );
-    let got =
-        errors(r#"{"env": [{"name": "A", "valueFrom": {"fieldRef": {}, "secretKeyRef": null}}]}"#);
+    let got = errors(r#"{"envFrom": [{"fileRef": {"volumeName": "v", "path": "p"}, "fileRef": null}]}"#);
+    assert_eq!(got, ["manifest: envFrom[0].fileRef: expected an object, found null"]);
+    let got = errors(r#"{"env": [{"name": "A", "valueFrom": {"fieldRef": {}, "secretKeyRef": null}}]}"#);
     assert_eq!(got.len(), 1, "{got:?}");
-    assert!(
-        got[0].starts_with("manifest: env[0].valueFrom: needs exactly one source"),
-        "{got:?}"
-    );
+    assert!(got[0].starts_with("manifest: env[0].valueFrom: needs exactly one source"), "{got:?}");
 }
 
 /// Errors come in the schema's order whatever the input's: the top-level
@@ -538,56 +408,19 @@ fn an_escaped_key_is_the_field_it_spells() {
             "envFrom": [{"fileRef": {"volumeName": "v", "path": "p"}, "prefi\u0078": "P_"}]}"#,
     )
     .unwrap();
-    let file = |p: &'static str, optional| FileRef {
-        volume_name: "v".into(),
-        path: p.into(),
-        optional,
-    };
-    assert_eq!(
-        m.env[0],
-        EnvVar {
-            name: "A".into(),
-            source: EnvSource::FileKey {
-                file: file("p", true),
-                key: "k".into()
-            }
-        }
-    );
-    assert_eq!(
-        m.env[1],
-        EnvVar {
-            name: "B".into(),
-            source: EnvSource::Value("x".into())
-        }
-    );
-    assert_eq!(
-        m.volume_mounts,
-        vec![VolumeMount {
-            name: "v".into(),
-            mount_path: "/d".into()
-        }]
-    );
-    assert_eq!(
-        m.env_from,
-        vec![EnvFrom::File {
-            file: file("p", false),
-            prefix: "P_".into()
-        }]
-    );
+    let file = |p: &'static str, optional| FileRef { volume_name: "v".into(), path: p.into(), optional };
+    assert_eq!(m.env[0], EnvVar { name: "A".into(), source: EnvSource::FileKey { file: file("p", true), key: "k".into() } });
+    assert_eq!(m.env[1], EnvVar { name: "B".into(), source: EnvSource::Value("x".into()) });
+    assert_eq!(m.volume_mounts, vec![VolumeMount { name: "v".into(), mount_path: "/d".into() }]);
+    assert_eq!(m.env_from, vec![EnvFrom::File { file: file("p", false), prefix: "P_".into() }]);
     // A name that is only a prefix of the key, or the key a prefix of a name, is another field.
-    let got =
-        errors(r#"{"env": [{"name": "A", "names": 1, "nam": 2, "valueFro": 3, "n\u0061mes": 4}]}"#);
-    assert_eq!(
-        got,
-        [
-            "manifest: env[0].nam: unknown field (did you mean name?)",
-            "manifest: env[0].names: unknown field (did you mean name?)",
-            "manifest: env[0].valueFro: unknown field (did you mean valueFrom?)"
-        ]
-    );
-    let got = errors(
-        r#"{"volumeMounts": [{"name": "v", "mountPath": "/d", "subPat\u0068": "x", "subPathEx": 1}]}"#,
-    );
+    let got = errors(r#"{"env": [{"name": "A", "names": 1, "nam": 2, "valueFro": 3, "n\u0061mes": 4}]}"#);
+    assert_eq!(got, [
+        "manifest: env[0].nam: unknown field (did you mean name?)",
+        "manifest: env[0].names: unknown field (did you mean name?)",
+        "manifest: env[0].valueFro: unknown field (did you mean valueFrom?)"
+    ]);
+    let got = errors(r#"{"volumeMounts": [{"name": "v", "mountPath": "/d", "subPat\u0068": "x", "subPathEx": 1}]}"#);
     assert_eq!(got, ["manifest: volumeMounts[0].subPathEx: unknown field (did you mean subPathExpr?)", "manifest: volumeMounts[0].subPath: is not supported (the volume root would be ambiguous)"]);
 }
 
@@ -619,11 +452,7 @@ fn blanks_end_where_a_byte_loop_says() {
         let longer: Vec<Vec<u8>> = runs
             .iter()
             .filter(|r| r.len() + 1 == runs.last().map_or(0, |l| l.len()) + 1)
-            .flat_map(|r| {
-                b" \n\t\r"
-                    .iter()
-                    .map(move |&c| [r.as_slice(), &[c]].concat())
-            })
+            .flat_map(|r| b" \n\t\r".iter().map(move |&c| [r.as_slice(), &[c]].concat()))
             .collect();
         runs.extend(longer);
     }
@@ -636,18 +465,9 @@ fn blanks_end_where_a_byte_loop_says() {
         for tail in [&b"\"x\": 1}"[..], b"}", b"\x01", b"\x0b ", b""] {
             let doc = [run.as_slice(), tail].concat();
             let s = std::str::from_utf8(&doc).unwrap();
-            let mut r = Reader {
-                s,
-                i: 0,
-                depth: 0,
-                items: Vec::new(),
-                fields: Vec::new(),
-            };
+            let mut r = Reader { s, i: 0, depth: 0, items: Vec::new(), fields: Vec::new() };
             r.skip_ws();
-            let want = doc
-                .iter()
-                .position(|c| !b" \n\t\r".contains(c))
-                .unwrap_or(doc.len());
+            let want = doc.iter().position(|c| !b" \n\t\r".contains(c)).unwrap_or(doc.len());
             assert_eq!(r.i, want, "{doc:?}");
         }
     }
@@ -656,10 +476,7 @@ fn blanks_end_where_a_byte_loop_says() {
 /// `"value": ""` beside a valueFrom is what the API server accepts: the valueFrom counts.
 #[test]
 fn an_empty_value_beside_value_from_means_the_value_from() {
-    let m = parse(
-        br#"{"env": [{"name": "A", "value": "", "valueFrom": {"fieldRef": {"fieldPath": "x"}}}]}"#,
-    )
-    .unwrap();
+    let m = parse(br#"{"env": [{"name": "A", "value": "", "valueFrom": {"fieldRef": {"fieldPath": "x"}}}]}"#).unwrap();
     assert_eq!(m.env[0].source, EnvSource::Platform("fieldRef x".into()));
     let e = errors(r#"{"env": [{"name": "A", "value": "x", "valueFrom": {"fieldRef": {}}}]}"#);
     assert_eq!(e, ["manifest: env[0]: has both value and valueFrom"]);
@@ -668,13 +485,7 @@ fn an_empty_value_beside_value_from_means_the_value_from() {
 /// A YAML document is told apart from broken JSON.
 #[test]
 fn yaml_is_recognised() {
-    for yaml in [
-        "apiVersion: v1\nkind: Pod\n",
-        "# c\n\nenv:\n- name: A\n",
-        "---\n",
-        "- a\n",
-        "\"name\": x\n",
-    ] {
+    for yaml in ["apiVersion: v1\nkind: Pod\n", "# c\n\nenv:\n- name: A\n", "---\n", "- a\n", "\"name\": x\n"] {
         assert!(looks_like_yaml(yaml.as_bytes()), "{yaml:?}");
     }
     for json in ["{\"env\": [", "[1,", "", "not json", "http://x", "a:b"] {
@@ -685,27 +496,12 @@ fn yaml_is_recognised() {
 /// A syntax error says where: the line and column where the reader stopped.
 #[test]
 fn syntax_errors_say_where() {
-    assert_eq!(
-        errors("{\n  \"env\": [\n    x\n"),
-        ["manifest is not valid JSON: syntax error at line 3 column 5"]
-    );
-    assert_eq!(
-        errors("{\"env\": ["),
-        ["manifest is not valid JSON: the document ends early at line 1 column 10"]
-    );
-    assert_eq!(
-        errors("{} {}"),
-        ["manifest is not valid JSON: text after the document at line 1 column 4"]
-    );
+    assert_eq!(errors("{\n  \"env\": [\n    x\n"), ["manifest is not valid JSON: syntax error at line 3 column 5"]);
+    assert_eq!(errors("{\"env\": ["), ["manifest is not valid JSON: the document ends early at line 1 column 10"]);
+    assert_eq!(errors("{} {}"), ["manifest is not valid JSON: text after the document at line 1 column 4"]);
     let e = parse(b"{\"a\": \"\xff\"}").unwrap_err();
-    assert_eq!(
-        e[0].to_string(),
-        "manifest is not valid JSON: invalid UTF-8 at line 1 column 8"
-    );
-    assert_eq!(
-        errors(&"[".repeat(200)),
-        ["manifest is not valid JSON: nested too deep at line 1 column 128"]
-    );
+    assert_eq!(e[0].to_string(), "manifest is not valid JSON: invalid UTF-8 at line 1 column 8");
+    assert_eq!(errors(&"[".repeat(200)), ["manifest is not valid JSON: nested too deep at line 1 column 128"]);
 }
 
 /// A container chosen with `--container` reads as the same container given
@@ -721,21 +517,12 @@ fn a_chosen_container_reads_as_the_container_alone() {
     ];
     let show = |r: Result<Manifest, Vec<Error>>| match r {
         Ok(m) => format!("{m:?}"),
-        Err(e) => e
-            .into_iter()
-            .map(|e| e.to_string())
-            .collect::<Vec<_>>()
-            .join("\n"),
+        Err(e) => e.into_iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"),
     };
     for c in containers {
-        let pod =
-            format!(r#"{{"kind": "Pod", "spec": {{"containers": [{{"name": "side"}}, {c}]}}}}"#);
+        let pod = format!(r#"{{"kind": "Pod", "spec": {{"containers": [{{"name": "side"}}, {c}]}}}}"#);
         let alone = show(parse_named(c.as_bytes(), "manifest", None, None));
         let chosen = show(parse_named(pod.as_bytes(), "manifest", None, Some(b"app")));
-        assert_eq!(
-            chosen,
-            alone.replace("manifest: ", "manifest: spec.containers[1]."),
-            "{c}"
-        );
+        assert_eq!(chosen, alone.replace("manifest: ", "manifest: spec.containers[1]."), "{c}");
     }
 }

@@ -17,9 +17,7 @@ pub fn containers<'v, T: Tree<'v>>(v: T, found: &mut impl FnMut(bool, T)) {
         for (key, value) in fields {
             match value.items() {
                 Some(items) if key == "containers" || key == "initContainers" => {
-                    items
-                        .filter(|c| c.fields().is_some())
-                        .for_each(|c| found(key == "initContainers", c));
+                    items.filter(|c| c.fields().is_some()).for_each(|c| found(key == "initContainers", c));
                 }
                 _ => containers(value, found),
             }

@@ -27,10 +27,7 @@ static FREE_LOCK: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool:
 /// Runs `f` on the free lists, with the lock held.
 fn with_free_lists<T>(f: impl FnOnce(&mut [usize; usize::BITS as usize]) -> T) -> T {
     use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
-    while FREE_LOCK
-        .compare_exchange_weak(false, true, Acquire, Relaxed)
-        .is_err()
-    {
+    while FREE_LOCK.compare_exchange_weak(false, true, Acquire, Relaxed).is_err() {
         std::hint::spin_loop();
     }
     // SAFETY: the lock makes this the only reference to the lists.
@@ -64,12 +61,7 @@ fn take_free(l: std::alloc::Layout) -> Option<*mut u8> {
             let pad = head.wrapping_neg() & (l.align() - 1);
             // SAFETY: `head` is a freed block of the region, at least 16 bytes,
             // whose first two words the dealloc that listed it wrote.
-            let (next, size) = unsafe {
-                (
-                    (head as *const usize).read_unaligned(),
-                    (head as *const usize).add(1).read_unaligned(),
-                )
-            };
+            let (next, size) = unsafe { ((head as *const usize).read_unaligned(), (head as *const usize).add(1).read_unaligned()) };
             if size >= pad + l.size() {
                 lists[c] = next;
                 if next == 0 {
@@ -159,12 +151,7 @@ unsafe impl std::alloc::GlobalAlloc for Arena {
         // The most recent allocation gives its bytes back to the cursor; any
         // other of 16 bytes or more goes on a free list.
         let off = p as usize - region_base();
-        let top = NEXT.compare_exchange(
-            off + l.size(),
-            off,
-            std::sync::atomic::Ordering::Relaxed,
-            std::sync::atomic::Ordering::Relaxed,
-        );
+        let top = NEXT.compare_exchange(off + l.size(), off, std::sync::atomic::Ordering::Relaxed, std::sync::atomic::Ordering::Relaxed);
         if top.is_err() && l.size() >= 16 {
             put_free(p, l.size());
         }
@@ -181,20 +168,11 @@ unsafe impl std::alloc::GlobalAlloc for Arena {
             return p;
         }
         // The most recent allocation grows in place.
-        if off + new <= ARENA_BYTES
-            && NEXT
-                .compare_exchange(off + l.size(), off + new, Relaxed, Relaxed)
-                .is_ok()
-        {
+        if off + new <= ARENA_BYTES && NEXT.compare_exchange(off + l.size(), off + new, Relaxed, Relaxed).is_ok() {
             return p;
         }
         // SAFETY: `new` is non-zero (it exceeds `l.size()`) and `l.align()` is a valid alignment.
-        let q = unsafe {
-            self.alloc(std::alloc::Layout::from_size_align_unchecked(
-                new,
-                l.align(),
-            ))
-        };
+        let q = unsafe { self.alloc(std::alloc::Layout::from_size_align_unchecked(new, l.align())) };
         if !q.is_null() {
             // SAFETY: both blocks are valid for `l.size()` bytes and distinct.
             unsafe {
@@ -246,10 +224,7 @@ mod tests {
             let z = a.alloc(l(32));
             assert_eq!(z, x, "class 5 (32..63 bytes) serves a 32-byte request");
             z.write_bytes(3, 32);
-            assert!(
-                (0..16).all(|i| *y.add(i) == 9),
-                "the neighbour is untouched"
-            );
+            assert!((0..16).all(|i| *y.add(i) == 9), "the neighbour is untouched");
             a.dealloc(z, l(32));
             a.dealloc(y, l(16));
             // A request takes a block of a larger class when its own is empty,
@@ -258,27 +233,14 @@ mod tests {
             let g = a.alloc(l(16));
             a.dealloc(b, l(1000));
             let s1 = a.alloc(l(100));
-            assert_eq!(
-                s1, b,
-                "class 9 (1000 bytes) serves 100 when classes 7 and 8 are empty"
-            );
+            assert_eq!(s1, b, "class 9 (1000 bytes) serves 100 when classes 7 and 8 are empty");
             let s2 = a.alloc(l(200));
-            assert_eq!(
-                s2,
-                b.add(112),
-                "the rest of the block serves the next request"
-            );
+            assert_eq!(s2, b.add(112), "the rest of the block serves the next request");
             s1.write_bytes(1, 100);
             s2.write_bytes(2, 200);
-            assert!(
-                (0..100).all(|i| *s1.add(i) == 1),
-                "the pieces do not overlap"
-            );
+            assert!((0..100).all(|i| *s1.add(i) == 1), "the pieces do not overlap");
             let s3 = a.alloc(l(700));
-            assert!(
-                s3 as usize >= g as usize + 16,
-                "680 bytes left cannot hold 700: fresh memory"
-            );
+            assert!(s3 as usize >= g as usize + 16, "680 bytes left cannot hold 700: fresh memory");
             // A block that starts off the request's alignment (a `Vec<u8>`'s)
             // serves it from its first aligned byte.
             let one = Layout::from_size_align(1, 1).unwrap();
@@ -288,11 +250,7 @@ mod tests {
             assert_eq!(odd as usize % 8, 1);
             a.alloc(one);
             a.dealloc(odd, bytes);
-            assert_eq!(
-                a.alloc(l(4000)),
-                odd.add(7),
-                "5000 bytes hold 7 of padding and 4000"
-            );
+            assert_eq!(a.alloc(l(4000)), odd.add(7), "5000 bytes hold 7 of padding and 4000");
             // Alignment is honoured.
             let big = Layout::from_size_align(10, 4096).unwrap();
             let s = a.alloc(big);

@@ -12,12 +12,7 @@ use nix::unistd::AccessFlags;
 /// `openat(2)` (`dir` None: the working directory), with `O_CLOEXEC`.
 pub fn openat(dir: Option<BorrowedFd>, path: &CStr, flags: libc::c_int) -> io::Result<OwnedFd> {
     let flags = OFlag::from_bits_retain(flags) | OFlag::O_CLOEXEC;
-    Ok(nix::fcntl::openat(
-        dir.unwrap_or(AT_FDCWD),
-        path,
-        flags,
-        Mode::empty(),
-    )?)
+    Ok(nix::fcntl::openat(dir.unwrap_or(AT_FDCWD), path, flags, Mode::empty())?)
 }
 
 /// `openat2(2)` with `RESOLVE_IN_ROOT`: `path` is resolved as if `root` were `/`.
@@ -49,14 +44,7 @@ pub fn dir_names(fd: BorrowedFd, max: usize) -> io::Result<Option<Vec<Vec<u8>>>>
     let mut buf = vec![0u8; 8192];
     loop {
         // SAFETY: `buf` is writable for its length; the kernel fills it with `linux_dirent64` records.
-        let n = unsafe {
-            libc::syscall(
-                libc::SYS_getdents64,
-                fd.as_raw_fd(),
-                buf.as_mut_ptr(),
-                buf.len(),
-            )
-        };
+        let n = unsafe { libc::syscall(libc::SYS_getdents64, fd.as_raw_fd(), buf.as_mut_ptr(), buf.len()) };
         if n < 0 {
             return Err(io::Error::last_os_error());
         }
@@ -110,12 +98,7 @@ pub fn read_spare(fd: BorrowedFd, buf: &mut Vec<u8>) -> io::Result<usize> {
 
 /// `faccessat(2)` with `X_OK`, checked with the effective ids.
 pub fn executable(path: &CStr) -> io::Result<()> {
-    Ok(nix::unistd::faccessat(
-        AT_FDCWD,
-        path,
-        AccessFlags::X_OK,
-        nix::fcntl::AtFlags::AT_EACCESS,
-    )?)
+    Ok(nix::unistd::faccessat(AT_FDCWD, path, AccessFlags::X_OK, nix::fcntl::AtFlags::AT_EACCESS)?)
 }
 
 /// `stat(2)`.

@@ -21,10 +21,7 @@ pub struct Envp<'e> {
 impl<'e> Envp<'e> {
     pub fn new<T: ?Sized>(ptrs: Vec<*const libc::c_char>, _owner: &'e T) -> Envp<'e> {
         debug_assert!(ptrs.last().is_some_and(|p| p.is_null()));
-        Envp {
-            ptrs,
-            owner: std::marker::PhantomData,
-        }
+        Envp { ptrs, owner: std::marker::PhantomData }
     }
 
     /// A pointer to each string, then a null one.
@@ -47,8 +44,7 @@ pub fn execve(path: &CStr, argv: &[*const libc::c_char], envp: &Envp) -> io::Err
 
 /// The soft `RLIMIT_STACK`, which sets how much argv + envp `execve` accepts.
 pub fn stack_limit() -> Option<u64> {
-    let (soft, _) =
-        nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_STACK).ok()?;
+    let (soft, _) = nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_STACK).ok()?;
     (soft != libc::RLIM_INFINITY).then_some(soft)
 }
 
@@ -78,10 +74,7 @@ impl Argv {
         use std::os::unix::ffi::OsStrExt;
         (0..self.argc.max(0) as usize)
             // SAFETY: `Argv::new`'s caller guarantees `argc` valid strings at `argv`.
-            .map(|i| {
-                std::ffi::OsStr::from_bytes(unsafe { CStr::from_ptr(*self.argv.add(i)) }.to_bytes())
-                    .to_os_string()
-            })
+            .map(|i| std::ffi::OsStr::from_bytes(unsafe { CStr::from_ptr(*self.argv.add(i)) }.to_bytes()).to_os_string())
             .collect()
     }
 }
@@ -96,10 +89,7 @@ macro_rules! c_main {
     ($run:path) => {
         // `no_mangle`: the symbol C's start-up calls.
         #[no_mangle]
-        extern "C" fn main(
-            argc: ::std::ffi::c_int,
-            argv: *const *const ::std::ffi::c_char,
-        ) -> ::std::ffi::c_int {
+        extern "C" fn main(argc: ::std::ffi::c_int, argv: *const *const ::std::ffi::c_char) -> ::std::ffi::c_int {
             // SAFETY: these are C main's own arguments.
             $run(unsafe { $crate::sys::Argv::new(argc, argv) })
         }
@@ -136,12 +126,7 @@ pub fn spawn_shared<F: FnMut() -> libc::c_int>(child: &mut F) -> io::Result<libc
     // SAFETY: `start` only runs `child` on `stack`, both alive for the whole
     // life of the child's use of them (CLONE_VFORK), then execs or _exits.
     let pid = unsafe {
-        libc::clone(
-            start::<F>,
-            top,
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
-            child as *mut F as *mut libc::c_void,
-        )
+        libc::clone(start::<F>, top, libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD, child as *mut F as *mut libc::c_void)
     };
     cvt(pid)
 }
@@ -162,10 +147,7 @@ pub fn wait_for(pid: libc::pid_t) -> io::Result<libc::c_int> {
 
 /// `setpgid(2)`: moves `pid` (0: this process) into the group `pgid` (0: its own).
 pub fn setpgid(pid: libc::pid_t, pgid: libc::pid_t) -> io::Result<()> {
-    Ok(nix::unistd::setpgid(
-        Pid::from_raw(pid),
-        Pid::from_raw(pgid),
-    )?)
+    Ok(nix::unistd::setpgid(Pid::from_raw(pid), Pid::from_raw(pgid))?)
 }
 
 /// `getpgrp(2)`: this process's group.

@@ -61,15 +61,7 @@ fn bit(sig: libc::c_int) -> io::Result<u64> {
 fn sigprocmask(how: libc::c_int, set: &SigSet) -> io::Result<SigSet> {
     let mut old = SigSet::empty();
     // SAFETY: both sets are 8 bytes, the size passed, and outlive the call.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_rt_sigprocmask,
-            how,
-            &set.0 as *const u64,
-            &mut old.0 as *mut u64,
-            8usize,
-        )
-    };
+    let r = unsafe { libc::syscall(libc::SYS_rt_sigprocmask, how, &set.0 as *const u64, &mut old.0 as *mut u64, 8usize) };
     cvt(r as libc::c_int)?;
     Ok(old)
 }
@@ -108,23 +100,10 @@ pub fn set_disposition(sig: libc::c_int, disposition: Disposition) -> io::Result
         Disposition::Default => libc::SIG_DFL,
         Disposition::Ignore => libc::SIG_IGN,
     };
-    let action = KernelSigaction {
-        handler,
-        flags: 0,
-        restorer: 0,
-        mask: 0,
-    };
+    let action = KernelSigaction { handler, flags: 0, restorer: 0, mask: 0 };
     // SAFETY: `action` is the kernel's layout, its mask 8 bytes (the size
     // passed), valid for the call; the previous action is not asked for.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_rt_sigaction,
-            sig,
-            &action as *const KernelSigaction,
-            std::ptr::null_mut::<KernelSigaction>(),
-            8usize,
-        )
-    };
+    let r = unsafe { libc::syscall(libc::SYS_rt_sigaction, sig, &action as *const KernelSigaction, std::ptr::null_mut::<KernelSigaction>(), 8usize) };
     cvt(r as libc::c_int).map(drop)
 }
 
@@ -182,30 +161,14 @@ pub fn is_ignored(sig: libc::c_int) -> io::Result<bool> {
 /// `sigtimedwait(2)`: takes the next pending signal of `set` (which must be
 /// blocked), waiting at most `timeout` (None: without limit). Ok(None) when
 /// the time ran out or the wait was interrupted (a stop and continue).
-pub fn wait_signal(
-    set: &SigSet,
-    timeout: Option<std::time::Duration>,
-) -> io::Result<Option<libc::c_int>> {
+pub fn wait_signal(set: &SigSet, timeout: Option<std::time::Duration>) -> io::Result<Option<libc::c_int>> {
     // Clamped to what a 32-bit time_t holds (68 years).
-    let ts = timeout.map(|t| libc::timespec {
-        tv_sec: t.as_secs().min(i32::MAX as u64) as _,
-        tv_nsec: t.subsec_nanos() as _,
-    });
-    let ts_ptr = ts
-        .as_ref()
-        .map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    let ts = timeout.map(|t| libc::timespec { tv_sec: t.as_secs().min(i32::MAX as u64) as _, tv_nsec: t.subsec_nanos() as _ });
+    let ts_ptr = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
     // SAFETY: a zeroed `siginfo_t` is valid storage; the kernel fills it.
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
     // SAFETY: `set` (8 bytes, the size passed), `info` and `ts` (when given) outlive the call.
-    let sig = unsafe {
-        libc::syscall(
-            libc::SYS_rt_sigtimedwait,
-            &set.0 as *const u64,
-            &mut info as *mut libc::siginfo_t,
-            ts_ptr,
-            8usize,
-        )
-    } as libc::c_int;
+    let sig = unsafe { libc::syscall(libc::SYS_rt_sigtimedwait, &set.0 as *const u64, &mut info as *mut libc::siginfo_t, ts_ptr, 8usize) } as libc::c_int;
     if sig >= 0 {
         return Ok(Some(sig));
     }

@@ -36,10 +36,7 @@ pub fn quote_or_control(block: &[u8; 16], quote: u8, also: u8) -> u32 {
     // SAFETY: SSE2 is enabled (the module's `cfg`).
     unsafe {
         let control = _mm_cmpeq_epi8(_mm_min_epu8(x, _mm_set1_epi8(0x1f)), x);
-        let q = _mm_or_si128(
-            _mm_cmpeq_epi8(x, _mm_set1_epi8(quote as i8)),
-            _mm_cmpeq_epi8(x, _mm_set1_epi8(also as i8)),
-        );
+        let q = _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(quote as i8)), _mm_cmpeq_epi8(x, _mm_set1_epi8(also as i8)));
         _mm_movemask_epi8(_mm_or_si128(control, q)) as u32
     }
 }

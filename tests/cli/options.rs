@@ -12,28 +12,14 @@ use serde_json::json;
 fn manifest_option_and_env_var() {
     let d = Volume::new();
     let m = d.manifest(&json!({"env": [{"name": "FROM", "value": "one"}]}));
-    let other = d.file_str(
-        "other.json",
-        json!({"env": [{"name": "FROM", "value": "two"}]}).to_string(),
-    );
+    let other = d.file_str("other.json", json!({"env": [{"name": "FROM", "value": "two"}]}).to_string());
     let v = values(&render_values(["--manifest", &m]));
     assert_eq!(v["FROM"], "one");
-    let out = envshim(["render", "--format", "json", "--show-values"])
-        .env("ENVSHIM_MANIFEST", &m)
-        .run();
+    let out = envshim(["render", "--format", "json", "--show-values"]).env("ENVSHIM_MANIFEST", &m).run();
     out.ok();
     assert_eq!(values(&rendered(&out))["FROM"], "one");
     // The option wins over the variable.
-    let out = envshim([
-        "render",
-        "--format",
-        "json",
-        "--show-values",
-        "--manifest",
-        &other,
-    ])
-    .env("ENVSHIM_MANIFEST", &m)
-    .run();
+    let out = envshim(["render", "--format", "json", "--show-values", "--manifest", &other]).env("ENVSHIM_MANIFEST", &m).run();
     out.ok();
     assert_eq!(values(&rendered(&out))["FROM"], "two");
 }
@@ -43,17 +29,10 @@ fn a_named_manifest_that_is_missing_is_78() {
     let d = Volume::new();
     let missing = d.join("nope.json");
     let missing = missing.to_str().unwrap();
-    for sub in [
-        &["run", "--manifest", missing, "--", "/bin/true"][..],
-        &["check", "--manifest", missing],
-        &["render", "--manifest", missing],
-    ] {
+    for sub in [&["run", "--manifest", missing, "--", "/bin/true"][..], &["check", "--manifest", missing], &["render", "--manifest", missing]] {
         envshim(sub).run().fails_with(78, &[missing]);
     }
-    envshim(["check"])
-        .env("ENVSHIM_MANIFEST", missing)
-        .run()
-        .fails_with(78, &[missing]);
+    envshim(["check"]).env("ENVSHIM_MANIFEST", missing).run().fails_with(78, &[missing]);
 }
 
 #[test]
@@ -85,46 +64,28 @@ fn with_private_etc(setup: &str, args: &[&str]) -> Option<(i32, String, String)>
         .output()
         .expect("unshare");
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
-    Some((
-        out.status.code().unwrap_or(-1),
-        text(&out.stdout),
-        text(&out.stderr),
-    ))
+    Some((out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr)))
 }
 
 #[test]
 fn an_etc_envshim_without_manifest_json_is_66_not_an_empty_manifest() {
     // A ConfigMap mounted at /etc/envshim whose key is not manifest.json.
-    let Some((code, _, err)) = with_private_etc(
-        &format!("mkdir /etc/envshim && echo '{SENTINEL}' > /etc/envshim/manifest.yaml"),
-        &["check"],
-    ) else {
+    let Some((code, _, err)) = with_private_etc(&format!("mkdir /etc/envshim && echo '{SENTINEL}' > /etc/envshim/manifest.yaml"), &["check"]) else {
         eprintln!("skipped: needs root for a mount namespace");
         return;
     };
     assert_eq!(code, 66, "{err}");
-    assert!(
-        err.starts_with("envshim: /etc/envshim exists but has no manifest.json")
-            && err.contains("the key manifest.json")
-            && err.lines().count() == 1,
-        "{err}"
-    );
+    assert!(err.starts_with("envshim: /etc/envshim exists but has no manifest.json") && err.contains("the key manifest.json") && err.lines().count() == 1, "{err}");
     assert_no_sentinel(err.as_bytes(), "stderr");
-    let (code, out, err) =
-        with_private_etc("mkdir /etc/envshim", &["run", "--", "/bin/echo", "started"]).unwrap();
+    let (code, out, err) = with_private_etc("mkdir /etc/envshim", &["run", "--", "/bin/echo", "started"]).unwrap();
     assert_eq!((code, out.as_str()), (66, ""), "{err}");
     // --manifest names another: /etc/envshim is not looked at.
     let d = Volume::new();
     let m = d.manifest(&json!({"env": [{"name": "FROM", "value": "named"}]}));
-    let (code, out, err) = with_private_etc(
-        "mkdir /etc/envshim",
-        &["render", "--show-values", "--manifest", &m],
-    )
-    .unwrap();
+    let (code, out, err) = with_private_etc("mkdir /etc/envshim", &["render", "--show-values", "--manifest", &m]).unwrap();
     assert!(code == 0 && out.contains("\nFROM=named\n"), "{out}{err}");
     // Without the directory the default stays optional; with the file, it is read.
-    let (code, out, err) =
-        with_private_etc("true", &["run", "--", "/bin/echo", "started"]).unwrap();
+    let (code, out, err) = with_private_etc("true", &["run", "--", "/bin/echo", "started"]).unwrap();
     assert_eq!((code, out.as_str(), err.as_str()), (0, "started\n", ""));
     let (code, out, err) = with_private_etc(r#"mkdir /etc/envshim && echo '{"env": [{"name": "FROM", "value": "etc"}]}' > /etc/envshim/manifest.json"#, &["render", "--show-values"]).unwrap();
     assert!(code == 0 && out.contains("\nFROM=etc\n"), "{out}{err}");
@@ -134,21 +95,9 @@ fn an_etc_envshim_without_manifest_json_is_66_not_an_empty_manifest() {
 fn env_file_option_is_relative_to_the_working_directory() {
     let d = Volume::new();
     d.file("sub/rel.env", "R=1\n");
-    let out = envshim([
-        "render",
-        "--format",
-        "json",
-        "--show-values",
-        "--env-file",
-        "sub/rel.env",
-    ])
-    .cwd(d.path())
-    .run();
+    let out = envshim(["render", "--format", "json", "--show-values", "--env-file", "sub/rel.env"]).cwd(d.path()).run();
     out.ok();
-    assert_eq!(
-        rendered(&out)["R"],
-        ("sub/rel.env:1".to_string(), "1".to_string())
-    );
+    assert_eq!(rendered(&out)["R"], ("sub/rel.env:1".to_string(), "1".to_string()));
 }
 
 #[test]
@@ -157,10 +106,7 @@ fn env_file_follows_symlinks() {
     let elsewhere = Volume::new();
     let target = elsewhere.file_str("real.env", "L=linked\n");
     d.symlink("link.env", &target);
-    let v = values(&render_values([
-        "--env-file",
-        d.join("link.env").to_str().unwrap(),
-    ]));
+    let v = values(&render_values(["--env-file", d.join("link.env").to_str().unwrap()]));
     assert_eq!(v["L"], "linked");
 }
 
@@ -170,24 +116,14 @@ fn env_file_is_repeatable_in_order() {
     let a = d.file_str("a.env", "X=a\nA=1\n");
     let b = d.file_str("b.env", "X=b\nB=2\n");
     let v = values(&render_values(["--env-file", &a, "--env-file", &b]));
-    assert_eq!(
-        (v["X"].as_str(), v["A"].as_str(), v["B"].as_str()),
-        ("b", "1", "2")
-    );
+    assert_eq!((v["X"].as_str(), v["A"].as_str(), v["B"].as_str()), ("b", "1", "2"));
     let v = values(&render_values(["--env-file", &b, "--env-file", &a]));
     assert_eq!(v["X"], "a");
 }
 
 #[test]
 fn env_option_splits_at_the_first_equals_and_is_repeatable() {
-    let v = values(&render_values([
-        "--env",
-        "A=b=c",
-        "--env",
-        "E=",
-        "--env",
-        "A=last=one",
-    ]));
+    let v = values(&render_values(["--env", "A=b=c", "--env", "E=", "--env", "A=last=one"]));
     assert_eq!(v["A"], "last=one");
     assert_eq!(v["E"], "");
 }
@@ -198,26 +134,11 @@ fn volume_option_acts_as_a_volume_mount() {
     vol.file("c.env", "K=from-volume\n");
     let d = Volume::new();
     let m = d.manifest(&json!({"env": [file_key_ref("K", "cfg", "c.env", "K", false)]}));
-    let out = envshim([
-        "render",
-        "--format",
-        "json",
-        "--show-values",
-        "--manifest",
-        &m,
-        "--volume",
-        &vol.volume_arg("cfg"),
-    ])
-    .run();
+    let out = envshim(["render", "--format", "json", "--show-values", "--manifest", &m, "--volume", &vol.volume_arg("cfg")]).run();
     out.ok();
-    assert_eq!(
-        rendered(&out)["K"],
-        ("cfg/c.env:1".to_string(), "from-volume".to_string())
-    );
+    assert_eq!(rendered(&out)["K"], ("cfg/c.env:1".to_string(), "from-volume".to_string()));
     // Without it the volume is unknown.
-    envshim(["check", "--manifest", &m])
-        .run()
-        .fails_with(78, &["cfg"]);
+    envshim(["check", "--manifest", &m]).run().fails_with(78, &["cfg"]);
 }
 
 #[test]
@@ -234,86 +155,42 @@ fn volume_option_after_the_manifest_mount_of_the_same_name_wins() {
         "env": [file_key_ref("K", "cfg", "c.env", "K", false)],
     }));
     assert_eq!(values(&render_values(["--manifest", &m]))["K"], "manifest");
-    assert_eq!(
-        values(&render_values([
-            "--manifest",
-            &m,
-            "--volume",
-            &cli_vol.volume_arg("cfg")
-        ]))["K"],
-        "cli"
-    );
+    assert_eq!(values(&render_values(["--manifest", &m, "--volume", &cli_vol.volume_arg("cfg")]))["K"], "cli");
 }
 
 #[test]
 fn strict_names_option() {
     envshim(["check", "--env", "1A=x"]).run().ok();
     envshim(["check", "--env", "Logging:Level=x"]).run().ok();
-    envshim(["check", "--strict-names", "--env", "1A=x"])
-        .run()
-        .fails_with(78, &["1A"]);
-    envshim(["check", "--strict-names", "--env", "Logging:Level=x"])
-        .run()
-        .fails_with(78, &["Logging:Level"]);
-    envshim(["check", "--strict-names", "--env", "_ok.name-1=x"])
-        .run()
-        .ok();
+    envshim(["check", "--strict-names", "--env", "1A=x"]).run().fails_with(78, &["1A"]);
+    envshim(["check", "--strict-names", "--env", "Logging:Level=x"]).run().fails_with(78, &["Logging:Level"]);
+    envshim(["check", "--strict-names", "--env", "_ok.name-1=x"]).run().ok();
 }
 
 #[test]
 fn strict_names_env_var_booleans() {
     for on in ["1", "true", "yes", "on"] {
-        envshim(["check", "--env", "1A=x"])
-            .env("ENVSHIM_STRICT_NAMES", on)
-            .run()
-            .fails_with(78, &["1A"]);
-        envshim(["render", "--env", "1A=x"])
-            .env("ENVSHIM_STRICT_NAMES", on)
-            .run()
-            .fails(78);
+        envshim(["check", "--env", "1A=x"]).env("ENVSHIM_STRICT_NAMES", on).run().fails_with(78, &["1A"]);
+        envshim(["render", "--env", "1A=x"]).env("ENVSHIM_STRICT_NAMES", on).run().fails(78);
     }
     for off in ["0", "false", "no", "off"] {
-        envshim(["check", "--env", "1A=x"])
-            .env("ENVSHIM_STRICT_NAMES", off)
-            .run()
-            .ok();
+        envshim(["check", "--env", "1A=x"]).env("ENVSHIM_STRICT_NAMES", off).run().ok();
     }
     for bad in ["", "2", "maybe", "y", "enabled", " 1"] {
-        envshim(["check", "--env", "A=x"])
-            .env("ENVSHIM_STRICT_NAMES", bad)
-            .run()
-            .fails_with(2, &["ENVSHIM_STRICT_NAMES"]);
+        envshim(["check", "--env", "A=x"]).env("ENVSHIM_STRICT_NAMES", bad).run().fails_with(2, &["ENVSHIM_STRICT_NAMES"]);
     }
     // The option is on whatever the variable says (it can only turn the rule on).
-    envshim(["check", "--strict-names", "--env", "1A=x"])
-        .env("ENVSHIM_STRICT_NAMES", "0")
-        .run()
-        .fails(78);
+    envshim(["check", "--strict-names", "--env", "1A=x"]).env("ENVSHIM_STRICT_NAMES", "0").run().fails(78);
 }
 
 #[test]
 fn init_env_var_bad_value_is_a_usage_error() {
-    envshim(["run", "--", "/bin/true"])
-        .env("ENVSHIM_INIT", "perhaps")
-        .run()
-        .fails_with(2, &["ENVSHIM_INIT"]);
-    envshim(["run", "--", "/bin/true"])
-        .env("ENVSHIM_INIT", "0")
-        .run()
-        .ok();
-    envshim(["run", "--", "/bin/true"])
-        .env("ENVSHIM_INIT", "off")
-        .run()
-        .ok();
+    envshim(["run", "--", "/bin/true"]).env("ENVSHIM_INIT", "perhaps").run().fails_with(2, &["ENVSHIM_INIT"]);
+    envshim(["run", "--", "/bin/true"]).env("ENVSHIM_INIT", "0").run().ok();
+    envshim(["run", "--", "/bin/true"]).env("ENVSHIM_INIT", "off").run().ok();
     // check validates everything run would, and the variable configures every command.
-    envshim(["check"])
-        .env("ENVSHIM_INIT", "perhaps")
-        .run()
-        .fails_with(2, &["ENVSHIM_INIT"]);
-    envshim(["render"])
-        .env("ENVSHIM_INIT", "perhaps")
-        .run()
-        .fails_with(2, &["ENVSHIM_INIT"]);
+    envshim(["check"]).env("ENVSHIM_INIT", "perhaps").run().fails_with(2, &["ENVSHIM_INIT"]);
+    envshim(["render"]).env("ENVSHIM_INIT", "perhaps").run().fails_with(2, &["ENVSHIM_INIT"]);
     envshim(["check"]).env("ENVSHIM_INIT", "1").run().ok();
     envshim(["render"]).env("ENVSHIM_INIT", "yes").run().ok();
 }
@@ -322,25 +199,13 @@ fn init_env_var_bad_value_is_a_usage_error() {
 /// anything else is a usage error), and `--success-exit` takes digits only.
 #[test]
 fn boolean_variables_are_checked_beside_their_options() {
-    for (var, option) in [
-        ("ENVSHIM_INIT", "--init"),
-        ("ENVSHIM_VERBOSE", "--verbose"),
-        ("ENVSHIM_STRICT_NAMES", "--strict-names"),
-    ] {
-        envshim(["check", option])
-            .env(var, "perhaps")
-            .run()
-            .fails_with(2, &[var]);
+    for (var, option) in [("ENVSHIM_INIT", "--init"), ("ENVSHIM_VERBOSE", "--verbose"), ("ENVSHIM_STRICT_NAMES", "--strict-names")] {
+        envshim(["check", option]).env(var, "perhaps").run().fails_with(2, &[var]);
         envshim(["check", option]).env(var, "off").run().ok();
     }
     // A variable of an option that takes a value, given too.
-    envshim(["check", "--wait", "1s"])
-        .env("ENVSHIM_WAIT", "soon")
-        .run()
-        .fails_with(2, &["ENVSHIM_WAIT"]);
-    envshim(["run", "--init", "--success-exit", "+3", "--", "/bin/true"])
-        .run()
-        .fails_with(2, &["--success-exit", "'+3'"]);
+    envshim(["check", "--wait", "1s"]).env("ENVSHIM_WAIT", "soon").run().fails_with(2, &["ENVSHIM_WAIT"]);
+    envshim(["run", "--init", "--success-exit", "+3", "--", "/bin/true"]).run().fails_with(2, &["--success-exit", "'+3'"]);
 }
 
 /// A known option misused (given twice) gets no "did you mean" naming itself.
@@ -348,11 +213,7 @@ fn boolean_variables_are_checked_beside_their_options() {
 fn a_known_option_misused_gets_no_suggestion() {
     let out = envshim(["check", "--strict-names", "--strict-names"]).run();
     out.fails_with(2, &["--strict-names", "cannot be used multiple times"]);
-    assert!(
-        !out.stderr_str().contains("did you mean"),
-        "{}",
-        out.stderr_str()
-    );
+    assert!(!out.stderr_str().contains("did you mean"), "{}", out.stderr_str());
 }
 
 #[test]
@@ -382,26 +243,11 @@ fn envshim_variables_are_removed_from_the_program_environment() {
         ]
     );
     let env = out.env_map();
-    assert_eq!(
-        env.keys().map(String::as_str).collect::<Vec<_>>(),
-        ["KEEP", "XENVSHIM_NOT_OURS", "envshim_lower"]
-    );
+    assert_eq!(env.keys().map(String::as_str).collect::<Vec<_>>(), ["KEEP", "XENVSHIM_NOT_OURS", "envshim_lower"]);
     // Nor can they be referenced from the environment being built.
-    let out = envshim([
-        "render",
-        "--format",
-        "json",
-        "--show-values",
-        "--env",
-        "R=$(ENVSHIM_ANYTHING)",
-    ])
-    .env("ENVSHIM_ANYTHING", "x")
-    .run();
+    let out = envshim(["render", "--format", "json", "--show-values", "--env", "R=$(ENVSHIM_ANYTHING)"]).env("ENVSHIM_ANYTHING", "x").run();
     out.code(0);
-    assert_eq!(
-        values(&rendered(&out)).into_iter().collect::<Vec<_>>(),
-        [("R".to_string(), "$(ENVSHIM_ANYTHING)".to_string())]
-    );
+    assert_eq!(values(&rendered(&out)).into_iter().collect::<Vec<_>>(), [("R".to_string(), "$(ENVSHIM_ANYTHING)".to_string())]);
 }
 
 /// A Service named `envshim` or `envshim-*` gives every container of its
@@ -426,25 +272,11 @@ fn service_links_of_a_service_named_envshim_are_the_programs() {
     ];
     let d = Volume::new();
     let plain = d.manifest(&json!({}));
-    let converted =
-        json!({"env": [], "command": ["/usr/bin/env", "-0"], "converted": {"seen": []}})
-            .to_string();
-    for (var, manifest) in [
-        ("ENVSHIM_MANIFEST", plain.as_str()),
-        ("ENVSHIM_MANIFEST_JSON", &converted),
-    ] {
+    let converted = json!({"env": [], "command": ["/usr/bin/env", "-0"], "converted": {"seen": []}}).to_string();
+    for (var, manifest) in [("ENVSHIM_MANIFEST", plain.as_str()), ("ENVSHIM_MANIFEST_JSON", &converted)] {
         let cmd = envshim(["run", "--"]);
-        let not_links = [
-            ("ENVSHIM_PORT_HTTP_TCP", "x"),
-            ("ENVSHIM__SERVICE_HOST", "x"),
-            ("ENVSHIM_WAIT_", "x"),
-        ];
-        let out = cmd
-            .args(print_env())
-            .env(var, manifest)
-            .envs(links)
-            .envs(not_links)
-            .run();
+        let not_links = [("ENVSHIM_PORT_HTTP_TCP", "x"), ("ENVSHIM__SERVICE_HOST", "x"), ("ENVSHIM_WAIT_", "x")];
+        let out = cmd.args(print_env()).env(var, manifest).envs(links).envs(not_links).run();
         out.code(0);
         assert_eq!(
             out.stderr_lines(),
@@ -457,31 +289,18 @@ fn service_links_of_a_service_named_envshim_are_the_programs() {
         );
         let env = out.env_map();
         for (name, value) in links {
-            assert_eq!(
-                env.get(name).map(String::as_str),
-                Some(value),
-                "{var}: {name}"
-            );
+            assert_eq!(env.get(name).map(String::as_str), Some(value), "{var}: {name}");
         }
     }
 }
 
 #[test]
 fn no_service_url_option() {
-    let host = [
-        ("KUBERNETES_SERVICE_HOST", "10.0.0.1"),
-        ("KUBERNETES_SERVICE_PORT", "443"),
-    ];
+    let host = [("KUBERNETES_SERVICE_HOST", "10.0.0.1"), ("KUBERNETES_SERVICE_PORT", "443")];
     let out = envshim(["run", "--"]).args(print_env()).envs(host).run();
     out.ok();
-    assert_eq!(
-        out.env_map()["KUBERNETES_SERVICE_URL"],
-        "https://10.0.0.1:443"
-    );
-    let out = envshim(["run", "--no-service-url", "--"])
-        .args(print_env())
-        .envs(host)
-        .run();
+    assert_eq!(out.env_map()["KUBERNETES_SERVICE_URL"], "https://10.0.0.1:443");
+    let out = envshim(["run", "--no-service-url", "--"]).args(print_env()).envs(host).run();
     out.ok();
     assert!(!out.env_map().contains_key("KUBERNETES_SERVICE_URL"));
 }
@@ -495,30 +314,15 @@ fn a_usage_error_from_a_configuration_variable_reaches_the_termination_log() {
         .run()
         .fails_with(2, &["ENVSHIM_STRICT_NAMES"]);
     let text = std::fs::read_to_string(&log).unwrap();
-    assert_eq!(
-        text,
-        "envshim: ENVSHIM_STRICT_NAMES must be one of 1/0, true/false, yes/no, on/off\n"
-    );
+    assert_eq!(text, "envshim: ENVSHIM_STRICT_NAMES must be one of 1/0, true/false, yes/no, on/off\n");
 }
 
 #[test]
 fn the_options_table_applies_to_check_and_render_too() {
     // docs/reference.md §1: one table of options for run, check and render.
     for cmd in ["check", "render"] {
-        envshim([
-            cmd,
-            "--init",
-            "--init-group",
-            "--no-expand-args",
-            "--no-service-url",
-            "--term-delay",
-            "1s",
-        ])
-        .run()
-        .ok();
-        envshim([cmd, "--init-group"])
-            .run()
-            .fails_with(2, &["--init"]);
+        envshim([cmd, "--init", "--init-group", "--no-expand-args", "--no-service-url", "--term-delay", "1s"]).run().ok();
+        envshim([cmd, "--init-group"]).run().fails_with(2, &["--init"]);
     }
 }
 
@@ -533,26 +337,11 @@ fn command_lines_of_every_shape_take_effect() {
     let log = v.join("log");
     let log = log.to_str().unwrap();
     let options = |program: Vec<&str>| {
-        envshim([
-            "run",
-            &format!("--manifest={m}"),
-            "--env",
-            "A=1",
-            "--env=B=$(A)",
-            "--strict-names",
-            "--no-service-url",
-        ])
-        .args([
-            "--file-env",
-            "S",
-            "--termination-log",
-            log,
-            "--no-expand-args",
-            "--",
-        ])
-        .args(program)
-        .env("S_FILE", &secret)
-        .run()
+        envshim(["run", &format!("--manifest={m}"), "--env", "A=1", "--env=B=$(A)", "--strict-names", "--no-service-url"])
+            .args(["--file-env", "S", "--termination-log", log, "--no-expand-args", "--"])
+            .args(program)
+            .env("S_FILE", &secret)
+            .run()
     };
     let out = options(print_args("zero", &["$(A)", "--env", "x"]));
     out.ok();
@@ -561,143 +350,42 @@ fn command_lines_of_every_shape_take_effect() {
     out.ok();
     let mut env = out.env0();
     env.sort();
-    assert_eq!(
-        env,
-        [("A", "1"), ("B", "1"), ("M", "$(A)-m"), ("S", "from-file")]
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-    );
+    assert_eq!(env, [("A", "1"), ("B", "1"), ("M", "$(A)-m"), ("S", "from-file")].map(|(k, v)| (k.to_string(), v.to_string())));
     // The program as the first word that is not an option; options after it are its own.
-    let out = envshim([
-        "run",
-        "--manifest",
-        &m,
-        "--init",
-        "--init-group",
-        "/bin/sh",
-        "-c",
-        "echo $M",
-        "--init",
-    ])
-    .run();
+    let out = envshim(["run", "--manifest", &m, "--init", "--init-group", "/bin/sh", "-c", "echo $M", "--init"]).run();
     out.ok();
     assert_eq!(out.stdout_str(), "$(A)-m\n");
-    envshim([
-        "check",
-        "--manifest",
-        &m,
-        "--env-file",
-        &secret,
-        "--volume",
-        &v.volume_arg("cfg"),
-    ])
-    .run()
-    .fails(65);
+    envshim(["check", "--manifest", &m, "--env-file", &secret, "--volume", &v.volume_arg("cfg")]).run().fails(65);
     // check takes a program line as run does, and --strict anywhere among the options.
-    let out = envshim([
-        "check",
-        "--manifest",
-        &m,
-        "--strict",
-        "--init",
-        "/bin/sh",
-        "-c",
-        "exit 3",
-        "--strict",
-    ])
-    .run();
-    out.fails_with(
-        78,
-        &["env[0] (M): $(A) is not defined there", "(check --strict)"],
-    );
-    envshim([
-        "check", "--env", "A=1", "--strict", "--", "/bin/sh", "-c", "$(A)",
-    ])
-    .run()
-    .ok();
-    envshim(["check", "--", "no-such-program-envshim"])
-        .run()
-        .fails_with(127, &["no-such-program-envshim"]);
+    let out = envshim(["check", "--manifest", &m, "--strict", "--init", "/bin/sh", "-c", "exit 3", "--strict"]).run();
+    out.fails_with(78, &["env[0] (M): $(A) is not defined there", "(check --strict)"]);
+    envshim(["check", "--env", "A=1", "--strict", "--", "/bin/sh", "-c", "$(A)"]).run().ok();
+    envshim(["check", "--", "no-such-program-envshim"]).run().fails_with(127, &["no-such-program-envshim"]);
     envshim(["check", "--"]).run().ok();
     // Shapes clap refuses, its messages kept.
     for (args, code, message) in [
-        (
-            vec!["run", "--manifest", &m, "--manifest", &m, "/bin/true"],
-            2,
-            "cannot be used multiple times",
-        ),
-        (
-            vec!["run", "--init", "--init", "/bin/true"],
-            2,
-            "cannot be used multiple times",
-        ),
-        (
-            vec!["run", "--init=yes", "/bin/true"],
-            2,
-            "unexpected value",
-        ),
-        (
-            vec!["run", "--manifest", "--", "/bin/true"],
-            2,
-            "a value is required",
-        ),
+        (vec!["run", "--manifest", &m, "--manifest", &m, "/bin/true"], 2, "cannot be used multiple times"),
+        (vec!["run", "--init", "--init", "/bin/true"], 2, "cannot be used multiple times"),
+        (vec!["run", "--init=yes", "/bin/true"], 2, "unexpected value"),
+        (vec!["run", "--manifest", "--", "/bin/true"], 2, "a value is required"),
         (vec!["run", "--manifest=", "/bin/true"], 78, "not found"),
         (vec!["run", "--manifest", &m, "--"], 2, "PROGRAM"),
-        (
-            vec!["check", "--strict", "--strict", "/bin/true"],
-            2,
-            "cannot be used multiple times",
-        ),
-        (
-            vec!["run", "-x", "/bin/true"],
-            2,
-            "unexpected argument '-x'",
-        ),
-        (
-            vec!["run", "--manifests", &m, "/bin/true"],
-            2,
-            "unexpected argument '--manifests'",
-        ),
+        (vec!["check", "--strict", "--strict", "/bin/true"], 2, "cannot be used multiple times"),
+        (vec!["run", "-x", "/bin/true"], 2, "unexpected argument '-x'"),
+        (vec!["run", "--manifests", &m, "/bin/true"], 2, "unexpected argument '--manifests'"),
     ] {
         envshim(&args).run().fails_with(code, &[message]);
     }
-    envshim(["run", "--wait", "1s", "--manifest", &m, "/bin/true"])
-        .run()
-        .ok();
-    envshim(["run", "--manifest", &m, "--", "--", "/bin/true"])
-        .run()
-        .fails_with(127, &["\"--\" not found"]);
+    envshim(["run", "--wait", "1s", "--manifest", &m, "/bin/true"]).run().ok();
+    envshim(["run", "--manifest", &m, "--", "--", "/bin/true"]).run().fails_with(127, &["\"--\" not found"]);
     // --manifest-json and check's --format.
-    let out = envshim([
-        "run",
-        r#"--manifest-json={"env":[{"name":"J","value":"j"}]}"#,
-        "--",
-        "/bin/sh",
-        "-c",
-        "echo $J",
-    ])
-    .run();
+    let out = envshim(["run", r#"--manifest-json={"env":[{"name":"J","value":"j"}]}"#, "--", "/bin/sh", "-c", "echo $J"]).run();
     out.ok();
     assert_eq!(out.stdout_str(), "j\n");
-    let out = envshim([
-        "check",
-        "--format",
-        "json",
-        "--manifest-json",
-        r#"{"env":[{"name":"J","value":"j"}]}"#,
-        "--",
-        "/bin/true",
-    ])
-    .run();
+    let out = envshim(["check", "--format", "json", "--manifest-json", r#"{"env":[{"name":"J","value":"j"}]}"#, "--", "/bin/true"]).run();
     out.ok();
     assert!(out.stdout_str().starts_with('{'), "{}", out.stdout_str());
     // A wrong format is named with the two it may be.
-    envshim(["check", "--format=yaml", "/bin/true"])
-        .run()
-        .fails_with(
-            2,
-            &["invalid value 'yaml' for '--format <text|json>' [possible values: text, json]"],
-        );
-    envshim(["check", "--format", "json", "--format", "text"])
-        .run()
-        .fails_with(2, &["cannot be used multiple times"]);
+    envshim(["check", "--format=yaml", "/bin/true"]).run().fails_with(2, &["invalid value 'yaml' for '--format <text|json>' [possible values: text, json]"]);
+    envshim(["check", "--format", "json", "--format", "text"]).run().fails_with(2, &["cannot be used multiple times"]);
 }

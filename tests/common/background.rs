@@ -41,9 +41,7 @@ pub fn pid_namespaces() -> bool {
             .status()
             .is_ok_and(|s| s.success());
         if !ok {
-            eprintln!(
-                "unshare --pid --fork --mount-proc is unavailable: skipping the tests that need it"
-            );
+            eprintln!("unshare --pid --fork --mount-proc is unavailable: skipping the tests that need it");
         }
         ok
     })

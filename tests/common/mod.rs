@@ -36,11 +36,7 @@ pub fn bin() -> &'static str {
         // Absolute: runs change their working directory.
         Some(p) if !p.is_empty() => {
             let p = std::path::absolute(&p).expect("ENVSHIM_TEST_BIN");
-            assert!(
-                p.is_file(),
-                "ENVSHIM_TEST_BIN={}: no such file",
-                p.display()
-            );
+            assert!(p.is_file(), "ENVSHIM_TEST_BIN={}: no such file", p.display());
             // Run under the name `envshim` (dist/envshim-linux-amd64 is not):
             // tests read it back as the process name and in usage lines.
             let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("test-bin");
@@ -50,9 +46,7 @@ pub fn bin() -> &'static str {
             let _ = std::fs::remove_file(&tmp);
             std::os::unix::fs::symlink(&p, &tmp).unwrap();
             std::fs::rename(&tmp, &link).unwrap();
-            link.into_os_string()
-                .into_string()
-                .expect("ENVSHIM_TEST_BIN: a UTF-8 path")
+            link.into_os_string().into_string().expect("ENVSHIM_TEST_BIN: a UTF-8 path")
         }
         _ => CARGO_BIN.to_string(),
     })

@@ -35,24 +35,13 @@ impl Out {
     }
 
     fn context(&self) -> String {
-        format!(
-            "{}\n--- exit {}\n--- stdout:\n{}\n--- stderr:\n{}",
-            self.shown,
-            self.code,
-            self.stdout_str(),
-            self.stderr_str()
-        )
+        format!("{}\n--- exit {}\n--- stdout:\n{}\n--- stderr:\n{}", self.shown, self.code, self.stdout_str(), self.stderr_str())
     }
 
     /// Asserts the exit code.
     #[track_caller]
     pub fn code(&self, expected: i32) -> &Self {
-        assert_eq!(
-            self.code,
-            expected,
-            "unexpected exit code from {}",
-            self.context()
-        );
+        assert_eq!(self.code, expected, "unexpected exit code from {}", self.context());
         self
     }
 
@@ -61,14 +50,8 @@ impl Out {
     pub fn ok(&self) -> &Self {
         self.code(0);
         let lines = self.stderr_lines();
-        let summary = self.shown.starts_with("envshim check")
-            && lines.len() == 1
-            && lines[0].starts_with("envshim: ok: ");
-        assert!(
-            self.stderr.is_empty() || summary,
-            "unexpected stderr from {}",
-            self.context()
-        );
+        let summary = self.shown.starts_with("envshim check") && lines.len() == 1 && lines[0].starts_with("envshim: ok: ");
+        assert!(self.stderr.is_empty() || summary, "unexpected stderr from {}", self.context());
         self
     }
 
@@ -78,17 +61,9 @@ impl Out {
     pub fn fails(&self, expected: i32) -> Vec<String> {
         self.code(expected);
         let lines = self.stderr_lines();
-        assert!(
-            !lines.is_empty(),
-            "no message on stderr from {}",
-            self.context()
-        );
+        assert!(!lines.is_empty(), "no message on stderr from {}", self.context());
         for l in &lines {
-            assert!(
-                l.starts_with("envshim: "),
-                "stderr line {l:?} does not start with 'envshim: ' in {}",
-                self.context()
-            );
+            assert!(l.starts_with("envshim: "), "stderr line {l:?} does not start with 'envshim: ' in {}", self.context());
         }
         lines
     }
@@ -97,23 +72,10 @@ impl Out {
     #[track_caller]
     pub fn fails_with(&self, expected: i32, parts: &[&str]) -> String {
         let lines = self.fails(expected);
-        let errors: Vec<&String> = lines
-            .iter()
-            .filter(|l| !l.starts_with("envshim: warning: "))
-            .collect();
-        assert_eq!(
-            errors.len(),
-            1,
-            "expected one error line from {}",
-            self.context()
-        );
+        let errors: Vec<&String> = lines.iter().filter(|l| !l.starts_with("envshim: warning: ")).collect();
+        assert_eq!(errors.len(), 1, "expected one error line from {}", self.context());
         for p in parts {
-            assert!(
-                errors[0].contains(p),
-                "message {:?} lacks {p:?} in {}",
-                errors[0],
-                self.context()
-            );
+            assert!(errors[0].contains(p), "message {:?} lacks {p:?} in {}", errors[0], self.context());
         }
         errors[0].clone()
     }
@@ -121,11 +83,7 @@ impl Out {
     /// Asserts stderr contains `part`.
     #[track_caller]
     pub fn stderr_has(&self, part: &str) -> &Self {
-        assert!(
-            self.stderr_str().contains(part),
-            "stderr lacks {part:?} in {}",
-            self.context()
-        );
+        assert!(self.stderr_str().contains(part), "stderr lacks {part:?} in {}", self.context());
         self
     }
 
@@ -154,9 +112,7 @@ impl Out {
         split0(&self.stdout)
             .into_iter()
             .map(|kv| {
-                let (k, v) = kv
-                    .split_once('=')
-                    .unwrap_or_else(|| panic!("not NAME=VALUE: {kv:?} in {}", self.context()));
+                let (k, v) = kv.split_once('=').unwrap_or_else(|| panic!("not NAME=VALUE: {kv:?} in {}", self.context()));
                 (k.to_string(), v.to_string())
             })
             .collect()
@@ -167,12 +123,7 @@ impl Out {
     pub fn env_map(&self) -> BTreeMap<String, String> {
         let list = self.env0();
         let map: BTreeMap<String, String> = list.iter().cloned().collect();
-        assert_eq!(
-            map.len(),
-            list.len(),
-            "duplicate variables in {}",
-            self.context()
-        );
+        assert_eq!(map.len(), list.len(), "duplicate variables in {}", self.context());
         map
     }
 
@@ -184,8 +135,7 @@ impl Out {
     /// stdout as JSON.
     #[track_caller]
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_slice(&self.stdout)
-            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}) in {}", self.context()))
+        serde_json::from_slice(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}) in {}", self.context()))
     }
 }
 
@@ -214,24 +164,12 @@ pub fn print_args<'a>(argv0: &'a str, args: &[&'a str]) -> Vec<&'a str> {
 #[track_caller]
 pub fn rendered(out: &Out) -> BTreeMap<String, (String, String)> {
     let json = out.json();
-    let obj = json
-        .as_object()
-        .unwrap_or_else(|| panic!("not an object: {json}"));
+    let obj = json.as_object().unwrap_or_else(|| panic!("not an object: {json}"));
     obj.iter()
         .map(|(k, v)| {
-            let source = v["source"]
-                .as_str()
-                .unwrap_or_else(|| panic!("no source for {k}: {v}"))
-                .to_string();
-            let value = v["value"]
-                .as_str()
-                .unwrap_or_else(|| panic!("no value for {k}: {v}"))
-                .to_string();
-            assert_eq!(
-                v["bytes"].as_u64(),
-                Some(value.len() as u64),
-                "bytes of {k}"
-            );
+            let source = v["source"].as_str().unwrap_or_else(|| panic!("no source for {k}: {v}")).to_string();
+            let value = v["value"].as_str().unwrap_or_else(|| panic!("no value for {k}: {v}")).to_string();
+            assert_eq!(v["bytes"].as_u64(), Some(value.len() as u64), "bytes of {k}");
             (k.clone(), (source, value))
         })
         .collect()
@@ -245,16 +183,12 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
-    let out = envshim(["render", "--format", "json", "--show-values"])
-        .args(args)
-        .run();
+    let out = envshim(["render", "--format", "json", "--show-values"]).args(args).run();
     out.ok();
     rendered(&out)
 }
 
 /// name → value of a render map.
 pub fn values(map: &BTreeMap<String, (String, String)>) -> BTreeMap<String, String> {
-    map.iter()
-        .map(|(k, (_, v))| (k.clone(), v.clone()))
-        .collect()
+    map.iter().map(|(k, (_, v))| (k.clone(), v.clone())).collect()
 }

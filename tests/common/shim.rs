@@ -54,10 +54,7 @@ where
     S: AsRef<OsStr>,
 {
     let mut cmd = Command::new("envshim");
-    cmd.env_clear()
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.env_clear().stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let s = Shim {
         bin: PathBuf::from(bin()),
         cmd,
@@ -76,11 +73,7 @@ impl Shim {
         let a = a.as_ref();
         let mut shown = a.to_string_lossy().into_owned();
         if shown.len() > 80 {
-            shown = format!(
-                "{}…({} bytes)",
-                &shown[..shown.floor_char_boundary_compat(60)],
-                a.len()
-            );
+            shown = format!("{}…({} bytes)", &shown[..shown.floor_char_boundary_compat(60)], a.len());
         }
         self.shown.push(shown);
         self.cmd.arg(a);
@@ -166,12 +159,7 @@ impl Shim {
         // multi-threaded) test process instead of using posix_spawn, which
         // made the suite 1.7 times slower.
         if self.stack_limit.is_some() || self.mem_limit.is_some() || self.deny_openat2.is_some() {
-            limit(
-                &mut cmd,
-                self.stack_limit,
-                self.mem_limit,
-                self.deny_openat2,
-            );
+            limit(&mut cmd, self.stack_limit, self.mem_limit, self.deny_openat2);
         }
         let start = Instant::now();
         let mut child = spawn(&mut cmd).unwrap_or_else(|e| panic!("cannot start {shown}: {e}"));
@@ -190,20 +178,8 @@ impl Shim {
         });
         let (status, rusage) = reap(&mut child, start, self.timeout, &shown);
         let elapsed = start.elapsed();
-        let code = if libc::WIFEXITED(status) {
-            libc::WEXITSTATUS(status)
-        } else {
-            -libc::WTERMSIG(status)
-        };
-        Out {
-            code,
-            stdout: out_reader.join().unwrap(),
-            stderr: err_reader.join().unwrap(),
-            pid,
-            shown,
-            elapsed,
-            max_rss_kb: rusage.ru_maxrss,
-        }
+        let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { -libc::WTERMSIG(status) };
+        Out { code, stdout: out_reader.join().unwrap(), stderr: err_reader.join().unwrap(), pid, shown, elapsed, max_rss_kb: rusage.ru_maxrss }
     }
 
     /// The command to start, and the directory of the copy an unprivileged run uses.
@@ -211,10 +187,7 @@ impl Shim {
         let mut reachable = None;
         let mut program = self.bin.clone();
         if self.as_nobody {
-            let dir = tempfile::Builder::new()
-                .prefix("envshim-bin-")
-                .tempdir()
-                .expect("tempdir");
+            let dir = tempfile::Builder::new().prefix("envshim-bin-").tempdir().expect("tempdir");
             std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
             program = dir.path().join("envshim");
             std::fs::copy(&self.bin, &program).expect("copy the binary");
@@ -222,11 +195,7 @@ impl Shim {
             reachable = Some(dir);
         }
         let mut cmd = Command::new(&program);
-        cmd.args(self.cmd.get_args())
-            .env_clear()
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        cmd.args(self.cmd.get_args()).env_clear().stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
         for (k, v) in self.cmd.get_envs() {
             match v {
                 Some(v) => cmd.env(k, v),
@@ -262,10 +231,7 @@ fn limit(cmd: &mut Command, stack: Option<u64>, mem: Option<u64>, deny: Option<i
                 }
             }
             if let Some(bytes) = mem {
-                let rl = libc::rlimit {
-                    rlim_cur: bytes,
-                    rlim_max: bytes,
-                };
+                let rl = libc::rlimit { rlim_cur: bytes, rlim_max: bytes };
                 if libc::setrlimit(libc::RLIMIT_AS, &rl) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
@@ -284,12 +250,7 @@ fn limit(cmd: &mut Command, stack: Option<u64>, mem: Option<u64>, deny: Option<i
 #[allow(clippy::zombie_processes)]
 // Test set-up, not in nix: wait4 (nix has no rusage).
 #[allow(unsafe_code)]
-fn reap(
-    child: &mut std::process::Child,
-    start: Instant,
-    timeout: Duration,
-    shown: &str,
-) -> (i32, libc::rusage) {
+fn reap(child: &mut std::process::Child, start: Instant, timeout: Duration, shown: &str) -> (i32, libc::rusage) {
     let pid = child.id() as libc::pid_t;
     loop {
         let mut status = 0;
@@ -323,43 +284,22 @@ pub fn deny_openat2(errno: i32) -> std::io::Result<()> {
 // Test set-up, not in nix: prctl with a seccomp filter.
 #[allow(unsafe_code)]
 pub fn deny_syscall(nr: libc::c_long, errno: i32) -> std::io::Result<()> {
-    let stmt = |code: u32, k: u32| libc::sock_filter {
-        code: code as u16,
-        jt: 0,
-        jf: 0,
-        k,
-    };
-    let jeq = |k: u32, jt: u8, jf: u8| libc::sock_filter {
-        code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
-        jt,
-        jf,
-        k,
-    };
+    let stmt = |code: u32, k: u32| libc::sock_filter { code: code as u16, jt: 0, jf: 0, k };
+    let jeq = |k: u32, jt: u8, jf: u8| libc::sock_filter { code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16, jt, jf, k };
     let mut filter = [
         // offsetof(struct seccomp_data, nr) == 0
         stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0),
         jeq(nr as u32, 0, 1),
-        stmt(
-            libc::BPF_RET | libc::BPF_K,
-            libc::SECCOMP_RET_ERRNO | (errno as u32 & libc::SECCOMP_RET_DATA),
-        ),
+        stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ERRNO | (errno as u32 & libc::SECCOMP_RET_DATA)),
         stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW),
     ];
-    let prog = libc::sock_fprog {
-        len: filter.len() as u16,
-        filter: filter.as_mut_ptr(),
-    };
+    let prog = libc::sock_fprog { len: filter.len() as u16, filter: filter.as_mut_ptr() };
     // SAFETY: plain prctl calls; `prog` outlives them and the kernel copies the filter.
     unsafe {
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
             return Err(std::io::Error::last_os_error());
         }
-        if libc::prctl(
-            libc::PR_SET_SECCOMP,
-            libc::SECCOMP_MODE_FILTER,
-            &prog as *const libc::sock_fprog,
-        ) != 0
-        {
+        if libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &prog as *const libc::sock_fprog) != 0 {
             return Err(std::io::Error::last_os_error());
         }
     }

@@ -17,10 +17,7 @@ impl Default for Volume {
 
 impl Volume {
     pub fn new() -> Volume {
-        let dir = tempfile::Builder::new()
-            .prefix("envshim-test-")
-            .tempdir()
-            .expect("tempdir");
+        let dir = tempfile::Builder::new().prefix("envshim-test-").tempdir().expect("tempdir");
         // Readable by the unprivileged user some tests run as.
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         Volume { dir }
@@ -32,11 +29,7 @@ impl Volume {
 
     /// The directory as a string, for `mountPath` and `--volume`.
     pub fn dir(&self) -> String {
-        self.dir
-            .path()
-            .to_str()
-            .expect("utf-8 temp path")
-            .to_string()
+        self.dir.path().to_str().expect("utf-8 temp path").to_string()
     }
 
     pub fn join(&self, rel: &str) -> PathBuf {
@@ -89,20 +82,13 @@ impl Volume {
 }
 
 /// A JSON manifest `env[]` entry reading `key` of `path` in volume `vol`.
-pub fn file_key_ref(
-    name: &str,
-    vol: &str,
-    path: &str,
-    key: &str,
-    optional: bool,
-) -> serde_json::Value {
+pub fn file_key_ref(name: &str, vol: &str, path: &str, key: &str, optional: bool) -> serde_json::Value {
     serde_json::json!({"name": name, "valueFrom": {"fileKeyRef": {"volumeName": vol, "path": path, "key": key, "optional": optional}}})
 }
 
 /// A JSON manifest `envFrom[]` entry importing `path` of volume `vol`.
 pub fn file_ref(vol: &str, path: &str, optional: bool, prefix: Option<&str>) -> serde_json::Value {
-    let mut v =
-        serde_json::json!({"fileRef": {"volumeName": vol, "path": path, "optional": optional}});
+    let mut v = serde_json::json!({"fileRef": {"volumeName": vol, "path": path, "optional": optional}});
     if let Some(p) = prefix {
         v["prefix"] = serde_json::Value::from(p);
     }

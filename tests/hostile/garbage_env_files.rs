@@ -3,36 +3,9 @@
 use super::*;
 
 const ENV_TOKENS: &[&[u8]] = &[
-    b"=",
-    b"=",
-    b"'",
-    b"\"",
-    b"#",
-    b" #",
-    b" ",
-    b"\t",
-    b"\n",
-    b"\n",
-    b"\r\n",
-    b"\r",
-    b"export ",
-    b"\\",
-    b"\\n",
-    b"\\\"",
-    b"\\$",
-    b"\0",
-    b"\xef\xbb\xbf",
-    b"\xff",
-    b"\xe2\x82",
-    b"$(",
-    b")",
-    b"$$",
-    b"A",
-    b"KEY",
-    b"1x",
-    b"caf\xc3\xa9",
-    b"..",
-    b"a.b-c",
+    b"=", b"=", b"'", b"\"", b"#", b" #", b" ", b"\t", b"\n", b"\n", b"\r\n", b"\r", b"export ", b"\\", b"\\n",
+    b"\\\"", b"\\$", b"\0", b"\xef\xbb\xbf", b"\xff", b"\xe2\x82", b"$(", b")", b"$$", b"A", b"KEY", b"1x",
+    b"caf\xc3\xa9", b"..", b"a.b-c",
 ];
 
 /// One env file: well-formed lines and garbage, with the sentinel in values
@@ -46,33 +19,18 @@ fn garbage_env_file(rng: &mut Rng) -> Vec<u8> {
     let clean = rng.chance(50);
     for i in 0..rng.below(12) {
         let name = format!("K{i}");
-        let form = if clean {
-            *rng.pick(&[&0, &1, &2, &7])
-        } else {
-            rng.below(12)
-        };
+        let form = if clean { *rng.pick(&[&0, &1, &2, &7]) } else { rng.below(12) };
         match form {
             0 => data.extend(format!("{name}={SENTINEL_NOT_A_NAME}\n").bytes()),
-            1 => data
-                .extend(format!("{name}='{SENTINEL_NOT_A_NAME}\n{SENTINEL_NOT_A_NAME}'\n").bytes()),
-            2 => data.extend(
-                format!("{name}=\"{SENTINEL_NOT_A_NAME}\\n\\\"{SENTINEL_NOT_A_NAME}\"\n").bytes(),
-            ),
+            1 => data.extend(format!("{name}='{SENTINEL_NOT_A_NAME}\n{SENTINEL_NOT_A_NAME}'\n").bytes()),
+            2 => data.extend(format!("{name}=\"{SENTINEL_NOT_A_NAME}\\n\\\"{SENTINEL_NOT_A_NAME}\"\n").bytes()),
             3 => data.extend(format!("{name}='{SENTINEL_NOT_A_NAME}").bytes()),
-            4 => data
-                .extend(format!("{name}=\"{SENTINEL_NOT_A_NAME}\"{SENTINEL_NOT_A_NAME}\n").bytes()),
+            4 => data.extend(format!("{name}=\"{SENTINEL_NOT_A_NAME}\"{SENTINEL_NOT_A_NAME}\n").bytes()),
             5 => data.extend(format!("{SENTINEL_NOT_A_NAME}\n").bytes()),
             6 => data.extend(format!("{SENTINEL_NOT_A_NAME}={SENTINEL_NOT_A_NAME}\n").bytes()),
             7 => data.extend(format!("export {name} = {SENTINEL_NOT_A_NAME} # c\n").bytes()),
-            8 => data
-                .extend(format!("{name}={SENTINEL_NOT_A_NAME}\0{SENTINEL_NOT_A_NAME}\n").bytes()),
-            9 => data.extend(
-                format!(
-                    "{name}={}\n",
-                    SENTINEL_NOT_A_NAME.repeat(33_000 / SENTINEL_NOT_A_NAME.len() + 1)
-                )
-                .bytes(),
-            ),
+            8 => data.extend(format!("{name}={SENTINEL_NOT_A_NAME}\0{SENTINEL_NOT_A_NAME}\n").bytes()),
+            9 => data.extend(format!("{name}={}\n", SENTINEL_NOT_A_NAME.repeat(33_000 / SENTINEL_NOT_A_NAME.len() + 1)).bytes()),
             _ => {
                 for _ in 0..rng.below(16) {
                     if rng.chance(20) {
@@ -114,19 +72,10 @@ fn garbage_env_files_never_panic_hang_or_leak() {
                 {"name": "EXP", "value": "$(K0)-$(FK)-$(P_K1)"},
             ],
         });
-        fs::write(
-            dir.path().join("m.json"),
-            serde_json::to_vec(&manifest).unwrap(),
-        )
-        .unwrap();
+        fs::write(dir.path().join("m.json"), serde_json::to_vec(&manifest).unwrap()).unwrap();
         let sub = rng.below(4);
         let mut args: Vec<OsString> = vec![os(["check", "render", "run", "render"][sub])];
-        args.extend([
-            os("--manifest"),
-            os(&dir.path().join("m.json")),
-            os("--termination-log"),
-            os(&tlog),
-        ]);
+        args.extend([os("--manifest"), os(&dir.path().join("m.json")), os("--termination-log"), os(&tlog)]);
         if rng.chance(50) {
             args.extend([os("--env-file"), os(&vol.join("g.env"))]);
         }
@@ -141,27 +90,17 @@ fn garbage_env_files_never_panic_hang_or_leak() {
         }
         let _ = fs::remove_file(&tlog);
         let out = shim(&args).run();
-        let what = format!(
-            "env-file case {case} ({args:?}) with {:?}",
-            String::from_utf8_lossy(&file)
-        );
+        let what = format!("env-file case {case} ({args:?}) with {:?}", String::from_utf8_lossy(&file));
         sane(&out, &what);
         assert_no_sentinel(&out.stderr, &what);
         // render without --show-values masks every value.
         assert_no_sentinel(&out.stdout, &what);
         if let Ok(log) = fs::read(&tlog) {
-            assert!(
-                log.len() <= 4096,
-                "{what}: termination log of {} bytes",
-                log.len()
-            );
+            assert!(log.len() <= 4096, "{what}: termination log of {} bytes", log.len());
             assert_no_sentinel(&log, &what);
         }
         *codes.entry(out.code).or_insert(0) += 1;
     }
     eprintln!("garbage env files: {cases} cases, exit codes {codes:?}");
-    assert!(
-        codes.len() >= 3,
-        "the generator should reach several outcomes: {codes:?}"
-    );
+    assert!(codes.len() >= 3, "the generator should reach several outcomes: {codes:?}");
 }

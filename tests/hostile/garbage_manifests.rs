@@ -17,23 +17,11 @@ fn json_any(rng: &mut Rng, depth: usize) -> Value {
         1 => json!(rng.chance(50)),
         2 => json!(rng.below(1000)),
         3 | 4 => json_string(rng),
-        5 => Value::Array(
-            (0..rng.below(3))
-                .map(|_| json_any(rng, depth + 1))
-                .collect(),
-        ),
+        5 => Value::Array((0..rng.below(3)).map(|_| json_any(rng, depth + 1)).collect()),
         _ => {
             let mut m = serde_json::Map::new();
             for _ in 0..rng.below(3) {
-                let key = rng.pick(&[
-                    "name",
-                    "value",
-                    "valueFrom",
-                    "fileKeyRef",
-                    "path",
-                    "key",
-                    "x",
-                ]);
+                let key = rng.pick(&["name", "value", "valueFrom", "fileKeyRef", "path", "key", "x"]);
                 m.insert(key.into(), json_any(rng, depth + 1));
             }
             Value::Object(m)
@@ -51,25 +39,11 @@ fn clean_file_ref(rng: &mut Rng, with_key: bool) -> Value {
 
 fn garbage_file_ref(rng: &mut Rng, with_key: bool) -> Value {
     let mut m = serde_json::Map::new();
-    for (field, p) in [
-        ("volumeName", 90),
-        ("path", 90),
-        ("key", if with_key { 90 } else { 10 }),
-        ("optional", 40),
-        ("bogus", 5),
-    ] {
+    for (field, p) in [("volumeName", 90), ("path", 90), ("key", if with_key { 90 } else { 10 }), ("optional", 40), ("bogus", 5)] {
         if rng.chance(p) {
             let v = match (field, rng.below(5)) {
                 ("volumeName", 0..=3) => json!(rng.pick(&["v", "v", "nope"])),
-                ("path", 0..=3) => json!(rng.pick(&[
-                    "g.env",
-                    "/g.env",
-                    "../g.env",
-                    "a/../g.env",
-                    "missing.env",
-                    "",
-                    "dir"
-                ])),
+                ("path", 0..=3) => json!(rng.pick(&["g.env", "/g.env", "../g.env", "a/../g.env", "missing.env", "", "dir"])),
                 ("key", 0..=3) => json!(rng.pick(&["A", "B", "K", "bad key", "1X", ""])),
                 ("optional", 0..=3) => json!(rng.chance(50)),
                 _ => json_any(rng, 2),
@@ -90,11 +64,7 @@ fn garbage_manifest(rng: &mut Rng) -> Value {
         } else {
             json!(rng.pick(&["A", "B", "C", "1X", "with space", "a=b", "", "PATH"]))
         };
-        let form = if clean {
-            *rng.pick(&[&0, &1, &7])
-        } else {
-            rng.below(8)
-        };
+        let form = if clean { *rng.pick(&[&0, &1, &7]) } else { rng.below(8) };
         env.push(match form {
             0 => json!({"name": name, "value": SENTINEL_NOT_A_NAME}),
             1 => json!({"name": name, "value": format!("{SENTINEL_NOT_A_NAME}$(A)$(B)")}),
@@ -109,11 +79,7 @@ fn garbage_manifest(rng: &mut Rng) -> Value {
     }
     let mut env_from = Vec::new();
     for _ in 0..rng.below(3) {
-        let form = if clean {
-            *rng.pick(&[&0, &1])
-        } else {
-            rng.below(4)
-        };
+        let form = if clean { *rng.pick(&[&0, &1]) } else { rng.below(4) };
         env_from.push(match form {
             0 if clean => json!({"fileRef": clean_file_ref(rng, false), "prefix": rng.pick(&["", "P_", "1"])}),
             0 => json!({"fileRef": garbage_file_ref(rng, false), "prefix": rng.pick(&["", "P_", "1"])}),
@@ -154,21 +120,9 @@ fn damage(rng: &mut Rng, mut bytes: Vec<u8>) -> Vec<u8> {
         let at = rng.below(bytes.len());
         match rng.below(4) {
             0 => bytes.truncate(at),
-            1 => {
-                bytes[at] = *rng.pick(&[
-                    &b'"', &b'{', &b'}', &b'[', &b']', &b',', &b':', &b'\\', &0u8, &0xffu8,
-                ])
-            }
+            1 => bytes[at] = *rng.pick(&[&b'"', &b'{', &b'}', &b'[', &b']', &b',', &b':', &b'\\', &0u8, &0xffu8]),
             2 => {
-                let tok: &[u8] = rng.pick(&[
-                    &b"\"x\""[..],
-                    b"null",
-                    b"{}",
-                    b"[",
-                    b"\\u0000",
-                    b"\\ud800",
-                    b"1e999",
-                ]);
+                let tok: &[u8] = rng.pick(&[&b"\"x\""[..], b"null", b"{}", b"[", b"\\u0000", b"\\ud800", b"1e999"]);
                 bytes.splice(at..at, tok.iter().copied());
             }
             _ => {
@@ -186,16 +140,12 @@ fn damage(rng: &mut Rng, mut bytes: Vec<u8>) -> Vec<u8> {
 fn sentinel_in_a_key(bytes: &[u8]) -> bool {
     fn walk(v: &Value) -> bool {
         match v {
-            Value::Object(m) => m
-                .iter()
-                .any(|(k, v)| k.contains(SENTINEL_FRAGMENT) || walk(v)),
+            Value::Object(m) => m.iter().any(|(k, v)| k.contains(SENTINEL_FRAGMENT) || walk(v)),
             Value::Array(a) => a.iter().any(walk),
             _ => false,
         }
     }
-    serde_json::from_slice::<Value>(bytes)
-        .map(|v| walk(&v))
-        .unwrap_or(false)
+    serde_json::from_slice::<Value>(bytes).map(|v| walk(&v)).unwrap_or(false)
 }
 
 #[test]
@@ -204,42 +154,23 @@ fn garbage_manifests_never_panic_hang_or_leak() {
     let dir = tempdir();
     let vol = dir.path().join("vol");
     fs::create_dir_all(vol.join("dir")).unwrap();
-    fs::write(
-        vol.join("g.env"),
-        format!("A={SENTINEL_NOT_A_NAME}\nK=1\nB='{SENTINEL_NOT_A_NAME}'\n"),
-    )
-    .unwrap();
+    fs::write(vol.join("g.env"), format!("A={SENTINEL_NOT_A_NAME}\nK=1\nB='{SENTINEL_NOT_A_NAME}'\n")).unwrap();
     let tlog = dir.path().join("termination-log");
     let mut codes = std::collections::BTreeMap::new();
     let cases = 300;
     let mut skipped = 0;
     for case in 0..cases {
-        let text = serde_json::to_string(&garbage_manifest(&mut rng))
-            .unwrap()
-            .replace("VOL", vol.to_str().unwrap());
-        let bytes = if rng.chance(50) {
-            damage(&mut rng, text.into_bytes())
-        } else {
-            text.into_bytes()
-        };
+        let text = serde_json::to_string(&garbage_manifest(&mut rng)).unwrap().replace("VOL", vol.to_str().unwrap());
+        let bytes = if rng.chance(50) { damage(&mut rng, text.into_bytes()) } else { text.into_bytes() };
         fs::write(dir.path().join("m.json"), &bytes).unwrap();
         let sub = rng.pick(&["check", "check", "render", "run"]);
-        let mut args = vec![
-            os(sub),
-            os("--manifest"),
-            os(&dir.path().join("m.json")),
-            os("--termination-log"),
-            os(&tlog),
-        ];
+        let mut args = vec![os(sub), os("--manifest"), os(&dir.path().join("m.json")), os("--termination-log"), os(&tlog)];
         if sub == "run" {
             args.extend([os("--"), os("/bin/true")]);
         }
         let _ = fs::remove_file(&tlog);
         let out = shim(&args).run();
-        let what = format!(
-            "manifest case {case} ({sub}) with {:?}",
-            String::from_utf8_lossy(&bytes)
-        );
+        let what = format!("manifest case {case} ({sub}) with {:?}", String::from_utf8_lossy(&bytes));
         sane(&out, &what);
         *codes.entry(out.code).or_insert(0) += 1;
         if sentinel_in_a_key(&bytes) {
@@ -254,8 +185,5 @@ fn garbage_manifests_never_panic_hang_or_leak() {
         }
     }
     eprintln!("garbage manifests: {cases} cases ({skipped} with the sentinel moved into a key), exit codes {codes:?}");
-    assert!(
-        codes.len() >= 3,
-        "the generator should reach several outcomes: {codes:?}"
-    );
+    assert!(codes.len() >= 3, "the generator should reach several outcomes: {codes:?}");
 }

@@ -15,31 +15,19 @@ fn escape_layout() -> EscapeLayout {
     let o = outside.path();
     fs::write(o.join("secret.env"), format!("KEY={SENTINEL_NOT_A_NAME}\n")).unwrap();
     fs::create_dir(o.join("d")).unwrap();
-    fs::write(
-        o.join("d/secret.env"),
-        format!("KEY={SENTINEL_NOT_A_NAME}\n"),
-    )
-    .unwrap();
+    fs::write(o.join("d/secret.env"), format!("KEY={SENTINEL_NOT_A_NAME}\n")).unwrap();
     let dir = tempdir();
     let vol = dir.path().join("vol");
     let v = vol.as_path();
     fs::create_dir(v).unwrap();
     // Beside the volume, reachable with one `..`.
-    fs::write(
-        dir.path().join("beside.env"),
-        format!("KEY={SENTINEL_NOT_A_NAME}\n"),
-    )
-    .unwrap();
+    fs::write(dir.path().join("beside.env"), format!("KEY={SENTINEL_NOT_A_NAME}\n")).unwrap();
     fs::write(v.join("a.env"), "KEY=inside-a\n").unwrap();
     fs::create_dir_all(v.join("sub/deeper")).unwrap();
     fs::write(v.join("sub/b.env"), "KEY=inside-b\n").unwrap();
     // ConfigMap / Secret volume layout: KEY -> ..data/KEY, ..data -> ..TIMESTAMP
     fs::create_dir(v.join("..2024_06_01_12_00_00.123")).unwrap();
-    fs::write(
-        v.join("..2024_06_01_12_00_00.123/app.env"),
-        "KEY=configmap\n",
-    )
-    .unwrap();
+    fs::write(v.join("..2024_06_01_12_00_00.123/app.env"), "KEY=configmap\n").unwrap();
     symlink("..2024_06_01_12_00_00.123", v.join("..data")).unwrap();
     symlink("..data/app.env", v.join("app.env")).unwrap();
     // Links that stay inside.
@@ -50,14 +38,7 @@ fn escape_layout() -> EscapeLayout {
     // Links that try to leave.
     symlink(o.join("secret.env"), v.join("abs-out")).unwrap();
     symlink(o, v.join("abs-dir-out")).unwrap();
-    let climb = format!(
-        "{}{}",
-        "../".repeat(12),
-        o.join("secret.env")
-            .to_str()
-            .unwrap()
-            .trim_start_matches('/')
-    );
+    let climb = format!("{}{}", "../".repeat(12), o.join("secret.env").to_str().unwrap().trim_start_matches('/'));
     symlink(&climb, v.join("climb-out")).unwrap();
     symlink("../beside.env", v.join("beside-out")).unwrap();
     symlink("../../../../../../../../../../", v.join("to-root")).unwrap();
@@ -71,11 +52,7 @@ fn escape_layout() -> EscapeLayout {
     symlink("sub/", v.join("slash-to-dir")).unwrap();
     symlink("loop-b", v.join("loop-a")).unwrap();
     symlink("loop-a", v.join("loop-b")).unwrap();
-    EscapeLayout {
-        _outside: outside,
-        dir,
-        vol,
-    }
+    EscapeLayout { _outside: outside, dir, vol }
 }
 
 /// (path inside the volume, expected: Ok(value) or Err(exit code))
@@ -128,9 +105,7 @@ fn escape_table(deny: Option<i32>) {
         });
         let m = l.dir.path().join("m.json");
         fs::write(&m, manifest.to_string()).unwrap();
-        let out = shim(&[os("render"), os("--show-values"), os("--manifest"), os(&m)])
-            .deny_openat2(deny)
-            .run();
+        let out = shim(&[os("render"), os("--show-values"), os("--manifest"), os(&m)]).deny_openat2(deny).run();
         let what = format!("path {path:?} (openat2 denied with {deny:?})");
         sane(&out, &what);
         assert_no_sentinel(&out.stdout, &what);
@@ -138,19 +113,11 @@ fn escape_table(deny: Option<i32>) {
         match want {
             Ok(value) => {
                 assert_eq!(out.code, 0, "{what}: {}", out.stderr_str());
-                assert!(
-                    out.stdout_str().contains(&format!("GOT={value}\n")),
-                    "{what}: {}",
-                    out.stdout_str()
-                );
+                assert!(out.stdout_str().contains(&format!("GOT={value}\n")), "{what}: {}", out.stdout_str());
             }
             Err(code) => {
                 assert_eq!(out.code, code, "{what}: {}", out.stderr_str());
-                assert!(
-                    !out.stdout_str().contains("GOT="),
-                    "{what}: {}",
-                    out.stdout_str()
-                );
+                assert!(!out.stdout_str().contains("GOT="), "{what}: {}", out.stdout_str());
             }
         }
         // An envFrom of the same path gives the same outcome.
@@ -159,17 +126,11 @@ fn escape_table(deny: Option<i32>) {
             "envFrom": [{"fileRef": {"volumeName": "cfg", "path": path}, "prefix": "GOT_"}],
         });
         fs::write(&m, manifest.to_string()).unwrap();
-        let out = shim(&[os("render"), os("--show-values"), os("--manifest"), os(&m)])
-            .deny_openat2(deny)
-            .run();
+        let out = shim(&[os("render"), os("--show-values"), os("--manifest"), os(&m)]).deny_openat2(deny).run();
         sane(&out, &what);
         assert_no_sentinel(&out.stdout, &what);
         match want {
-            Ok(value) => assert!(
-                out.stdout_str().contains(&format!("GOT_KEY={value}\n")),
-                "envFrom {what}: {}",
-                out.stdout_str()
-            ),
+            Ok(value) => assert!(out.stdout_str().contains(&format!("GOT_KEY={value}\n")), "envFrom {what}: {}", out.stdout_str()),
             Err(code) => assert_eq!(out.code, code, "envFrom {what}: {}", out.stderr_str()),
         }
     }
@@ -194,11 +155,7 @@ fn a_link_with_many_dotdots_reads_while_the_host_renames_files() {
     let vol = dir.path().join("vol");
     fs::create_dir_all(vol.join("a/b/c")).unwrap();
     fs::write(vol.join("a.env"), "KEY=inside\n").unwrap();
-    symlink(
-        format!("a/b/c/{}../../../a.env", "../../../a/b/c/".repeat(100)),
-        vol.join("deep"),
-    )
-    .unwrap();
+    symlink(format!("a/b/c/{}../../../a.env", "../../../a/b/c/".repeat(100)), vol.join("deep")).unwrap();
     let m = dir.path().join("m.json");
     let manifest = json!({
         "volumeMounts": [{"name": "cfg", "mountPath": vol}],
@@ -232,12 +189,7 @@ fn a_link_with_many_dotdots_reads_while_the_host_renames_files() {
     }
     stop.store(true, Ordering::Relaxed);
     let renames = renamer.join().unwrap();
-    assert!(
-        failures.is_empty(),
-        "{} of 50 reads failed ({renames} renames meanwhile); the first: {}",
-        failures.len(),
-        failures[0]
-    );
+    assert!(failures.is_empty(), "{} of 50 reads failed ({renames} renames meanwhile); the first: {}", failures.len(), failures[0]);
 }
 
 #[test]
@@ -265,25 +217,12 @@ fn openat2_probe_child() {
         mode: u64,
         resolve: u64,
     }
-    let how = OpenHow {
-        flags: libc::O_RDONLY as u64,
-        mode: 0,
-        resolve: 0,
-    };
+    let how = OpenHow { flags: libc::O_RDONLY as u64, mode: 0, resolve: 0 };
     // SAFETY: a plain syscall with valid pointers.
     let r = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            libc::AT_FDCWD,
-            c"/".as_ptr(),
-            &how as *const OpenHow,
-            std::mem::size_of::<OpenHow>(),
-        )
+        libc::syscall(libc::SYS_openat2, libc::AT_FDCWD, c"/".as_ptr(), &how as *const OpenHow, std::mem::size_of::<OpenHow>())
     };
-    println!(
-        "openat2-probe: ret={r} errno={}",
-        io::Error::last_os_error().raw_os_error().unwrap_or(0)
-    );
+    println!("openat2-probe: ret={r} errno={}", io::Error::last_os_error().raw_os_error().unwrap_or(0));
 }
 
 #[test]
@@ -293,21 +232,12 @@ fn the_seccomp_filter_really_refuses_openat2() {
     let me = std::env::current_exe().unwrap();
     for errno in [libc::ENOSYS, libc::EPERM] {
         let mut cmd = Command::new(&me);
-        cmd.args([
-            "--exact",
-            &test_name(module_path!(), "openat2_probe_child"),
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("ENVSHIM_HOSTILE_PROBE", "1");
+        cmd.args(["--exact", &test_name(module_path!(), "openat2_probe_child"), "--nocapture", "--test-threads=1"]).env("ENVSHIM_HOSTILE_PROBE", "1");
         // SAFETY: only prctl in the child.
         unsafe { cmd.pre_exec(move || deny_openat2(errno)) };
         let out = cmd.output().unwrap();
         let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            text.contains(&format!("openat2-probe: ret=-1 errno={errno}")),
-            "filter not effective: {text}"
-        );
+        assert!(text.contains(&format!("openat2-probe: ret=-1 errno={errno}")), "filter not effective: {text}");
     }
 }
 
@@ -315,28 +245,10 @@ fn the_seccomp_filter_really_refuses_openat2() {
 fn env_file_option_follows_symlinks_as_given() {
     // --env-file is opened as given (relative to the working directory, symlinks followed).
     let l = escape_layout();
-    let out = shim(&[
-        os("render"),
-        os("--show-values"),
-        os("--env-file"),
-        os("vol/abs-dir/b.env"),
-    ])
-    .cwd(l.dir.path())
-    .run();
+    let out = shim(&[os("render"), os("--show-values"), os("--env-file"), os("vol/abs-dir/b.env")]).cwd(l.dir.path()).run();
     // vol/abs-dir -> /sub on the host, which does not exist: missing, 66.
     assert_eq!(out.code, 66, "{}", out.stderr_str());
-    let out = shim(&[
-        os("render"),
-        os("--show-values"),
-        os("--env-file"),
-        os("vol/app.env"),
-    ])
-    .cwd(l.dir.path())
-    .run();
+    let out = shim(&[os("render"), os("--show-values"), os("--env-file"), os("vol/app.env")]).cwd(l.dir.path()).run();
     assert_eq!(out.code, 0, "{}", out.stderr_str());
-    assert!(
-        out.stdout_str().contains("KEY=configmap\n"),
-        "{}",
-        out.stdout_str()
-    );
+    assert!(out.stdout_str().contains("KEY=configmap\n"), "{}", out.stdout_str());
 }

@@ -73,10 +73,7 @@ while :; do sleep 0.02; done
     r.wait_for("got", |got| got == "WINCH\n");
     r.signal(libc::SIGWINCH);
     r.wait_for("got", |got| got == "WINCH\nWINCH\n");
-    assert!(
-        r.still_running(),
-        "the program survived TERM, so envshim must still run"
-    );
+    assert!(r.still_running(), "the program survived TERM, so envshim must still run");
     r.signal(libc::SIGKILL);
     let done = r.finish();
     // KILL ended envshim and its namespace. (unshare cannot re-raise SIGKILL on
@@ -125,47 +122,24 @@ while :; do sleep 0.02; done
     r.signal(libc::SIGWINCH);
     assert_eq!(r.wait_for("got", |got| !got.is_empty()), "WINCH\n");
     r.wait_for("got", |got| got == "WINCH\nTERM\n");
-    assert!(
-        sent.elapsed() >= delay,
-        "TERM came after {:?}",
-        sent.elapsed()
-    );
+    assert!(sent.elapsed() >= delay, "TERM came after {:?}", sent.elapsed());
     assert_eq!(r.finish().code(), Some(0));
 }
 
 #[test]
 fn term_delay_and_init_group_need_init() {
     for args in [&["--term-delay", "1s"][..], &["--init-group"][..]] {
-        let out = command(false)
-            .arg("run")
-            .args(args)
-            .args(["--", "true"])
-            .output()
-            .unwrap();
+        let out = command(false).arg("run").args(args).args(["--", "true"]).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(
-            String::from_utf8_lossy(&out.stderr).starts_with("envshim: "),
-            "{args:?}"
-        );
+        assert!(String::from_utf8_lossy(&out.stderr).starts_with("envshim: "), "{args:?}");
     }
     for bad in ["", "1.5s", "-1s", "5d", "s", "99999999999s"] {
-        let out = command(false)
-            .args(["run", "--init", "--term-delay", bad, "--", "true"])
-            .output()
-            .unwrap();
+        let out = command(false).args(["run", "--init", "--term-delay", bad, "--", "true"]).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "--term-delay {bad:?}");
     }
     for good in ["0", "5", "500ms", "2s", "1m", "1h"] {
-        let out = command(false)
-            .args(["run", "--init", "--term-delay", good, "--", "true"])
-            .output()
-            .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "--term-delay {good:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = command(false).args(["run", "--init", "--term-delay", good, "--", "true"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "--term-delay {good:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
 }
 
@@ -186,14 +160,8 @@ impl CpuLimit {
         let v2 = PathBuf::from("/sys/fs/cgroup").join(&name);
         type SetLimit = Box<dyn Fn(&Path) -> std::io::Result<()>>;
         let tries: [(&PathBuf, SetLimit); 2] = [
-            (
-                &v1,
-                Box::new(move |d: &Path| fs::write(d.join("cpu.cfs_quota_us"), quota.to_string())),
-            ),
-            (
-                &v2,
-                Box::new(move |d: &Path| fs::write(d.join("cpu.max"), format!("{quota} 100000"))),
-            ),
+            (&v1, Box::new(move |d: &Path| fs::write(d.join("cpu.cfs_quota_us"), quota.to_string()))),
+            (&v2, Box::new(move |d: &Path| fs::write(d.join("cpu.max"), format!("{quota} 100000")))),
         ];
         let mut why = Vec::new();
         for (dir, limit) in tries {
@@ -205,10 +173,7 @@ impl CpuLimit {
                 }
             }
         }
-        eprintln!(
-            "skipped: cannot make a cgroup with a CPU limit ({})",
-            why.join("; ")
-        );
+        eprintln!("skipped: cannot make a cgroup with a CPU limit ({})", why.join("; "));
         None
     }
 }
@@ -228,18 +193,13 @@ impl Drop for CpuLimit {
 /// A `/proc/PID/status` field (e.g. `SigCgt`) as a number; None once the process is gone.
 fn status_mask(pid: i32, field: &str) -> Option<u64> {
     let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let value = status
-        .lines()
-        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))?;
+    let value = status.lines().find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))?;
     u64::from_str_radix(value.trim(), 16).ok()
 }
 
 fn status_name(pid: i32) -> Option<String> {
     let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("Name:"))
-        .map(|n| n.trim().to_string())
+    status.lines().find_map(|l| l.strip_prefix("Name:")).map(|n| n.trim().to_string())
 }
 
 /// SIGTERM while envshim, PID 1 of its namespace, is still reading its
@@ -252,19 +212,12 @@ fn sigterm_during_start_up_as_pid_1_ends_envshim_at_once_with_143() {
     need_namespaces!();
     let dir = tempfile::tempdir().unwrap();
     // About 1 MB of env entries: ~0.2 s of work for the debug build, seconds at 3%.
-    let env: Vec<serde_json::Value> = (0..30_000)
-        .map(|i| serde_json::json!({"name": format!("V{i}"), "value": "v"}))
-        .collect();
+    let env: Vec<serde_json::Value> =
+        (0..30_000).map(|i| serde_json::json!({"name": format!("V{i}"), "value": "v"})).collect();
     let manifest = dir.path().join("manifest.json");
-    fs::write(
-        &manifest,
-        serde_json::to_vec(&serde_json::json!({ "env": env })).unwrap(),
-    )
-    .unwrap();
+    fs::write(&manifest, serde_json::to_vec(&serde_json::json!({ "env": env })).unwrap()).unwrap();
     for mode in [&["--init"][..], &[][..]] {
-        let Some(limit) = CpuLimit::new(3) else {
-            return;
-        };
+        let Some(limit) = CpuLimit::new(3) else { return };
         let d = tempfile::tempdir().unwrap();
         let mut cmd = Command::new("sh");
         cmd.env_remove(TEST_BIN_VAR);
@@ -274,15 +227,7 @@ fn sigterm_during_start_up_as_pid_1_ends_envshim_at_once_with_143() {
             .arg(r#"echo $$ > "$1/cgroup.procs" && shift && exec "$@""#)
             .arg("sh")
             .arg(&limit.0)
-            .args([
-                "unshare",
-                "--pid",
-                "--fork",
-                "--mount-proc",
-                "--kill-child",
-                bin(),
-                "run",
-            ])
+            .args(["unshare", "--pid", "--fork", "--mount-proc", "--kill-child", bin(), "run"])
             .args(mode)
             .arg("--manifest")
             .arg(&manifest)
@@ -297,52 +242,29 @@ fn sigterm_during_start_up_as_pid_1_ends_envshim_at_once_with_143() {
             if let Some(pid) = children_of(r.child.id() as i32).into_iter().next() {
                 if status_name(pid).as_deref() == Some("envshim") {
                     let seen = *exec_seen.get_or_insert_with(Instant::now);
-                    let caught = status_mask(pid, "SigCgt")
-                        .is_some_and(|m| m & (1 << (libc::SIGTERM - 1)) != 0);
+                    let caught = status_mask(pid, "SigCgt").is_some_and(|m| m & (1 << (libc::SIGTERM - 1)) != 0);
                     if caught || seen.elapsed() > Duration::from_millis(300) {
                         break pid;
                     }
                 }
             }
             if let Ok(Some(status)) = r.child.try_wait() {
-                panic!(
-                    "{mode:?}: envshim ended ({status}) before the signal; {}",
-                    r.output_so_far()
-                );
+                panic!("{mode:?}: envshim ended ({status}) before the signal; {}", r.output_so_far());
             }
             if start.elapsed() > Duration::from_secs(30) {
                 r.give_up(&format!("{mode:?}: envshim never started"));
             }
             sleep(Duration::from_millis(1));
         };
-        assert!(
-            !r.path("ran").exists(),
-            "{mode:?}: the start-up was over before the signal"
-        );
-        nix::sys::signal::kill(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGTERM,
-        )
-        .expect("kill");
+        assert!(!r.path("ran").exists(), "{mode:?}: the start-up was over before the signal");
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGTERM).expect("kill");
         let sent = Instant::now();
         let done = r.finish();
         let took = sent.elapsed();
-        assert_eq!(
-            done.code(),
-            Some(128 + libc::SIGTERM),
-            "{mode:?}: {:?} {}",
-            done.status,
-            done.stderr
-        );
-        assert!(
-            !done.dir.path().join("ran").exists(),
-            "{mode:?}: the program ran"
-        );
+        assert_eq!(done.code(), Some(128 + libc::SIGTERM), "{mode:?}: {:?} {}", done.status, done.stderr);
+        assert!(!done.dir.path().join("ran").exists(), "{mode:?}: the program ran");
         // The rest of the start-up would take seconds at 3%; the handler runs at once.
-        assert!(
-            took < Duration::from_secs(2),
-            "{mode:?}: envshim took {took:?} to end"
-        );
+        assert!(took < Duration::from_secs(2), "{mode:?}: envshim took {took:?} to end");
         eprintln!("{mode:?}: ended {took:?} after SIGTERM");
         drop(limit);
     }
@@ -365,11 +287,7 @@ fn success_exit_maps_the_programs_code_to_0_and_leaves_the_others() {
 #[test]
 fn a_sigterm_that_ends_the_program_counts_as_success_with_success_exit_143() {
     need_namespaces!();
-    let mut r = Run::start(
-        &["--init", "--success-exit", "143"],
-        "trap - TERM; : > $D/ready; while :; do sleep 0.02; done",
-        true,
-    );
+    let mut r = Run::start(&["--init", "--success-exit", "143"], "trap - TERM; : > $D/ready; while :; do sleep 0.02; done", true);
     r.wait_for("ready", |_| true);
     r.signal(libc::SIGTERM);
     let done = r.finish();
@@ -387,19 +305,7 @@ trap 'echo USR1 >> $D/got' USR1
 : > $D/ready
 while :; do sleep 0.02; done
 "#;
-    let mut r = Run::start(
-        &[
-            "--init",
-            "--rewrite-signal",
-            "HUP:0",
-            "--rewrite-signal",
-            "SIGTERM:quit",
-            "--rewrite-signal",
-            "10:10",
-        ],
-        script,
-        true,
-    );
+    let mut r = Run::start(&["--init", "--rewrite-signal", "HUP:0", "--rewrite-signal", "SIGTERM:quit", "--rewrite-signal", "10:10"], script, true);
     r.wait_for("ready", |_| true);
     // HUP is dropped: had it been forwarded, it would be in `got` before USR1.
     r.signal(libc::SIGHUP);
@@ -414,17 +320,7 @@ while :; do sleep 0.02; done
 fn rewrite_signal_applies_to_a_sigterm_held_by_term_delay() {
     need_namespaces!();
     let script = "trap 'echo QUIT >> $D/got; exit 0' QUIT; trap 'echo TERM >> $D/got; exit 1' TERM; : > $D/ready; while :; do sleep 0.02; done";
-    let mut r = Run::start(
-        &[
-            "--init",
-            "--term-delay",
-            "200ms",
-            "--rewrite-signal",
-            "TERM:QUIT",
-        ],
-        script,
-        true,
-    );
+    let mut r = Run::start(&["--init", "--term-delay", "200ms", "--rewrite-signal", "TERM:QUIT"], script, true);
     r.wait_for("ready", |_| true);
     r.signal(libc::SIGTERM);
     r.wait_for("got", |got| got == "QUIT\n");
@@ -433,23 +329,11 @@ fn rewrite_signal_applies_to_a_sigterm_held_by_term_delay() {
 
 #[test]
 fn success_exit_and_rewrite_signal_need_init_and_valid_values() {
-    for args in [
-        &["--success-exit", "143"][..],
-        &["--rewrite-signal", "TERM:QUIT"][..],
-    ] {
-        let out = command(false)
-            .arg("run")
-            .args(args)
-            .args(["--", "true"])
-            .env("X", SENTINEL)
-            .output()
-            .unwrap();
+    for args in [&["--success-exit", "143"][..], &["--rewrite-signal", "TERM:QUIT"][..]] {
+        let out = command(false).arg("run").args(args).args(["--", "true"]).env("X", SENTINEL).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let err = String::from_utf8_lossy(&out.stderr);
-        assert!(
-            err.starts_with("envshim: ") && err.contains("need --init") && !err.contains(SENTINEL),
-            "{args:?}: {err}"
-        );
+        assert!(err.starts_with("envshim: ") && err.contains("need --init") && !err.contains(SENTINEL), "{args:?}: {err}");
     }
     for (opt, bad) in [
         ("--success-exit", "256"),
@@ -461,37 +345,12 @@ fn success_exit_and_rewrite_signal_need_init_and_valid_values() {
         ("--rewrite-signal", "TERM:99"),
         ("--rewrite-signal", "NOPE:TERM"),
     ] {
-        let out = command(false)
-            .args(["run", "--init", opt, bad, "--", "true"])
-            .output()
-            .unwrap();
-        assert_eq!(
-            out.status.code(),
-            Some(2),
-            "{opt} {bad}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = command(false).args(["run", "--init", opt, bad, "--", "true"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{opt} {bad}: {}", String::from_utf8_lossy(&out.stderr));
     }
     // Without a namespace (envshim is then a subreaper): the option parses and applies.
-    let out = command(false)
-        .args([
-            "run",
-            "--init",
-            "--success-exit",
-            "7",
-            "--",
-            "sh",
-            "-c",
-            "exit 7",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = command(false).args(["run", "--init", "--success-exit", "7", "--", "sh", "-c", "exit 7"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
 }
 
 #[test]
@@ -501,26 +360,15 @@ fn the_real_time_signals_the_c_library_reserves_are_forwarded_too() {
     // kill envshim and orphan the program. Their default action ends the
     // program, and envshim exits as it did: 128 + the signal.
     for sig in [32, 33, 34] {
-        let mut r = Run::start(
-            &["--init"],
-            ": > $D/ready; while :; do sleep 0.02; done",
-            false,
-        );
+        let mut r = Run::start(&["--init"], ": > $D/ready; while :; do sleep 0.02; done", false);
         r.wait_for("ready", |_| true);
         r.signal(sig);
         let done = r.finish();
-        assert_eq!(
-            done.code(),
-            Some(128 + sig),
-            "signal {sig}: {:?} {}",
-            done.status,
-            done.stderr
-        );
+        assert_eq!(done.code(), Some(128 + sig), "signal {sig}: {:?} {}", done.status, done.stderr);
         assert_eq!(done.stderr, "");
     }
     // A rewrite of one of them fires.
-    let script =
-        "trap 'echo TERM >> $D/got; exit 5' TERM; : > $D/ready; while :; do sleep 0.02; done";
+    let script = "trap 'echo TERM >> $D/got; exit 5' TERM; : > $D/ready; while :; do sleep 0.02; done";
     let mut r = Run::start(&["--init", "--rewrite-signal", "32:TERM"], script, false);
     r.wait_for("ready", |_| true);
     r.signal(32);

@@ -36,11 +36,7 @@ impl Waiting {
             .stdin(Stdio::null())
             .stdout(std::fs::File::create(dir.join("stdout")).unwrap())
             .stderr(std::fs::File::create(dir.join("stderr")).unwrap());
-        Waiting {
-            child: cmd.spawn().unwrap(),
-            dir,
-            in_namespace,
-        }
+        Waiting { child: cmd.spawn().unwrap(), dir, in_namespace }
     }
 
     /// envshim's pid as seen from here.
@@ -51,8 +47,7 @@ impl Waiting {
         }
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let children = std::fs::read_to_string(format!("/proc/{outer}/task/{outer}/children"))
-                .unwrap_or_default();
+            let children = std::fs::read_to_string(format!("/proc/{outer}/task/{outer}/children")).unwrap_or_default();
             if let Some(pid) = children.split_whitespace().next() {
                 return pid.parse().unwrap();
             }
@@ -68,23 +63,15 @@ impl Waiting {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-            let blocked = status
-                .lines()
-                .find_map(|l| l.strip_prefix("SigBlk:"))
-                .map(|h| u64::from_str_radix(h.trim(), 16).unwrap());
+            let blocked = status.lines().find_map(|l| l.strip_prefix("SigBlk:")).map(|h| u64::from_str_radix(h.trim(), 16).unwrap());
             // Blocked, or taken by sigtimedwait (which unblocks them while it sleeps).
             let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).unwrap_or_default();
             // (unshare's child blocks them too, before it execs envshim.)
             let envshim = status.starts_with("Name:\tenvshim\n");
-            if envshim
-                && (blocked.is_some_and(|b| b & bits == bits) || wchan.contains("sigtimedwait"))
-            {
+            if envshim && (blocked.is_some_and(|b| b & bits == bits) || wchan.contains("sigtimedwait")) {
                 return pid;
             }
-            assert!(
-                Instant::now() < deadline,
-                "envshim never blocked SIGTERM/SIGINT: {status}"
-            );
+            assert!(Instant::now() < deadline, "envshim never blocked SIGTERM/SIGINT: {status}");
             std::thread::sleep(Duration::from_millis(5));
         }
     }
@@ -104,10 +91,7 @@ impl Waiting {
             }
             if Instant::now() > deadline {
                 let _ = self.child.kill();
-                panic!(
-                    "envshim did not end on signal {sig}: {}",
-                    std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default()
-                );
+                panic!("envshim did not end on signal {sig}: {}", std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default());
             }
             std::thread::sleep(Duration::from_millis(2));
         };
@@ -122,22 +106,10 @@ fn check_stopped(code: Option<i32>, took: Duration, stderr: &str, log: &str, sig
     let lines: Vec<&str> = stderr.lines().collect();
     assert_eq!(lines.len(), 2, "{stderr}");
     // What it waited for, then what ended the wait.
-    assert!(
-        lines[0].starts_with("envshim: waiting up to 60s for "),
-        "{stderr}"
-    );
-    assert!(
-        lines[0].contains("never.env, ") && lines[0].ends_with("run/secrets/s (S_FILE)"),
-        "{stderr}"
-    );
-    assert!(
-        lines[1].starts_with(&format!("envshim: {name} while waiting")),
-        "{stderr}"
-    );
-    assert!(
-        lines[1].contains("never.env") && lines[1].contains("run/secrets/s (S_FILE)"),
-        "{stderr}"
-    );
+    assert!(lines[0].starts_with("envshim: waiting up to 60s for "), "{stderr}");
+    assert!(lines[0].contains("never.env, ") && lines[0].ends_with("run/secrets/s (S_FILE)"), "{stderr}");
+    assert!(lines[1].starts_with(&format!("envshim: {name} while waiting")), "{stderr}");
+    assert!(lines[1].contains("never.env") && lines[1].contains("run/secrets/s (S_FILE)"), "{stderr}");
     assert_eq!(log, format!("{}\n", lines[1]));
     assert_no_sentinel(stderr.as_bytes(), "stderr");
     assert_no_sentinel(log.as_bytes(), "the termination log");
@@ -174,43 +146,20 @@ fn sighup_and_sigquit_end_the_wait_with_their_line() {
 fn the_wait_names_what_is_still_missing_every_10_seconds() {
     let d = Volume::new();
     let (a, b) = (d.join("a.env"), d.join("b.env"));
-    let _w = Writer::after(
-        Duration::from_millis(500),
-        &atomic(&a, &format!("A={SENTINEL}\n")),
-    );
-    let _w2 = Writer::after(
-        Duration::from_millis(10_800),
-        &atomic(&b, &format!("B={SENTINEL}\n")),
-    );
-    let out = envshim([
-        "check",
-        "--env-file",
-        a.to_str().unwrap(),
-        "--env-file",
-        b.to_str().unwrap(),
-        "--wait",
-        "2m",
-    ])
-    .run();
+    let _w = Writer::after(Duration::from_millis(500), &atomic(&a, &format!("A={SENTINEL}\n")));
+    let _w2 = Writer::after(Duration::from_millis(10_800), &atomic(&b, &format!("B={SENTINEL}\n")));
+    let out = envshim(["check", "--env-file", a.to_str().unwrap(), "--env-file", b.to_str().unwrap(), "--wait", "2m"]).run();
     out.code(0).no_sentinel();
     let lines = out.stderr_lines();
     assert_eq!(
         lines,
         [
-            format!(
-                "envshim: waiting up to 120s for {}, {}",
-                a.display(),
-                b.display()
-            ),
+            format!("envshim: waiting up to 120s for {}, {}", a.display(), b.display()),
             format!("envshim: still waiting for {} (110s left)", b.display()),
             "envshim: ok: 2 variables (2 from files), no program line".to_string(),
         ]
     );
-    assert!(
-        out.elapsed >= Duration::from_millis(10_800),
-        "{:?}",
-        out.elapsed
-    );
+    assert!(out.elapsed >= Duration::from_millis(10_800), "{:?}", out.elapsed);
 }
 
 /// A wait for many files names the first ten and counts the rest.
@@ -219,26 +168,14 @@ fn a_wait_for_many_files_names_ten_and_counts_the_rest() {
     let d = Volume::new();
     let mut args = vec!["check".to_string(), "--wait".into(), "300ms".into()];
     for i in 0..25 {
-        args.extend([
-            "--env-file".to_string(),
-            d.join(&format!("{i:02}-{}.env", "x".repeat(100)))
-                .to_str()
-                .unwrap()
-                .to_string(),
-        ]);
+        args.extend(["--env-file".to_string(), d.join(&format!("{i:02}-{}.env", "x".repeat(100))).to_str().unwrap().to_string()]);
     }
     let out = envshim(&args).run();
     let lines = out.stderr_lines();
     assert_eq!(out.code, 66);
-    assert!(
-        lines[0].starts_with("envshim: waiting up to 300ms for "),
-        "{lines:?}"
-    );
+    assert!(lines[0].starts_with("envshim: waiting up to 300ms for "), "{lines:?}");
     assert!(lines[0].ends_with(".env and 15 more"), "{lines:?}");
-    assert!(
-        lines[0].contains("09-") && !lines[0].contains("10-"),
-        "{lines:?}"
-    );
+    assert!(lines[0].contains("09-") && !lines[0].contains("10-"), "{lines:?}");
 }
 
 /// As PID 1 a signal without a handler is dropped; the wait takes it anyway,
@@ -264,19 +201,7 @@ fn the_mask_is_restored_after_the_wait() {
     let d = Volume::new();
     let f = d.join("late.env");
     let _w = Writer::after(Duration::from_millis(200), &atomic(&f, "A=1\n"));
-    let out = envshim([
-        "run",
-        "--env-file",
-        f.to_str().unwrap(),
-        "--wait",
-        "15s",
-        "--",
-        "/bin/sh",
-        "-c",
-        "grep SigBlk /proc/self/status",
-    ])
-    .run()
-    .waited();
+    let out = envshim(["run", "--env-file", f.to_str().unwrap(), "--wait", "15s", "--", "/bin/sh", "-c", "grep SigBlk /proc/self/status"]).run().waited();
     out.ok();
     assert_eq!(out.stdout_str().trim(), "SigBlk:\t0000000000000000");
 }
@@ -308,11 +233,7 @@ fn an_inherited_ignored_sigterm_does_not_end_the_wait() {
     let started = Instant::now();
     let child = cmd.spawn().unwrap();
     std::thread::sleep(Duration::from_millis(400));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .expect("kill");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGTERM).expect("kill");
     let out = child.wait_with_output().unwrap();
     let took = started.elapsed();
     let err = String::from_utf8_lossy(&out.stderr);

@@ -5,6 +5,8 @@
 //! it, which envshim then runs as the kubelet would (docs/reference.md,
 //! "Under an engine that does not expand").
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use super::{mapping, platform_source, string, Mapping, VALUE_PREFIX};
@@ -15,21 +17,11 @@ use super::{mapping, platform_source, string, Mapping, VALUE_PREFIX};
 /// values the engine's variables cannot hold (a later entry that the engine
 /// sets too sets the name again), in order; and whether the container has `envFrom`.
 pub(super) fn own_entries(env: &[Value], first: usize, c: &Mapping) -> Mapping {
-    let name = |e: &Value| {
-        e.get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string()
-    };
-    let (mut before, mut values) = (Vec::new(), Vec::new());
+    let name = |e: &Value| e.get("name").and_then(Value::as_str).unwrap_or("").to_string();
     // Each name's last entry the engine sets (the fileKeyRef entries leave
     // the list): found in one pass, not a scan an entry.
-    let last: std::collections::HashMap<String, usize> = env
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| !super::is_file_key_ref(e))
-        .map(|(i, e)| (name(e), i))
-        .collect();
+    let last: HashMap<String, usize> = env.iter().enumerate().filter(|(_, e)| !super::is_file_key_ref(e)).map(|(i, e)| (name(e), i)).collect();
+    let (mut before, mut values) = (Vec::new(), Vec::new());
     for (i, e) in env[..first].iter().enumerate() {
         let kind = match platform_source(e) {
             Some(source) if source.get("optional").and_then(Value::as_bool) == Some(true) => 'o',
@@ -37,16 +29,12 @@ pub(super) fn own_entries(env: &[Value], first: usize, c: &Mapping) -> Mapping {
             None => 'l',
         };
         let n = name(e);
-        let replaced = last.get(&n).is_some_and(|&l| l > i);
-        if kind == 'l' && replaced {
+        if kind == 'l' && last.get(&n).is_some_and(|&l| l > i) {
             values.push(string(e.get("value").and_then(Value::as_str).unwrap_or("")));
         }
         before.push(Value::String(format!("{kind}{n}")));
     }
-    let env_from = c
-        .get("envFrom")
-        .and_then(Value::as_array)
-        .is_some_and(|l| !l.is_empty());
+    let env_from = c.get("envFrom").and_then(Value::as_array).is_some_and(|l| !l.is_empty());
     Mapping::from_iter([
         ("before".to_string(), Value::Array(before)),
         ("values".to_string(), Value::Array(values)),
@@ -67,10 +55,7 @@ pub(super) fn copies(i: usize, entry: &Value, source: &Value) -> Vec<Value> {
         if optional {
             out.push(mapping([("name", name.clone()), ("value", string(unset))]));
         }
-        out.push(mapping([
-            ("name", name),
-            ("valueFrom", entry["valueFrom"].clone()),
-        ]));
+        out.push(mapping([("name", name), ("valueFrom", entry["valueFrom"].clone())]));
     }
     out
 }

@@ -39,11 +39,7 @@ pub struct Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "document {} (line {}): {}",
-            self.document, self.line, self.message
-        )
+        write!(f, "document {} (line {}): {}", self.document, self.line, self.message)
     }
 }
 

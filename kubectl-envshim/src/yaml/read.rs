@@ -23,10 +23,7 @@ pub const MAX_ALIASED_BYTES: usize = 64 * 1024 * 1024;
 
 enum Node {
     /// A resolved scalar; `merge`: a `<<` go-yaml v2 takes as a merge key.
-    Scalar {
-        value: Leaf,
-        merge: bool,
-    },
+    Scalar { value: Leaf, merge: bool },
     Seq(Vec<Rc<Node>>),
     Map(Vec<(Rc<Node>, Rc<Node>)>),
     Alias(Rc<Node>),
@@ -54,8 +51,7 @@ pub fn read_stream(text: &str) -> Result<Vec<Document>, Error> {
     markers(text)?;
     let mut composer = Composer::new(text);
     for event in Parser::new_from_str(text) {
-        let (event, span) =
-            event.map_err(|e| composer.fail(e.marker().line(), parser_message(e.info())))?;
+        let (event, span) = event.map_err(|e| composer.fail(e.marker().line(), parser_message(e.info())))?;
         composer.event(event, span)?;
     }
     Ok(composer.docs)
@@ -92,25 +88,13 @@ impl<'t> Composer<'t> {
 
     /// An error at `line` of the current document.
     fn fail(&self, line: usize, message: String) -> Error {
-        Error {
-            document: self.number + 1,
-            line,
-            message,
-        }
+        Error { document: self.number + 1, line, message }
     }
 
     fn event(&mut self, event: Event<'_>, span: Span) -> Result<(), Error> {
         let at = span.start.line();
         let of_root = self.root.is_none()
-            && matches!(
-                event,
-                Event::Alias(_)
-                    | Event::Scalar(..)
-                    | Event::SequenceStart(..)
-                    | Event::SequenceEnd
-                    | Event::MappingStart(..)
-                    | Event::MappingEnd
-            );
+            && matches!(event, Event::Alias(_) | Event::Scalar(..) | Event::SequenceStart(..) | Event::SequenceEnd | Event::MappingStart(..) | Event::MappingEnd);
         if of_root {
             self.first.get_or_insert(span);
             if span.start.index() != span.end.index() {
@@ -135,13 +119,8 @@ impl<'t> Composer<'t> {
                 // go-yaml v2 merges at a `<<` that is implicit (plain and untagged, or
                 // tagged `!`, whatever its style) or tagged `!!merge`.
                 let merge = value == "<<"
-                    && tag.as_deref().map_or(plain, |t| {
-                        (t.handle.is_empty() && t.suffix == "!")
-                            || resolve::core(&t.handle, &t.suffix) == Some("merge")
-                    });
-                let tag = tag
-                    .as_deref()
-                    .map_or(Tag::None, |t| Tag::of(&t.handle, &t.suffix));
+                    && tag.as_deref().map_or(plain, |t| (t.handle.is_empty() && t.suffix == "!") || resolve::core(&t.handle, &t.suffix) == Some("merge"));
+                let tag = tag.as_deref().map_or(Tag::None, |t| Tag::of(&t.handle, &t.suffix));
                 let leaf = scalar(&value, tag, plain).map_err(|m| self.fail(at, m))?;
                 Some((Rc::new(Node::Scalar { value: leaf, merge }), 0, anchor))
             }
@@ -150,12 +129,7 @@ impl<'t> Composer<'t> {
                     return Err(self.fail(at, format!("nesting deeper than {MAX_DEPTH} levels")));
                 }
                 let mapping = matches!(event, Event::MappingStart(..));
-                self.stack.push(Open {
-                    items: Vec::new(),
-                    mapping,
-                    anchor,
-                    height: 0,
-                });
+                self.stack.push(Open { items: Vec::new(), mapping, anchor, height: 0 });
                 None
             }
             Event::SequenceEnd | Event::MappingEnd => Some(self.close(at)?),
@@ -172,40 +146,25 @@ impl<'t> Composer<'t> {
         // The document's text ends where `...` or the next document starts.
         if let (Some(node), Some(first), true) = (self.root.take(), self.first, self.covers) {
             let line = first.start.line();
-            let value = Builder::default()
-                .build(&node)
-                .map_err(|message| self.fail(line, message))?;
+            let value = Builder::default().build(&node).map_err(|message| self.fail(line, message))?;
             self.number += 1;
-            self.docs.push(Document {
-                value,
-                span: self.offsets.span(first.start.index(), end.start.index()),
-                line,
-            });
+            self.docs.push(Document { value, span: self.offsets.span(first.start.index(), end.start.index()), line });
         }
         Ok(())
     }
 
     /// The node an alias completes: (node, its height, no anchor).
     fn alias(&self, id: usize, at: usize) -> Result<(Rc<Node>, usize, usize), Error> {
-        let (node, height) = self
-            .anchors
-            .get(&id)
-            .ok_or_else(|| self.fail(at, "an alias to an anchor not defined before it".into()))?;
+        let (node, height) = self.anchors.get(&id).ok_or_else(|| self.fail(at, "an alias to an anchor not defined before it".into()))?;
         if self.stack.len() + height > MAX_DEPTH {
-            return Err(self.fail(
-                at,
-                format!("an alias makes the nesting deeper than {MAX_DEPTH} levels"),
-            ));
+            return Err(self.fail(at, format!("an alias makes the nesting deeper than {MAX_DEPTH} levels")));
         }
         Ok((Rc::new(Node::Alias(node.clone())), *height, 0))
     }
 
     /// The collection a SequenceEnd or MappingEnd completes: (node, its height, its anchor).
     fn close(&mut self, at: usize) -> Result<(Rc<Node>, usize, usize), Error> {
-        let open = self
-            .stack
-            .pop()
-            .ok_or_else(|| self.fail(at, "not valid YAML: an unbalanced collection".into()))?;
+        let open = self.stack.pop().ok_or_else(|| self.fail(at, "not valid YAML: an unbalanced collection".into()))?;
         let node = if open.mapping {
             let mut items = open.items.into_iter();
             let mut pairs = Vec::with_capacity(items.len() / 2);
@@ -247,13 +206,8 @@ fn markers(text: &str) -> Result<(), Error> {
             }
             let rest = rest.trim();
             if !rest.is_empty() && !rest.starts_with('#') {
-                let message =
-                    "text after a document marker (---) on its line, which kubectl refuses".into();
-                return Err(Error {
-                    document,
-                    line: i + 1,
-                    message,
-                });
+                let message = "text after a document marker (---) on its line, which kubectl refuses".into();
+                return Err(Error { document, line: i + 1, message });
             }
         } else if !matches!(line.trim_start().bytes().next(), None | Some(b'#' | b'%')) {
             content = true;
@@ -277,9 +231,7 @@ fn parser_message(info: &str) -> String {
 fn scalar(text: &str, tag: Tag, plain: bool) -> Result<Leaf, String> {
     if tag == Tag::Binary {
         let bytes = base64(text).ok_or("a !!binary value that is not valid base64")?;
-        return Ok(Leaf::Json(Value::String(
-            String::from_utf8_lossy(&bytes).into_owned(),
-        )));
+        return Ok(Leaf::Json(Value::String(String::from_utf8_lossy(&bytes).into_owned())));
     }
     Ok(match resolve::resolve(tag, plain, text)? {
         Scalar::NotJson => Leaf::NotJson(match text.trim_start_matches('+') {
@@ -293,10 +245,7 @@ fn scalar(text: &str, tag: Tag, plain: bool) -> Result<Leaf, String> {
 
 /// Go's base64.StdEncoding.DecodeString: padded, `\r` and `\n` ignored.
 fn base64(text: &str) -> Option<Vec<u8>> {
-    let digits: Vec<u8> = text
-        .bytes()
-        .filter(|b| !matches!(b, b'\r' | b'\n'))
-        .collect();
+    let digits: Vec<u8> = text.bytes().filter(|b| !matches!(b, b'\r' | b'\n')).collect();
     if digits.len() % 4 != 0 {
         return None;
     }
@@ -337,8 +286,7 @@ struct Builder {
 
 impl Builder {
     fn build(&mut self, node: &Node) -> Result<Value, String> {
-        self.value(node)?
-            .ok_or_else(|| "a float JSON cannot hold (.inf or .nan), which kubectl refuses".into())
+        self.value(node)?.ok_or_else(|| "a float JSON cannot hold (.inf or .nan), which kubectl refuses".into())
     }
 
     /// The JSON of `node`, or None when it holds a float JSON cannot hold:
@@ -347,33 +295,22 @@ impl Builder {
     fn value(&mut self, node: &Node) -> Result<Option<Value>, String> {
         self.count()?;
         Ok(match node {
-            Node::Scalar {
-                value: Leaf::Json(v),
-                ..
-            } => {
+            Node::Scalar { value: Leaf::Json(v), .. } => {
                 if self.in_alias > 0 {
                     if let Value::String(s) = v {
                         self.aliased_bytes += s.len();
                         if self.aliased_bytes > MAX_ALIASED_BYTES {
-                            return Err(format!(
-                                "aliases repeat more than {} MiB of text",
-                                MAX_ALIASED_BYTES >> 20
-                            ));
+                            return Err(format!("aliases repeat more than {} MiB of text", MAX_ALIASED_BYTES >> 20));
                         }
                     }
                 }
                 Some(v.clone())
             }
-            Node::Scalar {
-                value: Leaf::NotJson(_),
-                ..
-            } => None,
+            Node::Scalar { value: Leaf::NotJson(_), .. } => None,
             Node::Seq(items) => {
                 let mut values = Vec::with_capacity(items.len());
                 for n in items {
-                    let Some(v) = self.value(n)? else {
-                        return Ok(None);
-                    };
+                    let Some(v) = self.value(n)? else { return Ok(None) };
                     values.push(v);
                 }
                 Some(Value::Array(values))
@@ -394,12 +331,7 @@ impl Builder {
 
     /// A mapping's pairs into `map`, later keys replacing earlier ones;
     /// `unheld`: the keys whose value JSON cannot hold.
-    fn entries(
-        &mut self,
-        pairs: &[(Rc<Node>, Rc<Node>)],
-        map: &mut Map<String, Value>,
-        unheld: &mut Vec<String>,
-    ) -> Result<(), String> {
+    fn entries(&mut self, pairs: &[(Rc<Node>, Rc<Node>)], map: &mut Map<String, Value>, unheld: &mut Vec<String>) -> Result<(), String> {
         for (k, v) in pairs {
             if matches!(&**k, Node::Scalar { merge: true, .. }) {
                 self.count()?;
@@ -422,27 +354,16 @@ impl Builder {
 
     /// A merge key's value: a mapping, an alias to one, or a list of those
     /// (earlier ones win). Merged keys replace those before them, as go-yaml v2 does.
-    fn merge(
-        &mut self,
-        node: &Node,
-        map: &mut Map<String, Value>,
-        unheld: &mut Vec<String>,
-    ) -> Result<(), String> {
+    fn merge(&mut self, node: &Node, map: &mut Map<String, Value>, unheld: &mut Vec<String>) -> Result<(), String> {
         let is_map = |n: &Node| match n {
             Node::Map(_) => true,
             Node::Alias(t) => matches!(&**t, Node::Map(_)),
             _ => false,
         };
         let maps: Vec<&Node> = match node {
-            Node::Seq(items) if items.iter().all(|n| is_map(n)) => {
-                items.iter().rev().map(|n| &**n).collect()
-            }
+            Node::Seq(items) if items.iter().all(|n| is_map(n)) => items.iter().rev().map(|n| &**n).collect(),
             n if is_map(n) => vec![n],
-            _ => {
-                return Err(
-                    "a merge key (<<) whose value is not a mapping or a list of mappings".into(),
-                )
-            }
+            _ => return Err("a merge key (<<) whose value is not a mapping or a list of mappings".into()),
         };
         for m in maps {
             self.merge_one(m, map, unheld)?;
@@ -451,12 +372,7 @@ impl Builder {
     }
 
     /// One merged mapping (or an alias to it), counted as `value` counts it.
-    fn merge_one(
-        &mut self,
-        node: &Node,
-        map: &mut Map<String, Value>,
-        unheld: &mut Vec<String>,
-    ) -> Result<(), String> {
+    fn merge_one(&mut self, node: &Node, map: &mut Map<String, Value>, unheld: &mut Vec<String>) -> Result<(), String> {
         self.count()?;
         match node {
             Node::Alias(target) => {
@@ -476,10 +392,7 @@ impl Builder {
         if self.in_alias > 0 {
             self.aliased += 1;
         }
-        if self.aliased > 100
-            && self.decodes > 1000
-            && self.aliased as f64 / self.decodes as f64 > allowed_alias_ratio(self.decodes)
-        {
+        if self.aliased > 100 && self.decodes > 1000 && self.aliased as f64 / self.decodes as f64 > allowed_alias_ratio(self.decodes) {
             return Err("the document contains excessive aliasing (kubectl refuses it)".into());
         }
         Ok(())
@@ -494,22 +407,13 @@ impl Builder {
         }
         self.count()?;
         match n {
-            Node::Scalar {
-                value: Leaf::NotJson(text),
-                ..
-            } => Ok((*text).to_string()),
-            Node::Scalar {
-                value: Leaf::Json(v),
-                ..
-            } => match v {
+            Node::Scalar { value: Leaf::NotJson(text), .. } => Ok((*text).to_string()),
+            Node::Scalar { value: Leaf::Json(v), .. } => match v {
                 Value::String(s) => Ok(s.clone()),
                 Value::Bool(b) => Ok(b.to_string()),
                 Value::Number(x) if x.is_i64() => Ok(x.to_string()),
                 Value::Number(x) if x.is_f64() => Ok(go_float32_g(x.as_f64().unwrap_or(0.0))),
-                Value::Number(_) => Err(
-                    "a mapping key that is an unsigned integer past 2^63 (kubectl refuses it)"
-                        .into(),
-                ),
+                Value::Number(_) => Err("a mapping key that is an unsigned integer past 2^63 (kubectl refuses it)".into()),
                 _ => Err("a null mapping key (kubectl refuses it)".into()),
             },
             _ => Err("a mapping key that is a list or a mapping (kubectl refuses it)".into()),
@@ -535,18 +439,10 @@ fn allowed_alias_ratio(decodes: usize) -> f64 {
 fn go_float32_g(f: f64) -> String {
     let x = f as f32;
     if x.is_infinite() {
-        return if x < 0.0 {
-            "-.inf".into()
-        } else {
-            ".inf".into()
-        };
+        return if x < 0.0 { "-.inf".into() } else { ".inf".into() };
     }
     if x == 0.0 {
-        return if x.is_sign_negative() {
-            "-0".into()
-        } else {
-            "0".into()
-        };
+        return if x.is_sign_negative() { "-0".into() } else { "0".into() };
     }
     // Rust's `{:e}` gives the shortest digits that read back as this f32.
     let e = format!("{:e}", x.abs());
@@ -556,16 +452,8 @@ fn go_float32_g(f: f64) -> String {
     let sign = if x < 0.0 { "-" } else { "" };
     if !(-4..6).contains(&exp) {
         let (first, rest) = digits.split_at(1);
-        let dot = if rest.is_empty() {
-            String::new()
-        } else {
-            format!(".{rest}")
-        };
-        format!(
-            "{sign}{first}{dot}e{}{:02}",
-            if exp < 0 { '-' } else { '+' },
-            exp.abs()
-        )
+        let dot = if rest.is_empty() { String::new() } else { format!(".{rest}") };
+        format!("{sign}{first}{dot}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
     } else if exp < 0 {
         format!("{sign}0.{}{digits}", "0".repeat((-exp - 1) as usize))
     } else {

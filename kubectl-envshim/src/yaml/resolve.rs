@@ -152,9 +152,7 @@ pub fn resolve(tag: Tag, plain: bool, text: &str) -> Result<Scalar, String> {
     let found = implicit(text, tag);
     let fits = match (tag, &found) {
         (Tag::None, _) => true,
-        (Tag::Bool, Scalar::Bool(_))
-        | (Tag::Int, Scalar::Int(_))
-        | (Tag::Float, Scalar::Float(_) | Scalar::NotJson) => true,
+        (Tag::Bool, Scalar::Bool(_)) | (Tag::Int, Scalar::Int(_)) | (Tag::Float, Scalar::Float(_) | Scalar::NotJson) => true,
         (Tag::Timestamp, Scalar::Timestamp) | (Tag::Null, Scalar::Null) => true,
         (Tag::Float, Scalar::Int(n)) => return Ok(Scalar::Float(n.as_f64().unwrap_or(0.0))),
         _ => false,
@@ -177,9 +175,7 @@ pub fn resolve(tag: Tag, plain: bool, text: &str) -> Result<Scalar, String> {
 /// go-yaml v2's implicit resolution of a plain scalar (`tag`: None or Timestamp
 /// allow a timestamp).
 fn implicit(text: &str, tag: Tag) -> Scalar {
-    let Some(first) = text.bytes().next() else {
-        return Scalar::Null;
-    };
+    let Some(first) = text.bytes().next() else { return Scalar::Null };
     let hint = match first {
         b'+' | b'-' | b'0'..=b'9' => 'D',
         b'y' | b'Y' | b'n' | b'N' | b't' | b'T' | b'f' | b'F' | b'o' | b'O' | b'~' => 'M',
@@ -194,9 +190,7 @@ fn implicit(text: &str, tag: Tag) -> Scalar {
         };
     }
     match hint {
-        '.' => go_underscores(text)
-            .and_then(|t| float(&t))
-            .map_or(Scalar::Str, Scalar::Float),
+        '.' => go_underscores(text).and_then(|t| float(&t)).map_or(Scalar::Str, Scalar::Float),
         'D' => {
             if matches!(tag, Tag::None | Tag::Timestamp) && timestamp(text) {
                 return Scalar::Timestamp;
@@ -209,10 +203,7 @@ fn implicit(text: &str, tag: Tag) -> Scalar {
                 return Scalar::Float(f);
             }
             // go-yaml's own binary form, whose digits Go's ParseInt(s, 2) reads with a sign.
-            let binary = plain
-                .strip_prefix("0b")
-                .map(|d| (false, d))
-                .or_else(|| plain.strip_prefix("-0b").map(|d| (true, d)));
+            let binary = plain.strip_prefix("0b").map(|d| (false, d)).or_else(|| plain.strip_prefix("-0b").map(|d| (true, d)));
             if let Some((negative, digits)) = binary {
                 let (sign, digits) = match digits.as_bytes().first() {
                     Some(b'+') if !negative => (false, &digits[1..]),
@@ -245,13 +236,7 @@ fn go_parse_int(s: &str) -> Option<Number> {
         _ => (10, body),
     };
     let m = magnitude(digits, radix)?;
-    signed(negative, m).or_else(|| {
-        if s.starts_with(['+', '-']) {
-            None
-        } else {
-            Some(Number::from(m))
-        }
-    })
+    signed(negative, m).or_else(|| if s.starts_with(['+', '-']) { None } else { Some(Number::from(m)) })
 }
 
 /// The digits (no sign, at least one) in `radix`, within 64 bits.
@@ -279,9 +264,7 @@ fn signed(negative: bool, m: u64) -> Option<Number> {
 fn go_underscores(text: &str) -> Option<String> {
     let b = text.as_bytes();
     let digit = |i: Option<usize>| i.and_then(|i| b.get(i)).is_some_and(u8::is_ascii_digit);
-    let between = (0..b.len())
-        .filter(|&i| b[i] == b'_')
-        .all(|i| digit(i.checked_sub(1)) && digit(Some(i + 1)));
+    let between = (0..b.len()).filter(|&i| b[i] == b'_').all(|i| digit(i.checked_sub(1)) && digit(Some(i + 1)));
     between.then(|| text.replace('_', ""))
 }
 
@@ -342,12 +325,7 @@ fn timestamp(s: &str) -> bool {
         *i += usize::from(ok);
         ok
     };
-    if !(number(&mut i, 4, 4)
-        && byte(&mut i, b'-')
-        && number(&mut i, 1, 2)
-        && byte(&mut i, b'-')
-        && number(&mut i, 1, 2))
-    {
+    if !(number(&mut i, 4, 4) && byte(&mut i, b'-') && number(&mut i, 1, 2) && byte(&mut i, b'-') && number(&mut i, 1, 2)) {
         return false;
     }
     if i == b.len() {
@@ -361,12 +339,7 @@ fn timestamp(s: &str) -> bool {
     } else if !(byte(&mut i, b'T') || byte(&mut i, b't')) {
         return false;
     }
-    if !(number(&mut i, 1, 2)
-        && byte(&mut i, b':')
-        && number(&mut i, 1, 2)
-        && byte(&mut i, b':')
-        && number(&mut i, 1, 2))
-    {
+    if !(number(&mut i, 1, 2) && byte(&mut i, b':') && number(&mut i, 1, 2) && byte(&mut i, b':') && number(&mut i, 1, 2)) {
         return false;
     }
     if byte(&mut i, b'.') && !number(&mut i, 1, 9) {
@@ -391,14 +364,7 @@ fn valid_date(s: &str) -> bool {
     let mut parts = s.splitn(3, '-');
     let year: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
     let month: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
-    let day: u32 = parts
-        .next()
-        .map(|p| {
-            p.bytes()
-                .take_while(u8::is_ascii_digit)
-                .fold(0, |a, d| a * 10 + u32::from(d - b'0'))
-        })
-        .unwrap_or(0);
+    let day: u32 = parts.next().map(|p| p.bytes().take_while(u8::is_ascii_digit).fold(0, |a, d| a * 10 + u32::from(d - b'0'))).unwrap_or(0);
     let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0);
     let days = match month {
         1 | 3 | 5 | 7 | 8 | 10 | 12 => 31,
@@ -467,10 +433,7 @@ mod tests {
             ("9223372036854775807", int(i64::MAX)),
             ("-9223372036854775808", int(i64::MIN)),
             ("18446744073709551615", Scalar::Int(Number::from(u64::MAX))),
-            (
-                "18446744073709551616",
-                Scalar::Float(18446744073709551616.0),
-            ),
+            ("18446744073709551616", Scalar::Float(18446744073709551616.0)),
             ("1.5", Scalar::Float(1.5)),
             ("1e3", Scalar::Float(1000.0)),
             (".5", Scalar::Float(0.5)),

@@ -13,80 +13,11 @@ use super::{read_stream, write};
 
 /// Strings that mean something else to some YAML reader, or need quoting.
 const NASTY: &[&str] = &[
-    "yes",
-    "No",
-    "ON",
-    "off",
-    "y",
-    "N",
-    "~",
-    "null",
-    "Null",
-    "true",
-    "0x1F",
-    "030",
-    "08080",
-    "1_000",
-    "0o17",
-    "0b11",
-    "1:20",
-    "1e3",
-    ".inf",
-    "-.Inf",
-    ".nan",
-    "<<",
-    "=",
-    "-",
-    "--- a",
-    "...",
-    "? x",
-    ": x",
-    "a: b",
-    "a #b",
-    "#c",
-    "!tag",
-    "&a",
-    "*a",
-    "|",
-    ">",
-    "%x",
-    "@x",
-    "`x",
-    "'q'",
-    "\"dq\"",
-    "\\",
-    " lead",
-    "trail ",
-    "",
-    " ",
-    "\t",
-    "a\tb",
-    "x\ny",
-    "x\ny\n",
-    "x\n\n",
-    "\nx",
-    "  x\n  y",
-    "x\n \ny",
-    "é",
-    "日本",
-    "\u{85}",
-    "\u{2028}",
-    "\u{feff}x",
-    "\u{0}",
-    "\u{7f}",
-    "{a: 1}",
-    "[1]",
-    "a,b",
-    "2001-12-14",
-    "4Mi",
-    "250m",
-    "busybox:1.36",
-    "http://a/b",
-    "-c",
-    ".env",
-    "$(VAR)",
-    "a\r\nb",
-    "\u{1F600}",
+    "yes", "No", "ON", "off", "y", "N", "~", "null", "Null", "true", "0x1F", "030", "08080", "1_000", "0o17", "0b11", "1:20", "1e3",
+    ".inf", "-.Inf", ".nan", "<<", "=", "-", "--- a", "...", "? x", ": x", "a: b", "a #b", "#c", "!tag", "&a", "*a", "|", ">", "%x", "@x",
+    "`x", "'q'", "\"dq\"", "\\", " lead", "trail ", "", " ", "\t", "a\tb", "x\ny", "x\ny\n", "x\n\n", "\nx", "  x\n  y", "x\n \ny", "é",
+    "日本", "\u{85}", "\u{2028}", "\u{feff}x", "\u{0}", "\u{7f}", "{a: 1}", "[1]", "a,b", "2001-12-14", "4Mi", "250m", "busybox:1.36",
+    "http://a/b", "-c", ".env", "$(VAR)", "a\r\nb", "\u{1F600}",
 ];
 
 fn string() -> impl Strategy<Value = String> {
@@ -113,8 +44,7 @@ fn tree() -> impl Strategy<Value = Value> {
     leaf().prop_recursive(4, 48, 6, |inner| {
         prop_oneof![
             proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
-            proptest::collection::vec((string(), inner), 0..5)
-                .prop_map(|pairs| Value::Object(pairs.into_iter().collect::<Map<_, _>>())),
+            proptest::collection::vec((string(), inner), 0..5).prop_map(|pairs| Value::Object(pairs.into_iter().collect::<Map<_, _>>())),
         ]
     })
 }
@@ -136,11 +66,7 @@ fn pyyaml(texts: &[String]) -> Vec<Value> {
     let writer = std::thread::spawn(move || stdin.write_all(&input));
     let out = child.wait_with_output().unwrap();
     writer.join().unwrap().unwrap();
-    assert!(
-        out.status.success(),
-        "PyYAML failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "PyYAML failed: {}", String::from_utf8_lossy(&out.stderr));
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -149,18 +75,11 @@ fn pyyaml(texts: &[String]) -> Vec<Value> {
 fn same(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) if x.is_f64() || y.is_f64() => {
-            let (x, y) = (
-                x.as_f64().unwrap_or(f64::NAN),
-                y.as_f64().unwrap_or(f64::NAN),
-            );
+            let (x, y) = (x.as_f64().unwrap_or(f64::NAN), y.as_f64().unwrap_or(f64::NAN));
             x == y || (x - y).abs() <= 1e-15 * x.abs().max(y.abs())
         }
-        (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b))
-        }
-        (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w)))
-        }
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| same(a, b)),
+        (Value::Object(x), Value::Object(y)) => x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same(v, w))),
         _ => a == b,
     }
 }
@@ -180,18 +99,13 @@ proptest! {
 #[test]
 fn pyyaml_reads_what_is_written_the_same() {
     let mut runner = proptest::test_runner::TestRunner::deterministic();
-    let trees: Vec<Value> = (0..400)
-        .map(|_| tree().new_tree(&mut runner).unwrap().current())
-        .collect();
+    let trees: Vec<Value> = (0..400).map(|_| tree().new_tree(&mut runner).unwrap().current()).collect();
     let texts: Vec<String> = trees.iter().map(write).collect();
     for ((v, text), py) in trees.iter().zip(&texts).zip(pyyaml(&texts)) {
         assert!(same(v, &py), "PyYAML reads\n{text}\nas {py}, not {v}");
     }
     // Every nasty string alone, as a key and as a value.
-    let singles: Vec<Value> = NASTY
-        .iter()
-        .map(|s| serde_json::json!({*s: s, "k": [s]}))
-        .collect();
+    let singles: Vec<Value> = NASTY.iter().map(|s| serde_json::json!({*s: s, "k": [s]})).collect();
     let texts: Vec<String> = singles.iter().map(write).collect();
     for ((v, text), py) in singles.iter().zip(&texts).zip(pyyaml(&texts)) {
         assert!(same(v, &py), "PyYAML reads\n{text}\nas {py}, not {v}");

@@ -160,15 +160,11 @@ fn string(out: &mut String, s: &str, at: usize, key: bool) {
 /// `null`...): the words YAML 1.2 and PyYAML resolve are among go-yaml's.
 fn plain(s: &str) -> bool {
     let b = s.as_bytes();
-    let Some(&first) = b.first() else {
-        return false;
-    };
+    let Some(&first) = b.first() else { return false };
     let second = b.get(1).copied().unwrap_or(b' ');
     let start_ok = match first {
         b'a'..=b'z' | b'A'..=b'Z' | b'/' | b'_' | b'$' => true,
-        b'0'..=b'9' => b
-            .iter()
-            .any(|c| c.is_ascii_alphabetic() && !b"aAbBcCdDeEfFoOxXtTzZ".contains(c)),
+        b'0'..=b'9' => b.iter().any(|c| c.is_ascii_alphabetic() && !b"aAbBcCdDeEfFoOxXtTzZ".contains(c)),
         b'-' | b'.' => second.is_ascii_alphabetic(),
         _ => false,
     };
@@ -235,60 +231,12 @@ mod tests {
 
     #[test]
     fn strings_that_mean_something_else_are_quoted() {
-        for s in [
-            "yes",
-            "No",
-            "on",
-            "OFF",
-            "y",
-            "N",
-            "1_000",
-            "0x1F",
-            "0o17",
-            "030",
-            "1:20",
-            ".inf",
-            "~",
-            "null",
-            "<<",
-            "=",
-            "",
-            " a",
-            "a ",
-            "a: b",
-            "a #b",
-            "2001-12-14",
-            "-",
-            "é",
-            "1e3",
-            "0b1",
-            "12:30",
-            "2001-12-14t1:2:3Z",
-            "-1",
-            ".5",
-            "..",
-            "a:",
-        ] {
+        for s in ["yes", "No", "on", "OFF", "y", "N", "1_000", "0x1F", "0o17", "030", "1:20", ".inf", "~", "null", "<<", "=", "", " a", "a ", "a: b", "a #b", "2001-12-14", "-", "é", "1e3", "0b1", "12:30", "2001-12-14t1:2:3Z", "-1", ".5", "..", "a:"] {
             let mut out = String::new();
             string(&mut out, s, 0, false);
             assert!(out.starts_with(['"', '\'']), "{s:?} written as {out}");
         }
-        for s in [
-            "envshim",
-            "app.kubernetes.io/name",
-            "/.envshim/bin/envshim",
-            "$(HOME)/x",
-            "Yess",
-            "nope",
-            "a b",
-            "4Mi",
-            "250m",
-            "busybox:1.36",
-            "-c",
-            "echo 'x' > /a",
-            ".env",
-            "http://a/b",
-        ] {
+        for s in ["envshim", "app.kubernetes.io/name", "/.envshim/bin/envshim", "$(HOME)/x", "Yess", "nope", "a b", "4Mi", "250m", "busybox:1.36", "-c", "echo 'x' > /a", ".env", "http://a/b"] {
             assert!(plain(s), "{s:?}");
         }
     }

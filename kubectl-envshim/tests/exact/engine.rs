@@ -158,13 +158,16 @@ fn without_the_marker_a_converted_container_reads_as_before() {
     assert!(diffs.is_empty(), "{}", diffs.join("; "));
 }
 
+/// A pod's `env`, the entry a `docker run` user leaves out, and the message.
+type Variant<'a> = (Value, Option<&'a str>, &'a str);
+
 /// What the engine's variables cannot tell: refused (78), one line naming
 /// the entry, the program not run.
 #[test]
 fn under_an_engine_what_cannot_be_told_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let s_ref = cm("S", "k");
-    let variants: Vec<(&str, (Value, Option<&str>, &str))> = vec![
+    let variants: Vec<(&str, Variant)> = vec![
         // `docker run` given the converted env, without the value the kubelet resolves.
         ("a reference the engine did not resolve", (json!([{"name": "X", "value": "x"}, s_ref.clone(), f()]), Some("S"), "env[2] (S): the engine did not resolve its reference (valueFrom)")),
         (

@@ -10,82 +10,38 @@ use super::*;
 fn check_batches<'c>(batches: &[(&'c [Case], Format)]) -> Vec<Verdict<'c>> {
     std::thread::scope(|s| {
         let workers: Vec<_> = (0..3)
-            .map(|w| {
-                s.spawn(move || {
-                    batches
-                        .iter()
-                        .skip(w)
-                        .step_by(3)
-                        .flat_map(|(b, f)| check_batch(b, *f))
-                        .collect::<Vec<_>>()
-                })
-            })
+            .map(|w| s.spawn(move || batches.iter().skip(w).step_by(3).flat_map(|(b, f)| check_batch(b, *f)).collect::<Vec<_>>()))
             .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().unwrap())
-            .collect()
+        workers.into_iter().flat_map(|w| w.join().unwrap()).collect()
     })
 }
 
 #[test]
 fn random_pods_start_converted_as_natively() {
-    let seed: u64 = std::env::var("EXACT_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x0065_7861_6374_3235);
-    let pods: usize = std::env::var("EXACT_PODS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(3000);
+    let seed: u64 = std::env::var("EXACT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x0065_7861_6374_3235);
+    let pods: usize = std::env::var("EXACT_PODS").ok().and_then(|s| s.parse().ok()).unwrap_or(3000);
     let started = Instant::now();
     let root = tempfile::tempdir().unwrap();
     let printer = harness::printer();
     harness::envshim();
     let mut rng = generate::Rng::new(seed);
     let pool = generate::pool(&mut rng, root.path());
-    let mut cases: Vec<Case> = (0..pods)
-        .map(|n| generate::case(&mut rng, n, &pool, printer))
-        .collect();
+    let mut cases: Vec<Case> = (0..pods).map(|n| generate::case(&mut rng, n, &pool, printer)).collect();
     // EXACT_ONLY=p17: that pod alone (the others are generated all the same, so it is the same pod).
     if let Ok(only) = std::env::var("EXACT_ONLY") {
         cases.retain(|c| c.name() == only);
     }
     let count = cases.len();
-    eprintln!(
-        "exact: {count} pods generated in {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
-    let batches: Vec<(&[Case], Format)> = cases
-        .chunks(100)
-        .map(|b| (b, *rng.pick(&harness::FORMATS)))
-        .collect();
+    eprintln!("exact: {count} pods generated in {:.1} s", started.elapsed().as_secs_f64());
+    let batches: Vec<(&[Case], Format)> = cases.chunks(100).map(|b| (b, *rng.pick(&harness::FORMATS))).collect();
 
     let results = check_batches(&batches);
 
-    let natively_started = results
-        .iter()
-        .filter(|r| matches!(r, Verdict::Compared { native: true, .. }))
-        .count();
-    let refused: Vec<_> = results
-        .iter()
-        .filter_map(|r| {
-            if let Verdict::Refused(c, code, err) = r {
-                Some((c, code, err))
-            } else {
-                None
-            }
-        })
-        .collect();
+    let natively_started = results.iter().filter(|r| matches!(r, Verdict::Compared { native: true, .. })).count();
+    let refused: Vec<_> = results.iter().filter_map(|r| if let Verdict::Refused(c, code, err) = r { Some((c, code, err)) } else { None }).collect();
     let differing: Vec<_> = results
         .iter()
-        .filter_map(|r| {
-            if let Verdict::Compared { case, diffs, .. } = r {
-                (!diffs.is_empty()).then_some((case, diffs))
-            } else {
-                None
-            }
-        })
+        .filter_map(|r| if let Verdict::Compared { case, diffs, .. } = r { (!diffs.is_empty()).then_some((case, diffs)) } else { None })
         .collect();
     eprintln!(
         "exact: seed {seed}, {count} pods in {:.1} s: {natively_started} start natively, {} refused, {} differ",
@@ -98,39 +54,18 @@ fn random_pods_start_converted_as_natively() {
     // says where (document, container, path), and only for a small share.
     for (case, code, err) in &refused {
         assert_eq!(**code, 78, "pod {} refused with {code}: {err}", case.name());
-        for part in [
-            "document 1",
-            &format!("container {}", case.container),
-            "spec.containers[0]",
-        ] {
-            assert!(
-                err.contains(part),
-                "pod {}: the refusal does not name {part:?}: {err}",
-                case.name()
-            );
+        for part in ["document 1", &format!("container {}", case.container), "spec.containers[0]"] {
+            assert!(err.contains(part), "pod {}: the refusal does not name {part:?}: {err}", case.name());
         }
     }
-    assert!(
-        refused.len() * 50 <= count,
-        "{} of {count} pods refused (seed {seed}); the first: {}",
-        refused.len(),
-        refused[0].2
-    );
+    assert!(refused.len() * 50 <= count, "{} of {count} pods refused (seed {seed}); the first: {}", refused.len(), refused[0].2);
     // Most pods must start natively, or the test compares little.
-    assert!(
-        count < 100 || natively_started * 10 >= count * 6,
-        "only {natively_started} of {count} pods start natively"
-    );
+    assert!(count < 100 || natively_started * 10 >= count * 6, "only {natively_started} of {count} pods start natively");
 
     if let Some((first, _)) = differing.first() {
         let summary: Vec<String> = differing
             .iter()
-            .take(
-                std::env::var("EXACT_SHOW")
-                    .ok()
-                    .and_then(|s| s.parse().ok())
-                    .unwrap_or(8),
-            )
+            .take(std::env::var("EXACT_SHOW").ok().and_then(|s| s.parse().ok()).unwrap_or(8))
             .map(|(c, d)| format!("  {}: {}", c.name(), d[0]))
             .collect();
         let (minimal, diffs) = shrink((**first).clone());
@@ -151,12 +86,8 @@ fn a_refusal_is_found_in_its_batch() {
     let root = tempfile::tempdir().unwrap();
     let mut rng = generate::Rng::new(7);
     let pool = generate::pool(&mut rng, root.path());
-    let mut cases: Vec<Case> = (0..9)
-        .map(|n| generate::case(&mut rng, n, &pool, harness::printer()))
-        .collect();
-    let env = cases[6].pod["spec"]["containers"][0]["env"]
-        .as_array_mut()
-        .unwrap();
+    let mut cases: Vec<Case> = (0..9).map(|n| generate::case(&mut rng, n, &pool, harness::printer())).collect();
+    let env = cases[6].pod["spec"]["containers"][0]["env"].as_array_mut().unwrap();
     env.push(json!({"name": "X", "valueFrom": {"fileKeyRef": {"volumeName": "nope", "path": "a.env", "key": "X"}}}));
     for format in harness::FORMATS {
         let converted = harness::convert_batch(&cases.iter().collect::<Vec<_>>(), format, &[]);
@@ -164,10 +95,7 @@ fn a_refusal_is_found_in_its_batch() {
             match c {
                 Converted::Refused(code, err) => {
                     assert_eq!((i, *code), (6, 78), "{err}");
-                    assert!(
-                        err.contains("document 1 (Pod/p6)") && err.contains("volumeName"),
-                        "{err}"
-                    );
+                    assert!(err.contains("document 1 (Pod/p6)") && err.contains("volumeName"), "{err}");
                 }
                 Converted::Container(..) => assert_ne!(i, 6),
             }
@@ -177,11 +105,7 @@ fn a_refusal_is_found_in_its_batch() {
 
 enum Verdict<'a> {
     /// Whether the pod starts natively, and the differences.
-    Compared {
-        case: &'a Case,
-        native: bool,
-        diffs: Vec<String>,
-    },
+    Compared { case: &'a Case, native: bool, diffs: Vec<String> },
     /// The exit code and stderr.
     Refused(&'a Case, i32, String),
 }
@@ -197,11 +121,7 @@ fn check_batch(batch: &[Case], format: Format) -> Vec<Verdict<'_>> {
             Converted::Container(container, world) => {
                 let native = harness::native(case);
                 let diffs = harness::differences(&native, &harness::converted(&container, &world));
-                Verdict::Compared {
-                    case,
-                    native: matches!(native, Outcome::Started(_)),
-                    diffs,
-                }
+                Verdict::Compared { case, native: matches!(native, Outcome::Started(_)), diffs }
             }
         })
         .collect()
@@ -212,11 +132,9 @@ fn check_batch(batch: &[Case], format: Format) -> Vec<Verdict<'_>> {
 fn differs(case: &Case) -> Option<Vec<String>> {
     match harness::convert_batch(&[case], Format::YamlStream, &[]).remove(0) {
         Converted::Refused(..) => None,
-        Converted::Container(container, world) => Some(harness::differences(
-            &harness::native(case),
-            &harness::converted(&container, &world),
-        ))
-        .filter(|d| !d.is_empty()),
+        Converted::Container(container, world) => {
+            Some(harness::differences(&harness::native(case), &harness::converted(&container, &world))).filter(|d| !d.is_empty())
+        }
     }
 }
 
@@ -224,17 +142,11 @@ fn differs(case: &Case) -> Option<Vec<String>> {
 /// case still differs. (Args are not emptied when there is no command: the
 /// image's CMD would then run, and `--entrypoint` says ENTRYPOINT alone.)
 fn shrink(mut case: Case) -> (Case, Vec<String>) {
-    let mut diffs =
-        differs(&case).unwrap_or_else(|| vec!["(does not differ when converted alone)".into()]);
+    let mut diffs = differs(&case).unwrap_or_else(|| vec!["(does not differ when converted alone)".into()]);
     'outer: loop {
         let c = case.container_spec().clone();
         let has_command = c["command"].as_array().is_some_and(|w| !w.is_empty());
-        for (field, keep) in [
-            ("env", 0),
-            ("envFrom", 0),
-            ("args", if has_command { 0 } else { 1 }),
-            ("command", 1),
-        ] {
+        for (field, keep) in [("env", 0), ("envFrom", 0), ("args", if has_command { 0 } else { 1 }), ("command", 1)] {
             let len = c[field].as_array().map_or(0, Vec::len);
             for i in 0..len {
                 if len <= keep || (field == "command" && i == 0) {

@@ -77,13 +77,7 @@ const PREFIXES: [&str; 3] = ["", "P_", "Q_"];
 /// The image every pod runs: its ENTRYPOINT and CMD hold `$` that no one may expand.
 pub fn image(printer: &str) -> Image {
     Image {
-        entrypoint: vec![
-            printer.to_string(),
-            "ep".into(),
-            "$(HOME)".into(),
-            "$$".into(),
-            "$(A)".into(),
-        ],
+        entrypoint: vec![printer.to_string(), "ep".into(), "$(HOME)".into(), "$$".into(), "$(A)".into()],
         cmd: vec!["cmd".into(), "$(MODE)".into(), "$$x".into()],
         env: vec![
             ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
@@ -113,9 +107,7 @@ fn text(rng: &mut Rng, own: &str) -> String {
             // A multi-byte character, never right after a `$` (docs/reference.md §5
             // and the kubelet agree only on ASCII there).
             10 => "xé".into(),
-            _ => rng
-                .pick(&["/opt/bin:", "http://", "-", " ", "#", "\"q\"", "\\", "v"])
-                .to_string(),
+            _ => rng.pick(&["/opt/bin:", "http://", "-", " ", "#", "\"q\"", "\\", "v"]).to_string(),
         };
         out.push_str(&piece);
     }
@@ -182,18 +174,12 @@ fn plain_entry(rng: &mut Rng, name: &str) -> Value {
         45..=47 => json!({"name": name}),
         48..=59 => {
             let map = rng.pick(&["cm-a", "cm-a", "cm-b", "cm-gone"]).to_string();
-            let r = with_optional(
-                json!({"name": map, "key": rng.pick(&KEYS)}),
-                optional(rng, 85),
-            );
+            let r = with_optional(json!({"name": map, "key": rng.pick(&KEYS)}), optional(rng, 85));
             json!({"name": name, "valueFrom": {"configMapKeyRef": r}})
         }
         60..=67 => {
             let secret = rng.pick(&["sec-a", "sec-a", "sec-gone"]).to_string();
-            let r = with_optional(
-                json!({"name": secret, "key": rng.pick(&KEYS)}),
-                optional(rng, 85),
-            );
+            let r = with_optional(json!({"name": secret, "key": rng.pick(&KEYS)}), optional(rng, 85));
             json!({"name": name, "valueFrom": {"secretKeyRef": r}})
         }
         68..=72 => {
@@ -204,21 +190,9 @@ fn plain_entry(rng: &mut Rng, name: &str) -> Value {
 }
 
 fn file_key_ref(rng: &mut Rng, name: &str) -> Value {
-    let (volume, path) = *rng.pick(&[
-        ("cfg", "app.env"),
-        ("cfg", "app.env"),
-        ("data", "other.env"),
-        ("cfg", "gone.env"),
-    ]);
-    let key = if rng.chance(80) {
-        name
-    } else {
-        rng.pick(&KEYS)
-    };
-    let r = with_optional(
-        json!({"volumeName": volume, "path": path, "key": key}),
-        optional(rng, 90),
-    );
+    let (volume, path) = *rng.pick(&[("cfg", "app.env"), ("cfg", "app.env"), ("data", "other.env"), ("cfg", "gone.env")]);
+    let key = if rng.chance(80) { name } else { rng.pick(&KEYS) };
+    let r = with_optional(json!({"volumeName": volume, "path": path, "key": key}), optional(rng, 90));
     json!({"name": name, "valueFrom": {"fileKeyRef": r}})
 }
 
@@ -290,10 +264,7 @@ pub fn pool(rng: &mut Rng, root: &Path) -> Pool {
             })
             .collect()
     };
-    Pool {
-        cfg: dirs("cfg", "app.env", 85),
-        data: dirs("data", "other.env", 50),
-    }
+    Pool { cfg: dirs("cfg", "app.env", 85), data: dirs("data", "other.env", 50) }
 }
 
 /// Case number `n`, its volumes from `pool`.
@@ -303,23 +274,14 @@ pub fn case(rng: &mut Rng, n: usize, pool: &Pool, printer: &str) -> Case {
     // The container.
     let (env, env_from) = env_sources(rng);
     let (command, args) = program_line(rng, printer);
-    let has_command = command
-        .as_ref()
-        .and_then(Value::as_array)
-        .is_some_and(|c| !c.is_empty());
-    let has_args = args
-        .as_ref()
-        .and_then(Value::as_array)
-        .is_some_and(|a| !a.is_empty());
+    let has_command = command.as_ref().and_then(Value::as_array).is_some_and(|c| !c.is_empty());
+    let has_args = args.as_ref().and_then(Value::as_array).is_some_and(|a| !a.is_empty());
     let img = &world.image;
     // The converter cannot know the image: `--entrypoint` tells it, per
     // container name. With no args the image runs ENTRYPOINT then CMD, so
     // the words given are both (container `app0`); with args, ENTRYPOINT alone.
     let (name, entrypoint) = match (has_command, has_args) {
-        (false, false) => (
-            "app0",
-            Some([img.entrypoint.clone(), img.cmd.clone()].concat()),
-        ),
+        (false, false) => ("app0", Some([img.entrypoint.clone(), img.cmd.clone()].concat())),
         (false, true) => ("app", Some(img.entrypoint.clone())),
         (true, _) => ("app", None),
     };
@@ -334,11 +296,7 @@ pub fn case(rng: &mut Rng, n: usize, pool: &Pool, printer: &str) -> Case {
         c["envFrom"] = json!(env_from);
     }
     c["env"] = json!(env);
-    c["volumeMounts"] = json!(world
-        .volumes
-        .iter()
-        .map(|(v, dir)| json!({"name": v, "mountPath": dir}))
-        .collect::<Vec<_>>());
+    c["volumeMounts"] = json!(world.volumes.iter().map(|(v, dir)| json!({"name": v, "mountPath": dir})).collect::<Vec<_>>());
     let doc = json!({
         "apiVersion": "v1",
         "kind": "Pod",
@@ -348,12 +306,7 @@ pub fn case(rng: &mut Rng, n: usize, pool: &Pool, printer: &str) -> Case {
             "volumes": world.volumes.keys().map(|v| json!({"name": v, "emptyDir": {}})).collect::<Vec<_>>(),
         }
     });
-    Case {
-        pod: doc,
-        container: name.to_string(),
-        world,
-        entrypoint,
-    }
+    Case { pod: doc, container: name.to_string(), world, entrypoint }
 }
 
 /// The world of pod `pod`: ConfigMaps, Secrets, service variables, fields, volumes, the image.
@@ -383,20 +336,10 @@ fn world(rng: &mut Rng, pod: String, pool: &Pool, printer: &str) -> World {
         ("metadata.namespace".to_string(), "default".to_string()),
         ("status.podIP".to_string(), "10.1.2.3".to_string()),
     ]);
-    let volumes: BTreeMap<String, PathBuf> = [("cfg", &pool.cfg), ("data", &pool.data)]
-        .into_iter()
-        .map(|(v, dirs)| (v.to_string(), rng.pick(dirs).clone()))
-        .collect();
+    let volumes: BTreeMap<String, PathBuf> =
+        [("cfg", &pool.cfg), ("data", &pool.data)].into_iter().map(|(v, dirs)| (v.to_string(), rng.pick(dirs).clone())).collect();
 
-    World {
-        config_maps,
-        secrets,
-        service_env,
-        fields,
-        volumes,
-        image: image(printer),
-        hostname: pod,
-    }
+    World { config_maps, secrets, service_env, fields, volumes, image: image(printer), hostname: pod }
 }
 
 /// A container's `env` (with at least one `fileKeyRef`) and `envFrom`.
@@ -407,24 +350,15 @@ fn env_sources(rng: &mut Rng) -> (Vec<Value>, Vec<Value>) {
             entry(rng, name)
         })
         .collect();
-    if !env
-        .iter()
-        .any(|e| e["valueFrom"].get("fileKeyRef").is_some())
-    {
+    if !env.iter().any(|e| e["valueFrom"].get("fileKeyRef").is_some()) {
         let name = *rng.pick(&NAMES);
         let at = rng.below(env.len() + 1);
         env.insert(at, file_key_ref(rng, name));
     }
     let env_from: Vec<Value> = (0..rng.below(3))
         .map(|_| {
-            let (field, name) = *rng.pick(&[
-                ("configMapRef", "cm-a"),
-                ("configMapRef", "cm-b"),
-                ("secretRef", "sec-a"),
-                ("configMapRef", "cm-gone"),
-            ]);
-            let mut source =
-                json!({field: with_optional(json!({"name": name}), optional(rng, 90))});
+            let (field, name) = *rng.pick(&[("configMapRef", "cm-a"), ("configMapRef", "cm-b"), ("secretRef", "sec-a"), ("configMapRef", "cm-gone")]);
+            let mut source = json!({field: with_optional(json!({"name": name}), optional(rng, 90))});
             let prefix = *rng.pick(&PREFIXES);
             if !prefix.is_empty() {
                 source["prefix"] = json!(prefix);
@@ -437,8 +371,7 @@ fn env_sources(rng: &mut Rng) -> (Vec<Value>, Vec<Value>) {
 
 /// A container's `command` and `args`: absent, empty, null or words.
 fn program_line(rng: &mut Rng, printer: &str) -> (Option<Value>, Option<Value>) {
-    let words =
-        |rng: &mut Rng, n: usize| -> Vec<String> { (0..n).map(|_| text(rng, "A")).collect() };
+    let words = |rng: &mut Rng, n: usize| -> Vec<String> { (0..n).map(|_| text(rng, "A")).collect() };
     let command: Option<Value> = match rng.below(10) {
         0..=5 => {
             let mut c = vec![printer.to_string()];

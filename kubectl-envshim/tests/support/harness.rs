@@ -67,12 +67,7 @@ pub enum Format {
     JsonList,
 }
 
-pub const FORMATS: [Format; 4] = [
-    Format::YamlStream,
-    Format::YamlList,
-    Format::JsonStream,
-    Format::JsonList,
-];
+pub const FORMATS: [Format; 4] = [Format::YamlStream, Format::YamlList, Format::JsonStream, Format::JsonList];
 
 pub struct Run {
     pub code: i32,
@@ -89,11 +84,7 @@ pub fn envshim() -> &'static Path {
         let bin = Path::new(CONVERTER).with_file_name("envshim");
         let mut build = Command::new(env!("CARGO"));
         build.args(["build", "--quiet", "-p", "envshim", "--bin", "envshim"]);
-        if bin
-            .parent()
-            .and_then(Path::file_name)
-            .is_some_and(|p| p == "release")
-        {
+        if bin.parent().and_then(Path::file_name).is_some_and(|p| p == "release") {
             build.arg("--release");
         }
         assert!(build.status().unwrap().success(), "cargo build -p envshim");
@@ -108,20 +99,10 @@ pub fn printer() -> &'static str {
     BIN.get_or_init(|| {
         let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/printer.rs");
         let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join("exact-printer");
-        let fresh = |o: &Path| {
-            Some(
-                std::fs::metadata(o).ok()?.modified().ok()?
-                    >= std::fs::metadata(&src).ok()?.modified().ok()?,
-            )
-        };
+        let fresh = |o: &Path| Some(std::fs::metadata(o).ok()?.modified().ok()? >= std::fs::metadata(&src).ok()?.modified().ok()?);
         if fresh(&out) != Some(true) {
             let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-            let status = Command::new(rustc)
-                .args(["--edition", "2021", "-O", "-o"])
-                .arg(&out)
-                .arg(&src)
-                .status()
-                .expect("run rustc");
+            let status = Command::new(rustc).args(["--edition", "2021", "-O", "-o"]).arg(&out).arg(&src).status().expect("run rustc");
             assert!(status.success(), "rustc {}", src.display());
         }
         out.to_str().unwrap().to_string()
@@ -131,11 +112,7 @@ pub fn printer() -> &'static str {
 /// Runs `kubectl-envshim ARGS` with `input` on stdin.
 pub fn kubectl_envshim(args: &[String], input: &str) -> Run {
     let out = super::piped(Command::new(CONVERTER).args(args), input);
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into(),
-        stderr: String::from_utf8_lossy(&out.stderr).into(),
-    }
+    Run { code: out.status.code().unwrap_or(-1), stdout: String::from_utf8_lossy(&out.stdout).into(), stderr: String::from_utf8_lossy(&out.stderr).into() }
 }
 
 /// The documents as a stream in `format`.
@@ -145,28 +122,17 @@ pub fn write(docs: &[Value], format: Format) -> String {
     match format {
         Format::YamlStream => docs.iter().map(|d| format!("---\n{}", yaml(d))).collect(),
         Format::YamlList => yaml(&json!({"apiVersion": "v1", "kind": "List", "items": docs})),
-        Format::JsonStream => docs
-            .iter()
-            .map(|d| serde_json::to_string_pretty(d).unwrap() + "\n")
-            .collect(),
-        Format::JsonList => {
-            serde_json::to_string(&json!({"apiVersion": "v1", "kind": "List", "items": docs}))
-                .unwrap()
-        }
+        Format::JsonStream => docs.iter().map(|d| serde_json::to_string_pretty(d).unwrap() + "\n").collect(),
+        Format::JsonList => serde_json::to_string(&json!({"apiVersion": "v1", "kind": "List", "items": docs})).unwrap(),
     }
 }
 
 /// The documents of the converter's output (a `List` flattened into its items).
 pub fn read(text: &str) -> Vec<Value> {
     let docs: Vec<Value> = if text.trim_start().starts_with(['{', '[']) {
-        serde_json::Deserializer::from_str(text)
-            .into_iter::<Value>()
-            .map(|d| d.expect("the converter's JSON output"))
-            .collect()
+        serde_json::Deserializer::from_str(text).into_iter::<Value>().map(|d| d.expect("the converter's JSON output")).collect()
     } else {
-        serde_norway::Deserializer::from_str(text)
-            .map(|d| Value::deserialize(d).expect("the converter's YAML output"))
-            .collect()
+        serde_norway::Deserializer::from_str(text).map(|d| Value::deserialize(d).expect("the converter's YAML output")).collect()
     };
     let mut out = Vec::new();
     for d in docs.into_iter().filter(|d| !d.is_null()) {
@@ -180,32 +146,20 @@ pub fn read(text: &str) -> Vec<Value> {
 
 /// The container NAME of a pod document.
 pub fn container<'a>(pod: &'a Value, name: &str) -> Option<&'a Value> {
-    ["containers", "initContainers"]
-        .iter()
-        .filter_map(|field| pod["spec"].get(*field).and_then(Value::as_array))
-        .flatten()
-        .find(|c| c["name"] == name)
+    ["containers", "initContainers"].iter().filter_map(|field| pod["spec"].get(*field).and_then(Value::as_array)).flatten().find(|c| c["name"] == name)
 }
 
 /// The converter's arguments for these cases: `--shim-path` the real envshim
 /// (so no installer is needed and the command's first word runs as it is),
 /// and each container's `--entrypoint`.
 pub fn convert_args(cases: &[&Case], extra: &[String]) -> Vec<String> {
-    let mut args = vec![
-        "convert".to_string(),
-        "--shim-path".into(),
-        envshim().to_str().unwrap().into(),
-    ];
+    let mut args = vec!["convert".to_string(), "--shim-path".into(), envshim().to_str().unwrap().into()];
     let mut entrypoints: BTreeMap<&str, String> = BTreeMap::new();
     for c in cases {
         if let Some(words) = &c.entrypoint {
             let text = serde_json::to_string(words).unwrap();
             let before = entrypoints.insert(&c.container, text.clone());
-            assert!(
-                before.is_none_or(|b| b == text),
-                "two entrypoints for container {} in one batch",
-                c.container
-            );
+            assert!(before.is_none_or(|b| b == text), "two entrypoints for container {} in one batch", c.container);
         }
     }
     for (name, words) in entrypoints {
@@ -219,40 +173,19 @@ pub fn convert_args(cases: &[&Case], extra: &[String]) -> Vec<String> {
 /// converter refuses is halved until the refused pods are alone.
 pub fn convert_batch(cases: &[&Case], format: Format, extra: &[String]) -> Vec<Converted> {
     let dir = tempfile::tempdir().unwrap();
-    let ext = if matches!(format, Format::JsonStream | Format::JsonList) {
-        "json"
-    } else {
-        "yaml"
-    };
+    let ext = if matches!(format, Format::JsonStream | Format::JsonList) { "json" } else { "yaml" };
     let file = dir.path().join(format!("pods.{ext}"));
-    std::fs::write(
-        &file,
-        write(
-            &cases.iter().map(|c| c.pod.clone()).collect::<Vec<_>>(),
-            format,
-        ),
-    )
-    .unwrap();
+    std::fs::write(&file, write(&cases.iter().map(|c| c.pod.clone()).collect::<Vec<_>>(), format)).unwrap();
     let mut args = convert_args(cases, extra);
     args.extend(["-f".to_string(), file.to_str().unwrap().to_string()]);
     let run = kubectl_envshim(&args, "");
-    assert!(
-        !run.stderr.contains(SENTINEL),
-        "the converter shows a value in a message: {}",
-        run.stderr
-    );
+    assert!(!run.stderr.contains(SENTINEL), "the converter shows a value in a message: {}", run.stderr);
     if run.code != 0 {
         if cases.len() == 1 {
             return vec![Converted::Refused(run.code, run.stderr)];
         }
         let (a, b) = cases.split_at(cases.len() / 2);
-        return [
-            convert_batch(a, format, extra),
-            convert_batch(b, format, extra),
-        ]
-        .into_iter()
-        .flatten()
-        .collect();
+        return [convert_batch(a, format, extra), convert_batch(b, format, extra)].into_iter().flatten().collect();
     }
     from_output(&run.stdout, cases)
 }
@@ -268,15 +201,8 @@ pub fn from_output(text: &str, cases: &[&Case]) -> Vec<Converted> {
                 .iter()
                 .find(|d| d["kind"] == "Pod" && d["metadata"]["name"] == c.name())
                 .unwrap_or_else(|| panic!("pod {} missing from the output", c.name()));
-            let converted = container(pod, &c.container)
-                .unwrap_or_else(|| {
-                    panic!(
-                        "pod {}: container {} missing from the output",
-                        c.name(),
-                        c.container
-                    )
-                })
-                .clone();
+            let converted =
+                container(pod, &c.container).unwrap_or_else(|| panic!("pod {}: container {} missing from the output", c.name(), c.container)).clone();
             let mut world = c.world.clone();
             world.config_maps.extend(config_maps.clone());
             world.secrets.extend(secrets.clone());
@@ -290,10 +216,7 @@ pub type Store = BTreeMap<String, BTreeMap<String, String>>;
 pub fn generated_objects(docs: &[Value]) -> (Store, Store) {
     let mut maps = (Store::new(), Store::new());
     for d in docs {
-        let name = d["metadata"]["name"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
+        let name = d["metadata"]["name"].as_str().unwrap_or_default().to_string();
         let strings = |field: &str, decode: bool| -> BTreeMap<String, String> {
             d.get(field)
                 .and_then(Value::as_object)
@@ -319,10 +242,7 @@ pub fn generated_objects(docs: &[Value]) -> (Store, Store) {
 fn base64(text: &str) -> String {
     const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let (mut bits, mut n, mut out) = (0u32, 0, Vec::new());
-    for c in text
-        .bytes()
-        .filter(|c| *c != b'=' && !c.is_ascii_whitespace())
-    {
+    for c in text.bytes().filter(|c| *c != b'=' && !c.is_ascii_whitespace()) {
         let v = ABC.iter().position(|a| *a == c).expect("base64") as u32;
         bits = bits << 6 | v;
         n += 6;
@@ -347,19 +267,11 @@ pub fn native(case: &Case) -> Outcome {
 /// entry left there), then the real envshim started with that argv and
 /// environment, exactly, printing what reaches the program.
 pub fn converted(container: &Value, world: &World) -> Outcome {
-    assert!(
-        !has_file_key_ref(container),
-        "a fileKeyRef left in the converted container: {container}"
-    );
+    assert!(!has_file_key_ref(container), "a fileKeyRef left in the converted container: {container}");
     // The harness provides the pod's own volumes (directories of this test);
     // one the converter added (a generated ConfigMap mounted as a file, say)
     // would need a mount namespace: say so rather than report a difference.
-    for mount in container
-        .get("volumeMounts")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for mount in container.get("volumeMounts").and_then(Value::as_array).into_iter().flatten() {
         let name = mount["name"].as_str().unwrap_or_default();
         assert!(
             world.volumes.contains_key(name),
@@ -371,29 +283,16 @@ pub fn converted(container: &Value, world: &World) -> Outcome {
         Ok(s) => s,
         Err(why) => return Outcome::Fails(format!("kubelet (converted): {why}")),
     };
-    let out = Command::new(&started.argv[0])
-        .args(&started.argv[1..])
-        .env_clear()
-        .envs(&started.env)
-        .stdin(Stdio::null())
-        .output();
+    let out = Command::new(&started.argv[0]).args(&started.argv[1..]).env_clear().envs(&started.env).stdin(Stdio::null()).output();
     let out = match out {
         Ok(out) => out,
         // E2BIG and the like: the container never starts.
         Err(e) => return Outcome::Fails(format!("exec {}: {e}", started.argv[0])),
     };
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !stderr.contains(SENTINEL),
-        "envshim shows a value in a message: {stderr}"
-    );
+    assert!(!stderr.contains(SENTINEL), "envshim shows a value in a message: {stderr}");
     if !out.status.success() {
-        return Outcome::Fails(format!(
-            "{} exits {:?}: {}",
-            started.argv[0],
-            out.status.code(),
-            String::from_utf8_lossy(&out.stderr).trim_end()
-        ));
+        return Outcome::Fails(format!("{} exits {:?}: {}", started.argv[0], out.status.code(), String::from_utf8_lossy(&out.stderr).trim_end()));
     }
     Outcome::Started(printed(&out.stdout))
 }
@@ -406,36 +305,15 @@ pub fn under_engine(container: &Value, world: &World) -> (Outcome, String) {
         Ok(s) => s,
         Err(why) => return (Outcome::Fails(format!("engine: {why}")), String::new()),
     };
-    let out = Command::new(&started.argv[0])
-        .args(&started.argv[1..])
-        .env_clear()
-        .envs(&started.env)
-        .stdin(Stdio::null())
-        .output();
+    let out = Command::new(&started.argv[0]).args(&started.argv[1..]).env_clear().envs(&started.env).stdin(Stdio::null()).output();
     let out = match out {
         Ok(out) => out,
-        Err(e) => {
-            return (
-                Outcome::Fails(format!("exec {}: {e}", started.argv[0])),
-                String::new(),
-            )
-        }
+        Err(e) => return (Outcome::Fails(format!("exec {}: {e}", started.argv[0])), String::new()),
     };
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(
-        !stderr.contains(SENTINEL),
-        "envshim shows a value in a message: {stderr}"
-    );
+    assert!(!stderr.contains(SENTINEL), "envshim shows a value in a message: {stderr}");
     if !out.status.success() {
-        return (
-            Outcome::Fails(format!(
-                "{} exits {:?}: {}",
-                started.argv[0],
-                out.status.code(),
-                stderr.trim_end()
-            )),
-            stderr,
-        );
+        return (Outcome::Fails(format!("{} exits {:?}: {}", started.argv[0], out.status.code(), stderr.trim_end())), stderr);
     }
     (Outcome::Started(printed(&out.stdout)), stderr)
 }
@@ -445,9 +323,7 @@ pub fn under_engine(container: &Value, world: &World) -> (Outcome, String) {
 pub fn has_file_key_ref(v: &Value) -> bool {
     match v {
         // A null one is absent to kubectl.
-        Value::Object(m) => m
-            .iter()
-            .any(|(k, v)| (k == "fileKeyRef" && !v.is_null()) || has_file_key_ref(v)),
+        Value::Object(m) => m.iter().any(|(k, v)| (k == "fileKeyRef" && !v.is_null()) || has_file_key_ref(v)),
         Value::Array(items) => items.iter().any(has_file_key_ref),
         _ => false,
     }
@@ -457,18 +333,9 @@ pub fn has_file_key_ref(v: &Value) -> bool {
 fn printed(out: &[u8]) -> Started {
     let text = String::from_utf8(out.to_vec()).expect("the program's output is UTF-8");
     let mut items = text.split_terminator('\0');
-    let argc: usize = items
-        .next()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("not the printer's output: {text:?}"));
+    let argc: usize = items.next().and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("not the printer's output: {text:?}"));
     let argv = items.by_ref().take(argc).map(String::from).collect();
-    let env = items
-        .map(|kv| {
-            kv.split_once('=')
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .unwrap()
-        })
-        .collect();
+    let env = items.map(|kv| kv.split_once('=').map(|(k, v)| (k.to_string(), v.to_string())).unwrap()).collect();
     Started { argv, env }
 }
 
@@ -477,19 +344,14 @@ fn printed(out: &[u8]) -> Started {
 pub fn differences(native: &Outcome, converted: &Outcome) -> Vec<String> {
     match (native, converted) {
         (Outcome::Fails(_), Outcome::Fails(_)) => vec![],
-        (Outcome::Fails(why), Outcome::Started(_)) => vec![format!(
-            "natively the container does not start ({why}); converted it starts"
-        )],
-        (Outcome::Started(_), Outcome::Fails(why)) => vec![format!(
-            "natively the container starts; converted it does not ({why})"
-        )],
+        (Outcome::Fails(why), Outcome::Started(_)) => vec![format!("natively the container does not start ({why}); converted it starts")],
+        (Outcome::Started(_), Outcome::Fails(why)) => vec![format!("natively the container starts; converted it does not ({why})")],
         (Outcome::Started(n), Outcome::Started(c)) => {
             let mut diffs = Vec::new();
             if n.argv != c.argv {
                 diffs.push(format!("argv: native {:?}, converted {:?}", n.argv, c.argv));
             }
-            let names: std::collections::BTreeSet<&String> =
-                n.env.keys().chain(c.env.keys()).collect();
+            let names: std::collections::BTreeSet<&String> = n.env.keys().chain(c.env.keys()).collect();
             for name in names {
                 let (a, b) = (n.env.get(name), c.env.get(name));
                 // No allowance for KUBERNETES_SERVICE_URL (docs/kubelet-differences.md

@@ -77,10 +77,7 @@ pub fn start(container: &Value, world: &World) -> Result<Started, String> {
     env.extend(list);
     // The runtime's execve: Linux refuses any one argv or `NAME=VALUE` string
     // over 128 KiB with its NUL (MAX_ARG_STRLEN): the container does not start.
-    let mut strings = argv
-        .iter()
-        .map(String::len)
-        .chain(env.iter().map(|(k, v)| k.len() + 1 + v.len()));
+    let mut strings = argv.iter().map(String::len).chain(env.iter().map(|(k, v)| k.len() + 1 + v.len()));
     if strings.any(|n| n + 1 > MAX_ARG_STRLEN) {
         return Err("execve: a string over 128 KiB (E2BIG)".into());
     }
@@ -103,12 +100,7 @@ pub fn container_env(container: &Value, world: &World) -> Result<BTreeMap<String
 /// as written. The runtime's part (HOSTNAME, the image's ENV) as in [`start`].
 pub fn engine_start(container: &Value, world: &World) -> Result<Started, String> {
     let vars = env_list(container, world, false)?;
-    let words = |field: &str| {
-        list(container, field)
-            .iter()
-            .map(|w| w.as_str().unwrap_or_default().to_string())
-            .collect::<Vec<_>>()
-    };
+    let words = |field: &str| list(container, field).iter().map(|w| w.as_str().unwrap_or_default().to_string()).collect::<Vec<_>>();
     let argv = [words("command"), words("args")].concat();
     let mut env = BTreeMap::from([("HOSTNAME".to_string(), world.hostname.clone())]);
     env.extend(world.image.env.iter().cloned());
@@ -117,11 +109,7 @@ pub fn engine_start(container: &Value, world: &World) -> Result<Started, String>
 }
 
 /// The container's list, by the kubelet (`kubelet`) or by an engine that does not expand.
-fn env_list(
-    container: &Value,
-    world: &World,
-    kubelet: bool,
-) -> Result<BTreeMap<String, String>, String> {
+fn env_list(container: &Value, world: &World, kubelet: bool) -> Result<BTreeMap<String, String>, String> {
     let mut tmp: BTreeMap<String, String> = BTreeMap::new();
 
     // [envfrom]: each source in order, every key prefixed; a missing source
@@ -154,17 +142,12 @@ fn env_list(
     // defined so far, then the service variables [expansion]; a platform
     // reference that finds nothing and is optional leaves the name as it was.
     for (i, entry) in list(container, "env").iter().enumerate() {
-        let name = entry["name"]
-            .as_str()
-            .ok_or(format!("env[{i}]: no name"))?
-            .to_string();
+        let name = entry["name"].as_str().ok_or(format!("env[{i}]: no name"))?.to_string();
         let literal = entry.get("value").and_then(Value::as_str).unwrap_or("");
         let value = if !literal.is_empty() && !kubelet {
             Some(literal.to_string())
         } else if !literal.is_empty() {
-            Some(expand(literal, |n| {
-                tmp.get(n).or_else(|| world.service_env.get(n)).cloned()
-            }))
+            Some(expand(literal, |n| tmp.get(n).or_else(|| world.service_env.get(n)).cloned()))
         } else if let Some(from) = entry.get("valueFrom").filter(|v| !v.is_null()) {
             value_from(from, world).map_err(|e| format!("env[{i}] ({name}): {e}"))?
         } else {
@@ -201,12 +184,7 @@ fn value_from(from: &Value, world: &World) -> Result<Option<String>, String> {
         key_in(&world.secrets, r, "Secret")
     } else if let Some(r) = from.get("fieldRef") {
         let path = r.get("fieldPath").and_then(Value::as_str).unwrap_or("");
-        world
-            .fields
-            .get(path)
-            .cloned()
-            .map(Some)
-            .ok_or(format!("fieldRef {path}: not a field the model knows"))
+        world.fields.get(path).cloned().map(Some).ok_or(format!("fieldRef {path}: not a field the model knows"))
     } else if let Some(r) = from.get("fileKeyRef") {
         file_key_ref(r, world)
     } else {
@@ -223,10 +201,7 @@ fn file_key_ref(r: &Value, world: &World) -> Result<Option<String>, String> {
     let volume = r.get("volumeName").and_then(Value::as_str).unwrap_or("");
     let path = r.get("path").and_then(Value::as_str).unwrap_or("");
     let key = r.get("key").and_then(Value::as_str).unwrap_or("");
-    let dir = world
-        .volumes
-        .get(volume)
-        .ok_or(format!("fileKeyRef: no volume {volume}"))?;
+    let dir = world.volumes.get(volume).ok_or(format!("fileKeyRef: no volume {volume}"))?;
     let found = match std::fs::read_to_string(dir.join(path)) {
         Ok(text) => env_file_value(&text, key)?,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
@@ -275,9 +250,7 @@ pub fn env_file_value(text: &str, key: &str) -> Result<Option<String>, String> {
             }
             continue;
         }
-        let mut rest = value_part
-            .strip_prefix('\'')
-            .ok_or(format!("line {n}: value must be enclosed in single quotes"))?;
+        let mut rest = value_part.strip_prefix('\'').ok_or(format!("line {n}: value must be enclosed in single quotes"))?;
         let (start, mut value) = (n, String::new());
         loop {
             if let Some(close) = rest.find('\'') {
@@ -293,9 +266,7 @@ pub fn env_file_value(text: &str, key: &str) -> Result<Option<String>, String> {
             }
             value.push_str(rest);
             value.push('\n');
-            rest = lines
-                .next()
-                .ok_or(format!("line {start}: unclosed single quote"))?;
+            rest = lines.next().ok_or(format!("line {start}: unclosed single quote"))?;
             n += 1;
         }
     }
@@ -307,27 +278,15 @@ pub fn env_file_value(text: &str, key: &str) -> Result<Option<String>, String> {
 /// command, the image's ENTRYPOINT, then args, or else the image's CMD. The
 /// image's words are never expanded (the runtime adds them after the kubelet).
 /// An empty `command` (`[]`, `null`) is no command.
-pub fn program_line(
-    container: &Value,
-    env: &BTreeMap<String, String>,
-    image: &Image,
-) -> Vec<String> {
+pub fn program_line(container: &Value, env: &BTreeMap<String, String>, image: &Image) -> Vec<String> {
     let words = |field: &str| -> Vec<String> {
-        list(container, field)
-            .iter()
-            .map(|w| w.as_str().unwrap_or_default().to_string())
-            .map(|w| expand(&w, |n| env.get(n).cloned()))
-            .collect()
+        list(container, field).iter().map(|w| w.as_str().unwrap_or_default().to_string()).map(|w| expand(&w, |n| env.get(n).cloned())).collect()
     };
     let (command, args) = (words("command"), words("args"));
     if !command.is_empty() {
         return [command, args].concat();
     }
-    let rest = if args.is_empty() {
-        image.cmd.clone()
-    } else {
-        args
-    };
+    let rest = if args.is_empty() { image.cmd.clone() } else { args };
     [image.entrypoint.clone(), rest].concat()
 }
 
@@ -382,16 +341,10 @@ fn valid_name(name: &str) -> bool {
 }
 
 fn optional(reference: &Value) -> bool {
-    reference
-        .get("optional")
-        .and_then(Value::as_bool)
-        .unwrap_or(false)
+    reference.get("optional").and_then(Value::as_bool).unwrap_or(false)
 }
 
 /// A list field of the container; absent or `null` is empty.
 fn list<'a>(container: &'a Value, field: &str) -> &'a [Value] {
-    container
-        .get(field)
-        .and_then(Value::as_array)
-        .map_or(&[], Vec::as_slice)
+    container.get(field).and_then(Value::as_array).map_or(&[], Vec::as_slice)
 }

@@ -24,10 +24,7 @@ pub const SHIM_IMAGE: &str = "registry.example.com/envshim@sha256:0123456789abcd
 /// Runs `command` with `stdin` written to it (from a thread: it may not read
 /// it all before it writes) and its stdout and stderr collected.
 pub fn piped(command: &mut Command, stdin: &str) -> Output {
-    if !command
-        .get_envs()
-        .any(|(k, _)| k == "KUBECTL_ENVSHIM_SHIM_IMAGE")
-    {
+    if !command.get_envs().any(|(k, _)| k == "KUBECTL_ENVSHIM_SHIM_IMAGE") {
         command.env("KUBECTL_ENVSHIM_SHIM_IMAGE", SHIM_IMAGE);
     }
     let mut child = command
@@ -35,12 +32,7 @@ pub fn piped(command: &mut Command, stdin: &str) -> Output {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap_or_else(|e| {
-            panic!(
-                "cannot start {:?}: {e} (tests/e2e/deps.sh installs what the tests run)",
-                command.get_program()
-            )
-        });
+        .unwrap_or_else(|e| panic!("cannot start {:?}: {e} (tests/e2e/deps.sh installs what the tests run)", command.get_program()));
     let mut input = child.stdin.take().unwrap();
     let text = stdin.to_string();
     let writer = std::thread::spawn(move || {
@@ -83,11 +75,7 @@ impl Out {
     /// A success, warnings allowed: exit 0, no sentinel on stderr. Returns stdout.
     #[track_caller]
     pub fn succeeds(&self) -> &str {
-        assert_eq!(
-            self.code, 0,
-            "stdout: {}\nstderr: {}",
-            self.stdout, self.stderr
-        );
+        assert_eq!(self.code, 0, "stdout: {}\nstderr: {}", self.stdout, self.stderr);
         self.no_sentinel();
         &self.stdout
     }
@@ -97,22 +85,10 @@ impl Out {
     /// Returns stderr.
     #[track_caller]
     pub fn failed(&self, code: i32, parts: &[&str]) -> &str {
-        assert_eq!(
-            self.code, code,
-            "stdout: {}\nstderr: {}",
-            self.stdout, self.stderr
-        );
-        assert!(
-            self.stdout.is_empty(),
-            "stdout of a failed run: {}",
-            self.stdout
-        );
+        assert_eq!(self.code, code, "stdout: {}\nstderr: {}", self.stdout, self.stderr);
+        assert!(self.stdout.is_empty(), "stdout of a failed run: {}", self.stdout);
         for p in parts {
-            assert!(
-                self.stderr.contains(p),
-                "stderr lacks {p:?}: {}",
-                self.stderr
-            );
+            assert!(self.stderr.contains(p), "stderr lacks {p:?}: {}", self.stderr);
         }
         self.no_sentinel();
         &self.stderr
@@ -130,10 +106,6 @@ impl Out {
 
     #[track_caller]
     pub fn no_sentinel(&self) {
-        assert!(
-            !self.stderr.contains("s3cr3t"),
-            "a value in a message: {}",
-            self.stderr
-        );
+        assert!(!self.stderr.contains("s3cr3t"), "a value in a message: {}", self.stderr);
     }
 }
