@@ -12,12 +12,12 @@
 //! refused (78), naming the entry: never the program with `$(VAR)` text.
 
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
 
 use super::build::Built;
 use super::{Environment, Source};
 use crate::error::{code, escape, Error};
 use crate::expand::expand_capped;
+use crate::index::NameIndex;
 use crate::limits::MAX_EXEC_STRING_BYTES;
 use crate::manifest::{Converted, EnvSource, Manifest};
 
@@ -45,46 +45,80 @@ pub(super) fn kubelet_part(b: &mut Built, c: &Converted, m: &Manifest) -> Enviro
 }
 
 type Values<'e> = Vec<(&'e [u8], Vec<u8>)>;
-/// Where each name is in a list.
-type Places<'e> = HashMap<&'e [u8], usize>;
+
+/// The kubelet's variables after the entries run so far: each name of
+/// `before` once, found through an index (names are not copied), with the
+/// place of its first and last entry, whether an entry after the first
+/// `fileKeyRef` sets it too (`later`), its value (None: not set), and the
+/// entry whose value the engine resolved and a later one replaced (`lost`).
+#[derive(Default)]
+struct Kubelet<'e> {
+    index: NameIndex,
+    names: Vec<&'e [u8]>,
+    first: Vec<usize>,
+    last: Vec<usize>,
+    later: Vec<bool>,
+    value: Vec<Option<Vec<u8>>>,
+    lost: Vec<Option<usize>>,
+}
+
+impl<'e> Kubelet<'e> {
+    fn id(&self, name: &[u8]) -> Option<usize> {
+        self.index.get(name, |j| self.names[j as usize]).map(|j| j as usize)
+    }
+
+    /// Entry `i` names `name`.
+    fn add(&mut self, i: usize, name: &'e [u8]) {
+        if let Some(id) = self.id(name) {
+            self.last[id] = i;
+            return;
+        }
+        self.names.push(name);
+        self.first.push(i);
+        self.last.push(i);
+        self.later.push(false);
+        self.value.push(None);
+        self.lost.push(None);
+        let names = &self.names;
+        self.index.put(name, (names.len() - 1) as u32, |j| names[j as usize]);
+    }
+}
 
 /// The kubelet's variables after the entries of `c.before` (each name once,
 /// its last value), and what it sees of each of `c.seen` there; `engine`:
 /// what the engine set.
 fn run<'e>(engine: &Environment, c: &'e Converted, m: &'e Manifest) -> Result<(Values<'e>, Values<'e>), Error> {
-    let rest = &m.env;
     let Some(before) = &c.before else {
         return Err(Error::config(format!("{CANNOT}: kubectl envshim convert wrote this container before it recorded the container's own entries; convert the original again")));
     };
     let entries: Vec<(u8, &[u8])> = before.iter().map(|w| w.as_bytes()).map(|w| (w.first().copied().unwrap_or(0), w.get(1..).unwrap_or_default())).collect();
-    // The names an entry after the first fileKeyRef sets in the engine's variables (a fileKeyRef's the converter removed).
-    let later: HashSet<&[u8]> = rest.iter().filter(|e| !matches!(e.source, EnvSource::FileKey { .. })).map(|e| e.name.as_bytes()).collect();
-    // Each name's first and last entry here, found once (not a scan an entry).
-    let (mut first, mut last) = (Places::new(), Places::new());
+    let mut k = Kubelet::default();
     for (i, &(_, name)) in entries.iter().enumerate() {
-        first.entry(name).or_insert(i);
-        last.insert(name, i);
+        k.add(i, name);
+    }
+    // An entry after the first fileKeyRef that the engine sets too (the converter removed the fileKeyRef ones).
+    for e in m.env.iter().filter(|e| !matches!(e.source, EnvSource::FileKey { .. })) {
+        if let Some(id) = k.id(e.name.as_bytes()) {
+            k.later[id] = true;
+        }
     }
     let mut values = c.values.iter();
-    let mut tmp: HashMap<&[u8], Vec<u8>> = HashMap::new();
-    // Names whose value the engine resolved and a later entry replaced: unknown.
-    let mut lost = Places::new();
-    let mut order: Vec<&[u8]> = Vec::new();
     for (i, &(kind, name)) in entries.iter().enumerate() {
-        let replaced = later.contains(name) || last[name] > i;
+        let id = k.id(name).unwrap_or_default();
+        let replaced = k.later[id] || k.last[id] > i;
         let at = || format!("env[{i}] ({})", escape(name));
         let value = match kind {
             b'l' => {
                 let raw = if replaced { values.next().map(|v| v.as_bytes()) } else { engine.get(name) };
                 let raw = raw.ok_or_else(|| Error::config(format!("{}: not set: {CHANGED}", at())))?;
-                Some(expand(raw, &tmp, &lost, engine, c.env_from, &at)?)
+                Some(expand(raw, &k, engine, c.env_from, &at)?)
             }
             b'p' | b'o' if replaced => {
-                tmp.remove(name);
-                lost.insert(name, i);
+                k.value[id] = None;
+                k.lost[id] = Some(i);
                 continue;
             }
-            b'o' if first[name] < i => {
+            b'o' if k.first[id] < i => {
                 return Err(Error::config(format!(
                     "{CANNOT}: {}: an optional reference to a name an entry before it sets: the engine does not say whether it found a value",
                     at()
@@ -97,28 +131,26 @@ fn run<'e>(engine: &Environment, c: &'e Converted, m: &'e Manifest) -> Result<(V
             },
             _ => return Err(Error::config(format!("manifest: converted.before[{i}]: not an entry kubectl envshim convert writes: {CHANGED}"))),
         };
-        if let Some(v) = value {
-            lost.remove(name);
-            if tmp.insert(name, v).is_none() {
-                order.push(name);
-            }
+        if value.is_some() {
+            k.lost[id] = None;
+            k.value[id] = value;
         }
     }
-    let seen = view(c, m, &tmp, &lost, engine)?;
-    let finals = order.into_iter().filter_map(|n| tmp.remove(n).map(|v| (n, v))).collect();
+    let seen = view(c, m, &k, engine)?;
+    let finals = k.names.iter().zip(&mut k.value).filter_map(|(n, v)| v.take().map(|v| (*n, v))).collect();
     Ok((finals, seen))
 }
 
 /// What the kubelet sees of each name of `c.seen` where the manifest's list
-/// starts, after the entries before it (`tmp`).
-fn view<'e>(c: &'e Converted, m: &Manifest, tmp: &HashMap<&[u8], Vec<u8>>, lost: &Places, engine: &Environment) -> Result<Values<'e>, Error> {
+/// starts, after the entries before it (`k`).
+fn view<'e>(c: &'e Converted, m: &Manifest, k: &Kubelet, engine: &Environment) -> Result<Values<'e>, Error> {
     let mut seen = Vec::new();
     // Only what is looked at: a name the list sets before any reference to it needs no view.
     for name in c.seen.iter().filter(|n| needed(n.as_bytes(), m)) {
         let what = || "an entry after the first fileKeyRef, or the command or args,".to_string();
         let reference = [b"$(", name.as_bytes(), b")"].concat();
-        let one = expand(&reference, tmp, lost, engine, c.env_from, &what)?;
-        if one != reference || tmp.contains_key(name.as_bytes()) {
+        let one = expand(&reference, k, engine, c.env_from, &what)?;
+        if one != reference || k.id(name.as_bytes()).is_some_and(|id| k.value[id].is_some()) {
             seen.push((name.as_bytes(), one));
         }
     }
@@ -161,7 +193,7 @@ fn needed(name: &[u8], m: &Manifest) -> bool {
 /// `envFrom`, a name no entry set may be one of its variables (the kubelet's
 /// expansion sees them) or the image's (it does not): the engine does not
 /// say which, so a reference to one the environment has is refused.
-fn expand(raw: &[u8], tmp: &HashMap<&[u8], Vec<u8>>, lost: &Places, engine: &Environment, env_from: bool, what: &dyn Fn() -> String) -> Result<Vec<u8>, Error> {
+fn expand(raw: &[u8], k: &Kubelet, engine: &Environment, env_from: bool, what: &dyn Fn() -> String) -> Result<Vec<u8>, Error> {
     if raw.is_empty() {
         return Ok(Vec::new());
     }
@@ -170,7 +202,8 @@ fn expand(raw: &[u8], tmp: &HashMap<&[u8], Vec<u8>>, lost: &Places, engine: &Env
     let len = expand_capped(
         raw,
         |n| {
-            if let Some(&j) = lost.get(n) {
+            let id = k.id(n);
+            if let Some(j) = id.and_then(|id| k.lost[id]) {
                 refused.borrow_mut().get_or_insert_with(|| {
                     Error::config(format!(
                         "{CANNOT}: {} refers to $({}), which env[{j}] took from a reference (valueFrom) and a later entry of the same name replaced: the engine kept only the later value",
@@ -180,8 +213,8 @@ fn expand(raw: &[u8], tmp: &HashMap<&[u8], Vec<u8>>, lost: &Places, engine: &Env
                 });
                 return None;
             }
-            if let Some(v) = tmp.get(n) {
-                return Some(v.as_slice());
+            if let Some(v) = id.and_then(|id| k.value[id].as_deref()) {
+                return Some(v);
             }
             if env_from && engine.get(n).is_some() {
                 refused.borrow_mut().get_or_insert_with(|| {
