@@ -157,21 +157,22 @@ fn view<'e>(c: &'e Converted, m: &Manifest, k: &Kubelet, engine: &Environment) -
     Ok(seen)
 }
 
+/// The expansion for this module's lookups: one copy of its code for all of them (a closure type each would be one more).
+fn expand_dyn<'a>(input: &[u8], lookup: &dyn Fn(&[u8]) -> Option<&'a [u8]>, out: &mut Vec<u8>, limit: usize) -> usize {
+    expand_capped(input, lookup, out, limit)
+}
+
 /// Whether the manifest's list or its program line refers to `name` before
 /// an entry of the list certainly sets it (a literal, a required
 /// `fileKeyRef`): only then is the kubelet's view of it used.
 fn needed(name: &[u8], m: &Manifest) -> bool {
     let refers = |text: &str| {
         let found = std::cell::Cell::new(false);
-        expand_capped(
-            text.as_bytes(),
-            |n| {
-                found.set(found.get() || n == name);
-                None
-            },
-            &mut Vec::new(),
-            0,
-        );
+        let lookup = |n: &[u8]| {
+            found.set(found.get() || n == name);
+            None
+        };
+        expand_dyn(text.as_bytes(), &lookup, &mut Vec::new(), 0);
         found.get()
     };
     for e in &m.env {
@@ -199,37 +200,33 @@ fn expand(raw: &[u8], k: &Kubelet, engine: &Environment, env_from: bool, what: &
     }
     let refused: RefCell<Option<Error>> = RefCell::new(None);
     let mut out = Vec::new();
-    let len = expand_capped(
-        raw,
-        |n| {
-            let id = k.id(n);
-            if let Some(j) = id.and_then(|id| k.lost[id]) {
-                refused.borrow_mut().get_or_insert_with(|| {
-                    Error::config(format!(
-                        "{CANNOT}: {} refers to $({}), which env[{j}] took from a reference (valueFrom) and a later entry of the same name replaced: the engine kept only the later value",
-                        what(),
-                        escape(n)
-                    ))
-                });
-                return None;
-            }
-            if let Some(v) = id.and_then(|id| k.value[id].as_deref()) {
-                return Some(v);
-            }
-            if env_from && engine.get(n).is_some() {
-                refused.borrow_mut().get_or_insert_with(|| {
-                    Error::config(format!(
-                        "{CANNOT}: {} refers to $({}), which no entry before it sets: the engine does not say whether it came from envFrom (which the kubelet's expansion sees) or from the image (which it does not)",
-                        what(),
-                        escape(n)
-                    ))
-                });
-            }
-            None
-        },
-        &mut out,
-        MAX_EXEC_STRING_BYTES,
-    );
+    let lookup = |n: &[u8]| -> Option<&[u8]> {
+        let id = k.id(n);
+        if let Some(j) = id.and_then(|id| k.lost[id]) {
+            refused.borrow_mut().get_or_insert_with(|| {
+                Error::config(format!(
+                    "{CANNOT}: {} refers to $({}), which env[{j}] took from a reference (valueFrom) and a later entry of the same name replaced: the engine kept only the later value",
+                    what(),
+                    escape(n)
+                ))
+            });
+            return None;
+        }
+        if let Some(v) = id.and_then(|id| k.value[id].as_deref()) {
+            return Some(v);
+        }
+        if env_from && engine.get(n).is_some() {
+            refused.borrow_mut().get_or_insert_with(|| {
+                Error::config(format!(
+                    "{CANNOT}: {} refers to $({}), which no entry before it sets: the engine does not say whether it came from envFrom (which the kubelet's expansion sees) or from the image (which it does not)",
+                    what(),
+                    escape(n)
+                ))
+            });
+        }
+        None
+    };
+    let len = expand_dyn(raw, &lookup, &mut out, MAX_EXEC_STRING_BYTES);
     if let Some(e) = refused.into_inner() {
         return Err(e);
     }
