@@ -86,7 +86,8 @@ play() {
 # logs CONTAINER: its stdout in out, stderr in err; exit code 0 wanted unless given.
 logs() {
   podman logs "$1" >out 2>err
-  [ "$(podman inspect "$1" --format '{{.State.ExitCode}}')" = "${2:-0}" ] || { cat out err >&2; fail "$1: exit code"; }
+  local code; code=$(podman inspect "$1" --format '{{.State.ExitCode}} {{.State.Status}}')
+  [ "${code%% *}" = "${2:-0}" ] || { cat out err >&2; fail "$1: exit code and state $code, not ${2:-0}"; }
   ok "$1 exited ${2:-0}"
 }
 
