@@ -257,6 +257,8 @@ expect_line out "argc=2"
 expect_line out "env:CONFIG_VAR=HELLO"
 expect_line out "env:GREETING=config is HELLO in default"
 expect_no_line out '^env:(OPTIONAL_VAR|ENVSHIM_[A-Z_]*)='
-expect_note err
+# restarted (restartPolicy Always): the line once a start, nothing else
+grep -qxF "$NOTE" err && ! grep -vxF "$NOTE" err || { cat err >&2; fail "stderr: not only the line saying envshim expanded the env"; }
+ok "stderr: envshim did the kubelet's part ($(wc -l <err) starts, one line each)"
 pod_stop $pod
 podman kube down deployment.play.yaml >/dev/null
