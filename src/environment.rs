@@ -415,6 +415,8 @@ impl Environment {
 }
 
 mod build;
+mod engine;
+mod platform;
 mod import;
 pub use build::{build, has_reference, rule_text, unresolved_warning, Built, Inputs};
 

@@ -10,6 +10,7 @@
 
 pub mod cli;
 mod envdir;
+pub mod engine;
 pub mod envfile;
 mod environment;
 pub mod error;

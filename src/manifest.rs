@@ -94,9 +94,30 @@ pub struct Manifest<'a> {
 /// optional reference that finds nothing leaves them different). Expansion
 /// sees only those names and what the list sets, as the kubelet's does, and
 /// no `KUBERNETES_SERVICE_URL` is added.
+///
+/// For an engine that does not expand `$(VAR)` (docs/reference.md, "Under an
+/// engine that does not expand"): `before` lists the container's own entries
+/// before the first `fileKeyRef`, each its name after a letter, `l` a
+/// literal (its value the variable the engine set, unless a later entry sets
+/// the name again: then the next of `values`), `p` a platform reference, `o`
+/// an optional one; `env_from`: the container has `envFrom`. `unexpanded` is
+/// not read from the manifest: set when the marker says no kubelet expanded
+/// the container's `env`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Converted<'a> {
     pub seen: Vec<Cow<'a, str>>,
+    pub before: Option<Vec<Cow<'a, str>>>,
+    pub values: Vec<Cow<'a, str>>,
+    pub env_from: bool,
+    pub unexpanded: bool,
+}
+
+impl Converted<'_> {
+    /// Where the manifest's `env` starts in the container's own list (None:
+    /// a conversion older than `before`).
+    pub fn first(&self) -> Option<usize> {
+        self.before.as_ref().map(Vec::len)
+    }
 }
 
 /// The variables a converted container's private values are in ([`Converted`]).

@@ -191,6 +191,9 @@ pub fn prepare<'m>(opts: &'m Options, mode: Mode, program: &[OsString], expand: 
         config_vars: opts.config_vars,
     };
     let (Built { env, view, errors, mut warnings }, file_env_paths) = build(opts, &inputs, &mut sources)?;
+    if mode == Mode::Run && errors.is_empty() && manifest.converted.as_ref().is_some_and(|c| c.unexpanded) {
+        report::say(UNEXPANDED_NOTE);
+    }
     if mode == Mode::Check {
         sources.cut_values(&mut warnings);
         check_warnings(&mut warnings, view.as_ref().unwrap_or(&env), &env, &line, !errors.is_empty());
@@ -204,6 +207,10 @@ pub fn prepare<'m>(opts: &'m Options, mode: Mode, program: &[OsString], expand: 
     Ok(Plan { env, view, line, errors, warnings, file_env_paths, _read: (manifest, sources) })
 }
 
+/// The line `run` says when it did the kubelet's part itself.
+const UNEXPANDED_NOTE: &str =
+    "the engine did not expand $(VAR) in env (no kubelet): envshim expanded the container's env, command and args as the kubelet would";
+
 type Read<'m> = (Manifest<'m>, Vec<(Vec<u8>, Vec<u8>)>, Vec<(Vec<u8>, Vec<u8>)>);
 
 /// The manifest and the `--env` and `--volume` pairs: every problem among them reported.
@@ -213,7 +220,11 @@ fn read<'m>(opts: &'m Options, text: &'m mut Vec<u8>) -> Result<Read<'m>, Vec<Er
     let cli_volumes = split_pairs(&opts.volumes, "--volume", "NAME=DIR", &mut errors);
     let loaded = match &opts.manifest_json {
         None => load_manifest(opts.manifest.as_deref(), opts.container.as_deref(), text),
-        Some((shown, text)) => manifest_text(shown, text, opts.manifest.is_some(), opts.container.as_deref()),
+        Some((shown, json)) => match crate::engine::unexpanded(shown) {
+            Ok(false) => manifest_text(shown, json, opts.manifest.is_some(), opts.container.as_deref()),
+            Ok(true) => unexpanded_manifest(shown, json, opts, text),
+            Err(e) => Err(vec![e]),
+        },
     };
     let manifest = loaded.unwrap_or_else(|e| {
         errors.extend(e);
@@ -352,6 +363,19 @@ fn manifest_text<'m>(shown: &str, text: &'m OsStr, file_too: bool, container: Op
     }
     // Its messages name the option or variable alone (`--manifest-json: env[0]: ...`).
     manifest::parse_named(text.as_bytes(), shown, Some(shown), container.map(OsStrExt::as_bytes))
+}
+
+/// A converted container's manifest that nothing expanded: its text as the
+/// converter wrote it (in `text`), marked for envshim to do the kubelet's part.
+#[cold]
+fn unexpanded_manifest<'m>(shown: &'static str, json: &OsStr, opts: &Options, text: &'m mut Vec<u8>) -> Result<Manifest<'m>, Vec<Error>> {
+    crate::engine::undouble(json.as_bytes(), text).map_err(|e| vec![e])?;
+    let text: &'m Vec<u8> = text;
+    let mut manifest = manifest_text(shown, OsStr::from_bytes(text), opts.manifest.is_some(), opts.container.as_deref())?;
+    if let Some(c) = &mut manifest.converted {
+        c.unexpanded = true;
+    }
+    Ok(manifest)
 }
 
 /// The manifest: the named one (which must exist), else the default one if it exists.

@@ -317,9 +317,12 @@ fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<Er
     if !problems.is_empty() {
         return problems;
     }
+    let mut own = engine::own_entries(&env, first, c);
     // `--entrypoint` gave the program: the manifest keeps what the container had (for `unconvert`).
-    let own = own_command.is_none().then(|| c.get("command").map_or_else(Mapping::new, |v| Mapping::from_iter([("command".into(), v.clone())])));
-    let text = match manifest_text(rest, command, args, &mounts, &seen, first, own) {
+    if own_command.is_none() {
+        own.insert("entrypoint".into(), Value::Object(c.get("command").map_or_else(Mapping::new, |v| Mapping::from_iter([("command".into(), v.clone())]))));
+    }
+    let text = match manifest_text(rest, command, args, &mounts, &seen, own, first) {
         Ok(text) => text,
         Err(problems) => return problems,
     };
@@ -423,7 +426,7 @@ fn late_references(c: &Mapping, rest: &[Value], seen: &[String]) -> Vec<Error> {
 /// The manifest: the list from the first fileKeyRef on, the program line,
 /// where the volumes are, the names seen; as JSON, checked by envshim's own
 /// parser now, not at the pod's start, and within the limit of one variable.
-fn manifest_text(rest: &[Value], command: Sequence, args: Option<Sequence>, mounts: &Mounts, seen: &[String], first: usize, own: Option<Mapping>) -> Result<String, Vec<Error>> {
+fn manifest_text(rest: &[Value], command: Sequence, args: Option<Sequence>, mounts: &Mounts, seen: &[String], own: Mapping, first: usize) -> Result<String, Vec<Error>> {
     let mut manifest = Mapping::new();
     manifest.insert("env".into(), Value::Array(rest.iter().map(without_nulls).collect()));
     manifest.insert("command".into(), Value::Array(command));
@@ -432,8 +435,8 @@ fn manifest_text(rest: &[Value], command: Sequence, args: Option<Sequence>, moun
     }
     let entries = mounts.iter().map(|(v, p, _)| mapping([("name", string(v)), ("mountPath", string(p))])).collect();
     manifest.insert("volumeMounts".into(), Value::Array(entries));
-    let mut converted = Mapping::from_iter([("seen".into(), Value::Array(seen.iter().map(|n| string(n)).collect()))]);
-    converted.extend(own.map(|own| ("entrypoint".into(), Value::Object(own))));
+    let mut converted = Mapping::from_iter([("seen".to_string(), Value::Array(seen.iter().map(|n| string(n)).collect()))]);
+    converted.extend(own);
     manifest.insert("converted".into(), Value::Object(converted));
     let text = match serde_json::to_string(&Value::Object(manifest)) {
         Ok(t) => t,
@@ -477,6 +480,8 @@ fn rewrite(c: &mut Mapping, env: &Sequence, first: usize, seen: &[String], text:
     }
     new_env.push(mapping([("name", string(MANIFEST_VAR)), ("value", Value::String(double_dollars(text)))]));
     new_env.extend(s.shim_env.iter().map(|(name, value)| mapping([("name", string(name)), ("value", string(value))])));
+    // Last: `$$` here means no kubelet expanded the list (envshim then does its part).
+    new_env.push(mapping([("name", string(envshim::engine::MARKER)), ("value", string("$$"))]));
     let command: &[&str] = if s.watch { &[&s.shim_path, "run", "--watch"] } else { &[&s.shim_path, "run"] };
     c.insert("command".into(), strings(command));
     // `args: []` and `args: null` are unset: they stay as written (for `unconvert`).
@@ -497,24 +502,6 @@ fn rewrite(c: &mut Mapping, env: &Sequence, first: usize, seen: &[String], text:
             }
         }
     }
-}
-
-/// A platform-resolved entry `i` of the manifest's list, carried twice under
-/// private names for envshim: `_A` and `_B`. An optional one is first set to a
-/// different literal each, so one that finds nothing leaves them different
-/// (and a ConfigMap key of the same name, imported by `envFrom`, cannot pass
-/// for the value: the entries set both after it).
-fn copies(i: usize, entry: &Value, source: &Value) -> Vec<Value> {
-    let optional = source.get("optional").and_then(Value::as_bool) == Some(true);
-    let mut out = Vec::new();
-    for (side, unset) in [("A", "0"), ("B", "1")] {
-        let name = Value::String(format!("{VALUE_PREFIX}{i}_{side}"));
-        if optional {
-            out.push(mapping([("name", name.clone()), ("value", string(unset))]));
-        }
-        out.push(mapping([("name", name), ("valueFrom", entry["valueFrom"].clone())]));
-    }
-    out
 }
 
 /// The checks the API server makes of a `fileKeyRef` and envshim makes at
@@ -596,8 +583,6 @@ fn manifest_problem(e: Error, first: usize) -> Error {
     problem(path, e.what)
 }
 
-/// The kubelet expands `$(VAR)` in env values and turns `$$` into `$`:
-/// doubling every `$` is its exact inverse, so envshim reads the text as written.
-pub fn double_dollars(text: &str) -> String {
-    text.replace('$', "$$")
-}
+mod engine;
+pub use engine::double_dollars;
+use engine::copies;

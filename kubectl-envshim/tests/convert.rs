@@ -179,7 +179,7 @@ fn every_kind_has_its_pod_converted() {
         assert!(app.get("args").is_none());
         let names: Vec<&str> = app["env"].as_sequence().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
         // The kubelet's view where the fileKeyRef entry was: what the rest and the program line refer to.
-        assert_eq!(names, ["NS", "ENVSHIM_SEEN_0", "ENVSHIM_SEEN_1", "ENVSHIM_SEEN_2", "URL", "SECRET", "ENVSHIM_MANIFEST_JSON", "ENVSHIM_ENV_GRAMMAR"], "{kind}");
+        assert_eq!(names, ["NS", "ENVSHIM_SEEN_0", "ENVSHIM_SEEN_1", "ENVSHIM_SEEN_2", "URL", "SECRET", "ENVSHIM_MANIFEST_JSON", "ENVSHIM_ENV_GRAMMAR", "ENVSHIM_EXPANDED"], "{kind}");
         let seen: Vec<&str> = app["env"].as_sequence().unwrap()[1..4].iter().map(|e| e["value"].as_str().unwrap()).collect();
         assert_eq!(seen, ["$(TOKEN)", "$(NS)", "$(URL)"], "{kind}");
         assert_eq!(json_of(&app["resources"]), json_of(&before["containers"][0]["resources"]));
@@ -197,7 +197,7 @@ fn every_kind_has_its_pod_converted() {
             serde_json::json!({
                 "env": json_of(&b["env"]).as_array().unwrap()[1..], "command": json_of(&b["command"]), "args": json_of(&b["args"]),
                 "volumeMounts": [{"name": "config", "mountPath": "/.envshim/volumes/config"}],
-                "converted": {"seen": ["TOKEN", "NS", "URL"]},
+                "converted": {"seen": ["TOKEN", "NS", "URL"], "before": ["pNS"], "values": [], "envFrom": false},
             }),
             "{kind}"
         );

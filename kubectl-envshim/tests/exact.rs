@@ -25,6 +25,7 @@ use serde_json::{json, Value};
 use harness::{Case, Converted, Format, Outcome, SENTINEL};
 use kubelet::{Started, World};
 
+mod engine;
 mod random_pods;
 
 // ---------------------------------------------------------------- the model

@@ -114,7 +114,7 @@ fn a_workload_changed_by_hand_is_refused_with_its_path() {
         ("an entry edited", Box::new(|c| c["env"][3]["value"] = json!(SENTINEL)), format!("{at}.env[3]: container app: differs from the entry the manifest's list holds")),
         ("an entry edited away", Box::new(|c| drop(c["env"].as_array_mut().unwrap().remove(3))), format!("{at}.env[0]: container app: differs from the entry")),
         ("entries removed", Box::new(|c| c["env"].as_array_mut().unwrap().retain(|e| e["name"] != "PLAIN" && e["name"] != "DB_URL")), format!("{at}.env: container app: has fewer entries of its own")),
-        ("an entry appended", Box::new(|c| c["env"].as_array_mut().unwrap().push(json!({"name": "X", "value": SENTINEL}))), format!("{at}.env[7]: container app: comes after ENVSHIM_MANIFEST_JSON")),
+        ("an entry appended", Box::new(|c| c["env"].as_array_mut().unwrap().push(json!({"name": "X", "value": SENTINEL}))), format!("{at}.env[8]: container app: comes after ENVSHIM_MANIFEST_JSON")),
         ("a fileKeyRef added", Box::new(|c| c["env"][0] = json!({"name": "PLAIN", "valueFrom": {"fileKeyRef": {"volumeName": "config", "path": "a", "key": "K"}}})), format!("{at}.env[0].valueFrom.fileKeyRef: container app: a fileKeyRef in a converted container")),
         ("a seen entry edited", Box::new(|c| c["env"][1]["value"] = json!("$(PLAIN)")), format!("{at}.env[1]: container app: the ENVSHIM_SEEN_<j> entries")),
         ("a $ not doubled", Box::new(move |c| c["env"][4]["value"] = json!(manifest(c).replacen("$$", "$", 1))), format!("{at}.env[4].value: container app: ENVSHIM_MANIFEST_JSON has a `$` that is not doubled")),

@@ -18,6 +18,7 @@ use crate::report::Warnings;
 use crate::sources::{Loaded, LoadedDir, Sources};
 
 use super::import::{import, import_dir, names_cost, shown_name, Imported};
+use super::platform::{service_link, service_url};
 
 /// Everything the environment is built from, besides the files.
 pub struct Inputs<'a> {
@@ -84,29 +85,6 @@ pub(super) fn unknown_config(name: &[u8], known: &[&str], warnings: &mut Warning
     false
 }
 
-/// Is `name` a variable the kubelet gives every container for a Service named
-/// `envshim` or `envshim-*` (service links: `<S>_SERVICE_HOST`,
-/// `<S>_SERVICE_PORT[_<port name>]`, `<S>_PORT`, `<S>_PORT_<n>_<TCP|UDP|SCTP>`
-/// and its `_PROTO`, `_PORT`, `_ADDR`)? Such a variable is the program's, not
-/// envshim's configuration (no configuration variable has one of these forms).
-fn service_link(name: &[u8]) -> bool {
-    let word = |s: &[u8]| !s.is_empty() && s.iter().all(|&c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == b'_');
-    // A Service's name (a DNS label), upper-cased, `-` as `_`.
-    let service = |s: &[u8]| s == b"ENVSHIM" || s.strip_prefix(b"ENVSHIM_").is_some_and(|rest| word(rest) && !rest.ends_with(b"_"));
-    let ends = |suffix: &[u8]| name.strip_suffix(suffix).is_some_and(service);
-    if ends(b"_SERVICE_HOST") || ends(b"_SERVICE_PORT") || ends(b"_PORT") {
-        return true;
-    }
-    let port_name = (0..name.len()).any(|i| name[i..].starts_with(b"_SERVICE_PORT_") && service(&name[..i]) && word(&name[i + 14..]));
-    let port = |s: &[u8]| {
-        [&b"_TCP"[..], b"_UDP", b"_SCTP"].iter().filter_map(|p| s.strip_suffix(*p)).any(|rest| {
-            let digits = rest.iter().rev().take_while(|c| c.is_ascii_digit()).count();
-            digits > 0 && rest[..rest.len() - digits].strip_suffix(b"_PORT_").is_some_and(service)
-        })
-    };
-    port_name || port(name) || [&b"_PROTO"[..], b"_PORT", b"_ADDR"].iter().filter_map(|x| name.strip_suffix(*x)).any(port)
-}
-
 /// The environment, in the order of docs/reference.md §2; building stops once it is past
 /// what `execve` ever takes, or the imports past their bound (`full`,
 /// reported once).
@@ -117,14 +95,22 @@ pub fn build(inherited: Vec<(OsString, OsString)>, inputs: &Inputs, sources: &mu
     let converted = inputs.manifest.converted.as_ref();
     let (inherited, private) = inherit(&mut b, inherited, inputs.service_url && converted.is_none(), converted.is_some(), inputs.config_vars);
     if let Some(c) = converted {
-        b.view = Some(kubelet_view(&mut b, c, &private));
+        b.view = Some(match c.unexpanded {
+            false => kubelet_view(&mut b, c, &private),
+            true => super::engine::kubelet_part(&mut b, c, inputs.manifest),
+        });
     }
     env_from(&mut b, inputs, sources, &mut full);
     let platform = match converted {
         Some(_) => Platform::Copies(&private),
         None => Platform::Inherited(&inherited),
     };
-    let mut step3 = Builder { b: &mut b, inputs, sources, scratch: Vec::new(), full: &mut full, inherited_names: None };
+    // A converted container's messages name the pod's own entry: the manifest's list starts at its `first`.
+    let at = match converted.and_then(Converted::first) {
+        Some(first) => EntryAt { prefix: "", first },
+        None => EntryAt { prefix: "manifest: ", first: 0 },
+    };
+    let mut step3 = Builder { b: &mut b, inputs, sources, scratch: Vec::new(), full: &mut full, inherited_names: None, at };
     step3.manifest_env(platform);
     step3.cli_env();
     for w in sources.warnings.drain(..) {
@@ -149,6 +135,9 @@ fn inherit(b: &mut Built, inherited: Vec<(OsString, OsString)>, with_service_url
         .filter_map(|(k, v)| {
             if !k.starts_with(b"ENVSHIM_") || service_link(&k) {
                 return Some((k, v));
+            }
+            if k == crate::engine::MARKER.as_bytes() {
+                return None;
             }
             if converted && (k.starts_with(SEEN_PREFIX.as_bytes()) || k.starts_with(VALUE_PREFIX.as_bytes())) {
                 private.set(&k, &v, Source::Inherited);
@@ -295,28 +284,38 @@ struct Builder<'a, 'i> {
     full: &'a mut bool,
     /// The inherited names, indexed for the first platform-resolved entry.
     inherited_names: Option<NameIndex>,
+    at: EntryAt,
+}
+
+/// How messages name the manifest's `env[i]`: `manifest: env[i]`, or in a
+/// converted container the pod's own entry, `env[first + i]`.
+#[derive(Clone, Copy)]
+struct EntryAt {
+    prefix: &'static str,
+    first: usize,
 }
 
 impl Builder<'_, '_> {
     /// The manifest's `env`: literal values expanded, platform-resolved entries
     /// taken again from `inherited`, `fileKeyRef`s read.
     fn manifest_env(&mut self, platform: Platform) {
-        let inputs = self.inputs;
-        for (i, var) in inputs.manifest.env.iter().enumerate() {
+        let (inputs, at) = (self.inputs, self.at);
+        for (m, var) in inputs.manifest.env.iter().enumerate() {
             if *self.full {
                 return;
             }
-            let name = var.name.as_bytes();
+            let (name, i) = (var.name.as_bytes(), at.first + m);
             if !inputs.rule.accepts(name) {
                 self.b.errors.push(Error::config(format!(
-                    "manifest: env[{i}].name: \"{}\" is not a valid variable name ({})",
+                    "{}env[{i}].name: \"{}\" is not a valid variable name ({})",
+                    at.prefix,
                     escape(name),
                     rule_text(inputs.rule)
                 )));
                 continue;
             }
             // Formatted only for a message, not once per entry.
-            let what = || format!("manifest: env[{i}] ({})", escape(name));
+            let what = || format!("{}env[{i}] ({})", at.prefix, escape(name));
             match &var.source {
                 EnvSource::Value(v) => {
                     let value = expand_value(self.b, &mut self.scratch, name, v.as_bytes(), &what, self.full);
@@ -326,7 +325,7 @@ impl Builder<'_, '_> {
                     self.b.define(name, value, Source::ManifestEnv(i));
                 }
                 EnvSource::Platform(named) => {
-                    if !self.platform_entry(i, name, named, platform) {
+                    if !self.platform_entry(m, name, named, platform) {
                         continue;
                     }
                 }
@@ -378,11 +377,11 @@ impl Builder<'_, '_> {
     /// Entry `i` of the manifest's `env`, `name` from `key` of a `fileKeyRef`'s
     /// file; false when the key is not a valid name (nothing was read).
     fn file_key(&mut self, i: usize, name: &[u8], file: &FileRef, key: &[u8]) -> bool {
-        let (b, rule) = (&mut *self.b, self.inputs.rule);
-        let what = || format!("manifest: env[{i}] ({})", escape(name));
+        let (b, rule, prefix) = (&mut *self.b, self.inputs.rule, self.at.prefix);
+        let what = || format!("{prefix}env[{i}] ({})", escape(name));
         if key.len() > MAX_NAME_BYTES || !rule.accepts(key) {
             b.errors.push(Error::config(format!(
-                "manifest: env[{i}].valueFrom.fileKeyRef.key: \"{}\" is not a valid key ({}, at most {MAX_NAME_BYTES} bytes)",
+                "{prefix}env[{i}].valueFrom.fileKeyRef.key: \"{}\" is not a valid key ({}, at most {MAX_NAME_BYTES} bytes)",
                 escape(key),
                 rule_text(rule)
             )));
@@ -565,22 +564,4 @@ fn relative(path: &str) -> &'static str {
     } else {
         ""
     }
-}
-
-/// `https://HOST:PORT`, with an IPv6 HOST in brackets; None unless both are set and non-empty.
-pub(super) fn service_url(env: &Environment) -> Option<Vec<u8>> {
-    let host = env.get(b"KUBERNETES_SERVICE_HOST").filter(|h| !h.is_empty())?;
-    let port = env.get(b"KUBERNETES_SERVICE_PORT").filter(|p| !p.is_empty())?;
-    let bracket = host.contains(&b':') && !host.starts_with(b"[");
-    let mut url = b"https://".to_vec();
-    if bracket {
-        url.push(b'[');
-    }
-    url.extend_from_slice(host);
-    if bracket {
-        url.push(b']');
-    }
-    url.push(b':');
-    url.extend_from_slice(port);
-    Some(url)
 }

@@ -1,6 +1,6 @@
 use crate::limits::MAX_SHOWN_NAME_BYTES;
-use super::build::*;
 use super::import::*;
+use super::platform::*;
 use super::*;
 
 fn url(host: &str, port: &str) -> Option<String> {

@@ -111,23 +111,43 @@ impl<'a> Reader<'a> {
         })
     }
 
-    /// `converted`: `{"seen": [NAME, ...]}`, written by the converter, and
+    /// `converted`: `{"seen": [NAME, ...], "before": [...], "values": [...],
+    /// "envFrom": BOOL}`, written by the converter ([`Converted`]), and
     /// `entrypoint` (the container's own `command` when `--entrypoint` gave
     /// the program), which only `kubectl envshim unconvert` reads.
     pub(super) fn converted(&mut self, path: &Path, errors: &mut Vec<Error>) -> Option<Option<Converted<'a>>> {
-        let mut seen = None;
+        let (mut seen, mut before, mut values, mut env_from) = (None, None, None, None);
         let object = self.schema_object(path, errors, |r, key| {
             if r.named(key, b"seen\"")? {
                 seen = Some(r.list("converted.seen", Self::word)?);
-                Some(true)
             } else if r.named(key, b"entrypoint\"")? {
                 r.skip()?;
-                Some(true)
+            } else if r.named(key, b"before\"")? {
+                before = Some(r.list("converted.before", Self::word)?);
+            } else if r.named(key, b"values\"")? {
+                values = Some(r.list("converted.values", Self::word)?);
+            } else if r.named(key, b"envFrom\"")? {
+                env_from = Some(r.got_bool()?);
             } else {
-                Some(false)
+                return Some(false);
             }
+            Some(true)
         })?;
-        Some(object.then(|| Converted { seen: list(errors, seen, "converted.seen") }))
+        let env_from = match env_from {
+            None | Some(Got::Null) => false,
+            Some(Got::Is(b)) => b,
+            Some(Got::Not(k)) => {
+                fail(errors, &path.field("envFrom"), format_args!("expected a boolean, found {k}"));
+                false
+            }
+        };
+        Some(object.then(|| Converted {
+            seen: list(errors, seen, "converted.seen"),
+            before: before.is_some().then(|| list(errors, before, "converted.before")),
+            values: list(errors, values, "converted.values"),
+            env_from,
+            unexpanded: false,
+        }))
     }
 
     /// An array field of the top level, each item read by `item`: the items

@@ -30,14 +30,17 @@ fn options_entrypoint_wait_shim_image_and_shim_path() {
     let doc = yaml(kubectl_envshim(&["convert", "--wait", "30s"], &pod).ok());
     let env = json_of(&doc["spec"]["containers"][0]["env"]);
     let env = env.as_array().unwrap();
-    assert_eq!(env[env.len() - 3]["name"], "ENVSHIM_MANIFEST_JSON");
-    assert_eq!(env[env.len() - 2], serde_json::json!({"name": "ENVSHIM_WAIT", "value": "30s"}));
+    assert_eq!(env[env.len() - 4]["name"], "ENVSHIM_MANIFEST_JSON");
+    assert_eq!(env[env.len() - 3], serde_json::json!({"name": "ENVSHIM_WAIT", "value": "30s"}));
     // --env-grammar: the kubelet's by default (a converted container reads env
     // files as it will natively), envshim's when asked, and said by --check.
-    assert_eq!(env[env.len() - 1], serde_json::json!({"name": "ENVSHIM_ENV_GRAMMAR", "value": "kubelet"}));
+    assert_eq!(env[env.len() - 2], serde_json::json!({"name": "ENVSHIM_ENV_GRAMMAR", "value": "kubelet"}));
+    // Last, the marker a kubelet's expansion turns into `$`.
+    assert_eq!(env[env.len() - 1], serde_json::json!({"name": "ENVSHIM_EXPANDED", "value": "$$"}));
     let doc = yaml(kubectl_envshim(&["convert", "--env-grammar", "envshim"], &pod).ok());
     let env = json_of(&doc["spec"]["containers"][0]["env"]);
-    assert_eq!(env.as_array().unwrap().last().unwrap(), &serde_json::json!({"name": "ENVSHIM_ENV_GRAMMAR", "value": "envshim"}));
+    let env = env.as_array().unwrap();
+    assert_eq!(env[env.len() - 2], serde_json::json!({"name": "ENVSHIM_ENV_GRAMMAR", "value": "envshim"}));
     let check = kubectl_envshim(&["convert", "--check", "--env-grammar", "envshim"], &pod);
     assert_eq!(check.code, 1);
     assert!(check.stderr.contains("would read env files with envshim's grammar (--env-grammar envshim)"), "{}", check.stderr);

@@ -31,8 +31,9 @@ fn every_watch_setting_reaches_envshim_and_envshim_takes_it() {
     let doc = yaml(kubectl_envshim(&args, &pod).ok());
     let app = &doc["spec"]["containers"][0];
     let env = shim_env(&doc);
-    // After the manifest and the grammar, in the options' order, each as given.
-    let tail: Vec<(String, String)> = env[env.len() - SETTINGS.len()..].to_vec();
+    // After the manifest and the grammar, in the options' order, each as given; the marker last.
+    assert_eq!(env[env.len() - 1], ("ENVSHIM_EXPANDED".to_string(), "$$".to_string()));
+    let tail: Vec<(String, String)> = env[env.len() - 1 - SETTINGS.len()..env.len() - 1].to_vec();
     let expected: Vec<(String, String)> = SETTINGS.iter().map(|(_, value, var)| (var.to_string(), value.to_string())).collect();
     assert_eq!(tail, expected);
     let command: Vec<String> = app["command"].as_sequence().unwrap().iter().map(|w| w.as_str().unwrap().to_string()).collect();
@@ -88,7 +89,7 @@ fn the_watch_settings_are_config_keys_under_kpt_and_kustomize() {
     let good = config("good.yaml", &format!("  watch: \"yes\"\n{data}"));
     let doc = yaml(kubectl_envshim(&["krm", &good], &pod).ok());
     let env = shim_env(&doc);
-    assert_eq!(env[env.len() - 1], ("ENVSHIM_WATCH_SPLAY".to_string(), "45s".to_string()));
+    assert_eq!(env[env.len() - 2], ("ENVSHIM_WATCH_SPLAY".to_string(), "45s".to_string()));
     assert_eq!(doc["spec"]["containers"][0]["command"][2], "--watch");
     let off = config("off.yaml", &format!("  watch: \"0\"\n{data}"));
     kubectl_envshim(&["krm", &off], &pod).fails(2, &["data.on-change needs data.watch"]);

@@ -297,6 +297,27 @@ pub fn converted(container: &Value, world: &World) -> Outcome {
     Outcome::Started(printed(&out.stdout))
 }
 
+/// Under an engine that does not expand `$(VAR)` (the model's
+/// `engine_start`): the real envshim started with what that engine gives the
+/// converted container. The outcome, and envshim's stderr.
+pub fn under_engine(container: &Value, world: &World) -> (Outcome, String) {
+    let started = match kubelet::engine_start(container, world) {
+        Ok(s) => s,
+        Err(why) => return (Outcome::Fails(format!("engine: {why}")), String::new()),
+    };
+    let out = Command::new(&started.argv[0]).args(&started.argv[1..]).env_clear().envs(&started.env).stdin(Stdio::null()).output();
+    let out = match out {
+        Ok(out) => out,
+        Err(e) => return (Outcome::Fails(format!("exec {}: {e}", started.argv[0])), String::new()),
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!stderr.contains(SENTINEL), "envshim shows a value in a message: {stderr}");
+    if !out.status.success() {
+        return (Outcome::Fails(format!("{} exits {:?}: {}", started.argv[0], out.status.code(), stderr.trim_end())), stderr);
+    }
+    (Outcome::Started(printed(&out.stdout)), stderr)
+}
+
 /// A `fileKeyRef` field anywhere in the tree (not in a string's text: the
 /// manifest carried in a variable holds the original entries).
 pub fn has_file_key_ref(v: &Value) -> bool {

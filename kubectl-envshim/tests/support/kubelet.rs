@@ -90,6 +90,26 @@ pub const MAX_ARG_STRLEN: usize = 128 * 1024;
 /// The kubelet's list for the container: [envfrom], then each `env` entry in
 /// order [define-env], then the service variables that no entry defined.
 pub fn container_env(container: &Value, world: &World) -> Result<BTreeMap<String, String>, String> {
+    env_list(container, world, true)
+}
+
+/// An engine that is not a kubelet and does not expand `$(VAR)`
+/// (`podman kube play`, `docker run` given the container's env): the same
+/// sources resolved, each literal value set as written (`$$` too), the last
+/// entry of a name winning; no service variables; `command` and `args` run
+/// as written. The runtime's part (HOSTNAME, the image's ENV) as in [`start`].
+pub fn engine_start(container: &Value, world: &World) -> Result<Started, String> {
+    let vars = env_list(container, world, false)?;
+    let words = |field: &str| list(container, field).iter().map(|w| w.as_str().unwrap_or_default().to_string()).collect::<Vec<_>>();
+    let argv = [words("command"), words("args")].concat();
+    let mut env = BTreeMap::from([("HOSTNAME".to_string(), world.hostname.clone())]);
+    env.extend(world.image.env.iter().cloned());
+    env.extend(vars);
+    Ok(Started { argv, env })
+}
+
+/// The container's list, by the kubelet (`kubelet`) or by an engine that does not expand.
+fn env_list(container: &Value, world: &World, kubelet: bool) -> Result<BTreeMap<String, String>, String> {
     let mut tmp: BTreeMap<String, String> = BTreeMap::new();
 
     // [envfrom]: each source in order, every key prefixed; a missing source
@@ -124,7 +144,9 @@ pub fn container_env(container: &Value, world: &World) -> Result<BTreeMap<String
     for (i, entry) in list(container, "env").iter().enumerate() {
         let name = entry["name"].as_str().ok_or(format!("env[{i}]: no name"))?.to_string();
         let literal = entry.get("value").and_then(Value::as_str).unwrap_or("");
-        let value = if !literal.is_empty() {
+        let value = if !literal.is_empty() && !kubelet {
+            Some(literal.to_string())
+        } else if !literal.is_empty() {
             Some(expand(literal, |n| tmp.get(n).or_else(|| world.service_env.get(n)).cloned()))
         } else if let Some(from) = entry.get("valueFrom").filter(|v| !v.is_null()) {
             value_from(from, world).map_err(|e| format!("env[{i}] ({name}): {e}"))?
@@ -138,7 +160,7 @@ pub fn container_env(container: &Value, world: &World) -> Result<BTreeMap<String
     }
 
     // The service variables, where no entry (nor envFrom) set the name.
-    for (name, value) in &world.service_env {
+    for (name, value) in world.service_env.iter().filter(|_| kubelet) {
         tmp.entry(name.clone()).or_insert_with(|| value.clone());
     }
     Ok(tmp)
