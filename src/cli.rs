@@ -82,7 +82,26 @@ pub enum Command {
     Render(RenderArgs),
     /// Copy this binary to DEST atomically (no shell needed)
     Install(InstallArgs),
+    /// Rewrite env files in place so that the kubelet's grammar and envshim's read the same variables from them
+    #[command(after_help = FMT_EXIT_CODES)]
+    Fmt(FmtArgs),
 }
+
+/// The end of `fmt --help`.
+pub const FMT_EXIT_CODES: &str = "\
+Each entry becomes NAME='VALUE' (export and the blanks around the name dropped),
+a name given twice keeps the occurrence envshim reads (the last), comments and
+blank lines stay. A value the kubelet's grammar cannot hold (one holding ', an
+empty one) leaves its file untouched and is reported; the other files are done.
+
+Exit codes:
+  0      done: every file is in the form (with --check: none would change)
+  1      fmt --check: a file would change (its name is printed on stdout)
+  65     a file does not parse, or holds a value the kubelet's grammar cannot
+         hold; the file is left as it was
+  66     a file is missing
+  73     a file cannot be rewritten (its directory, its owner)
+  77     permission denied reading a file";
 
 #[derive(Args)]
 #[group(skip)]
@@ -184,6 +203,17 @@ pub struct InstallArgs {
     /// Replace DEST even if it is not envshim
     #[arg(long)]
     pub force: bool,
+}
+
+#[derive(Args)]
+#[group(skip)]
+pub struct FmtArgs {
+    /// The env files to rewrite in place (-: read stdin, write stdout)
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<OsString>,
+    /// Change nothing; print the files that would change, and exit 1 if there are any
+    #[arg(long)]
+    pub check: bool,
 }
 
 // The options of run, check and render (one table for the three), in four

@@ -17,6 +17,7 @@ mod exec;
 pub mod expand;
 mod files;
 mod filenv;
+mod fmt;
 mod hints;
 mod index;
 mod init;
@@ -215,6 +216,13 @@ pub fn render(opts: &Options, format: Format, show_values: bool) -> i32 {
         Ok(()) => code::OK,
         Err(e) => fail(opts, &[Error { subject: "render".into(), ..e }]),
     }
+}
+
+/// `envshim fmt [--check] FILE...`: each env file rewritten in place in the
+/// form both grammars read alike (`-`: stdin to stdout).
+#[inline(never)]
+pub fn fmt(files: &[std::ffi::OsString], check: bool) -> i32 {
+    fmt::fmt(files, check)
 }
 
 /// `envshim install [--force] DEST`: on success one line on stderr,
