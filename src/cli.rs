@@ -34,13 +34,14 @@ pub const EXIT_CODES: &str = "\
 Exit codes:
   0      success (run: the program's own code, as envshim becomes the program;
          with --init, also a code given to --success-exit)
+  1      fmt --check: a file would change
   2      usage error: a bad option or configuration variable, no program line
   65     an env file does not parse, has an invalid name or exceeds a limit;
          an --env-dir or NAME_FILE value is too large or holds a NUL
   66     a file, directory or key is missing and not optional (with --wait:
          after waiting)
   71     with --init: a system call envshim needs failed
-  73     install cannot create DEST
+  73     install cannot create DEST; fmt cannot rewrite a file
   74     render cannot write its output
   75     with --watch --on-change exit: a change stopped the program
   77     permission denied reading a file

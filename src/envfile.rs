@@ -126,6 +126,16 @@ pub enum Grammar {
 }
 
 
+impl Grammar {
+    /// How `render` and `check` name it.
+    pub fn described(self) -> &'static str {
+        match self {
+            Grammar::Envshim => "env files read with envshim's grammar",
+            Grammar::Kubelet => "env files read with the kubelet's grammar",
+        }
+    }
+}
+
 const _: () = assert!(std::mem::size_of::<Entry>() == 16);
 const _: () = assert!(MAX_NAME_BYTES <= u8::MAX as usize && MAX_VALUE_BYTES <= u16::MAX as usize);
 // A file's entries (each `A=` and a line ending, the last without: at most
