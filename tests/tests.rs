@@ -14,6 +14,7 @@ mod converted;
 mod env_dir;
 mod failures;
 mod file_env;
+mod fmt;
 mod grammar;
 mod habits;
 mod hostile;

@@ -66,11 +66,10 @@ impl fmt::Display for Inexpressible {
             ),
             Inexpressible::LongLine => write!(
                 f,
-                "the line would be {} bytes or more without a line feed, which the kubelet's reader refuses (token too long): \
-                 split the file",
+                "a line of {} bytes or more without a line feed, which the kubelet's reader refuses (token too long): split the file",
                 kubelet::SCANNER_MAX_TOKEN
             ),
-            Inexpressible::TooLarge => write!(f, "the file would be larger than {MAX_ENV_FILE_BYTES} bytes with its values quoted: split the file"),
+            Inexpressible::TooLarge => write!(f, "with its values in single quotes the file is larger than {MAX_ENV_FILE_BYTES} bytes: split it"),
         }
     }
 }
