@@ -102,7 +102,8 @@ Exit codes:
          hold; the file is left as it was
   66     a file is missing
   73     a file cannot be rewritten (its directory, its owner)
-  77     permission denied reading a file";
+  77     permission denied reading a file
+  78     a file is not a regular file";
 
 #[derive(Args)]
 #[group(skip)]

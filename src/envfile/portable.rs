@@ -14,7 +14,6 @@
 //! are reported ([`Inexpressible`]), and so is a result its reader or
 //! envshim's limit refuses. Never a value in a message.
 
-use std::collections::HashMap;
 use std::fmt;
 
 use memchr::{memchr, memmem};
@@ -125,9 +124,8 @@ impl Portable {
 /// The portable form of `data`, an env file in envshim's grammar. Err: it
 /// does not parse in envshim's grammar (as a read would fail).
 pub fn rewrite(data: &[u8]) -> Result<Portable, ParseError> {
+    // Which line each name's value comes from (its index answers).
     let file = EnvFile::parse(data.to_vec())?;
-    // The line each name's value comes from.
-    let read: HashMap<&[u8], u32> = file.unique().map(|(name, _, line)| (name, line)).collect();
     let mut out = Portable { text: Vec::with_capacity(data.len() + data.len() / 8), fixes: Vec::new() };
     let (mut arena, mut scratch) = (Vec::new(), Vec::new());
     let (mut pos, mut n, mut last) = (0, 1, 1);
@@ -142,7 +140,7 @@ pub fn rewrite(data: &[u8]) -> Result<Portable, ParseError> {
             Read::Entry(l) => {
                 let value = if l.value.in_arena { &arena[..] } else { data };
                 let value = &value[l.value.start as usize..l.value.end as usize];
-                let winner = read.get(&data[l.name.clone()]).copied().unwrap_or(n as u32);
+                let winner = file.get(&data[l.name.clone()]).ok().flatten().map_or(n as u32, |(_, line)| line);
                 let fix = entry(data, pos, &l, value, &mut scratch, &mut out.text, (n as u32, winner));
                 if fix.changes != 0 || fix.again.is_some() || fix.cannot.is_some() {
                     out.fixes.push(fix);
