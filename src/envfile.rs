@@ -60,11 +60,7 @@ impl fmt::Display for Problem {
             TextAfterQuote => "has text after a closing quote (only blanks or a # comment may follow)",
             BlankBeforeEquals => "has a blank before '=', which the kubelet's grammar does not allow (write NAME='value')",
             LineTooLong => {
-                return write!(
-                    f,
-                    "is a line of {} bytes or more without a line feed, which the kubelet's reader refuses (token too long)",
-                    kubelet::SCANNER_MAX_TOKEN
-                )
+                return write!(f, "is a line of {} bytes or more without a line feed, which the kubelet's reader refuses (token too long)", kubelet::SCANNER_MAX_TOKEN)
             }
             NotSingleQuoted => {
                 "has a value not enclosed in single quotes, which the kubelet's grammar requires (write NAME='value'; \
@@ -125,16 +121,6 @@ pub enum Grammar {
     Kubelet,
 }
 
-
-impl Grammar {
-    /// How `render` and `check` name it.
-    pub fn described(self) -> &'static str {
-        match self {
-            Grammar::Envshim => "env files read with envshim's grammar",
-            Grammar::Kubelet => "env files read with the kubelet's grammar",
-        }
-    }
-}
 
 const _: () = assert!(std::mem::size_of::<Entry>() == 16);
 const _: () = assert!(MAX_NAME_BYTES <= u8::MAX as usize && MAX_VALUE_BYTES <= u16::MAX as usize);

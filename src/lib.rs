@@ -188,7 +188,7 @@ pub fn check(opts: &Options, check: &CheckOptions) -> i32 {
             let from_files = plan.env.read_from_files();
             let program = program.map_or("no program line".to_string(), |p| format!("program {p}"));
             let vars = plan.env.vars().collect::<Vec<_>>();
-            let grammar = if render::from_env_files(&vars) { format!("; {}", opts.env_grammar.described()) } else { String::new() };
+            let grammar = if render::from_env_files(&vars) { format!("; {}", render::described(opts.env_grammar)) } else { String::new() };
             let ok = format!("envshim: ok: {} variables ({from_files} from files{grammar}), {program}\n", plan.env.len());
             let _ = std::io::stderr().lock().write_all(ok.as_bytes());
             code::OK

@@ -19,11 +19,19 @@ pub fn render(out: &mut impl Write, vars: &[Var], format: Format, show_values: b
         Format::Env => {
             // The grammar the env files were read with, when they gave a variable: a comment, so the output stays an env file.
             if from_env_files(vars) {
-                writeln!(out, "# {}", grammar.described())?;
+                writeln!(out, "# {}", described(grammar))?;
             }
             env(out, vars, show_values)
         }
         Format::Json => json(out, vars, show_values),
+    }
+}
+
+/// How `render` and `check` name the grammar env files were read with.
+pub fn described(grammar: Grammar) -> &'static str {
+    match grammar {
+        Grammar::Envshim => "env files read with envshim's grammar",
+        Grammar::Kubelet => "env files read with the kubelet's grammar",
     }
 }
 
