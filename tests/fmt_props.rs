@@ -15,7 +15,7 @@ use envshim::envfile::EnvFile;
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 
-const NAMES: &[&str] = &["A", "B", "DB_URL", "a.b-c", "Logging:Level", "X Y", "export"];
+const NAMES: &[&str] = &["A", "B", "DB_URL", "a.b-c", "Logging:Level", "X Y", "export", "#H"];
 const PREFIX: &[&str] = &["", "", " ", "\t", "export ", "export\t "];
 const EQ: &[&str] = &["=", "=", "=", " =", "= ", " = ", "\t=\t"];
 const TRAILER: &[&str] = &["", "", " # c", "  ", "\t#x 'q'", "#x"];
@@ -67,13 +67,15 @@ fn check(data: &[u8]) {
     };
     let want = keys(&original);
     let p = rewrite(data).unwrap_or_else(|e| panic!("{shown:?}: {e}"));
-    let value_at = |line: u32| original.unique().find(|&(_, _, l)| l == line).map(|(_, v, _)| v.to_vec());
+    let entry_at = |line: u32| original.unique().find(|&(_, _, l)| l == line).map(|(n, v, _)| (n.to_vec(), v.to_vec()));
     if let Some((line, why)) = p.refused() {
-        let value = value_at(line);
+        let entry = entry_at(line);
+        let value = entry.clone().map(|(_, v)| v);
         let holds = match why {
             Inexpressible::Quote => value.is_some_and(|v| v.contains(&b'\'')),
             Inexpressible::Empty => value.is_some_and(|v| v.is_empty()),
             Inexpressible::CrLf => value.is_some_and(|v| v.windows(2).any(|w| w == b"\r\n")),
+            Inexpressible::HashName => entry.is_some_and(|(n, _)| n.starts_with(b"#")),
             Inexpressible::LongLine => p.text.len() >= 65_536 && !p.text.contains(&b'\n'),
             Inexpressible::TooLarge => p.text.len() > 65_536,
         };
@@ -81,7 +83,8 @@ fn check(data: &[u8]) {
         return;
     }
     // Nothing refused: no value of the file is one the kubelet cannot hold.
-    for v in want.values() {
+    for (n, v) in &want {
+        assert!(!n.starts_with(b"#"), "{shown:?}: a name starting with # not refused");
         assert!(!v.is_empty() && !v.contains(&b'\'') && !v.windows(2).any(|w| w == b"\r\n"), "{shown:?}: not refused");
     }
     let out = String::from_utf8_lossy(&p.text);
@@ -122,6 +125,7 @@ fn fixed_cases_hold_the_property() {
         "K=\"#x\" #y\n",
         "K= #c\n",
         "  # c\n\nK=\"a'b\"\n",
+        "export=1\nexport #\\\"= A=QQoNEL=3\n",
     ] {
         check(case.as_bytes());
     }

@@ -514,3 +514,14 @@ fn finding_1_multiplied_expansion_holds_at_most_the_limit() {
     assert!(out.len() <= 131_071);
     assert!(out.capacity() <= 2 * 131_071, "capacity {}", out.capacity());
 }
+
+/// Finding 10 (docs/security.md): `export #A=1` gives envshim's grammar a
+/// variable `#A`; `envshim fmt` wrote `#A='1'`, a comment line for both
+/// grammars, so the variable vanished. Such a name has no form without
+/// `export`: the file is refused, naming the line.
+#[test]
+fn finding_10_fmt_refuses_a_name_starting_with_hash() {
+    use envshim::envfile::portable::{rewrite, Inexpressible};
+    let input = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/regressions/fmt/finding-10-export-hash-name")).unwrap();
+    assert_eq!(rewrite(&input).unwrap().refused(), Some((2, Inexpressible::HashName)));
+}

@@ -4,7 +4,8 @@
 //! - no panic, whatever the bytes;
 //! - it fails exactly the files envshim's grammar fails, with the same error;
 //! - it refuses a file only for a value the kubelet's grammar cannot hold
-//!   (one holding `'` or CR LF, the empty value, on the line it names) or a
+//!   (one holding `'` or CR LF, the empty value, on the line it names), a
+//!   name starting with `#` (after `export`), or a
 //!   result the kubelet's reader or the file limit refuses;
 //! - otherwise its result, read with envshim's grammar and with the
 //!   kubelet's, gives exactly the variables envshim's grammar reads from the
@@ -33,18 +34,21 @@ fuzz_target!(|data: &[u8]| {
     let want = keys(&original);
     let p = rewrite(data).expect("a file envshim's grammar reads is rewritten");
     if let Some((line, why)) = p.refused() {
-        let value = original.unique().find(|&(_, _, l)| l == line).map(|(_, v, _)| v);
+        let entry = original.unique().find(|&(_, _, l)| l == line);
+        let value = entry.map(|(_, v, _)| v);
         let holds = match why {
             Inexpressible::Quote => value.is_some_and(|v| v.contains(&b'\'')),
             Inexpressible::Empty => value.is_some_and(<[u8]>::is_empty),
             Inexpressible::CrLf => value.is_some_and(|v| v.windows(2).any(|w| w == b"\r\n")),
+            Inexpressible::HashName => entry.is_some_and(|(n, _, _)| n.starts_with(b"#")),
             Inexpressible::LongLine => p.text.len() >= 65_536 && !p.text.contains(&b'\n'),
             Inexpressible::TooLarge => p.text.len() > envshim::limits::MAX_ENV_FILE_BYTES,
         };
         assert!(holds, "refused for {why:?} on line {line}");
         return;
     }
-    for v in want.values() {
+    for (n, v) in &want {
+        assert!(!n.starts_with(b"#"), "a name starting with # was not refused");
         assert!(!v.is_empty() && !v.contains(&b'\'') && !v.windows(2).any(|w| w == b"\r\n"), "a value without a kubelet form was not refused");
     }
     let envshim = EnvFile::parse(p.text.clone()).expect("the result parses in envshim's grammar");

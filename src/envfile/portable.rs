@@ -10,7 +10,8 @@
 //!
 //! Some values have no form in the kubelet's grammar: one holding `'` (its
 //! single quotes have no escape), the empty value (`K=''` is a key it does
-//! not find), one holding CR LF (its reader ends a line there). Those lines
+//! not find), one holding CR LF (its reader ends a line there); nor has a
+//! name starting with `#` (`export #A=1`: without `export`, a comment). Those lines
 //! are reported ([`Inexpressible`]), and so is a result its reader or
 //! envshim's limit refuses. Never a value in a message.
 
@@ -41,6 +42,8 @@ pub enum Inexpressible {
     Empty,
     /// A value holding a CR right before a line feed.
     CrLf,
+    /// A name starting with `#` (after `export`): a comment line once written first.
+    HashName,
     /// The result would be a line the kubelet's reader refuses.
     LongLine,
     /// The result would be over the file limit (quotes added).
@@ -62,6 +65,9 @@ impl fmt::Display for Inexpressible {
             Inexpressible::CrLf => f.write_str(
                 "the value holds a carriage return before a line feed, which the kubelet's reader takes for a line ending: \
                  keep the value in a file of its own (--file-env NAME, NAME_FILE), or store it base64-encoded",
+            ),
+            Inexpressible::HashName => f.write_str(
+                "the name starts with '#' (after 'export'), which the kubelet's grammar reads as a comment line: give the variable another name",
             ),
             Inexpressible::LongLine => write!(
                 f,
@@ -201,7 +207,9 @@ fn entry(data: &[u8], pos: usize, l: &Line, value: &[u8], scratch: &mut Vec<u8>,
     if read_at != line {
         return Fix { line, changes, again: Some(read_at), cannot: None };
     }
-    let cannot = if value.is_empty() {
+    let cannot = if data[l.name.start] == b'#' {
+        Some(Inexpressible::HashName)
+    } else if value.is_empty() {
         Some(Inexpressible::Empty)
     } else if memchr(b'\'', value).is_some() {
         Some(Inexpressible::Quote)
