@@ -16,7 +16,7 @@ use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 
 const NAMES: &[&str] = &["A", "B", "DB_URL", "a.b-c", "Logging:Level", "X Y", "export", "#H"];
-const PREFIX: &[&str] = &["", "", " ", "\t", "export ", "export\t "];
+const PREFIX: &[&str] = &["", "", " ", "\t", "export ", "export\t ", "export export "];
 const EQ: &[&str] = &["=", "=", "=", " =", "= ", " = ", "\t=\t"];
 const TRAILER: &[&str] = &["", "", " # c", "  ", "\t#x 'q'", "#x"];
 const END: &[&str] = &["\n", "\n", "\n", "\r\n"];
@@ -75,7 +75,7 @@ fn check(data: &[u8]) {
             Inexpressible::Quote => value.is_some_and(|v| v.contains(&b'\'')),
             Inexpressible::Empty => value.is_some_and(|v| v.is_empty()),
             Inexpressible::CrLf => value.is_some_and(|v| v.windows(2).any(|w| w == b"\r\n")),
-            Inexpressible::HashName => entry.is_some_and(|(n, _)| n.starts_with(b"#")),
+            Inexpressible::Name => entry.is_some_and(|(n, _)| n.starts_with(b"#") || n.starts_with(b"export ") || n.starts_with(b"export\t")),
             Inexpressible::LongLine => p.text.len() >= 65_536 && !p.text.contains(&b'\n'),
             Inexpressible::TooLarge => p.text.len() > 65_536,
         };
@@ -84,7 +84,7 @@ fn check(data: &[u8]) {
     }
     // Nothing refused: no value of the file is one the kubelet cannot hold.
     for (n, v) in &want {
-        assert!(!n.starts_with(b"#"), "{shown:?}: a name starting with # not refused");
+        assert!(!n.starts_with(b"#") && !n.starts_with(b"export ") && !n.starts_with(b"export\t"), "{shown:?}: a name export hid not refused");
         assert!(!v.is_empty() && !v.contains(&b'\'') && !v.windows(2).any(|w| w == b"\r\n"), "{shown:?}: not refused");
     }
     let out = String::from_utf8_lossy(&p.text);
@@ -126,6 +126,7 @@ fn fixed_cases_hold_the_property() {
         "K= #c\n",
         "  # c\n\nK=\"a'b\"\n",
         "export=1\nexport #\\\"= A=QQoNEL=3\n",
+        "export=1\nexport export L=3\x08",
     ] {
         check(case.as_bytes());
     }

@@ -516,12 +516,15 @@ fn finding_1_multiplied_expansion_holds_at_most_the_limit() {
 }
 
 /// Finding 10 (docs/security.md): `export #A=1` gives envshim's grammar a
-/// variable `#A`; `envshim fmt` wrote `#A='1'`, a comment line for both
-/// grammars, so the variable vanished. Such a name has no form without
-/// `export`: the file is refused, naming the line.
+/// variable `#A`, `export export A=1` one named `export A`; `envshim fmt`
+/// wrote `#A='1'` (a comment line for both grammars: the variable vanished)
+/// and `export A='1'` (`A` for envshim's grammar). Such a name has no form
+/// without `export`: the file is refused, naming the line.
 #[test]
-fn finding_10_fmt_refuses_a_name_starting_with_hash() {
+fn finding_10_fmt_refuses_a_name_export_hid() {
     use envshim::envfile::portable::{rewrite, Inexpressible};
-    let input = std::fs::read(concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/regressions/fmt/finding-10-export-hash-name")).unwrap();
-    assert_eq!(rewrite(&input).unwrap().refused(), Some((2, Inexpressible::HashName)));
+    for input in ["finding-10-export-hash-name", "finding-10-export-export-name"] {
+        let input = std::fs::read(format!("{}/fuzz/regressions/fmt/{input}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        assert_eq!(rewrite(&input).unwrap().refused(), Some((2, Inexpressible::Name)));
+    }
 }

@@ -5,7 +5,7 @@
 //! - it fails exactly the files envshim's grammar fails, with the same error;
 //! - it refuses a file only for a value the kubelet's grammar cannot hold
 //!   (one holding `'` or CR LF, the empty value, on the line it names), a
-//!   name starting with `#` (after `export`), or a
+//!   name `export` hid (starting with `#`, or `export` and a blank), or a
 //!   result the kubelet's reader or the file limit refuses;
 //! - otherwise its result, read with envshim's grammar and with the
 //!   kubelet's, gives exactly the variables envshim's grammar reads from the
@@ -40,7 +40,7 @@ fuzz_target!(|data: &[u8]| {
             Inexpressible::Quote => value.is_some_and(|v| v.contains(&b'\'')),
             Inexpressible::Empty => value.is_some_and(<[u8]>::is_empty),
             Inexpressible::CrLf => value.is_some_and(|v| v.windows(2).any(|w| w == b"\r\n")),
-            Inexpressible::HashName => entry.is_some_and(|(n, _, _)| n.starts_with(b"#")),
+            Inexpressible::Name => entry.is_some_and(|(n, _, _)| n.starts_with(b"#") || n.starts_with(b"export ") || n.starts_with(b"export\t")),
             Inexpressible::LongLine => p.text.len() >= 65_536 && !p.text.contains(&b'\n'),
             Inexpressible::TooLarge => p.text.len() > envshim::limits::MAX_ENV_FILE_BYTES,
         };
@@ -48,7 +48,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     for (n, v) in &want {
-        assert!(!n.starts_with(b"#"), "a name starting with # was not refused");
+        assert!(!n.starts_with(b"#") && !n.starts_with(b"export ") && !n.starts_with(b"export\t"), "a name export hid was not refused");
         assert!(!v.is_empty() && !v.contains(&b'\'') && !v.windows(2).any(|w| w == b"\r\n"), "a value without a kubelet form was not refused");
     }
     let envshim = EnvFile::parse(p.text.clone()).expect("the result parses in envshim's grammar");

@@ -11,7 +11,8 @@
 //! Some values have no form in the kubelet's grammar: one holding `'` (its
 //! single quotes have no escape), the empty value (`K=''` is a key it does
 //! not find), one holding CR LF (its reader ends a line there); nor has a
-//! name starting with `#` (`export #A=1`: without `export`, a comment). Those lines
+//! name that `export` hid (`export #A=1`, `export export A=1`: without it, a
+//! comment, or another name). Those lines
 //! are reported ([`Inexpressible`]), and so is a result its reader or
 //! envshim's limit refuses. Never a value in a message.
 
@@ -42,8 +43,9 @@ pub enum Inexpressible {
     Empty,
     /// A value holding a CR right before a line feed.
     CrLf,
-    /// A name starting with `#` (after `export`): a comment line once written first.
-    HashName,
+    /// A name (after `export`) that, written first on its line, reads
+    /// otherwise: starting with `#` (a comment) or `export` and a blank.
+    Name,
     /// The result would be a line the kubelet's reader refuses.
     LongLine,
     /// The result would be over the file limit (quotes added).
@@ -66,8 +68,9 @@ impl fmt::Display for Inexpressible {
                 "the value holds a carriage return before a line feed, which the kubelet's reader takes for a line ending: \
                  keep the value in a file of its own (--file-env NAME, NAME_FILE), or store it base64-encoded",
             ),
-            Inexpressible::HashName => f.write_str(
-                "the name starts with '#' (after 'export'), which the kubelet's grammar reads as a comment line: give the variable another name",
+            Inexpressible::Name => f.write_str(
+                "the name (after 'export') starts with '#' or with 'export' and a blank, so that written alone it reads as a \
+                 comment or as another name: give the variable another name",
             ),
             Inexpressible::LongLine => write!(
                 f,
@@ -207,8 +210,9 @@ fn entry(data: &[u8], pos: usize, l: &Line, value: &[u8], scratch: &mut Vec<u8>,
     if read_at != line {
         return Fix { line, changes, again: Some(read_at), cannot: None };
     }
-    let cannot = if data[l.name.start] == b'#' {
-        Some(Inexpressible::HashName)
+    let name = &data[l.name.clone()];
+    let cannot = if name[0] == b'#' || (name.starts_with(b"export") && name.get(6).is_some_and(|&b| is_blank(b))) {
+        Some(Inexpressible::Name)
     } else if value.is_empty() {
         Some(Inexpressible::Empty)
     } else if memchr(b'\'', value).is_some() {
@@ -218,7 +222,7 @@ fn entry(data: &[u8], pos: usize, l: &Line, value: &[u8], scratch: &mut Vec<u8>,
     } else {
         None
     };
-    out.extend_from_slice(&data[l.name.clone()]);
+    out.extend_from_slice(name);
     out.extend_from_slice(b"='");
     out.extend_from_slice(value);
     out.push(b'\'');
