@@ -14,6 +14,11 @@
 //!   path, the parser's slowest.
 //! - `mixed`: comments, blank lines, `export`, CRLF, `#` comments after values.
 //!
+//!
+//! `envfile_fmt_64KiB`: `envshim fmt`'s rewrite into the portable form (the
+//! parse, then every entry written again as `NAME='VALUE'`) of the
+//! double-quoted shapes, whose result stays within the limit.
+//!
 //! Each input is checked to parse (and to the expected number of keys)
 //! before it is timed, so a grammar change that makes it fail is caught.
 
@@ -137,6 +142,19 @@ fn bench_lookup(c: &mut Criterion) {
     group.finish();
 }
 
+/// `envshim fmt`'s work on one file: `portable::rewrite` (the file read
+/// and written are not timed).
+fn bench_fmt(c: &mut Criterion) {
+    let mut group = c.benchmark_group("envfile_fmt_64KiB");
+    group.throughput(Throughput::Bytes(LIMIT as u64));
+    for (name, text) in [("double_quoted", double_quoted_plain()), ("double_quoted_escapes", double_quoted())] {
+        let done = envshim::envfile::portable::rewrite(text.as_bytes()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(done.refused().is_none() && done.text != text.as_bytes(), "{name}");
+        group.bench_function(name, |b| b.iter(|| black_box(envshim::envfile::portable::rewrite(black_box(text.as_bytes())).is_ok())));
+    }
+    group.finish();
+}
+
 fn config() -> Criterion {
     Criterion::default()
         .warm_up_time(Duration::from_millis(500))
@@ -144,5 +162,5 @@ fn config() -> Criterion {
         .sample_size(60)
 }
 
-criterion_group! { name = benches; config = config(); targets = bench_parse, bench_lookup }
+criterion_group! { name = benches; config = config(); targets = bench_parse, bench_lookup, bench_fmt }
 criterion_main!(benches);

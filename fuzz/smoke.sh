@@ -11,7 +11,7 @@ cd "$(dirname "$0")"
 
 seconds="${FUZZ_SECONDS:-30}"
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(envfile expand manifest)
+[ ${#targets[@]} -gt 0 ] || targets=(envfile expand manifest fmt)
 
 if ! cargo +nightly --version >/dev/null 2>&1; then
   echo "fuzz smoke: installing the nightly toolchain (cargo-fuzz needs it)"
@@ -26,12 +26,15 @@ work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
 for t in "${targets[@]}"; do
+  # fmt reads env files: it starts from the env-file target's seeds and dictionary.
+  input="$t"
+  [ "$t" != fmt ] || input=envfile
   mkdir -p "$work/$t" "regressions/$t"
-  echo "fuzz smoke: $t for ${seconds}s (seeds: $(ls "seeds/$t" | wc -l), regressions: $(ls "regressions/$t" | wc -l))"
+  echo "fuzz smoke: $t for ${seconds}s (seeds: $(ls "seeds/$input" | wc -l), regressions: $(ls "regressions/$t" | wc -l))"
   # New inputs go to the temporary first corpus directory; the committed ones stay as they are.
   # Debug assertions on: integer overflow is a finding too.
-  nice -n 10 cargo +nightly fuzz run --debug-assertions "$t" "$work/$t" "seeds/$t" "regressions/$t" -- \
-    -dict="$t.dict" -max_len=8192 -max_total_time="$seconds" -print_final_stats=1 \
+  nice -n 10 cargo +nightly fuzz run --debug-assertions "$t" "$work/$t" "seeds/$input" "regressions/$t" -- \
+    -dict="$input.dict" -max_len=8192 -max_total_time="$seconds" -print_final_stats=1 \
     -artifact_prefix="$work/" >"$work/$t.log" 2>&1 || {
       tail -n 40 "$work/$t.log" >&2
       mkdir -p artifacts/"$t"

@@ -35,13 +35,14 @@ pub const EXIT_CODES: &str = "\
 Exit codes:
   0      success (run: the program's own code, as envshim becomes the program;
          with --init, also a code given to --success-exit)
+  1      fmt --check: a file would change
   2      usage error: a bad option or configuration variable, no program line
   65     an env file does not parse, has an invalid name or exceeds a limit;
          an --env-dir or NAME_FILE value is too large or holds a NUL
   66     a file, directory or key is missing and not optional (with --wait:
          after waiting)
   71     with --init: a system call envshim needs failed
-  73     install cannot create DEST
+  73     install cannot create DEST; fmt cannot rewrite a file
   74     render cannot write its output
   75     with --watch --on-change exit: a change stopped the program
   77     permission denied reading a file
@@ -83,7 +84,27 @@ pub enum Command {
     Render(RenderArgs),
     /// Copy this binary to DEST atomically (no shell needed)
     Install(InstallArgs),
+    /// Rewrite env files in place so that the kubelet's grammar and envshim's read the same variables from them
+    #[command(after_help = FMT_EXIT_CODES)]
+    Fmt(FmtArgs),
 }
+
+/// The end of `fmt --help`.
+pub const FMT_EXIT_CODES: &str = "\
+Each entry becomes NAME='VALUE' (export and the blanks around the name dropped),
+a name given twice keeps the occurrence envshim reads (the last), comments and
+blank lines stay. A value the kubelet's grammar cannot hold (one holding ', an
+empty one) leaves its file untouched and is reported; the other files are done.
+
+Exit codes:
+  0      done: every file is in the form (with --check: none would change)
+  1      fmt --check: a file would change (its name is printed on stdout)
+  65     a file does not parse, or holds a value the kubelet's grammar cannot
+         hold; the file is left as it was
+  66     a file is missing
+  73     a file cannot be rewritten (its directory, its owner)
+  77     permission denied reading a file
+  78     a file is not a regular file";
 
 #[derive(Args)]
 #[group(skip)]
@@ -185,6 +206,17 @@ pub struct InstallArgs {
     /// Replace DEST even if it is not envshim
     #[arg(long)]
     pub force: bool,
+}
+
+#[derive(Args)]
+#[group(skip)]
+pub struct FmtArgs {
+    /// The env files to rewrite in place (-: read stdin, write stdout)
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<OsString>,
+    /// Change nothing; print the files that would change, and exit 1 if there are any
+    #[arg(long)]
+    pub check: bool,
 }
 
 // The options of run, check and render (one table for the three), in four

@@ -30,6 +30,8 @@ pub enum Problem {
     BlankBeforeEquals,
     /// The kubelet's grammar: a value that does not start with `'` (`K=v`, `K="v"`, `K=`).
     NotSingleQuoted,
+    /// The kubelet's grammar: a line its reader (Go's `bufio.Scanner`) refuses as too long.
+    LineTooLong,
 }
 
 /// A parse failure: what and on which line (1-based; 0 for the whole file).
@@ -57,6 +59,9 @@ impl fmt::Display for Problem {
             UnclosedDoubleQuote => "opens a double quote that is never closed",
             TextAfterQuote => "has text after a closing quote (only blanks or a # comment may follow)",
             BlankBeforeEquals => "has a blank before '=', which the kubelet's grammar does not allow (write NAME='value')",
+            LineTooLong => {
+                return write!(f, "is a line of {} bytes or more without a line feed, which the kubelet's reader refuses (token too long)", kubelet::SCANNER_MAX_TOKEN)
+            }
             NotSingleQuoted => {
                 "has a value not enclosed in single quotes, which the kubelet's grammar requires (write NAME='value'; \
                  --env-grammar envshim also reads unquoted and double-quoted values)"
@@ -581,6 +586,7 @@ impl EnvFile {
 mod fast;
 mod general;
 pub mod kubelet;
+pub mod portable;
 mod scan;
 #[cfg(any(test, fuzzing))]
 pub mod reference;

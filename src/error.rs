@@ -14,7 +14,7 @@ use std::fmt;
 #[repr(i32)]
 pub enum ExitCode {
     Ok = 0,
-    /// kubectl-envshim `convert --check`: a document would change (envshim never exits with it).
+    /// `fmt --check`: a file would change; kubectl-envshim `convert --check`: a document would change.
     Changed = 1,
     Usage = 2,
     /// An env file that does not parse, holds an invalid name, or exceeds a
@@ -24,7 +24,7 @@ pub enum ExitCode {
     NoInput = 66,
     /// A system call envshim needs failed (`--init`: fork, signal set-up).
     OsErr = 71,
-    /// `install` could not create its destination.
+    /// `install` could not create its destination; `fmt` could not rewrite a file.
     CantCreat = 73,
     /// Output could not be written (`render`, the converter's stdout: a full disk, an I/O error).
     IoErr = 74,
@@ -66,7 +66,7 @@ impl ExitCode {
     pub const fn meaning(self) -> (Option<&'static str>, Option<&'static str>) {
         match self {
             ExitCode::Ok => (Some("success (run: the program's own code, as envshim becomes the program;\nwith --init, also a code given to --success-exit)"), Some("done")),
-            ExitCode::Changed => (None, Some("convert --check: a document would change")),
+            ExitCode::Changed => (Some("fmt --check: a file would change"), Some("convert --check: a document would change")),
             ExitCode::Usage => (Some("usage error: a bad option or configuration variable, no program line"), Some("usage error: a bad option or config")),
             ExitCode::DataErr => (
                 Some("an env file does not parse, has an invalid name or exceeds a limit;\nan --env-dir or NAME_FILE value is too large or holds a NUL"),
@@ -74,7 +74,7 @@ impl ExitCode {
             ),
             ExitCode::NoInput => (Some("a file, directory or key is missing and not optional (with --wait:\nafter waiting)"), None),
             ExitCode::OsErr => (Some("with --init: a system call envshim needs failed"), None),
-            ExitCode::CantCreat => (Some("install cannot create DEST"), None),
+            ExitCode::CantCreat => (Some("install cannot create DEST; fmt cannot rewrite a file"), None),
             ExitCode::IoErr => (Some("render cannot write its output"), Some("the output cannot be written")),
             ExitCode::TempFail => (Some("with --watch --on-change exit: a change stopped the program"), None),
             ExitCode::NoPerm => (Some("permission denied reading a file"), None),

@@ -130,6 +130,38 @@ fn exec_total_limit() -> usize {
 /// Finds the program: as given when it has a `/`, else in `PATH` (the final
 /// environment's, or the default one).
 fn find(program: &[u8], path_var: Option<&[u8]>, lookup: Lookup, shown: &str) -> Result<CString, Error> {
+    find_in_path(program, path_var, lookup, shown).map_err(|mut e| {
+        e.what.push_str(&env_file_hint(program));
+        e
+    })
+}
+
+/// An env file given as the program (`check team/db.env` for `check
+/// --env-file team/db.env`): when its name ends in `.env`, or it is a text
+/// file (no NUL, UTF-8, no `#!`) it could not execute, the option to use.
+#[cold]
+fn env_file_hint(program: &[u8]) -> String {
+    use std::io::Read;
+    use std::os::unix::{ffi::OsStrExt, fs::OpenOptionsExt};
+    let text_file = || {
+        // Not blocking on a FIFO; at most 512 bytes read.
+        let open = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY).open(std::ffi::OsStr::from_bytes(program));
+        let Ok(file) = open.and_then(|f| f.metadata().map(|m| (f, m.is_file()))) else { return false };
+        let mut head = Vec::new();
+        let read = file.1 && file.0.take(512).read_to_end(&mut head).is_ok();
+        // A character cut by the 512 bytes is still text.
+        let utf8 = std::str::from_utf8(&head).map_or_else(|e| e.error_len().is_none(), |_| true);
+        read && !head.is_empty() && !head.contains(&0) && !head.starts_with(b"#!") && utf8
+    };
+    if program.ends_with(b".env") || text_file() {
+        format!(" (an env file? load it with --env-file {}, before the program line)", escape(program))
+    } else {
+        String::new()
+    }
+}
+
+/// [`find`], without the hint.
+fn find_in_path(program: &[u8], path_var: Option<&[u8]>, lookup: Lookup, shown: &str) -> Result<CString, Error> {
     let not_found = |where_: &str| Error::new(code::NOTFOUND, format!("program {shown} not found{where_}"));
     if program.is_empty() {
         return Err(not_found(""));
@@ -197,13 +229,15 @@ pub fn exec_only(e: &Exec) -> io::Error {
 pub fn exec_error(e: &Exec, err: io::Error) -> Error {
     let shown = &e.shown;
     match err.raw_os_error() {
-        Some(libc::ENOENT | libc::ENOTDIR) if sys::stat(&e.path).is_err() => Error::new(code::NOTFOUND, format!("program {shown} not found")),
+        Some(libc::ENOENT | libc::ENOTDIR) if sys::stat(&e.path).is_err() => {
+            Error::new(code::NOTFOUND, format!("program {shown} not found{}", env_file_hint(e.path.as_bytes())))
+        }
         Some(libc::ENOENT) => Error::new(
             code::NOEXEC,
             format!("program {shown} cannot be executed: its interpreter or dynamic loader is missing ({})", crate::error::os_reason(&err)),
         ),
         Some(libc::E2BIG) => Error::new(code::NOEXEC, format!("program {shown}: argument list too long for execve ({})", crate::error::os_reason(&err))),
-        _ => Error::new(code::NOEXEC, format!("program {shown} cannot be executed ({})", crate::error::os_reason(&err))),
+        _ => Error::new(code::NOEXEC, format!("program {shown} cannot be executed ({}){}", crate::error::os_reason(&err), env_file_hint(e.path.as_bytes()))),
     }
 }
 

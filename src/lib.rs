@@ -18,6 +18,7 @@ mod exec;
 pub mod expand;
 mod files;
 mod filenv;
+mod fmt;
 mod hints;
 mod index;
 mod init;
@@ -186,7 +187,9 @@ pub fn check(opts: &Options, check: &CheckOptions) -> i32 {
         if plan.errors.is_empty() {
             let from_files = plan.env.read_from_files();
             let program = program.map_or("no program line".to_string(), |p| format!("program {p}"));
-            let ok = format!("envshim: ok: {} variables ({from_files} from files), {program}\n", plan.env.len());
+            let vars = plan.env.vars().collect::<Vec<_>>();
+            let grammar = if render::from_env_files(&vars) { format!("; {}", render::described(opts.env_grammar)) } else { String::new() };
+            let ok = format!("envshim: ok: {} variables ({from_files} from files{grammar}), {program}\n", plan.env.len());
             let _ = std::io::stderr().lock().write_all(ok.as_bytes());
             code::OK
         } else {
@@ -211,10 +214,18 @@ pub fn render(opts: &Options, format: Format, show_values: bool) -> i32 {
         Err(errors) => return fail(opts, &errors),
     };
     let mut out = std::io::stdout().lock();
-    match report::stdout_written(render::render(&mut out, &plan.env.vars().collect::<Vec<_>>(), format, show_values).and_then(|()| out.flush())) {
+    let vars = plan.env.vars().collect::<Vec<_>>();
+    match report::stdout_written(render::render(&mut out, &vars, format, show_values, opts.env_grammar).and_then(|()| out.flush())) {
         Ok(()) => code::OK,
         Err(e) => fail(opts, &[Error { subject: "render".into(), ..e }]),
     }
+}
+
+/// `envshim fmt [--check] FILE...`: each env file rewritten in place in the
+/// form both grammars read alike (`-`: stdin to stdout).
+#[inline(never)]
+pub fn fmt(files: &[std::ffi::OsString], check: bool) -> i32 {
+    fmt::fmt(files, check)
 }
 
 /// `envshim install [--force] DEST`: on success one line on stderr,

@@ -3,7 +3,8 @@
 
 use std::io::{self, Write};
 
-use crate::environment::Var;
+use crate::envfile::Grammar;
+use crate::environment::{Source, Var};
 use crate::error::{escape, json_string};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -13,11 +14,30 @@ pub enum Format {
     Json,
 }
 
-pub fn render(out: &mut impl Write, vars: &[Var], format: Format, show_values: bool) -> io::Result<()> {
+pub fn render(out: &mut impl Write, vars: &[Var], format: Format, show_values: bool, grammar: Grammar) -> io::Result<()> {
     match format {
-        Format::Env => env(out, vars, show_values),
+        Format::Env => {
+            // The grammar the env files were read with, when they gave a variable: a comment, so the output stays an env file.
+            if from_env_files(vars) {
+                writeln!(out, "# {}", described(grammar))?;
+            }
+            env(out, vars, show_values)
+        }
         Format::Json => json(out, vars, show_values),
     }
+}
+
+/// How `render` and `check` name the grammar env files were read with.
+pub fn described(grammar: Grammar) -> &'static str {
+    match grammar {
+        Grammar::Envshim => "env files read with envshim's grammar",
+        Grammar::Kubelet => "env files read with the kubelet's grammar",
+    }
+}
+
+/// Whether a variable of `vars` came from an env file.
+pub fn from_env_files(vars: &[Var]) -> bool {
+    vars.iter().any(|v| matches!(v.source, Source::EnvFrom { .. } | Source::FileKey { .. }))
 }
 
 fn env(out: &mut impl Write, vars: &[Var], show_values: bool) -> io::Result<()> {

@@ -9,7 +9,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::rc::Rc;
 
-use crate::envfile::{kubelet, EnvFile, Grammar};
+use crate::envfile::{kubelet, portable, EnvFile, Grammar};
 use crate::error::{code, escape, Error};
 pub use crate::files::read_error;
 use crate::files::{self, Awaited, ReadError};
@@ -399,13 +399,18 @@ fn outcome(read: Result<Vec<u8>, ReadError>, named: Named, display: &str, read_a
 
 /// The portability lint: every line of `data` the kubelet rejects or reads
 /// otherwise than envshim's grammar, one error each (`FILE:LINE: reason`,
-/// 65). True when there was one.
+/// 65). A file envshim's grammar reads gets, for each such line, every
+/// change `envshim fmt` makes to it, or why the line has no form in the
+/// kubelet's grammar; another gets the kubelet's reasons. True when there was one.
 #[cold]
 fn lint(data: &[u8], display: &str, errors: &mut Vec<Error>) -> bool {
-    let found = kubelet::lint(data);
-    for &(line, finding) in &found {
-        let at = if line == 0 { String::new() } else { format!(":{line}") };
-        errors.push(Error::new(code::DATAERR, format!("{display}{at}: {finding}")).at(display, line as usize));
+    let found: Vec<(u32, String)> = match portable::rewrite(data) {
+        Ok(p) => p.fixes.iter().map(|f| (f.line, f.to_string())).collect(),
+        Err(_) => kubelet::lint(data).into_iter().map(|(line, finding)| (line, finding.to_string())).collect(),
+    };
+    for (line, finding) in &found {
+        let at = if *line == 0 { String::new() } else { format!(":{line}") };
+        errors.push(Error::new(code::DATAERR, format!("{display}{at}: {finding}")).at(display, *line as usize));
     }
     !found.is_empty()
 }

@@ -25,7 +25,7 @@ fn check_warns_about_each_unresolved_reference_by_name_and_run_stays_silent() {
             "envshim: warning: manifest: env[0] (URL): $(PORT), $(LATER) are not defined there: left as written",
             "envshim: warning: --env #1 (C): $(NOPE) is not defined there: left as written",
             "envshim: warning: command[5] of the program line: $(MISSING_ARG) is not defined there: left as written",
-            "envshim: ok: 6 variables (2 from files), program /bin/sh",
+            "envshim: ok: 6 variables (2 from files; env files read with envshim's grammar), program /bin/sh",
         ]
     );
     // run builds the same and says nothing (the kubelet is silent too).

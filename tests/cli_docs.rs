@@ -52,7 +52,7 @@ fn bash_completes_options_and_subcommands_the_binary_accepts() {
     assert!(offered.iter().all(|w| w.starts_with("--man")), "{offered:?}");
     // `envshim <TAB>`: every subcommand, and each one the binary knows.
     let offered = complete(&bash, &["envshim", ""]);
-    for sub in ["run", "check", "render", "install"] {
+    for sub in ["run", "check", "render", "install", "fmt"] {
         assert!(offered.iter().any(|w| w == sub), "{sub} not offered: {offered:?}");
     }
     for sub in offered.iter().filter(|w| !w.starts_with('-')) {
@@ -83,7 +83,7 @@ fn zsh_fish_completions_and_man_pages_are_generated() {
     let page = std::fs::read_to_string(d.join("man/envshim.1")).unwrap();
     assert!(page.starts_with(".ie \\n(.g") || page.contains(".TH envshim 1"), "{page}");
     assert!(page.contains("EXIT STATUS") && page.contains("127"), "{page}");
-    for sub in ["run", "check", "render", "install"] {
+    for sub in ["run", "check", "render", "install", "fmt"] {
         let page = std::fs::read_to_string(d.join(&format!("man/envshim-{sub}.1"))).unwrap();
         assert!(page.contains(&format!(".TH envshim-{sub} 1")), "{page}");
     }
@@ -291,6 +291,7 @@ fn each_subcommands_help_starts_with_what_it_does() {
         ("run", "Build the environment, then execve PROGRAM (or supervise it with --init)"),
         ("check", "Validate everything run would; exec nothing"),
         ("render", "Print the final environment and where each variable came from"),
+        ("fmt", "Rewrite env files in place so that the kubelet's grammar and envshim's read the same variables from them"),
     ] {
         let out = envshim([sub, "--help"]).run();
         out.ok();

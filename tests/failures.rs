@@ -162,7 +162,7 @@ fn envfrom_invalid_keys_are_skipped_with_one_exact_warning_per_source() {
         out.stderr_lines(),
         [
             "envshim: warning: Keys [., ..x] from the EnvFrom file x.env were skipped since they are considered invalid environment variable names.",
-            "envshim: ok: 2 variables (2 from files), no program line",
+            "envshim: ok: 2 variables (2 from files; env files read with envshim's grammar), no program line",
         ]
     );
 }

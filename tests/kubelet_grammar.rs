@@ -162,3 +162,57 @@ fn a_failing_line_is_reported_once_a_file() {
     assert!(lines[0].contains("env[0] (V0): volume v, path f.env, line 1:"), "{lines:#?}");
     out.no_sentinel();
 }
+
+/// The kubelet reads a file with Go's line scanner, whose lines hold at most
+/// 64 KiB with the line feed: a file of one 65,536-byte line without one
+/// (the most a file can be) fails its read ("token too long"), whatever the
+/// key. `--env-grammar kubelet` fails it on line 1 (the lint too); envshim's
+/// grammar reads it; a byte less is read by both.
+#[test]
+fn a_line_too_long_for_the_kubelets_reader_fails_the_read() {
+    let v = Volume::new();
+    let line = |len: usize| format!("K='v' #{}", "x".repeat(len - 7));
+    let long = v.file_str("long.env", line(65_536));
+    for (sub, at) in [("run", "long.env, line 1:"), ("check", "long.env:1:")] {
+        let out = envshim([sub, "--env-grammar", "kubelet", "--env-file", &long, "--", "/bin/true"]).run();
+        out.fails_with(65, &[at, "without a line feed", "token too long"]);
+    }
+    let env = envshim(["run", "--env-file", &long, "--"]).args(print_env()).run().ok().env_map();
+    assert_eq!(env.get("K").map(String::as_str), Some("v"));
+    let shorter = v.file_str("shorter.env", line(65_535));
+    let env = envshim(["run", "--env-grammar", "kubelet", "--env-file", &shorter, "--"]).args(print_env()).run().ok().env_map();
+    assert_eq!(env.get("K").map(String::as_str), Some("v"));
+    // With its line feed, a line of 65,535 bytes fills the scanner's buffer exactly.
+    let ended = v.file_str("ended.env", line(65_535) + "\n");
+    envshim(["check", "--env-grammar", "kubelet", "--env-file", &ended]).run().ok();
+}
+
+/// For a file envshim's grammar reads, the lint names every change a line
+/// needs at once, and `envshim fmt` as the fix; a value that has no form in
+/// the kubelet's grammar (a `'` in it, the empty value) is said to be one,
+/// with what to do instead. Never a value.
+#[test]
+fn the_lint_lists_every_change_of_a_line_in_one_round() {
+    let s = SENTINEL;
+    let v = Volume::new();
+    let f = v.file_str("team.env", format!("export DB_USER = \"{s}\"\nC='{s}'\nC='{s}-2'\nPW=it's-{s}\nFLAGS=\nOK='{s}'\n"));
+    let out = envshim(["check", "--env-grammar", "kubelet", "--env-file", &f]).run();
+    let lines = out.fails(65);
+    out.no_sentinel();
+    let line = |n: usize| lines.iter().find(|l| l.contains(&format!("team.env:{n}: "))).unwrap_or_else(|| panic!("line {n} not listed: {lines:#?}"));
+    for part in ["no 'export'", "no blank before '='", "no blank after '='", "single quotes", "envshim fmt"] {
+        assert!(line(1).contains(part), "{part}: {}", line(1));
+    }
+    assert!(line(2).contains("given again on line 3") && line(2).contains("envshim fmt"), "{}", line(2));
+    for part in ["single quote (')", "cannot express", "--file-env", "base64"] {
+        assert!(line(4).contains(part), "{part}: {}", line(4));
+    }
+    assert!(!line(4).contains("text after a closing quote"), "{}", line(4));
+    assert!(line(5).contains("empty") && line(5).contains("cannot express"), "{}", line(5));
+    assert_eq!(lines.len(), 4, "{lines:#?}");
+    // After `envshim fmt`, what is left is what it cannot write.
+    envshim(["fmt", &f]).run().fails(65);
+    let fixed = v.file_str("fixed.env", format!("export DB_USER = \"{s}\"\nC='{s}'\nC='{s}-2'\nOK='{s}'\n"));
+    envshim(["fmt", &fixed]).run().ok();
+    envshim(["check", "--env-grammar", "kubelet", "--env-file", &fixed]).run().ok();
+}

@@ -215,7 +215,7 @@ fn a_name_given_twice_in_an_env_file_is_warned_about_by_line() {
         [
             "envshim: warning: env file many.env: the name on line 1 is given again on line 8: the last one wins (the kubelet takes the first); 492 more lines give a name again",
             "envshim: warning: env file ./many.env: the name on line 1 is given again on line 8: the last one wins (the kubelet takes the first); 492 more lines give a name again",
-            "envshim: ok: 7 variables (7 from files), no program line",
+            "envshim: ok: 7 variables (7 from files; env files read with envshim's grammar), no program line",
         ]
     );
     // No duplicate: nothing said.
@@ -445,7 +445,7 @@ fn check_warns_of_an_unquoted_value_cut_at_a_comment_never_showing_it() {
         out.stderr_lines(),
         [
             "envshim: warning: env file app.env, line 2: the unquoted value of PW ends before ' #', which starts a comment: quote the value if the # is part of it; 1 more line ends the same way",
-            "envshim: ok: 3 variables (3 from files), no program line",
+            "envshim: ok: 3 variables (3 from files; env files read with envshim's grammar), no program line",
         ]
     );
     envshim(["check", "--strict", "--env-file", "app.env"]).cwd(v.path()).run().no_sentinel().fails_with(78, &["line 2: the unquoted value of PW ends before ' #'"]);
@@ -460,4 +460,31 @@ fn check_warns_of_an_unquoted_value_cut_at_a_comment_never_showing_it() {
     assert!(out.stderr_str().starts_with("envshim: warning: volume v, path db.env, line 1: the unquoted value of PW ends before ' #'"), "{}", out.stderr_str());
     v.file("fine.env", format!("PW='abc #{SENTINEL}'\nQ=abc#def\nR=\"a #b\" # a comment\n"));
     envshim(["check", "--env-file", "fine.env"]).cwd(v.path()).run().ok();
+}
+
+/// An env file given as the program (`check team/db.env` for `check
+/// --env-file team/db.env`): the message says to load it with --env-file,
+/// for a name ending in `.env` or a text file that cannot be executed; a
+/// binary or a script is not taken for one.
+#[test]
+fn an_env_file_given_as_the_program_is_pointed_to_env_file() {
+    let v = Volume::new();
+    v.file("team/db.env", format!("DB_PASSWORD='{SENTINEL}'\n"));
+    v.file("team/settings", format!("MODE='{SENTINEL}'\n"));
+    v.file("team/script", "#!/bin/sh\nexit 0\n");
+    for (args, code) in [
+        (vec!["check", "--env-grammar", "kubelet", "team/db.env"], 126),
+        (vec!["check", "--", "team/settings"], 126),
+        (vec!["run", "--", "team/db.env"], 126),
+        (vec!["check", "--", "db.env"], 127),
+    ] {
+        let out = envshim(&args).cwd(v.path()).run();
+        let at = args.last().unwrap();
+        out.fails_with(code, &[&format!("--env-file {at}")]);
+        out.no_sentinel();
+    }
+    let out = envshim(["check", "--", "team/script"]).cwd(v.path()).run();
+    assert!(!out.fails(126)[0].contains("--env-file"), "{}", out.stderr_str());
+    let out = envshim(["check", "--", "team/missing"]).cwd(v.path()).run();
+    assert!(!out.fails(127)[0].contains("--env-file"), "{}", out.stderr_str());
 }

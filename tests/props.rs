@@ -514,3 +514,17 @@ fn finding_1_multiplied_expansion_holds_at_most_the_limit() {
     assert!(out.len() <= 131_071);
     assert!(out.capacity() <= 2 * 131_071, "capacity {}", out.capacity());
 }
+
+/// Finding 10 (docs/security.md): `export #A=1` gives envshim's grammar a
+/// variable `#A`, `export export A=1` one named `export A`; `envshim fmt`
+/// wrote `#A='1'` (a comment line for both grammars: the variable vanished)
+/// and `export A='1'` (`A` for envshim's grammar). Such a name has no form
+/// without `export`: the file is refused, naming the line.
+#[test]
+fn finding_10_fmt_refuses_a_name_export_hid() {
+    use envshim::envfile::portable::{rewrite, Inexpressible};
+    for input in ["finding-10-export-hash-name", "finding-10-export-export-name"] {
+        let input = std::fs::read(format!("{}/fuzz/regressions/fmt/{input}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        assert_eq!(rewrite(&input).unwrap().refused(), Some((2, Inexpressible::Name)));
+    }
+}

@@ -29,7 +29,8 @@ fn env_format_masked_shows_sources_and_sizes() {
     let out = envshim(["render", "--manifest", &m, "--env-file", &extra, "--env", "CLI=héllo€"]).env("INH", "inherited-value").env("PLAT", "p").run();
     out.ok();
     let want = format!(
-        "# INH from inherited\nINH=<set, 15 bytes>\n\
+        "# env files read with envshim's grammar\n\
+         # INH from inherited\nINH=<set, 15 bytes>\n\
          # PLAT from secretKeyRef s/k\nPLAT=<set, 1 bytes>\n\
          # P_FROM_FILE from v/conf/all.env:2\nP_FROM_FILE=<set, 3 bytes>\n\
          # X from {extra}:1\nX=<set, 1 bytes>\n\
@@ -267,4 +268,24 @@ fn a_platform_entry_names_its_source() {
     let out = envshim(["render", "--manifest-json", &converted]).envs([("ENVSHIM_VALUE_0_A", "m"), ("ENVSHIM_VALUE_0_B", "m")]).run();
     out.ok();
     assert_eq!(out.stdout_str(), "# MODE from configMapKeyRef settings/MODE\nMODE=<set, 1 bytes>\n");
+}
+
+/// `render` and `check` name the grammar the env files were read with (a
+/// comment heading the env format; check's summary), so a preview says how a
+/// converted pod will read them.
+#[test]
+fn render_and_check_name_the_grammar_of_the_env_files() {
+    let d = Volume::new();
+    let f = d.file_str("f.env", "A='1'\n");
+    for (grammar, words) in [("envshim", "# env files read with envshim's grammar\n"), ("kubelet", "# env files read with the kubelet's grammar\n")] {
+        let out = envshim(["render", "--env-grammar", grammar, "--env-file", &f]).run();
+        out.ok();
+        assert_eq!(out.stdout_str(), format!("{words}# A from {f}:1\nA=<set, 1 bytes>\n"));
+        let out = envshim(["check", "--env-grammar", grammar, "--env-file", &f]).run();
+        out.ok();
+        assert_eq!(out.stderr_str(), format!("envshim: ok: 1 variables (1 from files; {}), no program line\n", &words[2..words.len() - 1]));
+    }
+    // No env file, no line about one.
+    let out = envshim(["render", "--env", "A=1"]).run();
+    assert_eq!(out.ok().stdout_str(), "# A from --env\nA=<set, 1 bytes>\n");
 }

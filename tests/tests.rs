@@ -15,6 +15,8 @@ mod converted;
 mod env_dir;
 mod failures;
 mod file_env;
+mod fmt;
+mod fmt_props;
 mod grammar;
 mod habits;
 mod hostile;

@@ -231,7 +231,7 @@ fn check_and_render_wait_too() {
     let _w = Writer::after(LATE, &atomic(&g, &format!("B={SENTINEL}\n")));
     let out = envshim(["render", "--env-file", g.to_str().unwrap(), "--wait", "15s"]).run().waited();
     out.ok().no_sentinel();
-    assert_eq!(out.stdout_str(), format!("# B from {}:1\nB=<set, {} bytes>\n", g.display(), SENTINEL.len()));
+    assert_eq!(out.stdout_str(), format!("# env files read with envshim's grammar\n# B from {}:1\nB=<set, {} bytes>\n", g.display(), SENTINEL.len()));
 }
 
 #[test]

@@ -41,6 +41,7 @@ fn expected_text(p: Problem) -> &'static str {
         UnclosedDoubleQuote => "opens a double quote that is never closed",
         TextAfterQuote => "has text after a closing quote (only blanks or a # comment may follow)",
         BlankBeforeEquals => "has a blank before '=', which the kubelet's grammar does not allow (write NAME='value')",
+        LineTooLong => "is a line of 65536 bytes or more without a line feed, which the kubelet's reader refuses (token too long)",
         NotSingleQuoted => {
             "has a value not enclosed in single quotes, which the kubelet's grammar requires (write NAME='value'; \
              --env-grammar envshim also reads unquoted and double-quoted values)"

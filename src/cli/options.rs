@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches};
 
-use super::{usage, CheckArgs, CheckFormat, Cli, Command, InstallArgs, Reading, RenderArgs, RenderFormat, RunArgs, Sources, Supervision, Watching};
+use super::{usage, CheckArgs, CheckFormat, Cli, Command, FmtArgs, InstallArgs, Reading, RenderArgs, RenderFormat, RunArgs, Sources, Supervision, Watching};
 use crate::error::Error;
 use crate::pipeline::{CheckOptions, InitOptions, Options, RunOptions};
 use crate::render::Format;
@@ -24,6 +24,8 @@ pub enum Invocation {
     Render(Options, Format, bool),
     /// DEST, `--force`.
     Install(PathBuf, bool),
+    /// FILE..., `--check`.
+    Fmt(Vec<OsString>, bool),
 }
 
 /// A command line that runs nothing: help or the version (clap prints it
@@ -152,6 +154,7 @@ fn invocation(command: Command, sub: &'static clap::Command, m: FromVariable) ->
             Invocation::Render(options(sources, reading, (supervision, watching), sub, m)?.0, format, show_values)
         }
         Command::Install(InstallArgs { dest, force }) => Invocation::Install(dest, force),
+        Command::Fmt(FmtArgs { files, check }) => Invocation::Fmt(files, check),
     })
 }
 

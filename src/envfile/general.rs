@@ -73,7 +73,7 @@ fn name(before_eq: &[u8], line: usize) -> Result<&[u8], ParseError> {
 
 /// `export` followed by blanks before a name is ignored (but `export=1` and
 /// `export = 1` set a variable named `export`).
-fn strip_export(text: &[u8]) -> &[u8] {
+pub(super) fn strip_export(text: &[u8]) -> &[u8] {
     if let Some(rest) = text.strip_prefix(b"export") {
         if rest.first().is_some_and(|&b| is_blank(b)) {
             let name = trim_start(rest);
@@ -148,7 +148,7 @@ fn double_quoted(data: &[u8], start: usize, line: usize, arena: &mut Vec<u8>) ->
 
 /// The text of a double-quoted value from `i` rewritten into `arena`; the
 /// closing quote's place, or None if there is none.
-fn unescape(data: &[u8], mut i: usize, arena: &mut Vec<u8>) -> Option<usize> {
+pub(super) fn unescape(data: &[u8], mut i: usize, arena: &mut Vec<u8>) -> Option<usize> {
     loop {
         let j = i + memchr3(b'"', b'\\', b'\r', &data[i..])?;
         arena.extend_from_slice(&data[i..j]);

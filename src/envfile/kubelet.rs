@@ -22,6 +22,25 @@ use super::{ParseError, Problem, Span};
 use crate::index::NameIndex;
 use crate::limits::{MAX_ENV_FILE_BYTES, MAX_NAME_BYTES, MAX_VALUE_BYTES};
 
+/// The longest line the kubelet's reader takes, its line ending included
+/// (Go's `bufio.Scanner` with its default buffer, `MaxScanTokenSize`): a
+/// longer one, or a last line without a line feed as long, fails the read
+/// ("token too long").
+pub const SCANNER_MAX_TOKEN: usize = 64 * 1024;
+
+// Only the first physical line of an entry is measured: a later one (of a
+// quoted value) follows a line feed, so within the file's limit it is shorter.
+const _: () = assert!(MAX_ENV_FILE_BYTES <= SCANNER_MAX_TOKEN);
+
+/// Whether the physical line from `pos` to `next` (where the next starts) is
+/// one the kubelet's reader refuses: its bytes with the line feed fill more
+/// than its buffer, or fill it without a line feed (the scanner asks for more
+/// room before it sees the end of the file).
+pub(super) fn too_long(data: &[u8], pos: usize, next: usize) -> bool {
+    let n = next - pos;
+    n > SCANNER_MAX_TOKEN || (n == SCANNER_MAX_TOKEN && data[next - 1] != b'\n')
+}
+
 /// A line holding a name, as the kubelet reads it.
 pub(super) struct Line {
     pub name: Range<usize>,
@@ -40,6 +59,9 @@ pub(super) struct Line {
 pub(super) fn line(data: &[u8], pos: usize, line: usize, arena: &mut Vec<u8>) -> (Result<Option<Line>, ParseError>, usize) {
     let fail = |problem, next| (Err(ParseError { line, problem }), next);
     let (end, next) = line_end(data, pos);
+    if too_long(data, pos, next) {
+        return fail(Problem::LineTooLong, next);
+    }
     let text = trim_start(&data[pos..end]);
     if text.is_empty() || text[0] == b'#' {
         return (Ok(None), next);

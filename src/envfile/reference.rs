@@ -71,6 +71,11 @@ pub fn kubelet_value(data: &[u8], key: &[u8]) -> Result<Option<Vec<u8>>, usize> 
     if data.len() > crate::limits::MAX_ENV_FILE_BYTES {
         return Err(0);
     }
+    // Go's line scanner takes at most 64 KiB a line, its line feed
+    // included: within the file's limit, only a file of one line that long fails.
+    if data.len() >= super::kubelet::SCANNER_MAX_TOKEN && !data.contains(&b'\n') {
+        return Err(1);
+    }
     let mut lines: Vec<&[u8]> = data.split(|&b| b == b'\n').collect();
     if data.ends_with(b"\n") {
         lines.pop();

@@ -156,7 +156,7 @@ fn the_wait_names_what_is_still_missing_every_10_seconds() {
         [
             format!("envshim: waiting up to 120s for {}, {}", a.display(), b.display()),
             format!("envshim: still waiting for {} (110s left)", b.display()),
-            "envshim: ok: 2 variables (2 from files), no program line".to_string(),
+            "envshim: ok: 2 variables (2 from files; env files read with envshim's grammar), no program line".to_string(),
         ]
     );
     assert!(out.elapsed >= Duration::from_millis(10_800), "{:?}", out.elapsed);

@@ -1,0 +1,236 @@
+//! The portable form of an env file (`envshim fmt`, and the portability lint
+//! of `check --env-grammar kubelet`): the file rewritten so that the
+//! kubelet's grammar and envshim's both read from it exactly the variables
+//! envshim's grammar reads from the original. Each entry becomes
+//! `NAME='VALUE'` (no `export`, no blanks around the name or after `=`),
+//! followed by the comment it had; a name given more than once keeps only
+//! the occurrence envshim's grammar reads (the last: the kubelet reads the
+//! first); blank and comment lines stay as they are. Read with envshim's own
+//! parser, entry by entry, so a `#` line inside a quoted value stays in it.
+//!
+//! Some values have no form in the kubelet's grammar: one holding `'` (its
+//! single quotes have no escape), the empty value (`K=''` is a key it does
+//! not find), one holding CR LF (its reader ends a line there); nor has a
+//! name that `export` hid (`export #A=1`, `export export A=1`: without it, a
+//! comment, or another name). Those lines
+//! are reported ([`Inexpressible`]), and so is a result its reader or
+//! envshim's limit refuses. Never a value in a message.
+
+use std::fmt;
+
+use memchr::{memchr, memmem};
+
+use super::general::{self, is_blank, line_end, trim_start, Read};
+use super::kubelet;
+use super::{EnvFile, Line, ParseError};
+use crate::limits::MAX_ENV_FILE_BYTES;
+
+/// A line's changes ([`Fix::changes`], bits): `export` dropped.
+pub const EXPORT: u8 = 1;
+/// The blanks between the name and `=` removed.
+pub const BLANK_BEFORE: u8 = 2;
+/// The blanks between `=` and the value removed.
+pub const BLANK_AFTER: u8 = 4;
+/// The value put in single quotes (it was unquoted or double-quoted).
+pub const QUOTES: u8 = 8;
+
+/// Why a file cannot be written in the kubelet's grammar.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Inexpressible {
+    /// A value holding `'`.
+    Quote,
+    /// The empty value.
+    Empty,
+    /// A value holding a CR right before a line feed.
+    CrLf,
+    /// A name (after `export`) that, written first on its line, reads
+    /// otherwise: starting with `#` (a comment) or `export` and a blank.
+    Name,
+    /// The result would be a line the kubelet's reader refuses.
+    LongLine,
+    /// The result would be over the file limit (quotes added).
+    TooLarge,
+}
+
+impl fmt::Display for Inexpressible {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Inexpressible::Quote => f.write_str(
+                "the value holds a single quote ('), which the kubelet's grammar cannot express (its quotes have no escape): \
+                 keep the value out of this file (a key of its own in a Secret or ConfigMap, or a file of its own read with \
+                 --file-env NAME, NAME_FILE), or store it base64-encoded",
+            ),
+            Inexpressible::Empty => f.write_str(
+                "the value is empty, which the kubelet's grammar cannot express (it reads NAME='' as a key it does not find): \
+                 give it a value, or remove the line if the program treats an unset variable as empty",
+            ),
+            Inexpressible::CrLf => f.write_str(
+                "the value holds a carriage return before a line feed, which the kubelet's reader takes for a line ending: \
+                 keep the value in a file of its own (--file-env NAME, NAME_FILE), or store it base64-encoded",
+            ),
+            Inexpressible::Name => f.write_str(
+                "the name (after 'export') starts with '#' or with 'export' and a blank, so that written alone it reads as a \
+                 comment or as another name: give the variable another name",
+            ),
+            Inexpressible::LongLine => write!(
+                f,
+                "a line of {} bytes or more without a line feed, which the kubelet's reader refuses (token too long): split the file",
+                kubelet::SCANNER_MAX_TOKEN
+            ),
+            Inexpressible::TooLarge => write!(f, "with its values in single quotes the file is larger than {MAX_ENV_FILE_BYTES} bytes: split it"),
+        }
+    }
+}
+
+/// A line the rewriting changes, or cannot write (line 0: the whole file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fix {
+    pub line: u32,
+    /// [`EXPORT`], [`BLANK_BEFORE`], [`BLANK_AFTER`], [`QUOTES`].
+    pub changes: u8,
+    /// The name is given again on this later line, which envshim's grammar
+    /// reads: this line is dropped.
+    pub again: Option<u32>,
+    pub cannot: Option<Inexpressible>,
+}
+
+/// What the lint says of a line: every change it needs, or why it cannot be written.
+impl fmt::Display for Fix {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(why) = self.cannot {
+            return why.fmt(f);
+        }
+        if let Some(later) = self.again {
+            return write!(f, "the name is given again on line {later}: the kubelet reads this line, envshim's grammar line {later} (remove this line; envshim fmt does)");
+        }
+        let needs: Vec<&str> = [
+            (EXPORT, "no 'export' (it reads it as part of the name)"),
+            (BLANK_BEFORE, "no blank before '='"),
+            (BLANK_AFTER, "no blank after '=' (it reads an empty value there and does not find the key)"),
+            (QUOTES, "the value in single quotes, NAME='value'"),
+        ]
+        .into_iter()
+        .filter(|(bit, _)| self.changes & bit != 0)
+        .map(|(_, what)| what)
+        .collect();
+        write!(f, "the kubelet's grammar needs {} (envshim fmt makes these changes)", needs.join("; "))
+    }
+}
+
+/// A file in the portable form, and the lines that took changes.
+pub struct Portable {
+    pub text: Vec<u8>,
+    pub fixes: Vec<Fix>,
+}
+
+impl Portable {
+    /// The first line that cannot be written in the kubelet's grammar, and why.
+    pub fn refused(&self) -> Option<(u32, Inexpressible)> {
+        self.fixes.iter().find_map(|f| Some((f.line, f.cannot?)))
+    }
+}
+
+/// The portable form of `data`, an env file in envshim's grammar. Err: it
+/// does not parse in envshim's grammar (as a read would fail).
+pub fn rewrite(data: &[u8]) -> Result<Portable, ParseError> {
+    // Which line each name's value comes from (its index answers).
+    let file = EnvFile::parse(data.to_vec())?;
+    let mut out = Portable { text: Vec::with_capacity(data.len() + data.len() / 8), fixes: Vec::new() };
+    let (mut arena, mut scratch) = (Vec::new(), Vec::new());
+    let (mut pos, mut n, mut last) = (0, 1, 1);
+    while pos < data.len() {
+        arena.clear();
+        // (It cannot fail: the whole file parsed.)
+        match general::line(data, pos, n, &mut arena)? {
+            Read::Skip(next) => {
+                out.text.extend_from_slice(&data[pos..next]);
+                (pos, last, n) = (next, n, n + 1);
+            }
+            Read::Entry(l) => {
+                let value = if l.value.in_arena { &arena[..] } else { data };
+                let value = &value[l.value.start as usize..l.value.end as usize];
+                let winner = file.get(&data[l.name.clone()]).ok().flatten().map_or(n as u32, |(_, line)| line);
+                let fix = entry(data, pos, &l, value, &mut scratch, &mut out.text, (n as u32, winner));
+                if fix.changes != 0 || fix.again.is_some() || fix.cannot.is_some() {
+                    out.fixes.push(fix);
+                }
+                if fix.again.is_none() {
+                    last = n;
+                }
+                (pos, n) = (l.next, n + l.lines);
+            }
+        }
+    }
+    let whole = if out.text.len() > MAX_ENV_FILE_BYTES {
+        Some((0, Inexpressible::TooLarge))
+    } else {
+        // Within the file's limit only a file of one line can be too long
+        // for the kubelet's reader: the line of what was written last.
+        kubelet::too_long(&out.text, 0, out.text.len()).then_some((last as u32, Inexpressible::LongLine))
+    };
+    if let Some((line, why)) = whole {
+        out.fixes.push(Fix { line, changes: 0, again: None, cannot: Some(why) });
+    }
+    Ok(out)
+}
+
+/// Writes the entry `l` (starting at `pos`, its value `value`) to `out` in
+/// the portable form, unless its name is read from a later line; what it
+/// took. `at`: its line, and the line its name's value is read from.
+fn entry(data: &[u8], pos: usize, l: &Line, value: &[u8], scratch: &mut Vec<u8>, out: &mut Vec<u8>, (line, read_at): (u32, u32)) -> Fix {
+    let (end, _) = line_end(data, pos);
+    let text = trim_start(&data[pos..end]);
+    let blanks_from = |i: usize| data[i..end].iter().take_while(|&&b| is_blank(b)).count();
+    let mut changes = if general::strip_export(text).len() != text.len() { EXPORT } else { 0 };
+    // The parse found `=` after the name and its blanks, then the value after blanks.
+    let eq = l.name.end + blanks_from(l.name.end);
+    let v = eq + 1 + blanks_from(eq + 1);
+    changes |= if eq > l.name.end { BLANK_BEFORE } else { 0 } | if v > eq + 1 { BLANK_AFTER } else { 0 };
+    // What follows the value on its last line (blanks, a comment), and that line's ending.
+    let (tail, ending): (&[u8], &[u8]) = match data.get(v) {
+        Some(&q @ (b'\'' | b'"')) => {
+            changes |= if q == b'"' { QUOTES } else { 0 };
+            scratch.clear();
+            let close = match q {
+                b'\'' => memchr(b'\'', &data[v + 1..]).map(|i| v + 1 + i),
+                _ => general::unescape(data, v + 1, scratch),
+            };
+            let close = close.unwrap_or(l.next - 1);
+            let (tail_end, next) = line_end(data, close + 1);
+            (&data[close + 1..tail_end], &data[tail_end..next])
+        }
+        _ => {
+            changes |= QUOTES;
+            // A comment that ended the value: from its `#` (after the value's blanks).
+            let from = l.value.end as usize;
+            let comment = memchr(b'#', &data[from..end]).filter(|_| l.cut).map_or(&b""[..], |i| &data[from + i..end]);
+            (comment, &data[end..l.next])
+        }
+    };
+    if read_at != line {
+        return Fix { line, changes, again: Some(read_at), cannot: None };
+    }
+    let name = &data[l.name.clone()];
+    let cannot = if name[0] == b'#' || (name.starts_with(b"export") && name.get(6).is_some_and(|&b| is_blank(b))) {
+        Some(Inexpressible::Name)
+    } else if value.is_empty() {
+        Some(Inexpressible::Empty)
+    } else if memchr(b'\'', value).is_some() {
+        Some(Inexpressible::Quote)
+    } else if memmem::find(value, b"\r\n").is_some() {
+        Some(Inexpressible::CrLf)
+    } else {
+        None
+    };
+    out.extend_from_slice(name);
+    out.extend_from_slice(b"='");
+    out.extend_from_slice(value);
+    out.push(b'\'');
+    if !tail.is_empty() && changes & QUOTES != 0 && !is_blank(tail[0]) {
+        // An unquoted value's comment, cut from it by a blank: one blank before it.
+        out.push(b' ');
+    }
+    out.extend_from_slice(tail);
+    out.extend_from_slice(ending);
+    Fix { line, changes, again: None, cannot }
+}
