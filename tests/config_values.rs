@@ -41,18 +41,24 @@ fn options() -> Vec<Valued> {
     all
 }
 
+/// `install` and `fmt` write no termination log (they run outside a pod's container).
+fn takes_no_log(o: &Valued) -> bool {
+    ["install", "fmt"].contains(&o.sub.as_str())
+}
+
 /// `envshim SUB` with `extra` after its termination log (when it has one),
 /// the environment `vars`; what it printed and what the log holds.
 fn refused(o: &Valued, extra: &[OsString], vars: &[(&str, &str)]) -> (Out, String) {
     let d = Volume::new();
     let log = d.join("termination-log");
     let mut args: Vec<OsString> = vec![o.sub.clone().into()];
-    if o.sub != "install" {
+    if !takes_no_log(o) {
         args.extend([os("--termination-log"), log.clone().into_os_string()]);
     }
     args.extend(extra.iter().cloned());
     args.extend(match o.sub.as_str() {
         "install" => vec![d.join("dest").into_os_string()],
+        "fmt" => vec![d.join("app.env").into_os_string()],
         "render" => vec![],
         _ => vec![os("--"), os("/bin/true")],
     });
@@ -75,7 +81,7 @@ fn a_refused_value_is_named_never_shown() {
         out.fails_with(2, &[&option]);
         out.no_sentinel();
         assert_no_sentinel(log.as_bytes(), &format!("the termination log of {} {option}", o.sub));
-        if o.sub != "install" {
+        if !takes_no_log(o) {
             assert!(log.contains(&option), "{} {option}: the termination log lacks the message: {log:?}", o.sub);
         }
         tried += 1;
