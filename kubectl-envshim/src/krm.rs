@@ -256,7 +256,7 @@ fn result(item: &Value, message: &str, severity: &str, field: Option<&str>) -> V
 /// What a config asks for: the conversion, with its settings, or undoing it
 /// (`unconvert: "true"`, which takes no setting).
 enum Job {
-    Convert(Settings),
+    Convert(Box<Settings>),
     Unconvert,
 }
 
@@ -285,7 +285,7 @@ fn config_job(config: &Value) -> Result<Job, String> {
     }
     let settings = settings(&config.options, Naming::Config).map_err(|e| e.what)?;
     settings.image_needed().map_err(|e| e.what)?;
-    Ok(Job::Convert(settings))
+    Ok(Job::Convert(Box::new(settings)))
 }
 
 /// `convert`'s options from a config's `data`: each key the long name of
