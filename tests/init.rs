@@ -1,6 +1,6 @@
 //! `envshim run --init` (docs/reference.md §8), run for real: most tests start envshim as
 //! PID 1 of a fresh pid namespace (`unshare --pid --fork --mount-proc`, which
-//! needs root; they are skipped with a message otherwise), signal it from
+//! needs root: those are `#[ignore = "needs root"]`, run by tests/all.sh), signal it from
 //! outside as a container runtime would, and look at what the program saw.
 //! Programs are `sh` scripts that report through files in a temp directory
 //! (`$D`); every wait has a deadline, so a broken envshim fails, never hangs.
@@ -18,12 +18,12 @@ use crate::common::{bin, command, pid_namespaces, TEST_BIN_VAR};
 const DEADLINE: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(5);
 
+/// The tests that run envshim as PID 1 are `#[ignore = "needs root"]`
+/// (tests/all.sh runs them as root); run without root or unshare, they fail
+/// here, never pass unrun.
 macro_rules! need_namespaces {
     () => {
-        if !pid_namespaces() {
-            eprintln!("skipped: needs root and unshare");
-            return;
-        }
+        assert!(pid_namespaces(), "needs root and unshare --pid --fork --mount-proc (run as root, as tests/all.sh does)");
     };
 }
 
@@ -172,6 +172,7 @@ fn run(args: &[&str], script: &str, in_namespace: bool) -> Done {
 // ---------------------------------------------------------------- exit codes
 
 #[test]
+#[ignore = "needs root"]
 fn the_exit_code_of_the_program_propagates() {
     need_namespaces!();
     let done = run(&["--init"], "exit 7", true);
@@ -180,6 +181,7 @@ fn the_exit_code_of_the_program_propagates() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_program_killed_by_a_signal_gives_128_plus_its_number() {
     need_namespaces!();
     let done = run(&["--init"], "kill -KILL $$", true);
@@ -188,6 +190,7 @@ fn a_program_killed_by_a_signal_gives_128_plus_its_number() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn with_init_the_program_is_a_child_of_envshim() {
     need_namespaces!();
     let done = run(&["--init"], "echo $$ $PPID", true);
@@ -196,6 +199,7 @@ fn with_init_the_program_is_a_child_of_envshim() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn without_init_the_program_has_envshims_pid() {
     need_namespaces!();
     let done = run(&[], "echo $$", true);
@@ -243,6 +247,7 @@ echo reaped
 "#;
 
 #[test]
+#[ignore = "needs root"]
 fn five_orphaned_grandchildren_leave_no_zombie() {
     need_namespaces!();
     // In the namespace, nothing else may be a zombie either.
@@ -343,11 +348,17 @@ fn exec_failures_exit_126_or_127_with_one_envshim_line() {
 
 // ---------------------------------------------------------------- the terminal
 
-/// Runs `command` under `script`, on a new pseudo-terminal; None without `script`.
-fn on_a_terminal(command: &str) -> Option<String> {
-    let out = Command::new("script").args(["-qec", command, "/dev/null"]).env_remove(TEST_BIN_VAR).stdin(Stdio::null()).output().ok()?;
+/// Runs `command` under `script` (util-linux, beside the `unshare` the
+/// other tests use), on a new pseudo-terminal.
+fn on_a_terminal(command: &str) -> String {
+    let out = Command::new("script")
+        .args(["-qec", command, "/dev/null"])
+        .env_remove(TEST_BIN_VAR)
+        .stdin(Stdio::null())
+        .output()
+        .expect("script(1) runs (util-linux)");
     assert!(out.status.success(), "{command}: {}", String::from_utf8_lossy(&out.stderr));
-    Some(String::from_utf8_lossy(&out.stdout).replace('\r', ""))
+    String::from_utf8_lossy(&out.stdout).replace('\r', "")
 }
 
 /// Prints the program's pid, its process group and the terminal's foreground group.
@@ -360,10 +371,7 @@ fn pids(text: &str) -> Vec<i64> {
 #[test]
 fn the_program_gets_its_own_group_and_the_terminal() {
     let command = format!("{} run --init --no-expand-args -- {PGRP}", bin());
-    let Some(out) = on_a_terminal(&command) else {
-        eprintln!("skipped: needs script(1)");
-        return;
-    };
+    let out = on_a_terminal(&command);
     let p = pids(&out);
     assert_eq!(p.len(), 3, "{out:?}");
     assert_eq!(p[1], p[0], "the program leads its own process group");
@@ -374,10 +382,7 @@ fn the_program_gets_its_own_group_and_the_terminal() {
 fn a_background_envshim_does_not_take_the_terminal() {
     // `set -m`: job control, so the background job has a group of its own.
     let command = format!("sh -c 'set -m; {} run --init --no-expand-args -- {} & wait'", bin(), PGRP.replace('\'', r"'\''"));
-    let Some(out) = on_a_terminal(&command) else {
-        eprintln!("skipped: needs script(1)");
-        return;
-    };
+    let out = on_a_terminal(&command);
     let p = pids(&out);
     assert_eq!(p.len(), 3, "{out:?}");
     assert_eq!(p[1], p[0], "the program leads its own process group");
