@@ -10,8 +10,8 @@ use std::process::Command;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use super::{children_of, run, Run};
-use crate::common::{bin, command, pid_namespaces, SENTINEL, TEST_BIN_VAR};
+use super::run;
+use crate::common::{bin, children_of, command, pid_namespaces, Run, SENTINEL, TEST_BIN_VAR};
 
 // ---------------------------------------------------------------- signals
 
