@@ -25,8 +25,8 @@
 #
 # Release binaries are built with a PINNED nightly ($NIGHTLY, with rust-src):
 # `-Z build-std=std,panic_abort` and `-C panic=immediate-abort` rebuild std
-# without the panic-message and backtrace machinery (~380 KB smaller: see
-# docs/performance.md). Only these binaries: the crate builds and tests on
+# without the panic-message and backtrace machinery (about half the
+# binary's size: see docs/performance.md). Only these binaries: the crate builds and tests on
 # stable. If the nightly, its rust-src or the target's rust-std cannot be
 # installed, the arch is built with stable as before, with a message.
 # NIGHTLY=none builds everything with stable.
@@ -55,8 +55,8 @@ remap="--remap-path-prefix=$PWD=/envshim --remap-path-prefix=${CARGO_HOME:-$HOME
 
 # A static executable at a fixed address, not a static PIE: nothing for the
 # start-up code to relocate, and no relocated page to copy (measured on the
-# workload of docs/performance.md: 13 K instructions and 3 page faults fewer, 13 KB smaller;
-# docs/performance.md). The kernel's ASLR still places the stack, heap and mmaps.
+# workload of docs/performance.md: fewer instructions, page faults and bytes;
+# docs/performance-history.md). The kernel's ASLR still places the stack, heap and mmaps.
 nopie=" -C relocation-model=static"
 
 check_static() { # FILE
@@ -96,14 +96,14 @@ for arch in "${archs[@]}"; do
     toolchain=("+$NIGHTLY")
     zflags=(-Z build-std=std,panic_abort)
     # No unwind tables either: with immediate-abort nothing ever unwinds, and
-    # .eh_frame was 44 KB of the binary (docs/performance.md, binary size).
+    # .eh_frame was a tenth of the binary (docs/performance-history.md, binary size).
     nightly_flags=" -Zunstable-options -Cpanic=immediate-abort -Cforce-unwind-tables=no"
     # Each crate's own copy of the generic functions it uses, compiled at its
     # opt-level: rustc shares them by default at "s" and "z", so envshim used
     # clap_builder's copies, built at "z", where LLVM moves every 640-byte Arg
-    # and 712-byte Command with a byte-at-a-time `rep movsb`. 84,600
-    # instructions fewer at every start (6.6%), 544 bytes more
-    # (docs/performance.md).
+    # and 712-byte Command with a byte-at-a-time `rep movsb`. Fewer
+    # instructions at every start for a few hundred bytes more
+    # (docs/performance.md, `--watch`).
     nightly_flags="$nightly_flags -Zshare-generics=n"
   elif [ "${RELEASE:-}" = 1 ]; then
     die "RELEASE=1: $NIGHTLY with rust-src and $triple cannot be installed (NIGHTLY=$NIGHTLY); a release builds with it or not at all"
@@ -126,10 +126,10 @@ for arch in "${archs[@]}"; do
   fi
   # rust-lld (shipped with rustup's toolchain) links both musl targets: it needs no
   # C cross toolchain, and it lays the file out without padding each segment to a
-  # page (GNU ld's -z separate-code): the amd64 binary is 8.6 KB smaller, with 2
-  # page faults fewer at start-up (docs/performance.md, binary size). The glibc
+  # page (GNU ld's -z separate-code): the amd64 binary is smaller, with fewer
+  # page faults at start-up (docs/performance.md, binary size). The glibc
   # fallback is linked by cc.
-  # --icf=all: identical functions kept once (3.1 KB of the amd64 binary). Rust gives
+  # --icf=all: identical functions kept once (docs/performance.md, binary size). Rust gives
   # no two functions distinct addresses by contract; --icf=safe, which keeps those
   # whose address is taken, merges nothing here (rustc's LTO object lists none).
   case $triple in

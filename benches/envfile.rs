@@ -1,5 +1,5 @@
 //! Env-file parsing throughput (docs/reference.md §4), on 64 KiB inputs: the limit, so
-//! the largest file envshim ever parses. Target: ≥ 1 GiB/s on every shape.
+//! the largest file envshim ever parses. The target and the figures: docs/performance.md.
 //!
 //! Run: `cargo bench --bench envfile` (the bench profile inherits
 //! `[profile.release]`, so this measures the code as shipped).

@@ -199,7 +199,8 @@ impl Keys {
 
     /// The kubelet's grammar: the names it does not find moved after the
     /// others (the index made anew), so that an import takes the first
-    /// `order.len() - absent` with no test of each (one cost 1% of a start).
+    /// `order.len() - absent` with no test of each (a test of each cost the
+    /// start a measurable share: docs/performance.md, the kubelet's grammar).
     fn absent_last(&mut self, data: &[u8], entries: &[Entry]) {
         let is_absent = |&(i, _): &(u16, u32)| entries[i as usize].flags & ABSENT != 0;
         let keys = self.order.iter().copied().zip(self.hashes.iter().copied());
@@ -330,7 +331,8 @@ impl EnvFile {
 
     /// Parses a file as `grammar` says: its entries, then its key set.
     // One place builds the key set: called from two, `Keys::new` was no
-    // longer inlined, and a start-up took 1% more instructions.
+    // longer inlined, and a start-up took more instructions
+    // (docs/performance.md, the kubelet's grammar).
     pub fn parse_as(mut data: Vec<u8>, grammar: Grammar) -> Result<EnvFile, ParseError> {
         // Room for the entries of a file of lines of BYTES_PER_ENTRY bytes
         // on average (it grows past that): no pass over the file to count its
@@ -362,7 +364,8 @@ impl EnvFile {
                 None => match general::line(data, pos, line, &mut self.arena)? {
                     general::Read::Entry(parsed) => {
                         // Kept apart from the entries' flags: a flag set in
-                        // every line's store cost the start-up path 1.9%.
+                        // every line's store slowed the start-up path
+                        // (docs/performance.md, the kubelet's grammar).
                         if parsed.cut {
                             self.cut.0 += 1;
                             self.cut.1.get_or_insert(self.entries.len() as u32);

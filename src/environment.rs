@@ -403,8 +403,8 @@ impl Environment {
     pub fn pointers(&self) -> Vec<*const libc::c_char> {
         let mut p: Vec<*const libc::c_char> = Vec::with_capacity(self.len() + 1);
         // Each buffer's start looked up once, not through `Texts::text` for
-        // every variable (its file's `Rc` and a slice of it: 12 K instructions
-        // of a start on the workload of docs/performance.md). A slot's start
+        // every variable (its file's `Rc` and a slice of it, a cost at every
+        // start: docs/performance-history.md, clap as the one parser). A slot's start
         // is within its buffer ([`Texts::text`] slices it).
         let t = &self.texts;
         let bases: Vec<*const u8> = std::iter::once(t.strings.as_ptr()).chain(t.files.iter().map(|f| f.raw().as_ptr())).collect();

@@ -19,7 +19,7 @@ pub const SELF_EXE: &str = "/proc/self/exe";
 const MARKER: &[u8] = b"\x7fenvshim-binary:replaceable-by-envshim-install\x7f";
 
 /// How much of an existing DEST is searched for [`MARKER`]: more than any
-/// envshim binary (≤ 500 KB shipped, ~20 MB for a debug build).
+/// envshim binary, shipped or a debug build.
 const MAX_SEARCH_BYTES: u64 = 64 << 20;
 
 /// Whether `file` is an envshim binary: an ELF file holding [`MARKER`] within

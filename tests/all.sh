@@ -12,14 +12,16 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash tests/e2e/deps.sh
-cargo test --all-targets                      # envshim, built with exactly its own features
-cargo test -p kubectl-envshim --all-targets   # the converter (a second crate of the workspace)
+# --include-ignored: the tests the quick tier (`cargo test --workspace`) leaves out,
+# `#[ignore = "needs root"]` or `"needs kubectl"`; here they run, and fail if they cannot.
+cargo test --all-targets -- --include-ignored                      # envshim, built with exactly its own features
+cargo test -p kubectl-envshim --all-targets -- --include-ignored   # the converter (a second crate of the workspace)
 cargo clippy --workspace --all-targets -- -D warnings   # the [lints] of Cargo.toml and clippy's defaults
 bash tests/private-checkout.sh
 bash tests/e2e/run.sh
 # The black-box suite again, against what ships (tests/e2e/run.sh has just built
 # dist/ with musl-build.sh if it was missing or older than the sources).
-ENVSHIM_TEST_BIN="$PWD/dist/envshim-linux-amd64" cargo test -p envshim --test tests
+ENVSHIM_TEST_BIN="$PWD/dist/envshim-linux-amd64" cargo test -p envshim --test tests -- --include-ignored
 bash tests/e2e/engines/run.sh                 # e60: the image pushed to a registry on loopback, pulled by digest
 bash tests/release.sh                         # release/build.sh twice: what it writes, and byte for byte the same
 python3 tests/release-workflow.py             # the release workflow: the key never where code compiles; pinned Debian packages only

@@ -317,6 +317,7 @@ fn install_copies_the_binary_with_mode_0755_and_nothing_else() {
 /// with strace (tests/e2e/deps.sh installs it): the temporary file's
 /// descriptor is closed before the rename.
 #[test]
+#[ignore = "needs strace"]
 fn install_closes_the_copy_before_renaming_it_over_dest() {
     let d = Volume::new();
     let dest = d.join("envshim-copy");

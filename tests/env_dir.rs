@@ -5,48 +5,12 @@
 
 use std::collections::BTreeMap;
 use std::os::unix::fs::symlink;
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::common::*;
 use serde_json::json;
-
-/// Publishes `files` into `dir` the way the kubelet's atomic writer does: a
-/// new timestamped directory `..2026_…_VERSION` holding the files, a
-/// `..data_tmp` link to it renamed over `..data`, a link `KEY -> ..data/KEY`
-/// for each new top-level key, the links of keys no longer there removed,
-/// then the previous timestamped directory removed.
-fn publish(dir: &Path, version: u32, files: &[(String, Vec<u8>)]) {
-    let ts = format!("..2026_01_02_03_04_05.{version:09}");
-    let old = std::fs::read_link(dir.join("..data")).ok();
-    for (key, value) in files {
-        let p = dir.join(&ts).join(key);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, value).unwrap();
-    }
-    std::fs::create_dir_all(dir.join(&ts)).unwrap();
-    let _ = std::fs::remove_file(dir.join("..data_tmp"));
-    symlink(&ts, dir.join("..data_tmp")).unwrap();
-    std::fs::rename(dir.join("..data_tmp"), dir.join("..data")).unwrap();
-    let top: std::collections::BTreeSet<&str> = files.iter().map(|(k, _)| k.split('/').next().unwrap()).collect();
-    for key in &top {
-        let link = dir.join(key);
-        if std::fs::symlink_metadata(&link).is_err() {
-            symlink(format!("..data/{key}"), link).unwrap();
-        }
-    }
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let name = entry.unwrap().file_name().into_string().unwrap();
-        if !name.starts_with('.') && !top.contains(name.as_str()) {
-            std::fs::remove_file(dir.join(&name)).unwrap();
-        }
-    }
-    if let Some(old) = old {
-        std::fs::remove_dir_all(dir.join(old)).unwrap();
-    }
-}
 
 fn kv(pairs: &[(&str, &[u8])]) -> Vec<(String, Vec<u8>)> {
     pairs.iter().map(|(k, v)| (k.to_string(), v.to_vec())).collect()

@@ -1,168 +1,29 @@
 //! `envshim run --init` (docs/reference.md §8), run for real: most tests start envshim as
 //! PID 1 of a fresh pid namespace (`unshare --pid --fork --mount-proc`, which
-//! needs root; they are skipped with a message otherwise), signal it from
+//! needs root: those are `#[ignore = "needs root"]`, run by tests/all.sh), signal it from
 //! outside as a container runtime would, and look at what the program saw.
 //! Programs are `sh` scripts that report through files in a temp directory
-//! (`$D`); every wait has a deadline, so a broken envshim fails, never hangs.
+//! (`$D`); every wait has a deadline, so a broken envshim fails, never hangs
+//! (`common::Run`, which the `--watch` tests use too).
 //! The signals (forwarded, rewritten, during the start-up) are in `signals`.
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::thread::sleep;
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
 
-use crate::common::{bin, command, pid_namespaces, TEST_BIN_VAR};
+use crate::common::{bin, command, pid_namespaces, Done, Run, TEST_BIN_VAR};
 
-/// Long enough for a loaded CI machine; reached only when something is broken.
-const DEADLINE: Duration = Duration::from_secs(10);
-const POLL: Duration = Duration::from_millis(5);
-
+/// The tests that run envshim as PID 1 are `#[ignore = "needs root"]`
+/// (tests/all.sh runs them as root); run without root or unshare, they fail
+/// here, never pass unrun.
 macro_rules! need_namespaces {
     () => {
-        if !pid_namespaces() {
-            eprintln!("skipped: needs root and unshare");
-            return;
-        }
+        assert!(pid_namespaces(), "needs root and unshare --pid --fork --mount-proc (run as root, as tests/all.sh does)");
     };
 }
 
 // After the macro, which its tests use too.
 mod signals;
-
-/// envshim running a `sh -c SCRIPT` program, with `$D` a fresh directory.
-pub(crate) struct Run {
-    pub(crate) child: Child,
-    pub(crate) dir: tempfile::TempDir,
-    in_namespace: bool,
-}
-
-/// What a finished run left: its status, its output, and `$D`.
-pub(crate) struct Done {
-    pub(crate) status: ExitStatus,
-    pub(crate) stdout: String,
-    pub(crate) stderr: String,
-    pub(crate) dir: tempfile::TempDir,
-}
-
-impl Done {
-    pub(crate) fn code(&self) -> Option<i32> {
-        self.status.code()
-    }
-
-    pub(crate) fn read(&self, name: &str) -> String {
-        fs::read_to_string(self.dir.path().join(name)).unwrap_or_default()
-    }
-}
-
-impl Run {
-    /// `envshim run ARGS --no-expand-args -- sh -c SCRIPT`, as PID 1 of a new pid
-    /// namespace when `in_namespace`. Output goes to files, so a process that
-    /// outlives envshim cannot keep a pipe, and the test, waiting.
-    pub(crate) fn start(args: &[&str], script: &str, in_namespace: bool) -> Run {
-        let dir = tempfile::tempdir().unwrap();
-        let mut cmd = command(in_namespace);
-        cmd.arg("run").args(args).args(["--no-expand-args", "--", "sh", "-c", script]);
-        Run::spawn(cmd, dir, in_namespace)
-    }
-
-    /// Starts `cmd` (which runs envshim) with `$D` set to `dir`.
-    pub(crate) fn spawn(mut cmd: Command, dir: tempfile::TempDir, in_namespace: bool) -> Run {
-        cmd.env("D", dir.path())
-            .stdin(Stdio::null())
-            .stdout(fs::File::create(dir.path().join("stdout")).unwrap())
-            .stderr(fs::File::create(dir.path().join("stderr")).unwrap());
-        let child = cmd.spawn().unwrap();
-        Run { child, dir, in_namespace }
-    }
-
-    pub(crate) fn path(&self, name: &str) -> PathBuf {
-        self.dir.path().join(name)
-    }
-
-    /// Waits until `name` exists in `$D` and `done` accepts its content.
-    pub(crate) fn wait_for(&mut self, name: &str, done: impl Fn(&str) -> bool) -> String {
-        let path = self.path(name);
-        let start = Instant::now();
-        loop {
-            if let Ok(text) = fs::read_to_string(&path) {
-                if done(&text) {
-                    return text;
-                }
-            }
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("envshim exited ({status}) while waiting for {name}: {}", self.output_so_far());
-            }
-            if start.elapsed() > DEADLINE {
-                self.give_up(&format!("{name} never came (has {:?})", fs::read_to_string(&path).ok()));
-            }
-            sleep(POLL);
-        }
-    }
-
-    /// The pid of envshim as seen from here (outside its namespace).
-    pub(crate) fn envshim_pid(&self) -> i32 {
-        let outer = self.child.id() as i32;
-        if !self.in_namespace {
-            return outer;
-        }
-        children_of(outer).into_iter().next().expect("unshare has no child")
-    }
-
-    // Test set-up, not in nix: kill with any signal number (nix's Signal has no real-time ones).
-    #[allow(unsafe_code)]
-    pub(crate) fn signal(&self, sig: libc::c_int) {
-        // SAFETY: plain syscall; the pid is envshim's, alive until we reap unshare.
-        assert_eq!(unsafe { libc::kill(self.envshim_pid(), sig) }, 0, "kill {sig}");
-    }
-
-    pub(crate) fn still_running(&mut self) -> bool {
-        self.child.try_wait().unwrap().is_none()
-    }
-
-    /// Waits for envshim (or unshare) to exit.
-    pub(crate) fn finish(mut self) -> Done {
-        let start = Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return Done { status, stdout: self.read("stdout"), stderr: self.read("stderr"), dir: self.dir };
-            }
-            if start.elapsed() > DEADLINE {
-                self.give_up("envshim did not exit");
-            }
-            sleep(POLL);
-        }
-    }
-
-    pub(crate) fn read(&self, name: &str) -> String {
-        fs::read_to_string(self.path(name)).unwrap_or_default()
-    }
-
-    pub(crate) fn output_so_far(&self) -> String {
-        format!("stdout {:?}, stderr {:?}", self.read("stdout"), self.read("stderr"))
-    }
-
-    fn give_up(&mut self, why: &str) -> ! {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        panic!("{why} within {DEADLINE:?}; {}", self.output_so_far());
-    }
-}
-
-/// The pids whose parent is `parent`, from /proc.
-fn children_of(parent: i32) -> Vec<i32> {
-    let mut found = Vec::new();
-    for entry in fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<i32>() else { continue };
-        let Ok(stat) = fs::read_to_string(entry.path().join("stat")) else { continue };
-        // pid (comm) state ppid ...: comm may hold anything, so split after its last ')'.
-        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { continue };
-        if rest.split_whitespace().nth(1).and_then(|p| p.parse::<i32>().ok()) == Some(parent) {
-            found.push(pid);
-        }
-    }
-    found
-}
 
 /// Runs envshim to completion with a program that needs no signals.
 fn run(args: &[&str], script: &str, in_namespace: bool) -> Done {
@@ -172,6 +33,7 @@ fn run(args: &[&str], script: &str, in_namespace: bool) -> Done {
 // ---------------------------------------------------------------- exit codes
 
 #[test]
+#[ignore = "needs root"]
 fn the_exit_code_of_the_program_propagates() {
     need_namespaces!();
     let done = run(&["--init"], "exit 7", true);
@@ -180,6 +42,7 @@ fn the_exit_code_of_the_program_propagates() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn a_program_killed_by_a_signal_gives_128_plus_its_number() {
     need_namespaces!();
     let done = run(&["--init"], "kill -KILL $$", true);
@@ -188,6 +51,7 @@ fn a_program_killed_by_a_signal_gives_128_plus_its_number() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn with_init_the_program_is_a_child_of_envshim() {
     need_namespaces!();
     let done = run(&["--init"], "echo $$ $PPID", true);
@@ -196,6 +60,7 @@ fn with_init_the_program_is_a_child_of_envshim() {
 }
 
 #[test]
+#[ignore = "needs root"]
 fn without_init_the_program_has_envshims_pid() {
     need_namespaces!();
     let done = run(&[], "echo $$", true);
@@ -243,6 +108,7 @@ echo reaped
 "#;
 
 #[test]
+#[ignore = "needs root"]
 fn five_orphaned_grandchildren_leave_no_zombie() {
     need_namespaces!();
     // In the namespace, nothing else may be a zombie either.
@@ -343,11 +209,17 @@ fn exec_failures_exit_126_or_127_with_one_envshim_line() {
 
 // ---------------------------------------------------------------- the terminal
 
-/// Runs `command` under `script`, on a new pseudo-terminal; None without `script`.
-fn on_a_terminal(command: &str) -> Option<String> {
-    let out = Command::new("script").args(["-qec", command, "/dev/null"]).env_remove(TEST_BIN_VAR).stdin(Stdio::null()).output().ok()?;
+/// Runs `command` under `script` (util-linux, beside the `unshare` the
+/// other tests use), on a new pseudo-terminal.
+fn on_a_terminal(command: &str) -> String {
+    let out = Command::new("script")
+        .args(["-qec", command, "/dev/null"])
+        .env_remove(TEST_BIN_VAR)
+        .stdin(Stdio::null())
+        .output()
+        .expect("script(1) runs (util-linux)");
     assert!(out.status.success(), "{command}: {}", String::from_utf8_lossy(&out.stderr));
-    Some(String::from_utf8_lossy(&out.stdout).replace('\r', ""))
+    String::from_utf8_lossy(&out.stdout).replace('\r', "")
 }
 
 /// Prints the program's pid, its process group and the terminal's foreground group.
@@ -360,10 +232,7 @@ fn pids(text: &str) -> Vec<i64> {
 #[test]
 fn the_program_gets_its_own_group_and_the_terminal() {
     let command = format!("{} run --init --no-expand-args -- {PGRP}", bin());
-    let Some(out) = on_a_terminal(&command) else {
-        eprintln!("skipped: needs script(1)");
-        return;
-    };
+    let out = on_a_terminal(&command);
     let p = pids(&out);
     assert_eq!(p.len(), 3, "{out:?}");
     assert_eq!(p[1], p[0], "the program leads its own process group");
@@ -374,10 +243,7 @@ fn the_program_gets_its_own_group_and_the_terminal() {
 fn a_background_envshim_does_not_take_the_terminal() {
     // `set -m`: job control, so the background job has a group of its own.
     let command = format!("sh -c 'set -m; {} run --init --no-expand-args -- {} & wait'", bin(), PGRP.replace('\'', r"'\''"));
-    let Some(out) = on_a_terminal(&command) else {
-        eprintln!("skipped: needs script(1)");
-        return;
-    };
+    let out = on_a_terminal(&command);
     let p = pids(&out);
     assert_eq!(p.len(), 3, "{out:?}");
     assert_eq!(p[1], p[0], "the program leads its own process group");

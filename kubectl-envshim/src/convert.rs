@@ -10,7 +10,7 @@
 //! runs the rest of the list on that view, as the kubelet would have.
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fmt;
 
 use envshim::manifest::{SEEN_PREFIX, VALUE_PREFIX};
@@ -20,6 +20,9 @@ use envshim::error::{code, Error};
 
 use crate::installer::{SHIM_DIR, SHIM_VOLUME};
 use crate::settings::Settings;
+
+mod refs;
+use refs::{file_key_ref, volume_mounts, Mounts};
 
 /// A mapping of the document tree (kubectl's reading of it: JSON, keys in their order).
 pub(crate) type Mapping = Map<String, Value>;
@@ -501,71 +504,6 @@ fn rewrite(c: &mut Mapping, env: &Sequence, first: usize, seen: &[String], text:
                 c.insert("volumeMounts".into(), Value::Array(added));
             }
         }
-    }
-}
-
-/// The checks the API server makes of a `fileKeyRef` and envshim makes at
-/// the start, made now: (field, why) for each that fails.
-fn file_key_ref(f: &Value) -> Vec<(&'static str, String)> {
-    let mut problems = Vec::new();
-    if let Some(path) = f.get("path").and_then(Value::as_str) {
-        if path.starts_with('/') {
-            problems.push(("path", "is absolute: it must be relative to the volume".to_string()));
-        } else if let Err(why) = envshim::sources::check_path(path) {
-            problems.push(("path", why.to_string()));
-        }
-    }
-    if let Some(key) = f.get("key").and_then(Value::as_str) {
-        if key.len() > envshim::limits::MAX_NAME_BYTES || !envshim::names::NameRule::Relaxed.accepts(key.as_bytes()) {
-            problems.push((
-                "key",
-                format!(
-                    "\"{}\" is not a valid variable name (printable ASCII except '=', at most {} bytes)",
-                    envshim::error::escape(key.as_bytes()),
-                    envshim::limits::MAX_NAME_BYTES
-                ),
-            ));
-        }
-    }
-    problems
-}
-
-/// The volumes the `fileKeyRef` entries of `rest` name, in order, each with
-/// where this container sees it: its own mount of the volume root, else one
-/// added (true).
-type Mounts = Vec<(String, String, bool)>;
-
-fn volume_mounts(c: &Mapping, rest: &[Value], first: usize, volumes: &HashSet<String>) -> Result<Mounts, Vec<Error>> {
-    // The container's mounts of whole volumes, the first of each.
-    let mut own: HashMap<&str, &str> = HashMap::new();
-    for m in c.get("volumeMounts").and_then(Value::as_array).into_iter().flatten() {
-        if ["subPath", "subPathExpr"].iter().all(|k| m.get(*k).and_then(Value::as_str).unwrap_or("").is_empty()) {
-            if let (Some(name), Some(path)) = (m.get("name").and_then(Value::as_str), m.get("mountPath").and_then(Value::as_str)) {
-                own.entry(name).or_insert(path);
-            }
-        }
-    }
-    let (mut mounts, mut problems, mut done): (Mounts, _, HashSet<&str>) = (Vec::new(), Vec::new(), HashSet::new());
-    for (i, e) in rest.iter().enumerate() {
-        let Some(volume) = e.get("valueFrom").and_then(|v| v.get("fileKeyRef")).and_then(|f| f.get("volumeName")).and_then(Value::as_str) else {
-            continue; // not a fileKeyRef, or one without a volumeName: the manifest check says so
-        };
-        if !done.insert(volume) {
-            continue;
-        }
-        if !volumes.contains(volume) {
-            problems.push(problem(format!("env[{}].valueFrom.fileKeyRef.volumeName", first + i), format!("the volume {volume:?} is not among the pod's volumes")));
-            continue;
-        }
-        match own.get(volume) {
-            Some(path) => mounts.push((volume.to_string(), path.to_string(), false)),
-            None => mounts.push((volume.to_string(), format!("{VOLUMES_DIR}/{volume}"), true)),
-        }
-    }
-    if problems.is_empty() {
-        Ok(mounts)
-    } else {
-        Err(problems)
     }
 }
 

@@ -4,9 +4,9 @@
 //! and `FromArgMatches` (the fields, read back) are made.
 //!
 //! Why not clap's derive, as the subcommands are: the derive writes each
-//! option's construction out in full, about 1 KB of the binary an option,
-//! and with `--watch`'s seven the binary passed its 500,000 bytes
-//! (docs/performance.md). The arguments are the same either way: the help,
+//! option's construction out in full, which costs the binary's size for
+//! every option, and with `--watch`'s seven it passed its size budget
+//! (docs/performance.md, `--watch`). The arguments are the same either way: the help,
 //! the man page and the completions did not change.
 
 use clap::builder::ValueParser;

@@ -26,12 +26,12 @@ pub fn command(in_pid_namespace: bool) -> Command {
 }
 
 /// True when pid namespaces can be made here (root and unshare); says why
-/// not, once, otherwise.
+/// not, once, otherwise (the tests that need them then fail).
 pub fn pid_namespaces() -> bool {
     static OK: OnceLock<bool> = OnceLock::new();
     *OK.get_or_init(|| {
         if !am_root() {
-            eprintln!("not root: skipping the tests that need a pid namespace");
+            eprintln!("not root: no pid namespace can be made");
             return false;
         }
         let ok = Command::new("unshare")
@@ -41,7 +41,7 @@ pub fn pid_namespaces() -> bool {
             .status()
             .is_ok_and(|s| s.success());
         if !ok {
-            eprintln!("unshare --pid --fork --mount-proc is unavailable: skipping the tests that need it");
+            eprintln!("unshare --pid --fork --mount-proc fails here");
         }
         ok
     })

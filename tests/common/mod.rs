@@ -1,17 +1,23 @@
-//! Helpers for the black-box tests: temp volumes (`volume`), running the built
+//! Helpers for the black-box tests: temp volumes (`volume`), volumes as the
+//! kubelet writes and updates them (`atomic_writer`), running the built
 //! binary hermetically (`shim`: cleared environment, explicit variables, a
 //! timeout), checks on what it printed (`out`), runs signalled from outside
-//! (`background`); here, which binary runs and the sentinel.
+//! (`background`) and waited on (`run`: the `--init` and `--watch` tests');
+//! here, which binary runs and the sentinel.
 #![allow(dead_code)]
 
+mod atomic_writer;
 mod background;
 mod out;
+mod run;
 mod shim;
 mod volume;
 
 // The tests use every helper as `common::NAME`.
+pub use atomic_writer::*;
 pub use background::*;
 pub use out::*;
+pub use run::*;
 pub use shim::*;
 pub use volume::*;
 

@@ -132,12 +132,6 @@ fn sighup_and_sigquit_end_the_wait_with_their_line() {
     check_stopped(code, took, &err, &log, libc::SIGHUP, "SIGHUP");
     let (code, took, err, log) = Waiting::start(&[], false).signal(libc::SIGQUIT);
     check_stopped(code, took, &err, &log, libc::SIGQUIT, "SIGQUIT");
-    if pid_namespaces() {
-        let (code, took, err, log) = Waiting::start(&["--init"], true).signal(libc::SIGHUP);
-        check_stopped(code, took, &err, &log, libc::SIGHUP, "SIGHUP");
-        let (code, took, err, log) = Waiting::start(&[], true).signal(libc::SIGQUIT);
-        check_stopped(code, took, &err, &log, libc::SIGQUIT, "SIGQUIT");
-    }
 }
 
 /// Every 10 s the wait names the files still missing, and how long is left;
@@ -181,17 +175,25 @@ fn a_wait_for_many_files_names_ten_and_counts_the_rest() {
 /// As PID 1 a signal without a handler is dropped; the wait takes it anyway,
 /// with and without `--init` (nothing has been forked yet).
 #[test]
+#[ignore = "needs root"]
 fn as_pid_1_sigterm_and_sigint_end_the_wait_too() {
-    if !pid_namespaces() {
-        eprintln!("skipped: needs root and unshare --pid --fork --mount-proc");
-        return;
-    }
+    assert!(pid_namespaces(), "needs root and unshare --pid --fork --mount-proc");
     let (code, took, err, log) = Waiting::start(&[], true).signal(libc::SIGTERM);
     check_stopped(code, took, &err, &log, libc::SIGTERM, "SIGTERM");
     let (code, took, err, log) = Waiting::start(&["--init"], true).signal(libc::SIGTERM);
     check_stopped(code, took, &err, &log, libc::SIGTERM, "SIGTERM");
     let (code, took, err, log) = Waiting::start(&["--init"], true).signal(libc::SIGINT);
     check_stopped(code, took, &err, &log, libc::SIGINT, "SIGINT");
+}
+
+#[test]
+#[ignore = "needs root"]
+fn as_pid_1_sighup_and_sigquit_end_the_wait_too() {
+    assert!(pid_namespaces(), "needs root and unshare --pid --fork --mount-proc");
+    let (code, took, err, log) = Waiting::start(&["--init"], true).signal(libc::SIGHUP);
+    check_stopped(code, took, &err, &log, libc::SIGHUP, "SIGHUP");
+    let (code, took, err, log) = Waiting::start(&[], true).signal(libc::SIGQUIT);
+    check_stopped(code, took, &err, &log, libc::SIGQUIT, "SIGQUIT");
 }
 
 /// After the wait the signal mask is what it was: the program (a shell that

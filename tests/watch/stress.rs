@@ -9,9 +9,8 @@ use std::process::Command;
 use std::thread::sleep;
 use std::time::Duration;
 
-use super::{env_file, lines, log, stop, value, watch, Volume, SETTLE};
-use crate::common::{assert_no_sentinel, command, SENTINEL};
-use crate::init::Run;
+use super::{env_file, lines, log, stop, value, watch, SETTLE};
+use crate::common::{assert_no_sentinel, command, KubeletVolume, Run, SENTINEL};
 
 /// envshim's CPU time so far (user + system), in clock ticks (1/100 s).
 fn cpu_ticks(pid: u32) -> u64 {
@@ -28,7 +27,7 @@ fn cpu_ticks(pid: u32) -> u64 {
 #[test]
 fn a_restart_waiting_for_a_slow_program_uses_no_cpu() {
     let dir = tempfile::tempdir().unwrap();
-    let mut vol = Volume::new(&dir.path().join("config"), &[("app.env", &env_file(1))]);
+    let mut vol = KubeletVolume::new(&dir.path().join("config"), &[("app.env", &env_file(1))]);
     let script = r#"echo "start $A" >> "$D/log"; trap 'echo "draining $A" >> "$D/log"; sleep 3; exit 0' TERM; while :; do sleep 0.02; done"#;
     let mut run = watch(dir, &["--env-file", "config/app.env", "--watch-poll", "100ms", "--restart-timeout", "20s"], script);
     lines(&mut run, 1);
@@ -53,7 +52,7 @@ fn a_restart_waiting_for_a_slow_program_uses_no_cpu() {
 /// what envshim did.
 fn old_group_is_gone_before_the_new_program(worker_traps: &str, extra: &[&str], said: &str) {
     let dir = tempfile::tempdir().unwrap();
-    let mut vol = Volume::new(&dir.path().join("config"), &[("app.env", &env_file(1))]);
+    let mut vol = KubeletVolume::new(&dir.path().join("config"), &[("app.env", &env_file(1))]);
     let script = format!(
         r#"for p in $(cat "$D/workers" 2>/dev/null); do kill -0 $p 2>/dev/null && echo "old worker $p alive" >> "$D/log"; done
         ( {worker_traps} while :; do sleep 0.02; done ) &
@@ -107,8 +106,8 @@ fn with_watch_limit(cmd: &Command, watches: u32) -> Command {
 #[test]
 fn watches_inotify_refuses_are_said_once_and_left_to_the_poll() {
     let dir = tempfile::tempdir().unwrap();
-    let mut first = Volume::new(&dir.path().join("first"), &[("app.env", &env_file(1))]);
-    let mut second = Volume::new(&dir.path().join("second"), &[("b.env", &format!("B={SENTINEL}-b1\n"))]);
+    let mut first = KubeletVolume::new(&dir.path().join("first"), &[("app.env", &env_file(1))]);
+    let mut second = KubeletVolume::new(&dir.path().join("second"), &[("b.env", &format!("B={SENTINEL}-b1\n"))]);
     let script = r#"echo "start $A $B" >> "$D/log"; trap 'exit 0' TERM; while :; do sleep 0.02; done"#;
     let mut cmd = command(false);
     cmd.args(["run", "--watch", "--watch-settle", SETTLE, "--watch-poll", "300ms", "--env-file", "first/app.env", "--env-file", "second/b.env"])
@@ -175,9 +174,9 @@ fn after_a_restart_the_files_the_new_manifest_names_are_watched_at_once() {
         })
         .to_string()
     };
-    let mut m = Volume::new(&dir.path().join("m"), &[("manifest.json", &manifest("one"))]);
-    let _one = Volume::new(&dir.path().join("one"), &[("app.env", &env_file(1))]);
-    let mut two = Volume::new(&dir.path().join("two"), &[("app.env", &env_file(2))]);
+    let mut m = KubeletVolume::new(&dir.path().join("m"), &[("manifest.json", &manifest("one"))]);
+    let _one = KubeletVolume::new(&dir.path().join("one"), &[("app.env", &env_file(1))]);
+    let mut two = KubeletVolume::new(&dir.path().join("two"), &[("app.env", &env_file(2))]);
     let mut cmd = command(false);
     cmd.args(["run", "--watch", "--watch-settle", SETTLE, "--watch-poll", "30s", "--manifest", "m/manifest.json"]).current_dir(dir.path());
     let mut run = Run::spawn(cmd, dir, false);
