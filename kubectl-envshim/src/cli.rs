@@ -111,6 +111,14 @@ pub struct ConvertArgs {
     pub input: Input,
     #[command(flatten)]
     pub options: Options,
+    #[command(flatten)]
+    pub rewrite: Rewrite,
+}
+
+/// What `convert` and `unconvert` share after their input.
+#[derive(Args)]
+#[group(skip)]
+pub struct Rewrite {
     // Its help names the exit codes, as envshim's table numbers them.
     #[arg(long, help = format!(
         "Write nothing; list each document that would change on stderr and exit {}, or exit {}",
@@ -127,15 +135,8 @@ pub struct ConvertArgs {
 pub struct UnconvertArgs {
     #[command(flatten)]
     pub input: Input,
-    #[arg(long, help = format!(
-        "Write nothing; list each document that would change on stderr and exit {}, or exit {}",
-        envshim::error::code::CHANGED,
-        envshim::error::code::OK
-    ))]
-    pub check: bool,
-    /// Files are given with -f (a word here gets a message saying so)
-    #[arg(hide = true)]
-    pub stray: Vec<OsString>,
+    #[command(flatten)]
+    pub rewrite: Rewrite,
 }
 
 /// A KRM function's config: its `data` keys are these long names (krm.rs

@@ -39,7 +39,7 @@ use settings::{settings, Naming};
 /// Reads every input, converts every document; writes the result only when
 /// every document converted.
 pub fn convert(args: &ConvertArgs) -> i32 {
-    if let Some(stray) = args.stray.first() {
+    if let Some(stray) = args.rewrite.stray.first() {
         return usage(&cli::stray(stray, "convert"));
     }
     let settings = match settings(&args.options, Naming::Flags) {
@@ -64,7 +64,7 @@ pub fn convert(args: &ConvertArgs) -> i32 {
     };
     let changed = outputs.iter().any(|(_, o)| !o.notes.is_empty());
     // A pod written converted names the image (--check writes none).
-    if changed && !args.check {
+    if changed && !args.rewrite.check {
         if let Err(e) = settings.image_needed() {
             return fail(&[e]);
         }
@@ -73,7 +73,7 @@ pub fn convert(args: &ConvertArgs) -> i32 {
     // converted pods run without (warnings): stderr, names only, no value.
     for (shown, out) in &outputs {
         for (n, note) in &out.notes {
-            if args.check {
+            if args.rewrite.check {
                 say(&format!("{shown}: document {n} ({}): would convert containers {}", note.object, note.containers.join(", ")));
                 if settings.envshim_grammar {
                     say(&format!(
@@ -88,7 +88,7 @@ pub fn convert(args: &ConvertArgs) -> i32 {
             }
         }
     }
-    if args.check {
+    if args.rewrite.check {
         return if changed { code::CHANGED } else { code::OK };
     }
     report::write_stdout(stream::joined(&outputs).as_bytes())

@@ -27,7 +27,7 @@ use crate::{cli, input, stream};
 const UNDO: &str = "changed since the conversion, so it cannot be undone exactly: convert the original again, or edit the native workload";
 
 pub fn command(args: &UnconvertArgs) -> i32 {
-    if let Some(stray) = args.stray.first() {
+    if let Some(stray) = args.rewrite.stray.first() {
         return usage(&cli::stray(stray, "unconvert"));
     }
     let inputs = match input::read_all(&args.input) {
@@ -38,7 +38,7 @@ pub fn command(args: &UnconvertArgs) -> i32 {
         Ok(outputs) => outputs,
         Err(errors) => return fail(&errors),
     };
-    if args.check {
+    if args.rewrite.check {
         for (shown, out) in &outputs {
             for (n, note) in &out.notes {
                 say(&format!("{shown}: document {n} ({}): would unconvert containers {}", note.object, note.containers.join(", ")));
