@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::support::{Out, BIN, SENTINEL};
+use crate::support::{json_docs as docs, Out, BIN, SENTINEL};
 
 /// A Deployment whose container `app` reads TOKEN from a file; DB_URL is
 /// built from it; a value holds the sentinel.
@@ -72,11 +72,6 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, text).unwrap();
     path
-}
-
-fn docs(text: &str) -> Vec<serde_json::Value> {
-    use serde::Deserialize;
-    serde_norway::Deserializer::from_str(text).map(|d| serde_json::Value::deserialize(d).unwrap()).filter(|d| !d.is_null()).collect()
 }
 
 #[test]

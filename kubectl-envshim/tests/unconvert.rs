@@ -9,16 +9,10 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 
-use crate::support::{run, Out, BIN, SENTINEL};
+use crate::support::{json_docs as docs, run, Out, BIN, SENTINEL};
 
 fn kubectl_envshim(args: &[&str], stdin: &str) -> Out {
     run(std::process::Command::new(BIN).args(args), stdin)
-}
-
-/// The documents of a YAML or JSON stream, as kubectl reads them.
-fn docs(text: &str) -> Vec<Value> {
-    use serde::Deserialize;
-    serde_norway::Deserializer::from_str(text).map(|d| Value::deserialize(d).unwrap()).filter(|d| !d.is_null()).collect()
 }
 
 fn example(name: &str) -> String {

@@ -109,3 +109,9 @@ impl Out {
         assert!(!self.stderr.contains("s3cr3t"), "a value in a message: {}", self.stderr);
     }
 }
+
+/// The documents of a YAML or JSON stream as kubectl reads them, as JSON values (empty ones left out).
+pub fn json_docs(text: &str) -> Vec<serde_json::Value> {
+    use serde::Deserialize;
+    serde_norway::Deserializer::from_str(text).map(|d| serde_json::Value::deserialize(d).unwrap()).filter(|d| !d.is_null()).collect()
+}
