@@ -24,33 +24,16 @@ use std::time::Duration;
 use clap::{Arg, Args, Parser, Subcommand, ValueEnum};
 
 use crate::envfile::Grammar;
+use crate::error::{exit_code_help, with_exit_codes, Tool};
 use crate::watch::OnChange;
 use group::{group, Spec};
 
 pub use options::{parse, Invocation, Refused};
 pub use usage::{refused_line, refused_value};
 
-/// The end of `--help` (and of `run`, `check` and `render --help`).
-pub const EXIT_CODES: &str = "\
-Exit codes:
-  0      success (run: the program's own code, as envshim becomes the program;
-         with --init, also a code given to --success-exit)
-  1      fmt --check: a file would change
-  2      usage error: a bad option or configuration variable, no program line
-  65     an env file does not parse, has an invalid name or exceeds a limit;
-         an --env-dir or NAME_FILE value is too large or holds a NUL
-  66     a file, directory or key is missing and not optional (with --wait:
-         after waiting)
-  71     with --init: a system call envshim needs failed
-  73     install cannot create DEST; fmt cannot rewrite a file
-  74     render cannot write its output
-  75     with --watch --on-change exit: a change stopped the program
-  77     permission denied reading a file
-  78     configuration: the manifest, a volume, a path, an env name; with
-         check --strict, a warning
-  126    the program cannot be executed, or argv/env too large for execve
-  127    the program was not found
-  128+N  signal N: the program's, with --init; or envshim's own during start-up";
+/// The end of `--help` (and of `run`, `check` and `render --help`), made
+/// from the table of exit codes at compile time.
+const EXIT_CODES: &str = exit_code_help(Tool::Envshim);
 
 /// `--version`: the crate's version, then what build.rs found (a build without
 /// git, from a source tarball, says `unknown` unless ENVSHIM_BUILD_COMMIT is set).
@@ -89,22 +72,15 @@ pub enum Command {
     Fmt(FmtArgs),
 }
 
-/// The end of `fmt --help`.
-pub const FMT_EXIT_CODES: &str = "\
+/// The end of `fmt --help`: what it makes of a file, then its exit codes.
+const FMT_EXIT_CODES: &str = with_exit_codes!(
+    "\
 Each entry becomes NAME='VALUE' (export and the blanks around the name dropped),
 a name given twice keeps the occurrence envshim reads (the last), comments and
 blank lines stay. A value the kubelet's grammar cannot hold (one holding ', an
-empty one) leaves its file untouched and is reported; the other files are done.
-
-Exit codes:
-  0      done: every file is in the form (with --check: none would change)
-  1      fmt --check: a file would change (its name is printed on stdout)
-  65     a file does not parse, or holds a value the kubelet's grammar cannot
-         hold; the file is left as it was
-  66     a file is missing
-  73     a file cannot be rewritten (its directory, its owner)
-  77     permission denied reading a file
-  78     a file is not a regular file";
+empty one) leaves its file untouched and is reported; the other files are done.",
+    Tool::Fmt
+);
 
 #[derive(Args)]
 #[group(skip)]

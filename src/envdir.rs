@@ -26,7 +26,7 @@ use std::ffi::{CString, OsStr};
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 
-use crate::error::{code, escape, Error};
+use crate::error::{escape, Error, ExitCode};
 use crate::files::{self, read_error, ReadError};
 use crate::limits::{ENV_DIR_TRIES, MAX_ENV_DIR_ENTRIES, MAX_READ_BYTES, MAX_VALUE_BYTES};
 use crate::sys;
@@ -98,7 +98,7 @@ pub fn read(path: &OsStr, shown: &str, read: &mut usize, errors: &mut Vec<Error>
             Once::Vanished if !last => continue,
             Once::Vanished => {
                 errors.push(Error::new(
-                    code::NOINPUT,
+                    ExitCode::NoInput,
                     format!("--env-dir {shown}: its files were replaced while being read, {ENV_DIR_TRIES} times (an update of the volume); not read"),
                 ));
                 return DirRead::Failed;
@@ -171,11 +171,11 @@ fn list(dir: BorrowedFd, data: Option<&[u8]>, shown: &str, errors: &mut Vec<Erro
             } else {
                 "not a directory nor a link to one (Kubernetes' ..data links to the current set of files)"
             };
-            errors.push(Error::new(code::NOINPUT, format!("--env-dir {shown}/..data: {what}; not read")));
+            errors.push(Error::new(ExitCode::NoInput, format!("--env-dir {shown}/..data: {what}; not read")));
             Err(Once::Failed)
         }
         Ok(None) => {
-            errors.push(Error::new(code::DATAERR, format!("--env-dir {shown} has more than {MAX_ENV_DIR_ENTRIES} entries")));
+            errors.push(Error::new(ExitCode::DataErr, format!("--env-dir {shown} has more than {MAX_ENV_DIR_ENTRIES} entries")));
             Err(Once::Failed)
         }
         Err(e) => {
@@ -204,9 +204,9 @@ fn read_files(dir: BorrowedFd, data: Option<&[u8]>, shown: &str, sorted: &[&[u8]
             Ok(Some(value)) => {
                 *read += value.len();
                 if *read > MAX_READ_BYTES {
-                    Ok((code::DATAERR, "the files read pass 16 MiB in all; no more are read"))
+                    Ok((ExitCode::DataErr, "the files read pass 16 MiB in all; no more are read"))
                 } else if value.contains(&0) {
-                    Ok((code::DATAERR, "holds a NUL byte"))
+                    Ok((ExitCode::DataErr, "holds a NUL byte"))
                 } else {
                     files.push(DirFile { name: name.to_vec(), value });
                     continue;
@@ -215,9 +215,9 @@ fn read_files(dir: BorrowedFd, data: Option<&[u8]>, shown: &str, sorted: &[&[u8]
             Err(ReadError::NotFound) if data.is_some() && swapped(dir, data) => return Once::Vanished,
             // A timestamped directory never changes while `..data` names it.
             Err(ReadError::NotFound) if data.is_some() => {
-                Ok((code::NOINPUT, "a link to nothing, or out of the directory (links are read with it as /); not read"))
+                Ok((ExitCode::NoInput, "a link to nothing, or out of the directory (links are read with it as /); not read"))
             }
-            Err(ReadError::NotFound) => Ok((code::NOINPUT, "not found (removed since it was listed, or a link to nothing)")),
+            Err(ReadError::NotFound) => Ok((ExitCode::NoInput, "not found (removed since it was listed, or a link to nothing)")),
             Err(e) => Err(e),
         };
         failed = true;

@@ -5,41 +5,44 @@ use std::fmt;
 
 /// Exit codes of envshim and of its converter, kubectl-envshim (sysexits.h
 /// where one fits; 126/127 as the shells use them), each number written
-/// here once. Both tools exit with these and no other of their own; `run`
-/// also ends with the program's code (it becomes the program, or
-/// supervises it with `--init`), and 128 + N when signal N ends envshim
-/// during its start-up. What each means to each tool, as their `--help`
-/// says it: [`ExitCode::meaning`].
+/// here once ([`ExitCode::number`]). Both tools exit with these and no
+/// other of their own; `run` also ends with the program's code (it becomes
+/// the program, or supervises it with `--init`), and 128 + N when signal N
+/// ends envshim during its start-up: [`ExitCode::Status`]. What each means
+/// to each tool, as their `--help` says it: [`ExitCode::meaning`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(i32)]
 pub enum ExitCode {
-    Ok = 0,
+    Ok,
     /// `fmt --check`: a file would change; kubectl-envshim `convert --check`: a document would change.
-    Changed = 1,
-    Usage = 2,
+    Changed,
+    Usage,
     /// An env file that does not parse, holds an invalid name, or exceeds a
     /// limit; the converter: an input it cannot read or parse.
-    DataErr = 65,
+    DataErr,
     /// A file or key that is missing and not optional.
-    NoInput = 66,
+    NoInput,
     /// A system call envshim needs failed (`--init`: fork, signal set-up).
-    OsErr = 71,
+    OsErr,
     /// `install` could not create its destination; `fmt` could not rewrite a file.
-    CantCreat = 73,
+    CantCreat,
     /// Output could not be written (`render`, the converter's stdout: a full disk, an I/O error).
-    IoErr = 74,
+    IoErr,
     /// `--watch --on-change exit`: a change of the sources stopped the program
     /// (EX_TEMPFAIL: the container is to be started again, by its runtime).
-    TempFail = 75,
+    TempFail,
     /// Permission denied reading a file.
-    NoPerm = 77,
+    NoPerm,
     /// The manifest or the options are wrong (configuration error); the
     /// converter: a pod it cannot convert.
-    Config = 78,
+    Config,
     /// The program was found but cannot be executed, or its argv/env is too large.
-    NoExec = 126,
+    NoExec,
     /// The program was not found.
-    NotFound = 127,
+    NotFound,
+    /// A status that is not one of envshim's own: the program's exit code
+    /// (`run --init` ends as its program did), or 128 + N for signal N (the
+    /// program's, or envshim's own while `--wait` waits).
+    Status(u8),
 }
 
 impl ExitCode {
@@ -60,72 +63,190 @@ impl ExitCode {
         ExitCode::NotFound,
     ];
 
-    /// What the code means to envshim and to kubectl-envshim, as their
-    /// `--help` says it (None: that tool never exits with it). A line
-    /// break is where the help wraps the line.
-    pub const fn meaning(self) -> (Option<&'static str>, Option<&'static str>) {
+    /// The number a process exits with.
+    pub const fn number(self) -> i32 {
         match self {
-            ExitCode::Ok => (Some("success (run: the program's own code, as envshim becomes the program;\nwith --init, also a code given to --success-exit)"), Some("done")),
-            ExitCode::Changed => (Some("fmt --check: a file would change"), Some("convert --check: a document would change")),
-            ExitCode::Usage => (Some("usage error: a bad option or configuration variable, no program line"), Some("usage error: a bad option or config")),
-            ExitCode::DataErr => (
+            ExitCode::Ok => 0,
+            ExitCode::Changed => 1,
+            ExitCode::Usage => 2,
+            ExitCode::DataErr => 65,
+            ExitCode::NoInput => 66,
+            ExitCode::OsErr => 71,
+            ExitCode::CantCreat => 73,
+            ExitCode::IoErr => 74,
+            ExitCode::TempFail => 75,
+            ExitCode::NoPerm => 77,
+            ExitCode::Config => 78,
+            ExitCode::NoExec => 126,
+            ExitCode::NotFound => 127,
+            ExitCode::Status(n) => n as i32,
+        }
+    }
+
+    /// What the code means to `tool`, as its `--help` says it (None: it
+    /// never exits with it). A line break is where the help wraps the line.
+    pub const fn meaning(self, tool: Tool) -> Option<&'static str> {
+        self.meanings()[tool as usize]
+    }
+
+    /// [`ExitCode::meaning`] to each [`Tool`], in its order.
+    const fn meanings(self) -> [Option<&'static str>; 3] {
+        match self {
+            ExitCode::Ok => [
+                Some("success (run: the program's own code, as envshim becomes the program;\nwith --init, also a code given to --success-exit)"),
+                Some("done: every file is in the form (with --check: none would change)"),
+                Some("done"),
+            ],
+            ExitCode::Changed => [
+                Some("fmt --check: a file would change"),
+                Some("fmt --check: a file would change (its name is printed on stdout)"),
+                Some("convert --check: a document would change"),
+            ],
+            ExitCode::Usage => [Some("usage error: a bad option or configuration variable, no program line"), None, Some("usage error: a bad option or config")],
+            ExitCode::DataErr => [
                 Some("an env file does not parse, has an invalid name or exceeds a limit;\nan --env-dir or NAME_FILE value is too large or holds a NUL"),
+                Some("a file does not parse, or holds a value the kubelet's grammar cannot\nhold; the file is left as it was"),
                 Some("an input that cannot be read or parsed"),
-            ),
-            ExitCode::NoInput => (Some("a file, directory or key is missing and not optional (with --wait:\nafter waiting)"), None),
-            ExitCode::OsErr => (Some("with --init: a system call envshim needs failed"), None),
-            ExitCode::CantCreat => (Some("install cannot create DEST; fmt cannot rewrite a file"), None),
-            ExitCode::IoErr => (Some("render cannot write its output"), Some("the output cannot be written")),
-            ExitCode::TempFail => (Some("with --watch --on-change exit: a change stopped the program"), None),
-            ExitCode::NoPerm => (Some("permission denied reading a file"), None),
-            ExitCode::Config => (Some("configuration: the manifest, a volume, a path, an env name; with\ncheck --strict, a warning"), Some("a pod that cannot be converted")),
-            ExitCode::NoExec => (Some("the program cannot be executed, or argv/env too large for execve"), None),
-            ExitCode::NotFound => (Some("the program was not found"), None),
+            ],
+            ExitCode::NoInput => [Some("a file, directory or key is missing and not optional (with --wait:\nafter waiting)"), Some("a file is missing"), None],
+            ExitCode::OsErr => [Some("with --init: a system call envshim needs failed"), None, None],
+            ExitCode::CantCreat => [Some("install cannot create DEST; fmt cannot rewrite a file"), Some("a file cannot be rewritten (its directory, its owner)"), None],
+            ExitCode::IoErr => [Some("render cannot write its output"), None, Some("the output cannot be written")],
+            ExitCode::TempFail => [Some("with --watch --on-change exit: a change stopped the program"), None, None],
+            ExitCode::NoPerm => [Some("permission denied reading a file"), Some("permission denied reading a file"), None],
+            ExitCode::Config => [
+                Some("configuration: the manifest, a volume, a path, an env name; with\ncheck --strict, a warning"),
+                Some("a file is not a regular file"),
+                Some("a pod that cannot be converted"),
+            ],
+            ExitCode::NoExec => [Some("the program cannot be executed, or argv/env too large for execve"), None, None],
+            ExitCode::NotFound => [Some("the program was not found"), None, None],
+            // The help's last row, `128+N`, says what it is.
+            ExitCode::Status(_) => [None; 3],
         }
     }
 }
 
-/// The exit codes as the numbers a process exits with (the library's
-/// functions return them): [`ExitCode`]'s, named as sysexits.h names them.
-pub mod code {
-    use super::ExitCode;
-    pub const OK: i32 = ExitCode::Ok as i32;
-    pub const CHANGED: i32 = ExitCode::Changed as i32;
-    pub const USAGE: i32 = ExitCode::Usage as i32;
-    pub const DATAERR: i32 = ExitCode::DataErr as i32;
-    pub const NOINPUT: i32 = ExitCode::NoInput as i32;
-    pub const OSERR: i32 = ExitCode::OsErr as i32;
-    pub const IOERR: i32 = ExitCode::IoErr as i32;
-    pub const TEMPFAIL: i32 = ExitCode::TempFail as i32;
-    pub const CANTCREAT: i32 = ExitCode::CantCreat as i32;
-    pub const NOPERM: i32 = ExitCode::NoPerm as i32;
-    pub const CONFIG: i32 = ExitCode::Config as i32;
-    pub const NOEXEC: i32 = ExitCode::NoExec as i32;
-    pub const NOTFOUND: i32 = ExitCode::NotFound as i32;
+/// Whose help a table of exit codes ends: envshim's (and its `run`,
+/// `check` and `render`'s), `envshim fmt`'s, kubectl-envshim's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tool {
+    Envshim,
+    Fmt,
+    Converter,
 }
 
-/// The end of each tool's `--help`: `Exit codes:` and a line a code
-/// ([`ExitCode::meaning`]), envshim's or with `converter` kubectl-envshim's;
-/// envshim's ends with the codes of signals. envshim's help is this text
-/// as a literal (`cli::EXIT_CODES`: clap takes it at every start, where
-/// formatting it would cost each run), tested to be it.
-pub fn exit_code_help(converter: bool) -> String {
-    let mut out = String::from("Exit codes:");
-    let mut row = |code: &str, meaning: &str| {
-        for (i, line) in meaning.lines().enumerate() {
-            out.push_str(&format!("\n  {:<7}{line}", if i == 0 { code } else { "" }));
+/// `intro` (a paragraph, then a blank line; none when empty) and `tool`'s
+/// [`exit_code_help`], as one `&'static str` made at compile time.
+macro_rules! with_exit_codes {
+    ($intro:expr, $tool:expr) => {{
+        const LEN: usize = $crate::error::help_text(&mut [], $intro, $tool);
+        const BYTES: [u8; LEN] = $crate::error::help_bytes($intro, $tool);
+        $crate::error::utf8(&BYTES)
+    }};
+}
+pub(crate) use with_exit_codes;
+
+/// The end of `tool`'s `--help`: `Exit codes:` and a line a code
+/// ([`ExitCode::meaning`]); envshim's ends with the codes of signals. Made
+/// at compile time: clap takes a help at every start, and formatting the
+/// table then would cost each run.
+pub const fn exit_code_help(tool: Tool) -> &'static str {
+    match tool {
+        Tool::Envshim => with_exit_codes!("", Tool::Envshim),
+        Tool::Fmt => with_exit_codes!("", Tool::Fmt),
+        Tool::Converter => with_exit_codes!("", Tool::Converter),
+    }
+}
+
+/// [`help_text`] into an array of its length.
+pub(crate) const fn help_bytes<const N: usize>(intro: &str, tool: Tool) -> [u8; N] {
+    let mut bytes = [0; N];
+    help_text(&mut bytes, intro, tool);
+    bytes
+}
+
+/// Text made of `&str`s at compile time, UTF-8 as they are.
+pub(crate) const fn utf8(bytes: &'static [u8]) -> &'static str {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(_) => panic!("the help is made of &str"),
+    }
+}
+
+/// Writes `intro` and `tool`'s table into `buf` as far as it fits; its
+/// length (with an empty `buf`: the length to make it).
+pub(crate) const fn help_text(buf: &mut [u8], intro: &str, tool: Tool) -> usize {
+    let mut out = Text { buf, len: 0 };
+    if !intro.is_empty() {
+        out.push(intro.as_bytes());
+        out.push(b"\n\n");
+    }
+    out.push(b"Exit codes:");
+    let mut i = 0;
+    while i < ExitCode::ALL.len() {
+        let code = ExitCode::ALL[i];
+        if let Some(meaning) = code.meaning(tool) {
+            // Left-aligned in 7 columns: the codes have at most 3 digits.
+            let (mut column, mut n, mut digits) = ([b' '; 7], code.number(), 1);
+            while n >= 10_i32.pow(digits) {
+                digits += 1;
+            }
+            while digits > 0 {
+                digits -= 1;
+                column[digits as usize] = b'0' + (n % 10) as u8;
+                n /= 10;
+            }
+            out.row(&column, meaning);
         }
-    };
-    for c in ExitCode::ALL {
-        let (envshim, kubectl_envshim) = c.meaning();
-        if let Some(meaning) = if converter { kubectl_envshim } else { envshim } {
-            row(&(c as i32).to_string(), meaning);
+        i += 1;
+    }
+    if matches!(tool, Tool::Envshim) {
+        out.row(b"128+N  ", "signal N: the program's, with --init; or envshim's own during start-up");
+    }
+    out.len
+}
+
+/// Bytes written at compile time: what fits into `buf` is written, every
+/// byte counted, so that a first pass without a buffer measures the text.
+struct Text<'a> {
+    buf: &'a mut [u8],
+    len: usize,
+}
+
+impl Text<'_> {
+    const fn push(&mut self, bytes: &[u8]) {
+        let mut i = 0;
+        while i < bytes.len() {
+            if self.len < self.buf.len() {
+                self.buf[self.len] = bytes[i];
+            }
+            self.len += 1;
+            i += 1;
         }
     }
-    if !converter {
-        row("128+N", "signal N: the program's, with --init; or envshim's own during start-up");
+
+    /// A row of the table: `column` (7 wide), then each line of `meaning`
+    /// (the next ones under the first, `column` left blank).
+    const fn row(&mut self, column: &[u8; 7], meaning: &str) {
+        let mut rest = meaning.as_bytes();
+        let mut first = true;
+        loop {
+            let mut end = 0;
+            while end < rest.len() && rest[end] != b'\n' {
+                end += 1;
+            }
+            self.push(b"\n  ");
+            self.push(if first { column } else { b"       " });
+            let (line, after) = rest.split_at(end);
+            self.push(line);
+            match after.split_first() {
+                Some((_, next)) => rest = next,
+                None => break,
+            }
+            first = false;
+        }
     }
-    out
 }
 
 /// One failure: an exit code, what it is about, where, and what is wrong;
@@ -134,7 +255,7 @@ pub fn exit_code_help(converter: bool) -> String {
 /// when it is given.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
-    pub code: i32,
+    pub code: ExitCode,
     /// What the problem is about, as the message names it first: `manifest
     /// ./m.json`, `--manifest-json`. Empty for a message in one piece (`what`
     /// names its subject itself, if it has one).
@@ -163,14 +284,14 @@ pub struct At {
 
 impl Error {
     /// An error whose message is `what`, in one piece.
-    pub fn new(code: i32, what: impl Into<String>) -> Self {
+    pub fn new(code: ExitCode, what: impl Into<String>) -> Self {
         Error { code, subject: String::new(), what: what.into(), at: None }
     }
     /// An error about `subject` at the manifest's JSON `path` (`""`: the
     /// whole document), in `file` when there is one: `SUBJECT: PATH: WHAT`
     /// (`WHAT` alone without a subject: one the parser names later, or a
     /// message that names the manifest itself).
-    pub fn in_manifest(code: i32, subject: &str, path: String, file: Option<&str>, what: impl Into<String>) -> Self {
+    pub fn in_manifest(code: ExitCode, subject: &str, path: String, file: Option<&str>, what: impl Into<String>) -> Self {
         let at = At { path: Some(path), file: file.map(str::to_string), ..At::default() };
         Error { code, subject: subject.to_string(), what: what.into(), at: Some(Box::new(at)) }
     }
@@ -186,10 +307,10 @@ impl Error {
         self
     }
     pub fn usage(what: impl Into<String>) -> Self {
-        Self::new(code::USAGE, what)
+        Self::new(ExitCode::Usage, what)
     }
     pub fn config(what: impl Into<String>) -> Self {
-        Self::new(code::CONFIG, what)
+        Self::new(ExitCode::Config, what)
     }
     /// The manifest's JSON path where the problem is, if it has one.
     pub fn path(&self) -> Option<&str> {
@@ -267,23 +388,28 @@ mod tests {
 
     #[test]
     fn a_message_is_its_parts_joined() {
-        let at = |path: &str| Error::in_manifest(code::CONFIG, "manifest ./m.json", path.into(), Some("./m.json"), "unknown field");
+        let at = |path: &str| Error::in_manifest(ExitCode::Config, "manifest ./m.json", path.into(), Some("./m.json"), "unknown field");
         assert_eq!(at("env[0].valueFrom.x").to_string(), "manifest ./m.json: env[0].valueFrom.x: unknown field");
         assert_eq!(at("").to_string(), "manifest ./m.json: unknown field");
         // Without a subject the message is `what` alone: the path is for `check --format json`.
-        let located = Error::new(code::NOINPUT, "manifest: env[0] (A): file v/a not found").located(Some("env[0].valueFrom.fileKeyRef.path".into()), None);
+        let located = Error::new(ExitCode::NoInput, "manifest: env[0] (A): file v/a not found").located(Some("env[0].valueFrom.fileKeyRef.path".into()), None);
         assert_eq!(located.to_string(), "manifest: env[0] (A): file v/a not found");
     }
 
     #[test]
     fn every_exit_code_is_listed_once_in_order_with_a_meaning() {
-        let numbers: Vec<i32> = ExitCode::ALL.iter().map(|&c| c as i32).collect();
+        let numbers: Vec<i32> = ExitCode::ALL.iter().map(|c| c.number()).collect();
         assert!(numbers.windows(2).all(|w| w[0] < w[1]), "{numbers:?}");
         for c in ExitCode::ALL {
-            assert!(c.meaning() != (None, None), "{c:?} means nothing to either tool");
+            assert!(c.meanings() != [None; 3], "{c:?} means nothing to any tool");
         }
-        assert!(exit_code_help(true).ends_with("\n  78     a pod that cannot be converted"), "{}", exit_code_help(true));
-        assert!(exit_code_help(false).contains("\n  126    the program cannot be executed"), "{}", exit_code_help(false));
+        let converter = exit_code_help(Tool::Converter);
+        assert!(converter.ends_with("\n  78     a pod that cannot be converted"), "{converter}");
+        let envshim = exit_code_help(Tool::Envshim);
+        assert!(envshim.contains("\n  126    the program cannot be executed"), "{envshim}");
+        // A meaning of two lines: the second under the first.
+        assert!(envshim.starts_with("Exit codes:\n  0      success (run: the program's own code, as envshim becomes the program;\n         with --init,"), "{envshim}");
+        assert_eq!(with_exit_codes!("Intro.", Tool::Fmt).strip_prefix("Intro.\n\n"), Some(exit_code_help(Tool::Fmt)));
     }
 
     #[test]

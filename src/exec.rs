@@ -5,7 +5,7 @@ use std::ffi::CString;
 use std::io;
 
 use crate::environment::Environment;
-use crate::error::{code, escape, Error};
+use crate::error::{escape, Error, ExitCode};
 use crate::limits::{MAX_EXEC_STRING_BYTES, MAX_EXEC_TOTAL_BYTES, MIN_EXEC_TOTAL_BYTES};
 use crate::program::Word;
 use crate::sys;
@@ -77,7 +77,7 @@ pub fn check_sizes(line: &[Word], argv: &[CString], env: &Environment, path_len:
         let n = a.as_bytes().len();
         if n > MAX_EXEC_STRING_BYTES {
             errors.push(Error::new(
-                code::NOEXEC,
+                ExitCode::NoExec,
                 format!("{} of the program line is {n} bytes after expansion, over the execve limit of {MAX_EXEC_STRING_BYTES} bytes", line[i].origin),
             ));
         }
@@ -88,7 +88,7 @@ pub fn check_sizes(line: &[Word], argv: &[CString], env: &Environment, path_len:
         let n = var.text.len();
         if n > MAX_EXEC_STRING_BYTES {
             errors.push(Error::new(
-                code::NOEXEC,
+                ExitCode::NoExec,
                 format!("{} is {n} bytes as NAME=VALUE, over the execve limit of {MAX_EXEC_STRING_BYTES} bytes", var.describe()),
             ));
         }
@@ -101,7 +101,7 @@ pub fn check_sizes(line: &[Word], argv: &[CString], env: &Environment, path_len:
         let largest = env.vars().max_by_key(|v| v.text.len());
         let which = largest.map_or(String::new(), |v| format!("; the largest is {} ({} bytes)", v.describe(), v.text.len()));
         errors.push(Error::new(
-            code::NOEXEC,
+            ExitCode::NoExec,
             format!("the environment and arguments total {total} bytes, over the system limit of {limit} bytes{which}"),
         ));
     }
@@ -162,7 +162,7 @@ fn env_file_hint(program: &[u8]) -> String {
 
 /// [`find`], without the hint.
 fn find_in_path(program: &[u8], path_var: Option<&[u8]>, lookup: Lookup, shown: &str) -> Result<CString, Error> {
-    let not_found = |where_: &str| Error::new(code::NOTFOUND, format!("program {shown} not found{where_}"));
+    let not_found = |where_: &str| Error::new(ExitCode::NotFound, format!("program {shown} not found{where_}"));
     if program.is_empty() {
         return Err(not_found(""));
     }
@@ -174,7 +174,7 @@ fn find_in_path(program: &[u8], path_var: Option<&[u8]>, lookup: Lookup, shown: 
         return match executable_file(&path) {
             Ok(()) => Ok(path),
             Err(e) if is_missing(&e) => Err(not_found("")),
-            Err(e) => Err(Error::new(code::NOEXEC, format!("program {shown} cannot be executed ({})", crate::error::os_reason(&e)))),
+            Err(e) => Err(Error::new(ExitCode::NoExec, format!("program {shown} cannot be executed ({})", crate::error::os_reason(&e)))),
         };
     }
     let mut denied = None;
@@ -194,7 +194,7 @@ fn find_in_path(program: &[u8], path_var: Option<&[u8]>, lookup: Lookup, shown: 
         }
     }
     match denied {
-        Some(e) => Err(Error::new(code::NOEXEC, format!("program {shown} found in PATH but cannot be executed ({})", crate::error::os_reason(&e)))),
+        Some(e) => Err(Error::new(ExitCode::NoExec, format!("program {shown} found in PATH but cannot be executed ({})", crate::error::os_reason(&e)))),
         None => Err(not_found(" in PATH")),
     }
 }
@@ -230,14 +230,14 @@ pub fn exec_error(e: &Exec, err: io::Error) -> Error {
     let shown = &e.shown;
     match err.raw_os_error() {
         Some(libc::ENOENT | libc::ENOTDIR) if sys::stat(&e.path).is_err() => {
-            Error::new(code::NOTFOUND, format!("program {shown} not found{}", env_file_hint(e.path.as_bytes())))
+            Error::new(ExitCode::NotFound, format!("program {shown} not found{}", env_file_hint(e.path.as_bytes())))
         }
         Some(libc::ENOENT) => Error::new(
-            code::NOEXEC,
+            ExitCode::NoExec,
             format!("program {shown} cannot be executed: its interpreter or dynamic loader is missing ({})", crate::error::os_reason(&err)),
         ),
-        Some(libc::E2BIG) => Error::new(code::NOEXEC, format!("program {shown}: argument list too long for execve ({})", crate::error::os_reason(&err))),
-        _ => Error::new(code::NOEXEC, format!("program {shown} cannot be executed ({}){}", crate::error::os_reason(&err), env_file_hint(e.path.as_bytes()))),
+        Some(libc::E2BIG) => Error::new(ExitCode::NoExec, format!("program {shown}: argument list too long for execve ({})", crate::error::os_reason(&err))),
+        _ => Error::new(ExitCode::NoExec, format!("program {shown} cannot be executed ({}){}", crate::error::os_reason(&err), env_file_hint(e.path.as_bytes()))),
     }
 }
 

@@ -9,7 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::rc::Rc;
 
 use crate::environment::{rule_text, Environment, Source};
-use crate::error::{code, escape, Error};
+use crate::error::{escape, Error, ExitCode};
 use crate::files::{self, Awaited, ReadError};
 use crate::limits::{MAX_ENV_FILE_BYTES, MAX_VALUE_BYTES};
 use crate::names::NameRule;
@@ -53,7 +53,7 @@ pub fn apply(env: &mut Environment, names: &[Vec<u8>], rule: NameRule, waited: O
                 env.set(name, value, Source::FileEnv(Rc::from(format!("{shown}_FILE {path_shown}"))));
                 env.remove(&file_var);
             }
-            Err(why) => errors.push(Error::new(code::DATAERR, format!("{display}: {why}"))),
+            Err(why) => errors.push(Error::new(ExitCode::DataErr, format!("{display}: {why}"))),
         }
     }
     missing

@@ -8,7 +8,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::error::{code, Error};
+use crate::error::{Error, ExitCode};
 use crate::limits::{MAX_SYMLINKS, OPENAT2_TRIES};
 use crate::sys;
 
@@ -251,14 +251,14 @@ pub fn read_bounded(fd: BorrowedFd, limit: usize) -> Result<Vec<u8>, ReadError> 
 /// The error for a file that exists but cannot be read.
 pub fn read_error(e: ReadError, display: &str) -> Error {
     match e {
-        ReadError::NotFound => Error::new(code::NOINPUT, format!("{display} not found")),
+        ReadError::NotFound => Error::new(ExitCode::NoInput, format!("{display} not found")),
         ReadError::PermissionDenied => {
-            Error::new(code::NOPERM, format!("{display}: permission denied (uid {})", sys::uid()))
+            Error::new(ExitCode::NoPerm, format!("{display}: permission denied (uid {})", sys::uid()))
         }
         ReadError::NotRegular => Error::config(format!("{display} is not a regular file")),
-        ReadError::TooLarge(limit) => Error::new(code::DATAERR, format!("{display} is larger than {limit} bytes")),
+        ReadError::TooLarge(limit) => Error::new(ExitCode::DataErr, format!("{display} is larger than {limit} bytes")),
         ReadError::Loop => Error::config(format!("{display}: too many levels of symbolic links")),
-        ReadError::Other(e) => Error::new(code::DATAERR, format!("{display}: cannot be read ({})", crate::error::os_reason(&e))),
+        ReadError::Other(e) => Error::new(ExitCode::DataErr, format!("{display}: cannot be read ({})", crate::error::os_reason(&e))),
     }
 }
 

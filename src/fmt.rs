@@ -15,7 +15,7 @@ use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::envfile::portable;
-use crate::error::{code, escape, Error};
+use crate::error::{escape, Error, ExitCode};
 use crate::files::{read_error, read_path};
 use crate::limits::MAX_ENV_FILE_BYTES;
 use crate::report;
@@ -24,7 +24,7 @@ use crate::sys;
 /// Formats each of `files` (`-`: stdin to stdout); with `check`, changes
 /// nothing and lists on stdout the files that would change. The exit code:
 /// the first failure's, else 1 when `check` found a file to change, else 0.
-pub fn fmt(files: &[OsString], check: bool) -> i32 {
+pub fn fmt(files: &[OsString], check: bool) -> ExitCode {
     let (mut failed, mut changed) = (None, false);
     for file in files {
         match one(file, check) {
@@ -35,7 +35,7 @@ pub fn fmt(files: &[OsString], check: bool) -> i32 {
             }
         }
     }
-    failed.unwrap_or(if check && changed { code::CHANGED } else { code::OK })
+    failed.unwrap_or(if check && changed { ExitCode::Changed } else { ExitCode::Ok })
 }
 
 /// One file: whether it is (or, with `check`, would be) changed.
@@ -45,7 +45,7 @@ fn one(file: &OsStr, check: bool) -> Result<bool, Error> {
     let data = if stdin { read_stdin()? } else { read_path(file, MAX_ENV_FILE_BYTES).map_err(|e| read_error(e, &shown))? };
     let at = |line: u32, what: String| {
         let line_part = if line == 0 { String::new() } else { format!(":{line}") };
-        Error::new(code::DATAERR, format!("{shown}{line_part}: {what}")).at(&shown, line as usize)
+        Error::new(ExitCode::DataErr, format!("{shown}{line_part}: {what}")).at(&shown, line as usize)
     };
     let portable = portable::rewrite(&data).map_err(|e| at(e.line as u32, e.problem.to_string()))?;
     if let Some((line, why)) = portable.refused() {
@@ -59,7 +59,7 @@ fn one(file: &OsStr, check: bool) -> Result<bool, Error> {
     } else if stdin {
         report::write_stdout(&portable.text)?;
     } else if changed {
-        replace(Path::new(file), &portable.text).map_err(|e| Error::new(code::CANTCREAT, format!("{shown}: cannot be rewritten ({})", crate::error::os_reason(&e))))?;
+        replace(Path::new(file), &portable.text).map_err(|e| Error::new(ExitCode::CantCreat, format!("{shown}: cannot be rewritten ({})", crate::error::os_reason(&e))))?;
     }
     Ok(changed)
 }
@@ -69,10 +69,10 @@ fn read_stdin() -> Result<Vec<u8>, Error> {
     let mut data = Vec::new();
     let read = io::stdin().lock().take(MAX_ENV_FILE_BYTES as u64 + 1).read_to_end(&mut data);
     if let Err(e) = read {
-        return Err(Error::new(code::DATAERR, format!("-: cannot be read ({})", crate::error::os_reason(&e))));
+        return Err(Error::new(ExitCode::DataErr, format!("-: cannot be read ({})", crate::error::os_reason(&e))));
     }
     if data.len() > MAX_ENV_FILE_BYTES {
-        return Err(Error::new(code::DATAERR, format!("- is larger than {MAX_ENV_FILE_BYTES} bytes")));
+        return Err(Error::new(ExitCode::DataErr, format!("- is larger than {MAX_ENV_FILE_BYTES} bytes")));
     }
     Ok(data)
 }

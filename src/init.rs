@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use libc::{c_int, pid_t};
 
-use crate::error::{code, Error};
+use crate::error::{Error, ExitCode};
 use crate::exec::{self, Exec};
 use crate::report;
 use crate::sys::{self, Disposition, SigSet};
@@ -41,12 +41,12 @@ impl Settings<'_> {
         self.rewrites.iter().rev().find(|(from, _)| *from == sig).map_or(sig, |&(_, to)| to)
     }
 
-    /// The exit code envshim gives for the program's `code`.
-    pub(crate) fn exit(&self, code: i32) -> i32 {
-        if self.success_exits.iter().any(|&c| i32::from(c) == code) {
-            code::OK
+    /// How envshim ends for the program's `code`.
+    pub(crate) fn exit(&self, code: u8) -> ExitCode {
+        if self.success_exits.contains(&code) {
+            ExitCode::Ok
         } else {
-            code
+            ExitCode::Status(code)
         }
     }
 }
@@ -104,7 +104,7 @@ const TERMINAL_STOPS: [c_int; 2] = [libc::SIGTTIN, libc::SIGTTOU];
 /// Runs `target` as a child and supervises it; returns the child's exit code
 /// (128 + the signal number when a signal killed it), or `fail`'s code when
 /// envshim cannot supervise. `target` has been looked up and verified already.
-pub(crate) fn supervise(target: &Exec, settings: Settings, fail: &dyn Fn(Error) -> i32) -> i32 {
+pub(crate) fn supervise(target: &Exec, settings: Settings, fail: &dyn Fn(Error) -> ExitCode) -> ExitCode {
     let run = || {
         let mut supervisor = Supervisor::new(settings)?;
         supervisor.start(target)?;
@@ -115,7 +115,7 @@ pub(crate) fn supervise(target: &Exec, settings: Settings, fail: &dyn Fn(Error) 
 
 /// As [`supervise`], with `rider` (`--watch`) on the loop: it gives the
 /// program to start, at first and after each stop it asks for.
-pub(crate) fn supervise_with(rider: &mut dyn Rider, settings: Settings, fail: &dyn Fn(Error) -> i32) -> i32 {
+pub(crate) fn supervise_with(rider: &mut dyn Rider, settings: Settings, fail: &dyn Fn(Error) -> ExitCode) -> ExitCode {
     let mut run = || {
         let mut supervisor = Supervisor::new(settings)?;
         supervisor.start(&rider.program()?)?;
@@ -174,7 +174,7 @@ pub(crate) fn spawn(target: &Exec, foreground: bool) -> Result<pid_t, Error> {
             Ok(()) => ChildFailure::Exec(exec::exec_only(target)),
             Err((call, e)) => ChildFailure::Call(call, e),
         });
-        code::NOEXEC
+        ExitCode::NoExec.number()
     })
     .map_err(|e| os_error("clone", e))?;
     let Some(failure) = failed else { return Ok(pid) };
@@ -257,16 +257,17 @@ pub(crate) fn reap_zombies(child: pid_t) -> Result<Option<c_int>, Error> {
 }
 
 /// The exit code a shell would report: the child's own, or 128 + the signal.
-pub(crate) fn exit_code(status: c_int) -> i32 {
+pub(crate) fn exit_code(status: c_int) -> u8 {
+    // Both fit: an exit status is its low 8 bits, a signal number below 128.
     if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
+        libc::WEXITSTATUS(status) as u8
     } else {
-        128 + libc::WTERMSIG(status)
+        128 + libc::WTERMSIG(status) as u8
     }
 }
 
 pub(crate) fn os_error(call: &str, e: io::Error) -> Error {
-    Error::new(code::OSERR, format!("--init: {call} failed ({})", crate::error::os_reason(&e)))
+    Error::new(ExitCode::OsErr, format!("--init: {call} failed ({})", crate::error::os_reason(&e)))
 }
 
 /// `--term-delay`: the first SIGTERM starts the delay and is forwarded when
@@ -349,7 +350,7 @@ mod tests {
         assert_eq!(s.rewrite(libc::SIGTERM), libc::SIGINT);
         assert_eq!(s.rewrite(libc::SIGHUP), 0);
         assert_eq!(s.rewrite(libc::SIGUSR1), libc::SIGUSR1);
-        assert_eq!((s.exit(143), s.exit(3), s.exit(137), s.exit(0)), (0, 0, 137, 0));
+        assert_eq!((s.exit(143), s.exit(3), s.exit(137), s.exit(0)), (ExitCode::Ok, ExitCode::Ok, ExitCode::Status(137), ExitCode::Status(0)));
         assert!(forwarded(libc::SIGTERM) && forwarded(libc::SIGRTMAX()));
         let names = [(libc::SIGHUP, "HUP"), (libc::SIGTERM, "term"), (libc::SIGWINCH, "SIGWINCH"), (libc::SIGSYS, "SYS"), (libc::SIGIO, "IO")];
         for (n, name) in names {

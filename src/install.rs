@@ -8,7 +8,7 @@ use std::os::fd::AsFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::error::{code, escape, Error};
+use crate::error::{escape, Error, ExitCode};
 use crate::sys;
 
 pub const SELF_EXE: &str = "/proc/self/exe";
@@ -80,8 +80,8 @@ pub fn install(source: &Path, dest: &Path, force: bool) -> Result<PathBuf, Error
     use std::os::unix::ffi::OsStrExt;
     let shown = |p: &Path| escape(p.as_os_str().as_bytes());
     let dest = if dest.is_dir() { dest.join("envshim") } else { dest.to_path_buf() };
-    let fail = |what: &str, e: io::Error| Error::new(code::CANTCREAT, format!("install: {what} {} ({})", shown(&dest), crate::error::os_reason(&e)));
-    may_replace(&dest, force).map_err(|why| Error::new(code::CANTCREAT, format!("install: {} {why}", shown(&dest))))?;
+    let fail = |what: &str, e: io::Error| Error::new(ExitCode::CantCreat, format!("install: {what} {} ({})", shown(&dest), crate::error::os_reason(&e)));
+    may_replace(&dest, force).map_err(|why| Error::new(ExitCode::CantCreat, format!("install: {} {why}", shown(&dest))))?;
     let dir = match dest.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -98,7 +98,7 @@ pub fn install(source: &Path, dest: &Path, force: bool) -> Result<PathBuf, Error
         dir.join(name)
     };
 
-    let mut src = File::open(source).map_err(|e| Error::new(code::CANTCREAT, format!("install: cannot read {} ({})", shown(source), crate::error::os_reason(&e))))?;
+    let mut src = File::open(source).map_err(|e| Error::new(ExitCode::CantCreat, format!("install: cannot read {} ({})", shown(source), crate::error::os_reason(&e))))?;
     let mut n = 0;
     let (tmp, mut out) = loop {
         let tmp = tmp_name(n);
@@ -109,7 +109,7 @@ pub fn install(source: &Path, dest: &Path, force: bool) -> Result<PathBuf, Error
             // installer's (PID 1 of another container), so it is left alone.
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 16 => n += 1,
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                return Err(Error::new(code::CANTCREAT, format!("install: the directory {} does not exist (for {})", shown(&dir), shown(&dest))))
+                return Err(Error::new(ExitCode::CantCreat, format!("install: the directory {} does not exist (for {})", shown(&dir), shown(&dest))))
             }
             Err(e) => return Err(fail("cannot create a file beside", e)),
         }
@@ -158,7 +158,7 @@ mod tests {
         let src = d.path().join("src");
         fs::write(&src, b"binary").unwrap();
         let e = install(&src, &d.path().join("nope/out"), false).unwrap_err();
-        assert_eq!(e.code, 73);
+        assert_eq!(e.code, ExitCode::CantCreat);
     }
 
     /// An install killed mid-copy leaves its temporary file; in a restarted

@@ -41,7 +41,7 @@ use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-use error::{code, escape, Error};
+use error::{escape, Error, ExitCode};
 use exec::Lookup;
 use pipeline::{fail, prepare, verbose, Mode};
 
@@ -67,7 +67,7 @@ pub fn start() {
 
 /// `envshim run`: builds and validates everything, then execs the program
 /// (or supervises it with `--init`). Returns only on failure.
-pub fn run(opts: &Options, run: &RunOptions) -> i32 {
+pub fn run(opts: &Options, run: &RunOptions) -> ExitCode {
     if let Some((init, watch)) = run.init.as_ref().and_then(|i| Some((i, i.watch.as_ref()?))) {
         return watching(opts, run, init, watch);
     }
@@ -101,7 +101,7 @@ pub fn run(opts: &Options, run: &RunOptions) -> i32 {
 /// supervised, the sources read again when they may have changed.
 #[cold]
 #[inline(never)]
-fn watching(opts: &Options, run: &RunOptions, init: &InitOptions, watch: &WatchOptions) -> i32 {
+fn watching(opts: &Options, run: &RunOptions, init: &InitOptions, watch: &WatchOptions) -> ExitCode {
     let first = match watch_build(opts, run, Mode::Run) {
         Ok(b) => b,
         Err(errors) => return fail(opts, &errors),
@@ -150,7 +150,7 @@ fn watch_build(opts: &Options, run: &RunOptions, mode: Mode) -> Result<watch::Bu
 }
 
 /// `envshim check`: everything `run` validates, every problem reported; execs nothing.
-pub fn check(opts: &Options, check: &CheckOptions) -> i32 {
+pub fn check(opts: &Options, check: &CheckOptions) -> ExitCode {
     let mut text = Vec::new();
     let mut plan = match prepare(opts, Mode::Check, &check.program, !check.no_expand_args, &mut text) {
         Ok(p) => p,
@@ -191,7 +191,7 @@ pub fn check(opts: &Options, check: &CheckOptions) -> i32 {
             let grammar = if render::from_env_files(&vars) { format!("; {}", render::described(opts.env_grammar)) } else { String::new() };
             let ok = format!("envshim: ok: {} variables ({from_files} from files{grammar}), {program}\n", plan.env.len());
             let _ = std::io::stderr().lock().write_all(ok.as_bytes());
-            code::OK
+            ExitCode::Ok
         } else {
             fail(opts, &plan.errors)
         }
@@ -206,7 +206,7 @@ pub fn check(opts: &Options, check: &CheckOptions) -> i32 {
 // Not inlined into `main` (nor `install`): their frames (`std::io::copy`'s
 // 8 KiB buffer among them) would be probed page by page at every start.
 #[inline(never)]
-pub fn render(opts: &Options, format: Format, show_values: bool) -> i32 {
+pub fn render(opts: &Options, format: Format, show_values: bool) -> ExitCode {
     let mut text = Vec::new();
     let plan = match prepare(opts, Mode::Render, &[], false, &mut text) {
         Ok(p) if p.errors.is_empty() => p,
@@ -216,7 +216,7 @@ pub fn render(opts: &Options, format: Format, show_values: bool) -> i32 {
     let mut out = std::io::stdout().lock();
     let vars = plan.env.vars().collect::<Vec<_>>();
     match report::stdout_written(render::render(&mut out, &vars, format, show_values, opts.env_grammar).and_then(|()| out.flush())) {
-        Ok(()) => code::OK,
+        Ok(()) => ExitCode::Ok,
         Err(e) => fail(opts, &[Error { subject: "render".into(), ..e }]),
     }
 }
@@ -224,19 +224,19 @@ pub fn render(opts: &Options, format: Format, show_values: bool) -> i32 {
 /// `envshim fmt [--check] FILE...`: each env file rewritten in place in the
 /// form both grammars read alike (`-`: stdin to stdout).
 #[inline(never)]
-pub fn fmt(files: &[std::ffi::OsString], check: bool) -> i32 {
+pub fn fmt(files: &[std::ffi::OsString], check: bool) -> ExitCode {
     fmt::fmt(files, check)
 }
 
 /// `envshim install [--force] DEST`: on success one line on stderr,
 /// `envshim: installed VERSION at DEST` (stdout stays empty, as for `check`).
 #[inline(never)]
-pub fn install(dest: &Path, force: bool) -> i32 {
+pub fn install(dest: &Path, force: bool) -> ExitCode {
     match install::install(Path::new(install::SELF_EXE), dest, force) {
         Ok(dest) => {
             let line = format!("envshim: installed {} at {}\n", env!("CARGO_PKG_VERSION"), escape(dest.as_os_str().as_bytes()));
             let _ = std::io::stderr().lock().write_all(line.as_bytes());
-            code::OK
+            ExitCode::Ok
         }
         Err(e) => report::fail(&e, &[], None),
     }

@@ -27,12 +27,13 @@ envshim::c_main!(envshim_main);
 #[cfg(not(test))]
 fn envshim_main(argv: envshim::sys::Argv) -> i32 {
     envshim::start();
-    match cli::parse(argv.to_vec()) {
+    let exit = match cli::parse(argv.to_vec()) {
         Ok(Invocation::Run(options, run)) => envshim::run(&options, &run),
         Ok(Invocation::Check(options, check)) => envshim::check(&options, &check),
         Ok(Invocation::Render(options, format, show_values)) => envshim::render(&options, format, show_values),
         Ok(Invocation::Install(dest, force)) => envshim::install(&dest, force),
         Ok(Invocation::Fmt(files, check)) => envshim::fmt(&files, check),
         Err(refused) => refused.report(),
-    }
+    };
+    exit.number()
 }

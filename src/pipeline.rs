@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use crate::envfile::Grammar;
 use crate::environment::{self, Built, Environment, Inputs};
-use crate::error::{code, escape, Error};
+use crate::error::{escape, Error, ExitCode};
 use crate::files::{self, Awaited, ReadError};
 use crate::manifest::{self, Manifest};
 use crate::names::NameRule;
@@ -392,14 +392,14 @@ fn load_manifest<'m>(named: Option<&OsStr>, container: Option<&OsStr>, text: &'m
             Err(vec![Error::config(format!("--container {}: there is no manifest ({DEFAULT_MANIFEST} does not exist)", escape(container.map_or(&[], OsStrExt::as_bytes))))])
         }
         Err(ReadError::NotFound) if named.is_none() && std::path::Path::new(DEFAULT_DIR).exists() => Err(vec![Error::new(
-            code::NOINPUT,
+            ExitCode::NoInput,
             format!("{DEFAULT_DIR} exists but has no manifest.json: check that the ConfigMap (or volume) mounted there has the key manifest.json, or give --manifest PATH"),
         )]),
         Err(ReadError::NotFound) if named.is_none() => Ok(Manifest::default()),
         Err(ReadError::NotFound) => Err(vec![Error::config(format!("manifest {shown} not found"))]),
         // Every manifest error is a configuration error, whatever the file's problem.
         Err(ReadError::PermissionDenied) => Err(vec![sources::read_error(ReadError::PermissionDenied, &format!("manifest {shown}"))]),
-        Err(e) => Err(vec![Error { code: code::CONFIG, ..sources::read_error(e, &format!("manifest {shown}")) }]),
+        Err(e) => Err(vec![Error { code: ExitCode::Config, ..sources::read_error(e, &format!("manifest {shown}")) }]),
     }
 }
 
@@ -419,10 +419,10 @@ pub fn verbose(env: &Environment) {
 }
 
 /// A failure: every problem on stderr and in the termination log.
-pub fn fail(opts: &Options, errors: &[Error]) -> i32 {
+pub fn fail(opts: &Options, errors: &[Error]) -> ExitCode {
     match errors.split_first() {
         Some((first, more)) => report::fail(first, more, opts.termination_log.as_deref()),
         // Not reached: a step that fails says why. Were one not to, the run still fails, with a code of the table.
-        None => code::CONFIG,
+        None => ExitCode::Config,
     }
 }

@@ -5,7 +5,7 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 
 use crate::environment::Environment;
-use crate::error::{code, Error};
+use crate::error::{Error, ExitCode};
 use crate::expand::expand_capped;
 use crate::limits::{MAX_EXEC_STRING_BYTES, MAX_EXEC_TOTAL_BYTES};
 use crate::manifest::Manifest;
@@ -75,12 +75,12 @@ pub fn expand_line(line: &[Word], env: &Environment) -> Result<Vec<Vec<u8>>, Vec
         let len = expand_capped(&w.text, |n| env.get(n), &mut out, limit);
         if len > MAX_EXEC_STRING_BYTES {
             errors.push(Error::new(
-                code::NOEXEC,
+                ExitCode::NoExec,
                 format!("{} of the program line is {len} bytes after expansion, over the execve limit of {MAX_EXEC_STRING_BYTES} bytes", w.origin),
             ));
         } else if len > limit {
             errors.push(Error::new(
-                code::NOEXEC,
+                ExitCode::NoExec,
                 format!("{}: the program line is over {MAX_EXEC_TOTAL_BYTES} bytes after expansion, more than execve ever takes", w.origin),
             ));
             break;

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
-use crate::error::{code, Error};
+use crate::error::{Error, ExitCode};
 use crate::limits::{MAX_ERROR_LINES, MAX_MESSAGE_BYTES, MAX_TERMINATION_LOG_BYTES, MAX_WARNING_LINES};
 
 pub const DEFAULT_TERMINATION_LOG: &str = "/dev/termination-log";
@@ -34,7 +34,7 @@ pub fn write_stdout(bytes: &[u8]) -> Result<(), Error> {
 pub fn stdout_written(written: std::io::Result<()>) -> Result<(), Error> {
     match written {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
-            Err(Error::new(code::IOERR, format!("cannot write to stdout ({})", crate::error::os_reason(&e))))
+            Err(Error::new(ExitCode::IoErr, format!("cannot write to stdout ({})", crate::error::os_reason(&e))))
         }
         _ => Ok(()),
     }
@@ -51,18 +51,18 @@ pub fn stdout_written(written: std::io::Result<()>) -> Result<(), Error> {
 pub struct Warnings {
     kept: Vec<String>,
     /// The exit code of each kept warning under `check --strict`.
-    codes: Vec<i32>,
+    codes: Vec<ExitCode>,
     more: usize,
 }
 
 impl Warnings {
     /// A warning that `check --strict` fails on with 78 (a configuration to fix).
     pub fn push(&mut self, message: String) {
-        self.push_code(code::CONFIG, message)
+        self.push_code(ExitCode::Config, message)
     }
 
     /// A warning that `check --strict` fails on with `code`.
-    pub fn push_code(&mut self, code: i32, message: String) {
+    pub fn push_code(&mut self, code: ExitCode, message: String) {
         if self.kept.len() < MAX_WARNING_LINES {
             self.kept.push(message);
             self.codes.push(code);
@@ -74,7 +74,7 @@ impl Warnings {
     /// `check --strict`: each warning as a failure, and one more line
     /// counting those not kept (with the first one's code).
     pub fn into_errors(self) -> Vec<Error> {
-        let first = self.codes.first().copied().unwrap_or(code::CONFIG);
+        let first = self.codes.first().copied().unwrap_or(ExitCode::Config);
         let mut errors: Vec<Error> =
             self.kept.into_iter().zip(self.codes).map(|(m, c)| Error::new(c, format!("{m} (check --strict)"))).collect();
         if self.more > 0 {
@@ -122,21 +122,21 @@ pub struct Summary {
 /// of the first error (0 when none). Bounded as the lines are: at most
 /// [`MAX_ERROR_LINES`] errors and [`MAX_WARNING_LINES`] warnings, each cut
 /// as a line is, and counts of those left out.
-pub fn json(errors: &[Error], warnings: &Warnings, summary: Option<&Summary>, termination_log: Option<&OsStr>) -> i32 {
+pub fn json(errors: &[Error], warnings: &Warnings, summary: Option<&Summary>, termination_log: Option<&OsStr>) -> ExitCode {
     use crate::error::json_string;
-    let code = errors.first().map_or(0, |e| e.code);
+    let code = errors.first().map_or(ExitCode::Ok, |e| e.code);
     // A string, cut as a line is, or null.
     let text = |out: &mut String, m: Option<&str>| match m {
         Some(m) => json_string(out, line("", m).trim_end_matches('\n')),
         None => out.push_str("null"),
     };
-    let mut out = format!("{{\n  \"ok\": {},\n  \"exit_code\": {code},\n  \"errors\": [", errors.is_empty());
+    let mut out = format!("{{\n  \"ok\": {},\n  \"exit_code\": {},\n  \"errors\": [", errors.is_empty(), code.number());
     let mut log = String::new();
     for (i, e) in errors.iter().take(MAX_ERROR_LINES).enumerate() {
         let message = e.to_string();
         log.push_str(&line("envshim: ", &message));
         let at = e.at.as_deref().cloned().unwrap_or_default();
-        out.push_str(&format!("{}\n    {{\"code\": {}, \"message\": ", if i == 0 { "" } else { "," }, e.code));
+        out.push_str(&format!("{}\n    {{\"code\": {}, \"message\": ", if i == 0 { "" } else { "," }, e.code.number()));
         text(&mut out, Some(&message));
         out.push_str(", \"path\": ");
         text(&mut out, at.path.as_deref());
@@ -173,7 +173,7 @@ pub fn json(errors: &[Error], warnings: &Warnings, summary: Option<&Summary>, te
 /// rest), and returns the exit code of the first. The log comes first:
 /// stderr may be a closed pipe or a terminal that blocks, and the log is
 /// what `kubectl describe` shows.
-pub fn fail(first: &Error, more: &[Error], termination_log: Option<&OsStr>) -> i32 {
+pub fn fail(first: &Error, more: &[Error], termination_log: Option<&OsStr>) -> ExitCode {
     let mut text = String::new();
     for e in std::iter::once(first).chain(more).take(MAX_ERROR_LINES) {
         text.push_str(&line("envshim: ", &e.to_string()));
@@ -277,14 +277,14 @@ mod tests {
     fn strict_turns_every_warning_into_an_error_with_its_code() {
         let mut w = Warnings::default();
         w.push("a".into());
-        w.push_code(65, "b".into());
+        w.push_code(ExitCode::DataErr, "b".into());
         for i in 0..MAX_WARNING_LINES {
             w.push(format!("m{i}"));
         }
         let errors = w.into_errors();
         assert_eq!(errors.len(), MAX_WARNING_LINES + 1);
-        assert_eq!((errors[0].code, errors[0].what.as_str()), (78, "a (check --strict)"));
-        assert_eq!((errors[1].code, errors[1].what.as_str()), (65, "b (check --strict)"));
+        assert_eq!((errors[0].code, errors[0].what.as_str()), (ExitCode::Config, "a (check --strict)"));
+        assert_eq!((errors[1].code, errors[1].what.as_str()), (ExitCode::DataErr, "b (check --strict)"));
         assert_eq!(errors[MAX_WARNING_LINES].what, "2 more warnings not shown (check --strict)");
         assert!(Warnings::default().into_errors().is_empty());
     }

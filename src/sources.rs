@@ -10,7 +10,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::rc::Rc;
 
 use crate::envfile::{kubelet, portable, EnvFile, Grammar};
-use crate::error::{code, escape, Error};
+use crate::error::{escape, Error, ExitCode};
 pub use crate::files::read_error;
 use crate::files::{self, Awaited, ReadError};
 use crate::index::{same, NameIndex};
@@ -172,7 +172,7 @@ impl Sources {
         let Some(vi) = last.or_else(|| self.volume_names.get(volume.as_bytes(), |i| volumes[i as usize].name.as_bytes()).map(|i| i as usize))
         else {
             let what = format!("volume \"{}\" is not in volumeMounts (or --volume)", escape(volume.as_bytes()));
-            errors.push(Error::in_manifest(code::CONFIG, "manifest", format!("{at}.volumeName"), None, what));
+            errors.push(Error::in_manifest(ExitCode::Config, "manifest", format!("{at}.volumeName"), None, what));
             return Loaded::Failed;
         };
         // The path without empty and `.` components; built only when it has
@@ -180,7 +180,7 @@ impl Sources {
         let plain = match check_path(path) {
             Ok(plain) => plain,
             Err(why) => {
-                errors.push(Error::in_manifest(code::CONFIG, "manifest", format!("{at}.path"), None, why));
+                errors.push(Error::in_manifest(ExitCode::Config, "manifest", format!("{at}.path"), None, why));
                 return Loaded::Failed;
             }
         };
@@ -193,7 +193,7 @@ impl Sources {
         };
         if key.is_empty() {
             // `/` or `.`: the volume root, a directory (not "missing", which optional would cover).
-            errors.push(Error::in_manifest(code::CONFIG, "manifest", format!("{at}.path"), None, "names the volume root, not a regular file"));
+            errors.push(Error::in_manifest(ExitCode::Config, "manifest", format!("{at}.path"), None, "names the volume root, not a regular file"));
             return Loaded::Failed;
         }
         let files = &self.files;
@@ -209,7 +209,7 @@ impl Sources {
             Err(e) => {
                 let e = match e.raw_os_error() {
                     Some(libc::EACCES) => Error::new(
-                        code::NOPERM,
+                        ExitCode::NoPerm,
                         format!("volume {}: permission denied opening mountPath {} (uid {})", escape(v.name.as_bytes()), escape(v.mount_path.as_bytes()), sys::uid()),
                     ),
                     _ => Error::config(format!(
@@ -344,8 +344,8 @@ fn file_key(key: &mut Vec<u8>, volume: Option<usize>, path: &[u8]) {
 /// A file missing (66), with `after waiting DURATION` once `--wait` ran out.
 pub fn missing_error(message: String, waited: Option<&str>) -> Error {
     match waited {
-        Some(w) => Error::new(code::NOINPUT, format!("{message} after waiting {w}")),
-        None => Error::new(code::NOINPUT, message),
+        Some(w) => Error::new(ExitCode::NoInput, format!("{message} after waiting {w}")),
+        None => Error::new(ExitCode::NoInput, message),
     }
 }
 
@@ -374,7 +374,7 @@ fn outcome(read: Result<Vec<u8>, ReadError>, named: Named, display: &str, read_a
     *total += data.len();
     if *total > MAX_READ_BYTES {
         errors.push(Error::new(
-            code::DATAERR,
+            ExitCode::DataErr,
             format!("{}: the env files read pass {MAX_READ_BYTES} bytes in all; no more are read", shown()),
         ).at(display, 0));
         return Outcome::Failed;
@@ -391,7 +391,7 @@ fn outcome(read: Result<Vec<u8>, ReadError>, named: Named, display: &str, read_a
         }
         Err(e) => {
             let sep = if e.line == 0 { " " } else { ", " };
-            errors.push(Error::new(code::DATAERR, format!("{}{sep}{e}", shown())).at(display, e.line));
+            errors.push(Error::new(ExitCode::DataErr, format!("{}{sep}{e}", shown())).at(display, e.line));
             Outcome::Failed
         }
     }
@@ -410,7 +410,7 @@ fn lint(data: &[u8], display: &str, errors: &mut Vec<Error>) -> bool {
     };
     for (line, finding) in &found {
         let at = if *line == 0 { String::new() } else { format!(":{line}") };
-        errors.push(Error::new(code::DATAERR, format!("{display}{at}: {finding}")).at(display, *line as usize));
+        errors.push(Error::new(ExitCode::DataErr, format!("{display}{at}: {finding}")).at(display, *line as usize));
     }
     !found.is_empty()
 }
@@ -494,7 +494,7 @@ mod tests {
         assert!(matches!(s.load_in_volume("v", "/./a.env", &"env[1]", &mut errors), Loaded::Failed));
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert_eq!(errors[0].to_string(), "volume v, path a.env, line 2: has no '=' (expected NAME=VALUE)");
-        assert_eq!(errors[0].code, 65);
+        assert_eq!(errors[0].code, ExitCode::DataErr);
     }
 
     #[test]

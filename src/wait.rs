@@ -16,7 +16,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::error::{code, Error};
+use crate::error::{Error, ExitCode};
 use crate::files::Awaited;
 use crate::limits::{MAX_WAIT_FILES_SHOWN, WAIT_POLL, WAIT_REPORT};
 use crate::report;
@@ -40,7 +40,7 @@ const STOPS: [(libc::c_int, &str); 4] =
 /// Err: SIGTERM, SIGINT, SIGHUP or SIGQUIT came (exit 128 + the signal; the
 /// message names the files still missing), or a system call failed.
 pub fn until_present(files: &[Awaited], deadline: Option<Instant>, how_long: &str) -> Result<Waited, Error> {
-    let os_error = |call: &str, e: std::io::Error| Error::new(code::OSERR, format!("--wait: {call} failed ({})", crate::error::os_reason(&e)));
+    let os_error = |call: &str, e: std::io::Error| Error::new(ExitCode::OsErr, format!("--wait: {call} failed ({})", crate::error::os_reason(&e)));
     let mut stop = SigSet::empty();
     for (sig, _) in STOPS {
         // A blocked signal is queued even when ignored: one inherited as
@@ -84,11 +84,11 @@ fn look(files: &[Awaited], deadline: Option<Instant>, how_long: &str, stop: &Sig
             Some(l) => l.min(WAIT_POLL),
             None => WAIT_POLL,
         };
-        let signal = sys::wait_signal(stop, Some(nap)).map_err(|e| Error::new(code::OSERR, format!("--wait: sigtimedwait failed ({})", crate::error::os_reason(&e))))?;
+        let signal = sys::wait_signal(stop, Some(nap)).map_err(|e| Error::new(ExitCode::OsErr, format!("--wait: sigtimedwait failed ({})", crate::error::os_reason(&e))))?;
         if let Some(sig) = signal {
             let name = STOPS.iter().find(|(s, _)| *s == sig).map_or("a signal", |(_, n)| n);
             let names = if missing.is_empty() { "none left".to_string() } else { names(&missing) };
-            return Err(Error::new(128 + sig, format!("{name} while waiting (--wait) for missing files: {names}")));
+            return Err(Error::new(ExitCode::Status(128 + sig as u8), format!("{name} while waiting (--wait) for missing files: {names}")));
         }
         if missing.is_empty() {
             return Ok(Waited::Present);

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use libc::c_int;
 
 use crate::environment::Environment;
-use crate::error::{escape, Error};
+use crate::error::{escape, Error, ExitCode};
 use crate::exec::{self, Exec, Lookup};
 use crate::init::{self, Order, Rider, Settings};
 use crate::limits::{MAX_CHANGED_NAMES_SHOWN, MAX_SHOWN_NAME_BYTES};
@@ -133,13 +133,13 @@ pub struct Hooks<'a> {
     /// `--verbose`: each variable's source and size, before a program starts.
     pub verbose: Option<&'a dyn Fn(&Environment)>,
     /// A failure of envshim's own: reported, its exit code returned.
-    pub fail: &'a dyn Fn(Error) -> i32,
+    pub fail: &'a dyn Fn(Error) -> ExitCode,
 }
 
 /// Supervises `first`'s program as `--init` does, and applies the changes
 /// of its sources: the decision ([`decide`]) and the watches ride on
 /// `--init`'s loop. Returns envshim's exit code.
-pub fn supervise<'a>(first: Build, settings: Settings<'a>, opts: &'a WatchOptions, hooks: Hooks<'a>) -> i32 {
+pub fn supervise<'a>(first: Build, settings: Settings<'a>, opts: &'a WatchOptions, hooks: Hooks<'a>) -> ExitCode {
     let timing = Timing { settle: opts.settle, poll: opts.poll, on_change: opts.on_change };
     let fail = hooks.fail;
     let mut watch = Watch { notifier: Notifier::new(&first.files), decision: Decision::new(first, timing, Instant::now()), opts, hooks, armed_for_first_read: true, started: false };
@@ -198,7 +198,7 @@ impl Rider for Watch<'_> {
         self.decision.terminated();
     }
 
-    fn stopped(&mut self) -> Option<i32> {
+    fn stopped(&mut self) -> Option<ExitCode> {
         match self.decision.stopped() {
             decide::Next::Exit(code) => Some(code),
             decide::Next::Start => {

@@ -350,7 +350,7 @@ proptest! {
         if let Err(errors) = envshim::manifest::parse(&bytes) {
             prop_assert!(!errors.is_empty());
             for e in errors {
-                prop_assert_eq!(e.code, 78);
+                prop_assert_eq!(e.code, envshim::error::ExitCode::Config);
                 let message = e.to_string();
                 prop_assert!(!message.contains('\n'), "{:?}", message);
                 assert_no_leak(message.as_bytes(), &secrets, "manifest error");

@@ -16,7 +16,8 @@
 // A build tool, not in the binary: clippy.toml's rule of the shim's own sort is for the binary's size.
 #![allow(clippy::disallowed_methods)]
 
-use envshim::cli::{Cli, EXIT_CODES};
+use envshim::cli::Cli;
+use envshim::error::{exit_code_help, Tool};
 
 /// The converter's command line (a dev-dependency of this package).
 use kubectl_envshim::cli as converter;
@@ -134,7 +135,8 @@ fn page(cmd: clap::Command, dir: &std::path::Path) -> std::io::Result<()> {
         section(&mut out, "ENV FILES", ENV_FILES)?;
         section(&mut out, "ENVIRONMENT", &environment())?;
     }
-    section(&mut out, "EXIT STATUS", EXIT_CODES.strip_prefix("Exit codes:\n").unwrap_or(EXIT_CODES))?;
+    let codes = exit_code_help(Tool::Envshim);
+    section(&mut out, "EXIT STATUS", codes.strip_prefix("Exit codes:\n").unwrap_or(codes))?;
     section(&mut out, "FILES", FILES)?;
     section(&mut out, "EXAMPLES", EXAMPLES)?;
     if cmd.get_version().is_some() {
@@ -224,8 +226,8 @@ fn converter_page(cmd: clap::Command, dir: &std::path::Path) -> std::io::Result<
     if sub.as_deref() != Some("manifest") {
         section(&mut out, "KRM FUNCTION CONFIG", &krm_keys())?;
     }
-    let codes = envshim::error::exit_code_help(true);
-    section(&mut out, "EXIT STATUS", codes.strip_prefix("Exit codes:\n").unwrap_or(&codes))?;
+    let codes = exit_code_help(Tool::Converter);
+    section(&mut out, "EXIT STATUS", codes.strip_prefix("Exit codes:\n").unwrap_or(codes))?;
     section(&mut out, "EXAMPLES", converter_examples(sub.as_deref()))?;
     if cmd.get_version().is_some() {
         man.render_version_section(&mut out)?;

@@ -23,7 +23,7 @@ fn check(bytes: &[u8]) {
     if let Err(errors) = result {
         assert!(!errors.is_empty());
         for e in &errors {
-            assert_eq!(e.code, 78);
+            assert_eq!(e.code, envshim::error::ExitCode::Config);
             let message = e.to_string();
             assert!(message.starts_with("manifest"), "{message:?}");
             assert!(!message.contains('\n') && !message.contains('\r'), "{message:?}");

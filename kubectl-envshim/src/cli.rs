@@ -8,13 +8,14 @@ use std::ffi::OsString;
 use clap::{Args, Parser, Subcommand};
 use envshim::cli::values::{self, AsWritten};
 use envshim::envfile::Grammar;
+use envshim::error::{exit_code_help, ExitCode, Tool};
 
 #[derive(Parser)]
 #[command(
     name = "kubectl-envshim",
     version,
     about = "Converts workloads written with native fileKeyRef (Kubernetes 1.34+) to run envshim, for any cluster.",
-    after_help = envshim::error::exit_code_help(true)
+    after_help = exit_code_help(Tool::Converter)
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -122,8 +123,8 @@ pub struct Rewrite {
     // Its help names the exit codes, as envshim's table numbers them.
     #[arg(long, help = format!(
         "Write nothing; list each document that would change on stderr and exit {}, or exit {}",
-        envshim::error::code::CHANGED,
-        envshim::error::code::OK
+        ExitCode::Changed.number(),
+        ExitCode::Ok.number()
     ))]
     pub check: bool,
     /// Files are given with -f (a word here gets a message saying so)

@@ -16,7 +16,7 @@ use std::fmt;
 use envshim::manifest::{SEEN_PREFIX, VALUE_PREFIX};
 use serde_json::{Map, Value};
 
-use envshim::error::{code, Error};
+use envshim::error::{Error, ExitCode};
 
 use crate::installer::{SHIM_DIR, SHIM_VOLUME};
 use crate::settings::Settings;
@@ -136,7 +136,7 @@ fn leftover(v: &Value, at: &At, object: &str, problems: &mut Vec<Error>) {
                 let here = At::Key(at, k);
                 if k == "valueFrom" && child.get("fileKeyRef").is_some_and(|f| !f.is_null()) {
                     problems.push(Error::in_manifest(
-                        code::CONFIG,
+                        ExitCode::Config,
                         &object,
                         At::Key(&here, "fileKeyRef").to_string(),
                         None,
@@ -207,7 +207,7 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, 
     if !wanted {
         return Ok(false);
     }
-    let located = |path: String, what: String| Error::in_manifest(code::CONFIG, object, path, None, what);
+    let located = |path: String, what: String| Error::in_manifest(ExitCode::Config, object, path, None, what);
     if spec.get("os").and_then(|o| o.get("name")).and_then(Value::as_str) == Some("windows") {
         return Err(vec![located(
             At::Key(&At::Key(at, "os"), "name").to_string(),
@@ -247,7 +247,7 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, 
 /// A problem of a container, at `path` relative to it: [`pod`] names the
 /// container and puts the path below it.
 fn problem(path: String, what: impl Into<String>) -> Error {
-    Error::in_manifest(code::CONFIG, "", path, None, what)
+    Error::in_manifest(ExitCode::Config, "", path, None, what)
 }
 
 /// `at` then a path relative to it (`env[2].name`; "" for `at` itself).

@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use envshim::error::{code, os_reason, Error};
+use envshim::error::{os_reason, Error, ExitCode};
 
 use crate::cli::Input;
 
@@ -107,7 +107,7 @@ pub fn read(path: &Path, shown: &str, limit: u64) -> Result<String, Error> {
 
 /// An input that cannot be read or parsed: `SHOWN: WHAT`.
 pub fn data_error(shown: &str, what: impl Into<String>) -> Error {
-    Error { subject: shown.to_string(), ..Error::new(code::DATAERR, what) }
+    Error { subject: shown.to_string(), ..Error::new(ExitCode::DataErr, what) }
 }
 
 /// An input the system does not let be read, with the system's reason (as envshim words it).

@@ -13,7 +13,7 @@
 //!   `convert` does (a document it does not change is copied byte for byte).
 
 use clap::{ArgAction, Args, FromArgMatches};
-use envshim::error::code;
+use envshim::error::ExitCode;
 use serde_json::{json, Map, Value};
 
 use crate::cli::{FunctionConfig, KrmArgs};
@@ -23,7 +23,7 @@ use crate::settings::{settings, Naming, Settings};
 use crate::stream::Step;
 use crate::{convert, stream, tree};
 
-pub fn command(args: &KrmArgs) -> i32 {
+pub fn command(args: &KrmArgs) -> ExitCode {
     let stdin = match input::read(std::path::Path::new("-"), "stdin", MAX_INPUT_BYTES) {
         Ok(t) => t,
         Err(e) => return fail(&[e]),
@@ -35,7 +35,7 @@ pub fn command(args: &KrmArgs) -> i32 {
 }
 
 /// kustomize's exec transformer plugin: the config file, a plain stream on stdin.
-fn transformer(config: &std::ffi::OsString, stdin: &str) -> i32 {
+fn transformer(config: &std::ffi::OsString, stdin: &str) -> ExitCode {
     let shown = std::path::Path::new(config).display().to_string();
     let config = input::read(std::path::Path::new(config), &shown, MAX_INPUT_BYTES).and_then(|text| tree::read(&text).map_err(|e| data_error(&shown, e)));
     let config = match config {
@@ -49,7 +49,7 @@ fn transformer(config: &std::ffi::OsString, stdin: &str) -> i32 {
     };
     let converted = stream::each(stdin, "stdin", &|doc| job.run(doc));
     // As convert: a container named that the stream lacks first, unless a document did not parse.
-    let parsed = converted.as_ref().err().is_none_or(|errors| errors.iter().all(|e| e.code == code::CONFIG));
+    let parsed = converted.as_ref().err().is_none_or(|errors| errors.iter().all(|e| e.code == ExitCode::Config));
     if let Err(e) = job.unknown_entrypoints().or_else(|e| if parsed { Err(e) } else { Ok(()) }) {
         return usage(&format!("{shown}: {}", e.what));
     }
@@ -67,7 +67,7 @@ fn transformer(config: &std::ffi::OsString, stdin: &str) -> i32 {
 }
 
 /// A KRM function: a `ResourceList` on stdin and stdout.
-fn function(stdin: &str) -> i32 {
+fn function(stdin: &str) -> ExitCode {
     let list = match tree::read(stdin) {
         Ok(docs) if docs.len() == 1 => docs.into_iter().next().unwrap_or_default(),
         Ok(_) => return fail(&[data_error("stdin", "expected one ResourceList (a KRM function's input)")]),
@@ -86,7 +86,7 @@ fn function(stdin: &str) -> i32 {
     let (converted, failure) = match config_job(&config) {
         Err(e) => {
             results.push(json!({"message": format!("functionConfig: {e}"), "severity": "error"}));
-            (None, code::USAGE)
+            (None, ExitCode::Usage)
         }
         Ok(job) => {
             let mut problems = Vec::new();
@@ -95,11 +95,11 @@ fn function(stdin: &str) -> i32 {
             match job.unknown_entrypoints() {
                 Ok(()) => {
                     results.extend(problems);
-                    (converted, code::CONFIG)
+                    (converted, ExitCode::Config)
                 }
                 Err(e) => {
                     results.push(json!({"message": format!("functionConfig: {}", e.what), "severity": "error"}));
-                    (None, code::USAGE)
+                    (None, ExitCode::Usage)
                 }
             }
         }

@@ -30,7 +30,7 @@ mod unconvert;
 mod warn;
 mod yaml;
 
-use envshim::error::code;
+use envshim::error::ExitCode;
 
 use cli::{ConvertArgs, KrmArgs, ManifestArgs, UnconvertArgs};
 use report::{fail, say, usage};
@@ -38,7 +38,7 @@ use settings::{settings, Naming};
 
 /// Reads every input, converts every document; writes the result only when
 /// every document converted.
-pub fn convert(args: &ConvertArgs) -> i32 {
+pub fn convert(args: &ConvertArgs) -> ExitCode {
     if let Some(stray) = args.rewrite.stray.first() {
         return usage(&cli::stray(stray, "convert"));
     }
@@ -54,7 +54,7 @@ pub fn convert(args: &ConvertArgs) -> i32 {
     // An --entrypoint for a container the input lacks (a typo) first: it
     // explains a "no command" of the container meant. Not when a document
     // did not parse (its containers are unknown).
-    let parsed = converted.as_ref().err().is_none_or(|errors| errors.iter().all(|e| e.code == code::CONFIG));
+    let parsed = converted.as_ref().err().is_none_or(|errors| errors.iter().all(|e| e.code == ExitCode::Config));
     if let Err(e) = settings.unknown_entrypoints().or_else(|e| if parsed { Err(e) } else { Ok(()) }) {
         return fail(&[e]);
     }
@@ -89,30 +89,30 @@ pub fn convert(args: &ConvertArgs) -> i32 {
         }
     }
     if args.rewrite.check {
-        return if changed { code::CHANGED } else { code::OK };
+        return if changed { ExitCode::Changed } else { ExitCode::Ok };
     }
     report::write_stdout(stream::joined(&outputs).as_bytes())
 }
 
 /// Turns converted workloads back into native `fileKeyRef` ones
 /// (`unconvert.rs`); writes the result only when every document could be.
-pub fn unconvert(args: &UnconvertArgs) -> i32 {
+pub fn unconvert(args: &UnconvertArgs) -> ExitCode {
     unconvert::command(args)
 }
 
 /// Prints one container's manifest. Whole trees read, walked and compared:
 /// on the YAML reader's stack.
-pub fn manifest(args: &ManifestArgs) -> i32 {
+pub fn manifest(args: &ManifestArgs) -> ExitCode {
     stream::on_yaml_stack(|| manifest::command(args))
 }
 
 /// Runs as a KRM function or a kustomize exec transformer plugin (on the
 /// YAML reader's stack, as [`manifest`]).
-pub fn krm(args: &KrmArgs) -> i32 {
+pub fn krm(args: &KrmArgs) -> ExitCode {
     stream::on_yaml_stack(|| krm::command(args))
 }
 
 /// A command line clap refused: its one line, exit 2.
-pub fn refused(e: &clap::Error, args: &[std::ffi::OsString]) -> i32 {
+pub fn refused(e: &clap::Error, args: &[std::ffi::OsString]) -> ExitCode {
     usage(&cli::usage_line(e, args))
 }

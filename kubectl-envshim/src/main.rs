@@ -3,6 +3,7 @@
 //! with its code.
 
 use clap::{CommandFactory, FromArgMatches};
+use envshim::error::ExitCode;
 
 use kubectl_envshim::cli::{Cli, Command};
 
@@ -11,8 +12,7 @@ fn main() {
     // Its help names it as users type it (`kubectl envshim`); the generated
     // completions and man pages, as the file on PATH (`kubectl-envshim`).
     let parsed = Cli::command().bin_name("kubectl envshim").try_get_matches_from(&args).and_then(|m| Cli::from_arg_matches(&m));
-    // As ripgrep ends: stdout is flushed already, nothing else is left to drop.
-    std::process::exit(match parsed {
+    let exit = match parsed {
         Ok(cli) => match cli.command {
             Command::Convert(args) => kubectl_envshim::convert(&args),
             Command::Manifest(args) => kubectl_envshim::manifest(&args),
@@ -22,8 +22,10 @@ fn main() {
         // --help, --version: on stdout, exit 0.
         Err(e) if !e.use_stderr() => {
             let _ = e.print();
-            envshim::error::code::OK
+            ExitCode::Ok
         }
         Err(e) => kubectl_envshim::refused(&e, &args),
-    })
+    };
+    // As ripgrep ends: stdout is flushed already, nothing else is left to drop.
+    std::process::exit(exit.number())
 }

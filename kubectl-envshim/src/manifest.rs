@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use envshim::error::Error;
+use envshim::error::{Error, ExitCode};
 
 use crate::cli::ManifestArgs;
 use crate::input::{self, data_error};
@@ -19,7 +19,7 @@ use crate::tree;
 /// The container fields envshim reads (docs/reference.md §3).
 const FIELDS: [&str; 5] = ["volumeMounts", "envFrom", "env", "command", "args"];
 
-pub fn command(args: &ManifestArgs) -> i32 {
+pub fn command(args: &ManifestArgs) -> ExitCode {
     if let Some(stray) = args.stray.first() {
         return usage(&crate::cli::stray(stray, "manifest"));
     }
@@ -68,7 +68,7 @@ pub fn command(args: &ManifestArgs) -> i32 {
 /// The inputs' documents that hold a container, as one value (several as a
 /// `List`: envshim's selection then covers the whole input), and the name
 /// messages give the input; `Err`: the exit code of the failure reported.
-fn documents(args: &ManifestArgs) -> Result<(Value, String), i32> {
+fn documents(args: &ManifestArgs) -> Result<(Value, String), ExitCode> {
     let inputs = input::read_all(&args.input).map_err(|e| fail(&[e]))?;
     let mut docs = Vec::new();
     let mut errors = Vec::new();
@@ -112,7 +112,7 @@ fn named<'v>(c: &&'v Value) -> Option<&'v str> {
 
 /// Without `--container`: the one container, or the one with a `fileKeyRef`
 /// (or converted); `Err`: a usage error naming them (its exit code).
-fn only_container(all: &[&Value], shown: &str) -> Result<String, i32> {
+fn only_container(all: &[&Value], shown: &str) -> Result<String, ExitCode> {
     let with_file_key_ref: Vec<&Value> = all.iter().copied().filter(|c| has_file_key_ref(c) || crate::unconvert::is_converted(c)).collect();
     match (all, with_file_key_ref.as_slice()) {
         ([one], _) | (_, [one]) if named(one).is_some() => Ok(named(one).unwrap_or_default().to_string()),

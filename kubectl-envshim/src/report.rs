@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use envshim::error::{code, Error};
+use envshim::error::{Error, ExitCode};
 
 /// One `kubectl-envshim: ` line on stderr (a closed stderr is not a reason to panic).
 pub fn say(message: &str) {
@@ -11,26 +11,26 @@ pub fn say(message: &str) {
 }
 
 /// A usage error: its line, and the exit code.
-pub fn usage(message: &str) -> i32 {
+pub fn usage(message: &str) -> ExitCode {
     say(message);
-    code::USAGE
+    ExitCode::Usage
 }
 
 /// Each error on its own line; the exit code is the first one's.
-pub fn fail(errors: &[Error]) -> i32 {
+pub fn fail(errors: &[Error]) -> ExitCode {
     for e in errors {
         say(&e.to_string());
     }
     // Not reached without an error (a step that fails says why); were it
     // reached, the run still fails, with a code of the table, never 0.
-    errors.first().map_or(code::CONFIG, |e| e.code)
+    errors.first().map_or(ExitCode::Config, |e| e.code)
 }
 
 /// Writes `bytes` to stdout (envshim's own writer: a closed pipe is not an
 /// error): OK, or IOERR when it cannot.
-pub fn write_stdout(bytes: &[u8]) -> i32 {
+pub fn write_stdout(bytes: &[u8]) -> ExitCode {
     match envshim::report::write_stdout(bytes) {
-        Ok(()) => code::OK,
+        Ok(()) => ExitCode::Ok,
         Err(e) => {
             say(&e.to_string());
             e.code

@@ -12,7 +12,7 @@
 
 use std::fmt::Write;
 
-use envshim::error::{code, Error};
+use envshim::error::{Error, ExitCode};
 use envshim::manifest::{SEEN_PREFIX, VALUE_PREFIX};
 use serde_json::Value;
 
@@ -26,7 +26,7 @@ use crate::{cli, input, stream};
 /// What every refusal ends with: the way out.
 const UNDO: &str = "changed since the conversion, so it cannot be undone exactly: convert the original again, or edit the native workload";
 
-pub fn command(args: &UnconvertArgs) -> i32 {
+pub fn command(args: &UnconvertArgs) -> ExitCode {
     if let Some(stray) = args.rewrite.stray.first() {
         return usage(&cli::stray(stray, "unconvert"));
     }
@@ -45,7 +45,7 @@ pub fn command(args: &UnconvertArgs) -> i32 {
             }
         }
         let changed = outputs.iter().any(|(_, o)| !o.notes.is_empty());
-        return if changed { code::CHANGED } else { code::OK };
+        return if changed { ExitCode::Changed } else { ExitCode::Ok };
     }
     write_stdout(stream::joined(&outputs).as_bytes())
 }
@@ -115,7 +115,7 @@ impl Walk {
                     }
                     Err(problems) => self.problems.extend(problems.into_iter().map(|p| {
                         let path = [at, &format!("{list}[{i}]"), p.path().unwrap_or_default()].iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join(".");
-                        Error::in_manifest(code::CONFIG, object, path, None, format!("container {name}: {}", p.what))
+                        Error::in_manifest(ExitCode::Config, object, path, None, format!("container {name}: {}", p.what))
                     })),
                 }
             }
@@ -153,7 +153,7 @@ fn name(entry: &Value) -> Option<&str> {
 
 /// A problem of a container, at `path` relative to it.
 fn problem(path: impl Into<String>, what: impl Into<String>) -> Error {
-    Error::in_manifest(code::CONFIG, "", path.into(), None, what)
+    Error::in_manifest(ExitCode::Config, "", path.into(), None, what)
 }
 
 /// The container `c` as it was written before its conversion; None when it

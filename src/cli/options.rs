@@ -12,7 +12,7 @@ use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches};
 
 use super::{usage, CheckArgs, CheckFormat, Cli, Command, FmtArgs, InstallArgs, Reading, RenderArgs, RenderFormat, RunArgs, Sources, Supervision, Watching};
-use crate::error::Error;
+use crate::error::{Error, ExitCode};
 use crate::pipeline::{CheckOptions, InitOptions, Options, RunOptions};
 use crate::render::Format;
 use crate::watch::WatchOptions;
@@ -37,7 +37,7 @@ pub enum Refused {
 
 impl Refused {
     /// Prints what was refused; the exit code.
-    pub fn report(self) -> i32 {
+    pub fn report(self) -> ExitCode {
         match self {
             Refused::Shown(e) => e.exit(),
             Refused::Usage { message, termination_log } => crate::report::fail(&Error::usage(message), &[], termination_log.as_deref()),

@@ -8,7 +8,7 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
 use super::*;
 use crate::envfile::ParseError;
-use crate::error::{code, escape, Error};
+use crate::error::{escape, Error, ExitCode};
 use crate::expand::expand_capped;
 use crate::index::NameIndex;
 use crate::limits::{MAX_EXEC_STRING_BYTES, MAX_EXEC_TOTAL_BYTES, MAX_NAME_BYTES, MAX_SKIPPED_KEYS_SHOWN};
@@ -195,7 +195,7 @@ enum Platform<'p> {
 /// fails before it finds what `what` needs (65, naming the file and the line).
 #[cold]
 fn unread(what: &str, shown: &str, display: &str, e: ParseError) -> Error {
-    Error::new(code::DATAERR, format!("{what}: {shown}, {e}")).at(display, e.line)
+    Error::new(ExitCode::DataErr, format!("{what}: {shown}, {e}")).at(display, e.line)
 }
 
 /// How messages name a file in a volume, as when it does not parse.
@@ -396,7 +396,7 @@ impl Builder<'_, '_> {
                 // Reported already (the entry fails all the same).
                 Err(_) => {}
                 Ok(None) => b.errors.push(
-                    Error::new(code::NOINPUT, missing_key(&what(), key, &f, &display))
+                    Error::new(ExitCode::NoInput, missing_key(&what(), key, &f, &display))
                         .located(Some(format!("env[{i}].valueFrom.fileKeyRef.key")), Some(&display)),
                 ),
             },
@@ -500,7 +500,7 @@ pub(super) fn expand_value<'v>(
     let len = expand_capped(input, |n| b.expansion_env().get(n), value, per_string.min(budget));
     if len > per_string {
         b.errors.push(Error::new(
-            code::NOEXEC,
+            ExitCode::NoExec,
             format!(
                 "{}: is {} bytes as NAME=VALUE after expansion, over the execve limit of {MAX_EXEC_STRING_BYTES} bytes",
                 what(),
@@ -513,7 +513,7 @@ pub(super) fn expand_value<'v>(
         if !*full {
             *full = true;
             b.errors.push(Error::new(
-                code::NOEXEC,
+                ExitCode::NoExec,
                 format!("{}: expanding it takes the environment past {MAX_EXEC_TOTAL_BYTES} bytes, more than execve ever takes", what()),
             ));
         }
@@ -539,7 +539,7 @@ pub(super) fn stop_when_full(b: &mut Built, full: &mut bool, place: impl FnOnce(
         format!("; the largest is {} ({} bytes)", v.describe(), v.name.len() + 1 + v.value.len())
     });
     b.errors.push(Error::new(
-        code::NOEXEC,
+        ExitCode::NoExec,
         format!("the environment passes {MAX_EXEC_TOTAL_BYTES} bytes at {}, more than execve ever takes{largest}", place()),
     ));
     true

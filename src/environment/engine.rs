@@ -15,7 +15,7 @@ use std::cell::RefCell;
 
 use super::build::Built;
 use super::{Environment, Source};
-use crate::error::{code, escape, Error};
+use crate::error::{escape, Error, ExitCode};
 use crate::expand::expand_capped;
 use crate::index::NameIndex;
 use crate::limits::MAX_EXEC_STRING_BYTES;
@@ -231,7 +231,7 @@ fn expand(raw: &[u8], k: &Kubelet, engine: &Environment, env_from: bool, what: &
         return Err(e);
     }
     if len > MAX_EXEC_STRING_BYTES {
-        return Err(Error::new(code::NOEXEC, format!("{}: over the execve limit of {MAX_EXEC_STRING_BYTES} bytes once expanded", what())));
+        return Err(Error::new(ExitCode::NoExec, format!("{}: over the execve limit of {MAX_EXEC_STRING_BYTES} bytes once expanded", what())));
     }
     Ok(out)
 }

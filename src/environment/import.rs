@@ -7,7 +7,7 @@ use std::rc::Rc;
 use super::build::{stop_when_full, Built};
 use super::*;
 use crate::envfile::EnvFile;
-use crate::error::{code, escape, Error};
+use crate::error::{escape, Error, ExitCode};
 use crate::limits::{MAX_IMPORTED_BYTES, MAX_IMPORTED_ENTRIES, MAX_SHOWN_NAME_BYTES, MAX_SKIPPED_KEYS_SHOWN};
 use crate::names::NameRule;
 
@@ -40,7 +40,7 @@ impl Imported {
         }
         *full = true;
         b.errors.push(Error::new(
-            code::DATAERR,
+            ExitCode::DataErr,
             format!(
                 "{}: the imports pass {MAX_IMPORTED_ENTRIES} keys or {MAX_IMPORTED_BYTES} bytes in all (each reference to a file imports all its keys again)",
                 what()

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use libc::{c_int, pid_t};
 
 use super::{configure_signals, exit_code, forward, os_error, owns_terminal, reap_zombies, register_subreaper, spawn, Settings, TermDelay};
-use crate::error::Error;
+use crate::error::{Error, ExitCode};
 use crate::exec::Exec;
 use crate::report;
 use crate::sys;
@@ -28,7 +28,7 @@ pub(crate) trait Rider {
     fn terminated(&mut self);
     /// The program it stopped and its process group are gone: envshim's
     /// exit code, or None to start [`Rider::program`].
-    fn stopped(&mut self) -> Option<i32>;
+    fn stopped(&mut self) -> Option<ExitCode>;
     /// The program to start: at first, and after a stop.
     fn program(&mut self) -> Result<Exec<'_>, Error>;
 }
@@ -89,7 +89,7 @@ impl<'a> Supervisor<'a> {
 
     /// Waits, forwards, reaps and stops until the program has exited for
     /// good; returns envshim's exit code.
-    pub(super) fn run<R: Rider + ?Sized>(&mut self, mut rider: Option<&mut R>) -> Result<i32, Error> {
+    pub(super) fn run<R: Rider + ?Sized>(&mut self, mut rider: Option<&mut R>) -> Result<ExitCode, Error> {
         loop {
             let ready = self.wait(rider.as_deref())?;
             self.signals(rider.as_deref_mut())?;
@@ -153,7 +153,7 @@ impl<'a> Supervisor<'a> {
     /// Reaps every zombie. The program's end is envshim's exit code (Some),
     /// unless it was stopped: then its process group must be gone before
     /// anything follows (without `--init-group` it has not had the signal yet).
-    fn reap(&mut self) -> Result<Option<i32>, Error> {
+    fn reap(&mut self) -> Result<Option<ExitCode>, Error> {
         let Some(status) = reap_zombies(self.child)? else { return Ok(None) };
         match self.stop.as_mut() {
             Some(stop) if !self.ending => {
@@ -173,7 +173,7 @@ impl<'a> Supervisor<'a> {
     /// A stop under way: `SIGKILL` when it is late, and once nothing of the
     /// program's group is left, what the rider says follows (Some: envshim's
     /// exit code). A SIGTERM meanwhile: the stopped program's status.
-    fn stopping<R: Rider + ?Sized>(&mut self, rider: Option<&mut R>, now: Instant) -> Result<Option<i32>, Error> {
+    fn stopping<R: Rider + ?Sized>(&mut self, rider: Option<&mut R>, now: Instant) -> Result<Option<ExitCode>, Error> {
         let Some(stop) = self.stop.as_mut() else { return Ok(None) };
         if stop.kill_at.is_some_and(|at| now >= at) {
             stop.kill_at = None;

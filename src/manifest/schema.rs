@@ -7,7 +7,7 @@ use std::fmt;
 
 use super::reader::{kind, Got, Reader};
 use super::{Converted, EnvFrom, EnvSource, EnvVar, FileRef, Manifest, VolumeMount};
-use crate::error::{code, escape, Error};
+use crate::error::{escape, Error, ExitCode};
 
 pub(super) type Text<'a> = Option<Got<Cow<'a, str>>>;
 
@@ -498,7 +498,7 @@ pub(super) fn report(errors: &mut Vec<Error>, below: Vec<Error>) {
 
 /// A schema error: `what`, at `path` (the message is made by [`name_errors`]).
 pub(super) fn fail(errors: &mut Vec<Error>, path: &Path, what: impl fmt::Display) {
-    let mut e = Error::in_manifest(code::CONFIG, "", path.to_string(), None, what.to_string());
+    let mut e = Error::in_manifest(ExitCode::Config, "", path.to_string(), None, what.to_string());
     if let Some(at) = &mut e.at {
         at.item = path.item();
     }

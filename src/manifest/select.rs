@@ -11,7 +11,7 @@
 
 use super::reader::reader_at;
 use super::{name_errors, read, Json as Value, Manifest};
-use crate::error::{code, escape, Error};
+use crate::error::{escape, Error, ExitCode};
 
 /// At most this many container names are listed in a message.
 const MAX_NAMES_SHOWN: usize = 10;
@@ -36,7 +36,7 @@ pub(super) fn select<'a>(
     let whole = ["kind", "apiVersion", "spec", "items"].iter().any(|k| get(&doc, k).is_some());
     let plain = |errors: Vec<Error>| if errors.is_empty() { Ok(manifest) } else { Err(name_errors(errors, subject, file, "")) };
     // A message in one piece (it names the manifest inside), about the whole document.
-    let fail = |message: String| Err(vec![Error::in_manifest(code::CONFIG, "", String::new(), file, message)]);
+    let fail = |message: String| Err(vec![Error::in_manifest(ExitCode::Config, "", String::new(), file, message)]);
     let name_of = |v: &Value| text(v, "name").map(|n| escape(n.as_bytes()));
     let mut found = Vec::new();
     super::containers(&doc, &mut |init, c| found.push((init, c)));

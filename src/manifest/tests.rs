@@ -1,12 +1,13 @@
 use super::reader::{parse_json, plain_run, Reader};
 use super::*;
+use crate::error::ExitCode;
 
 fn errors(json: &str) -> Vec<String> {
     parse(json.as_bytes())
         .unwrap_err()
         .into_iter()
         .map(|e| {
-            assert_eq!(e.code, 78);
+            assert_eq!(e.code, ExitCode::Config);
             e.to_string()
         })
         .collect()

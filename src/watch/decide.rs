@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use libc::c_int;
 
 use super::OnChange;
-use crate::error::code;
+use crate::error::ExitCode;
 
 /// What the decision compares: a build's environment and program line.
 pub(crate) trait Content {
@@ -36,7 +36,7 @@ pub(crate) enum Action {
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Next {
     Start,
-    Exit(i32),
+    Exit(ExitCode),
 }
 
 /// The settings the rules read.
@@ -162,7 +162,7 @@ impl<B: Content> Decision<B> {
             }
             OnChange::Exit => {
                 self.stopping = Some(None);
-                vec![Action::Say(format!("watch: {what}: stopping the program, then exiting ({})", code::TEMPFAIL)), Action::Stop]
+                vec![Action::Say(format!("watch: {what}: stopping the program, then exiting ({})", ExitCode::TempFail.number())), Action::Stop]
             }
             OnChange::Restart => {
                 self.stopping = Some(Some(build));
@@ -185,7 +185,7 @@ impl<B: Content> Decision<B> {
                 self.running = next;
                 Next::Start
             }
-            Some(None) | None => Next::Exit(code::TEMPFAIL),
+            Some(None) | None => Next::Exit(ExitCode::TempFail),
         }
     }
 }
@@ -336,7 +336,7 @@ mod tests {
         let (mut d, t0) = started(OnChange::Exit);
         d.read(Ok(B("v2", "a")), t0, Duration::ZERO);
         assert_eq!(d.read(Ok(B("v2", "a")), t0, Duration::ZERO), [say("watch: v1 -> v2: stopping the program, then exiting (75)"), Action::Stop]);
-        assert_eq!(d.stopped(), Next::Exit(75));
+        assert_eq!(d.stopped(), Next::Exit(ExitCode::TempFail));
     }
 
     #[test]
