@@ -17,7 +17,6 @@ pub const DEFAULT_PATH: &[u8] = b"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/
 pub struct Exec<'e> {
     pub path: CString,
     /// The strings `argv_ptrs` points to, kept alive with it.
-    #[allow(dead_code)]
     argv: Vec<CString>,
     /// A pointer to each of `argv`'s strings, then a null one (built before
     /// `--init` spawns, so the child allocates nothing).
@@ -44,6 +43,13 @@ pub use crate::sys::Envp;
 /// allocates nothing before it execs.
 pub fn envp(env: &Environment) -> Envp<'_> {
     Envp::new(env.pointers(), env)
+}
+
+impl Exec<'_> {
+    /// The program line's words, as they would be exec'd.
+    pub fn into_argv(self) -> Vec<Vec<u8>> {
+        self.argv.into_iter().map(CString::into_bytes).collect()
+    }
 }
 
 /// Resolves the program and checks every `execve` limit; every problem is reported.

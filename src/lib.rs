@@ -4,11 +4,13 @@
 //! Data flows one way: options and manifest → sources (volumes, files) →
 //! environment → program line → exec. `main.rs` parses the command line into
 //! [`Options`] (and [`RunOptions`] or [`CheckOptions`]) and calls [`run`],
-//! [`check`], [`render`] or [`install`]; [`pipeline`] holds the steps they
-//! share. This file holds the entry points alone: no module uses anything
-//! of it (tests/layers.rs).
+//! [`check`], [`render`], [`install`] or [`fmt`]; `commands` holds what
+//! each does, `pipeline` the steps they share. This file is the front door
+//! alone (the modules, the entry points): no module uses anything of it
+//! (tests/layers.rs).
 
 pub mod cli;
+mod commands;
 mod envdir;
 pub mod engine;
 pub mod envfile;
@@ -37,14 +39,10 @@ pub mod sys;
 pub mod wait;
 mod watch;
 
-use std::io::Write;
-use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
-
-use error::{escape, Error, ExitCode};
-use exec::Lookup;
-use pipeline::{fail, prepare, verbose, Mode};
-
+// The entry points: one a subcommand, each returning its exit code (`main`
+// makes it the process's number).
+pub use commands::{check, install, render, run};
+pub use fmt::fmt;
 pub use pipeline::{CheckOptions, InitOptions, Options, RunOptions, DEFAULT_MANIFEST};
 pub use render::Format;
 pub use watch::{OnChange, WatchOptions};
@@ -63,181 +61,4 @@ pub fn start() {
         let _ = sys::catch_if_default(sig, sys::Handler::Exit);
     }
     let _ = sys::catch_if_default(libc::SIGPIPE, sys::Handler::Nothing);
-}
-
-/// `envshim run`: builds and validates everything, then execs the program
-/// (or supervises it with `--init`). Returns only on failure.
-pub fn run(opts: &Options, run: &RunOptions) -> ExitCode {
-    if let Some((init, watch)) = run.init.as_ref().and_then(|i| Some((i, i.watch.as_ref()?))) {
-        return watching(opts, run, init, watch);
-    }
-    let mut text = Vec::new();
-    let plan = match prepare(opts, Mode::Run, &run.program, !run.no_expand_args, &mut text) {
-        Ok(p) => p,
-        Err(errors) => return fail(opts, &errors),
-    };
-    let lookup = if run.init.is_some() { Lookup::Verify } else { Lookup::Lazy };
-    let prepared = program::expand_line(&plan.line, plan.expansion_env()).and_then(|words| exec::prepare(&plan.line, words, &plan.env, lookup));
-    let mut errors = plan.errors;
-    let target = match prepared {
-        Ok(target) if errors.is_empty() => target,
-        Ok(_) => return fail(opts, &errors),
-        Err(more) => {
-            errors.extend(more);
-            return fail(opts, &errors);
-        }
-    };
-    if run.verbose {
-        verbose(&plan.env);
-    }
-    if let Some(init) = &run.init {
-        return init::supervise(&target, init.settings(run.verbose), &|e| fail(opts, &[e]));
-    }
-    let e = exec::exec(&target);
-    fail(opts, &[e])
-}
-
-/// `run --watch`: the first build as `run` makes it, then its program
-/// supervised, the sources read again when they may have changed.
-#[cold]
-#[inline(never)]
-fn watching(opts: &Options, run: &RunOptions, init: &InitOptions, watch: &WatchOptions) -> ExitCode {
-    let first = match watch_build(opts, run, Mode::Run) {
-        Ok(b) => b,
-        Err(errors) => return fail(opts, &errors),
-    };
-    if run.verbose {
-        verbose(&first.env);
-    }
-    watch::warn_fixed_files(&first.files);
-    // Read again: never waiting (a missing file is an invalid change), warnings not printed each time.
-    let again = Options { wait: None, ..opts.clone() };
-    let settings = init.settings(run.verbose);
-    let hooks = watch::Hooks {
-        read: &mut || watch_build(&again, run, Mode::Watch),
-        verbose: if run.verbose { Some(&verbose) } else { None },
-        fail: &|e| fail(opts, &[e]),
-    };
-    watch::supervise(first, settings, watch, hooks)
-}
-
-/// A complete build for `--watch`: the environment, the program line, and
-/// the sources they came from; every problem, as `run` finds them.
-fn watch_build(opts: &Options, run: &RunOptions, mode: Mode) -> Result<watch::Build, Vec<Error>> {
-    let mut text = Vec::new();
-    let mut plan = prepare(opts, mode, &run.program, !run.no_expand_args, &mut text)?;
-    if plan.line.is_empty() {
-        return Err(vec![Error::usage("the manifest has no command any more, and there is no program line")]);
-    }
-    let files = plan.sources(opts);
-    let mut errors = std::mem::take(&mut plan.errors);
-    let argv = match program::expand_line(&plan.line, plan.expansion_env()) {
-        Ok(words) => {
-            if let Err(more) = exec::prepare(&plan.line, words.clone(), &plan.env, Lookup::Verify) {
-                errors.extend(more);
-            }
-            words
-        }
-        Err(more) => {
-            errors.extend(more);
-            Vec::new()
-        }
-    };
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    Ok(watch::Build { env: plan.env, line: plan.line, argv, files })
-}
-
-/// `envshim check`: everything `run` validates, every problem reported; execs nothing.
-pub fn check(opts: &Options, check: &CheckOptions) -> ExitCode {
-    let mut text = Vec::new();
-    let mut plan = match prepare(opts, Mode::Check, &check.program, !check.no_expand_args, &mut text) {
-        Ok(p) => p,
-        Err(errors) if check.json => return report::json(&errors, &report::Warnings::default(), None, opts.termination_log.as_deref()),
-        Err(errors) => return fail(opts, &errors),
-    };
-    let mut program = None;
-    if plan.line.is_empty() {
-        plan.errors.extend(exec::check_sizes(&[], &[], &plan.env, 0));
-    } else {
-        let prepared = program::expand_line(&plan.line, plan.expansion_env()).and_then(|words| exec::prepare(&plan.line, words, &plan.env, Lookup::Verify));
-        match prepared {
-            Ok(target) => program = Some(escape(target.path.as_bytes())),
-            Err(errors) => plan.errors.extend(errors),
-        }
-    }
-    // --strict: every warning is a failure too, after those with a code of their own.
-    let mut warnings = std::mem::take(&mut plan.warnings);
-    if check.strict {
-        plan.errors.extend(std::mem::take(&mut warnings).into_errors());
-    }
-    if check.watch {
-        watch::warn_fixed_files(&plan.sources(opts));
-    }
-    if check.verbose && plan.errors.is_empty() {
-        verbose(&plan.env);
-    }
-    let code = if check.json {
-        // Only for a success, as the text's `ok:` line: a failed build's count means nothing.
-        let summary = plan.errors.is_empty().then(|| report::Summary { variables: plan.env.len(), from_files: plan.env.read_from_files(), program });
-        report::json(&plan.errors, &warnings, summary.as_ref(), opts.termination_log.as_deref())
-    } else {
-        warnings.print();
-        if plan.errors.is_empty() {
-            let from_files = plan.env.read_from_files();
-            let program = program.map_or("no program line".to_string(), |p| format!("program {p}"));
-            let vars = plan.env.vars().collect::<Vec<_>>();
-            let grammar = if render::from_env_files(&vars) { format!("; {}", render::described(opts.env_grammar)) } else { String::new() };
-            let ok = format!("envshim: ok: {} variables ({from_files} from files{grammar}), {program}\n", plan.env.len());
-            let _ = std::io::stderr().lock().write_all(ok.as_bytes());
-            ExitCode::Ok
-        } else {
-            fail(opts, &plan.errors)
-        }
-    };
-    // The process ends here: freeing the environment variable by variable
-    // is work `run` never does (it execs).
-    std::mem::forget(plan);
-    code
-}
-
-/// `envshim render`: prints the final environment, values masked unless `show_values`.
-// Not inlined into `main` (nor `install`): their frames (`std::io::copy`'s
-// 8 KiB buffer among them) would be probed page by page at every start.
-#[inline(never)]
-pub fn render(opts: &Options, format: Format, show_values: bool) -> ExitCode {
-    let mut text = Vec::new();
-    let plan = match prepare(opts, Mode::Render, &[], false, &mut text) {
-        Ok(p) if p.errors.is_empty() => p,
-        Ok(p) => return fail(opts, &p.errors),
-        Err(errors) => return fail(opts, &errors),
-    };
-    let mut out = std::io::stdout().lock();
-    let vars = plan.env.vars().collect::<Vec<_>>();
-    match report::stdout_written(render::render(&mut out, &vars, format, show_values, opts.env_grammar).and_then(|()| out.flush())) {
-        Ok(()) => ExitCode::Ok,
-        Err(e) => fail(opts, &[Error { subject: "render".into(), ..e }]),
-    }
-}
-
-/// `envshim fmt [--check] FILE...`: each env file rewritten in place in the
-/// form both grammars read alike (`-`: stdin to stdout).
-#[inline(never)]
-pub fn fmt(files: &[std::ffi::OsString], check: bool) -> ExitCode {
-    fmt::fmt(files, check)
-}
-
-/// `envshim install [--force] DEST`: on success one line on stderr,
-/// `envshim: installed VERSION at DEST` (stdout stays empty, as for `check`).
-#[inline(never)]
-pub fn install(dest: &Path, force: bool) -> ExitCode {
-    match install::install(Path::new(install::SELF_EXE), dest, force) {
-        Ok(dest) => {
-            let line = format!("envshim: installed {} at {}\n", env!("CARGO_PKG_VERSION"), escape(dest.as_os_str().as_bytes()));
-            let _ = std::io::stderr().lock().write_all(line.as_bytes());
-            ExitCode::Ok
-        }
-        Err(e) => report::fail(&e, &[], None),
-    }
 }

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use crate::envfile::Grammar;
 use crate::environment::{self, Built, Environment, Inputs};
 use crate::error::{escape, Error, ExitCode};
+use crate::exec::{self, Exec, Lookup};
 use crate::files::{self, Awaited, ReadError};
 use crate::manifest::{self, Manifest};
 use crate::names::NameRule;
@@ -143,6 +144,22 @@ impl Plan<'_> {
     /// The environment the program line's `$(NAME)` sees.
     pub fn expansion_env(&self) -> &Environment {
         self.view.as_ref().unwrap_or(&self.env)
+    }
+
+    /// The program line expanded and made ready to exec, the program looked
+    /// up as `lookup` says: the one sequence of `run`, `check` and
+    /// `--watch`'s reads. Its problems join `errors` (the plan's, taken by
+    /// the caller); the target only when `errors` holds none.
+    pub fn target(&self, lookup: Lookup, errors: &mut Vec<Error>) -> Option<Exec<'_>> {
+        let prepared = program::expand_line(&self.line, self.expansion_env()).and_then(|words| exec::prepare(&self.line, words, &self.env, lookup));
+        match prepared {
+            Ok(target) if errors.is_empty() => Some(target),
+            Ok(_) => None,
+            Err(more) => {
+                errors.extend(more);
+                None
+            }
+        }
     }
 
     /// Every source `opts` and the manifest named (`--watch` watches them):

@@ -2,9 +2,10 @@
 //! manifest → sources → environment → program line → exec), so no module
 //! imports one that, directly or through others, imports it back; the
 //! lowest layer, `sys`, imports nothing of the crate; the top one is the
-//! crate root, `lib.rs` (the entry points), and beside it `cli` (the command
-//! line's definition, which builds their options), with `pipeline` (the
-//! steps they share) below them and above every other module. Read from the sources'
+//! crate root, `lib.rs` (the entry points), with `commands` (what each
+//! does) below it alone, and beside them `cli` (the command line's
+//! definition, which builds their options), with `pipeline` (the steps they
+//! share) below them and above every other module. Read from the sources'
 //! `crate::` paths, and lib.rs's paths of its modules (test code excluded: a
 //! test may use anything). A `crate::` path to an item that is not a module
 //! is one to the root: `lib`.
@@ -139,11 +140,13 @@ fn no_module_of_the_converter_reaches_up_to_its_root() {
 }
 
 #[test]
-fn only_the_crate_root_and_the_command_line_use_the_pipeline() {
+fn only_the_crate_root_the_commands_and_the_command_line_use_the_pipeline() {
     let graph = imports();
     assert!(graph["cli"].contains("pipeline"), "cli does not build the pipeline's options: {:?}", graph["cli"]);
+    assert!(graph["commands"].contains("pipeline"), "the commands do not run the pipeline: {:?}", graph["commands"]);
     for (m, used) in &graph {
-        assert!(m == "lib" || m == "cli" || !used.contains("pipeline"), "{m} uses the pipeline, which sits above every module but lib.rs and cli");
+        assert!(["lib", "cli", "commands"].contains(&m.as_str()) || !used.contains("pipeline"), "{m} uses the pipeline, which sits above every module but lib.rs, commands and cli");
+        assert!(m == "lib" || !used.contains("commands"), "{m} uses the commands, which only lib.rs names");
     }
 }
 
