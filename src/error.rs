@@ -269,17 +269,74 @@ pub struct Error {
 }
 
 /// Where a problem is: `path` a JSON path in the manifest (`env[3].valueFrom`,
-/// `""` for the whole document), `file` a file as `render` names it, `line`
-/// its line (0: none).
+/// the root for the whole document), `file` a file as `render` names it,
+/// `line` its line (0: none).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct At {
-    pub path: Option<String>,
+    pub path: Option<JsonPath>,
     pub file: Option<String>,
     pub line: usize,
-    /// The item of a top-level list the path starts at, as data (`env`, 3
-    /// for `env[3].valueFrom`): the converter, whose manifest's `env` is a
-    /// part of a container's, numbers it as the container's entry.
-    pub item: Option<(&'static str, usize)>,
+}
+
+/// A JSON path in a manifest or a document, step by step; joined only when
+/// shown ([`fmt::Display`]: `env[3].valueFrom`, nothing for the root).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JsonPath(pub Vec<Segment>);
+
+/// A step of a [`JsonPath`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Segment {
+    /// A field, its key as a message shows it (a key read from a manifest
+    /// [`escape`]d by its reader).
+    Key(String),
+    /// An item of an array.
+    Index(usize),
+}
+
+impl JsonPath {
+    /// `key[i]`: an item of a top-level list (`env[3]`).
+    pub fn item(key: &str, i: usize) -> Self {
+        JsonPath(vec![Segment::Key(key.to_string()), Segment::Index(i)])
+    }
+    /// The path to the field `key` below this one.
+    pub fn key(mut self, key: impl Into<String>) -> Self {
+        self.0.push(Segment::Key(key.into()));
+        self
+    }
+    /// The path to the item `i` below this one.
+    pub fn index(mut self, i: usize) -> Self {
+        self.0.push(Segment::Index(i));
+        self
+    }
+    /// This path, then `below` (a path relative to it).
+    pub fn join(mut self, below: JsonPath) -> Self {
+        self.0.extend(below.0);
+        self
+    }
+    pub fn is_root(&self) -> bool {
+        self.0.is_empty()
+    }
+    /// The item of a top-level list the path starts at (`env`, 3 for
+    /// `env[3].valueFrom`).
+    pub fn item_of(&self) -> Option<(&str, usize)> {
+        match self.0.as_slice() {
+            [Segment::Key(key), Segment::Index(i), ..] => Some((key, *i)),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for JsonPath {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (n, segment) in self.0.iter().enumerate() {
+            match segment {
+                Segment::Key(key) if n == 0 => f.write_str(key)?,
+                Segment::Key(key) => write!(f, ".{key}")?,
+                Segment::Index(i) => write!(f, "[{i}]")?,
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Error {
@@ -287,11 +344,11 @@ impl Error {
     pub fn new(code: ExitCode, what: impl Into<String>) -> Self {
         Error { code, subject: String::new(), what: what.into(), at: None }
     }
-    /// An error about `subject` at the manifest's JSON `path` (`""`: the
-    /// whole document), in `file` when there is one: `SUBJECT: PATH: WHAT`
+    /// An error about `subject` at the manifest's JSON `path` (the root:
+    /// the whole document), in `file` when there is one: `SUBJECT: PATH: WHAT`
     /// (`WHAT` alone without a subject: one the parser names later, or a
     /// message that names the manifest itself).
-    pub fn in_manifest(code: ExitCode, subject: &str, path: String, file: Option<&str>, what: impl Into<String>) -> Self {
+    pub fn in_manifest(code: ExitCode, subject: &str, path: JsonPath, file: Option<&str>, what: impl Into<String>) -> Self {
         let at = At { path: Some(path), file: file.map(str::to_string), ..At::default() };
         Error { code, subject: subject.to_string(), what: what.into(), at: Some(Box::new(at)) }
     }
@@ -302,7 +359,7 @@ impl Error {
     }
     /// The same error, at the manifest's JSON `path` and in `file` (each when
     /// there is one), for `check --format json`.
-    pub fn located(mut self, path: Option<String>, file: Option<&dyn fmt::Display>) -> Self {
+    pub fn located(mut self, path: Option<JsonPath>, file: Option<&dyn fmt::Display>) -> Self {
         self.at = Some(Box::new(At { path, file: file.map(ToString::to_string), ..At::default() }));
         self
     }
@@ -313,8 +370,8 @@ impl Error {
         Self::new(ExitCode::Config, what)
     }
     /// The manifest's JSON path where the problem is, if it has one.
-    pub fn path(&self) -> Option<&str> {
-        self.at.as_ref().and_then(|a| a.path.as_deref())
+    pub fn path(&self) -> Option<&JsonPath> {
+        self.at.as_ref().and_then(|a| a.path.as_ref())
     }
 }
 
@@ -323,9 +380,8 @@ impl fmt::Display for Error {
         if !self.subject.is_empty() {
             f.write_str(&self.subject)?;
             f.write_str(": ")?;
-            if let Some(path) = self.path().filter(|p| !p.is_empty()) {
-                f.write_str(path)?;
-                f.write_str(": ")?;
+            if let Some(path) = self.path().filter(|p| !p.is_root()) {
+                write!(f, "{path}: ")?;
             }
         }
         f.write_str(&self.what)
@@ -388,12 +444,25 @@ mod tests {
 
     #[test]
     fn a_message_is_its_parts_joined() {
-        let at = |path: &str| Error::in_manifest(ExitCode::Config, "manifest ./m.json", path.into(), Some("./m.json"), "unknown field");
-        assert_eq!(at("env[0].valueFrom.x").to_string(), "manifest ./m.json: env[0].valueFrom.x: unknown field");
-        assert_eq!(at("").to_string(), "manifest ./m.json: unknown field");
+        let at = |path: JsonPath| Error::in_manifest(ExitCode::Config, "manifest ./m.json", path, Some("./m.json"), "unknown field");
+        assert_eq!(at(JsonPath::item("env", 0).key("valueFrom").key("x")).to_string(), "manifest ./m.json: env[0].valueFrom.x: unknown field");
+        assert_eq!(at(JsonPath::default()).to_string(), "manifest ./m.json: unknown field");
         // Without a subject the message is `what` alone: the path is for `check --format json`.
-        let located = Error::new(ExitCode::NoInput, "manifest: env[0] (A): file v/a not found").located(Some("env[0].valueFrom.fileKeyRef.path".into()), None);
+        let path = JsonPath::item("env", 0).key("valueFrom").key("fileKeyRef").key("path");
+        let located = Error::new(ExitCode::NoInput, "manifest: env[0] (A): file v/a not found").located(Some(path), None);
         assert_eq!(located.to_string(), "manifest: env[0] (A): file v/a not found");
+    }
+
+    #[test]
+    fn a_json_path_is_joined_when_shown() {
+        let doc = JsonPath::default().key("items").index(0).key("spec").key("containers").index(2);
+        assert_eq!(doc.to_string(), "items[0].spec.containers[2]");
+        assert_eq!(JsonPath::default().index(1).key("a").to_string(), "[1].a");
+        let env = JsonPath::item("env", 3).key("valueFrom");
+        assert_eq!(env.item_of(), Some(("env", 3)));
+        assert_eq!(doc.clone().join(env).to_string(), "items[0].spec.containers[2].env[3].valueFrom");
+        assert_eq!(doc.item_of(), Some(("items", 0)));
+        assert_eq!(JsonPath::default().key("spec").item_of(), None);
     }
 
     #[test]

@@ -25,7 +25,7 @@
 
 use std::borrow::Cow;
 
-use crate::error::{At, Error};
+use crate::error::{At, Error, JsonPath};
 use reader::{read, Json};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -153,30 +153,20 @@ pub fn parse_named<'a>(bytes: &'a [u8], subject: &str, file: Option<&str>, conta
     if errors.is_empty() {
         Ok(manifest)
     } else {
-        Err(name_errors(errors, subject, file, ""))
+        Err(name_errors(errors, subject, file, &JsonPath::default()))
     }
 }
 
 /// The schema errors (each at its path in the container read), given the
 /// manifest's subject and file, their paths put below `container`, the
-/// container's path in the document ("" for the document itself).
+/// container's path in the document (the root for the document itself).
 #[cold]
-fn name_errors(errors: Vec<Error>, subject: &str, file: Option<&str>, container: &str) -> Vec<Error> {
+fn name_errors(errors: Vec<Error>, subject: &str, file: Option<&str>, container: &JsonPath) -> Vec<Error> {
     errors
         .into_iter()
         .map(|e| {
-            let path = match (container, e.path().unwrap_or("")) {
-                (c, "") => c.to_string(),
-                ("", p) => p.to_string(),
-                (c, p) => format!("{c}.{p}"),
-            };
-            // The item's path is the start of the container's own only.
-            let item = e.at.and_then(|a| a.item).filter(|_| container.is_empty());
-            let mut named = Error::in_manifest(e.code, subject, path, file, e.what);
-            if let Some(at) = &mut named.at {
-                at.item = item;
-            }
-            named
+            let path = container.clone().join(e.at.and_then(|a| a.path).unwrap_or_default());
+            Error::in_manifest(e.code, subject, path, file, e.what)
         })
         .collect()
 }

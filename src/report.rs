@@ -139,7 +139,7 @@ pub fn json(errors: &[Error], warnings: &Warnings, summary: Option<&Summary>, te
         out.push_str(&format!("{}\n    {{\"code\": {}, \"message\": ", if i == 0 { "" } else { "," }, e.code.number()));
         text(&mut out, Some(&message));
         out.push_str(", \"path\": ");
-        text(&mut out, at.path.as_deref());
+        text(&mut out, at.path.map(|p| p.to_string()).as_deref());
         out.push_str(", \"file\": ");
         text(&mut out, at.file.as_deref());
         out.push_str(", \"line\": ");

@@ -10,7 +10,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::rc::Rc;
 
 use crate::envfile::{kubelet, portable, EnvFile, Grammar};
-use crate::error::{escape, Error, ExitCode};
+use crate::error::{escape, Error, ExitCode, JsonPath};
 pub use crate::files::read_error;
 use crate::files::{self, Awaited, ReadError};
 use crate::index::{same, NameIndex};
@@ -164,15 +164,16 @@ impl Sources {
         self.warnings.clear();
     }
 
-    /// Loads `path` inside the volume `volume`; `at` is the manifest entry's
-    /// JSON path (`env[3].valueFrom.fileKeyRef`) for configuration errors.
-    pub fn load_in_volume(&mut self, volume: &str, path: &str, at: &dyn std::fmt::Display, errors: &mut Vec<Error>) -> Loaded {
+    /// Loads `path` inside the volume `volume`; `at` makes the manifest
+    /// entry's JSON path (`env[3].valueFrom.fileKeyRef`) for configuration
+    /// errors (only for one: an entry that loads builds none).
+    pub fn load_in_volume(&mut self, volume: &str, path: &str, at: &dyn Fn() -> JsonPath, errors: &mut Vec<Error>) -> Loaded {
         let volumes = &self.volumes;
         let last = self.last.and_then(|i| self.files[i].volume).filter(|&vi| same(volumes[vi].name.as_bytes(), volume.as_bytes()));
         let Some(vi) = last.or_else(|| self.volume_names.get(volume.as_bytes(), |i| volumes[i as usize].name.as_bytes()).map(|i| i as usize))
         else {
             let what = format!("volume \"{}\" is not in volumeMounts (or --volume)", escape(volume.as_bytes()));
-            errors.push(Error::in_manifest(ExitCode::Config, "manifest", format!("{at}.volumeName"), None, what));
+            errors.push(Error::in_manifest(ExitCode::Config, "manifest", at().key("volumeName"), None, what));
             return Loaded::Failed;
         };
         // The path without empty and `.` components; built only when it has
@@ -180,7 +181,7 @@ impl Sources {
         let plain = match check_path(path) {
             Ok(plain) => plain,
             Err(why) => {
-                errors.push(Error::in_manifest(ExitCode::Config, "manifest", format!("{at}.path"), None, why));
+                errors.push(Error::in_manifest(ExitCode::Config, "manifest", at().key("path"), None, why));
                 return Loaded::Failed;
             }
         };
@@ -193,7 +194,7 @@ impl Sources {
         };
         if key.is_empty() {
             // `/` or `.`: the volume root, a directory (not "missing", which optional would cover).
-            errors.push(Error::in_manifest(ExitCode::Config, "manifest", format!("{at}.path"), None, "names the volume root, not a regular file"));
+            errors.push(Error::in_manifest(ExitCode::Config, "manifest", at().key("path"), None, "names the volume root, not a regular file"));
             return Loaded::Failed;
         }
         let files = &self.files;
@@ -489,9 +490,9 @@ mod tests {
         let mut s = Sources::new(vec![("v".into(), d.path().into())]);
         let mut errors = Vec::new();
         for _ in 0..3 {
-            assert!(matches!(s.load_in_volume("v", "a.env", &"env[0]", &mut errors), Loaded::Failed));
+            assert!(matches!(s.load_in_volume("v", "a.env", &|| JsonPath::item("env", 0), &mut errors), Loaded::Failed));
         }
-        assert!(matches!(s.load_in_volume("v", "/./a.env", &"env[1]", &mut errors), Loaded::Failed));
+        assert!(matches!(s.load_in_volume("v", "/./a.env", &|| JsonPath::item("env", 1), &mut errors), Loaded::Failed));
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert_eq!(errors[0].to_string(), "volume v, path a.env, line 2: has no '=' (expected NAME=VALUE)");
         assert_eq!(errors[0].code, ExitCode::DataErr);
@@ -510,8 +511,8 @@ mod tests {
             _ => panic!("not loaded"),
         };
         for _ in 0..2 {
-            assert_eq!(value(s.load_in_volume("a", "x.env", &"env[0]", &mut errors)), (b"a".to_vec(), "a/x.env".into()));
-            assert_eq!(value(s.load_in_volume("b", "./x.env", &"env[1]", &mut errors)), (b"b".to_vec(), "b/x.env".into()));
+            assert_eq!(value(s.load_in_volume("a", "x.env", &|| JsonPath::item("env", 0), &mut errors)), (b"a".to_vec(), "a/x.env".into()));
+            assert_eq!(value(s.load_in_volume("b", "./x.env", &|| JsonPath::item("env", 1), &mut errors)), (b"b".to_vec(), "b/x.env".into()));
             assert_eq!(value(s.load_path(cwd.as_os_str(), &mut errors)).0, b"a");
         }
         assert_eq!(s.files.len(), 3);
@@ -525,7 +526,7 @@ mod tests {
         std::fs::write(b.path().join("x.env"), "X=b\n").unwrap();
         let mut s = Sources::new(vec![("v".into(), a.path().into()), ("v".into(), b.path().into())]);
         let mut errors = Vec::new();
-        match s.load_in_volume("v", "x.env", &"env[0]", &mut errors) {
+        match s.load_in_volume("v", "x.env", &|| JsonPath::item("env", 0), &mut errors) {
             Loaded::File(f, display) => {
                 assert_eq!(f.get(b"X").unwrap().unwrap().0, b"b");
                 assert_eq!(&*display, "v/x.env");

@@ -11,12 +11,11 @@
 
 use std::borrow::Cow;
 use std::collections::HashSet;
-use std::fmt;
 
 use envshim::manifest::{SEEN_PREFIX, VALUE_PREFIX};
 use serde_json::{Map, Value};
 
-use envshim::error::{Error, ExitCode};
+use envshim::error::{Error, ExitCode, JsonPath, Segment};
 
 use crate::installer::{SHIM_DIR, SHIM_VOLUME};
 use crate::settings::Settings;
@@ -36,8 +35,9 @@ pub(crate) const RESERVED: &str = "ENVSHIM_";
 /// The platform-resolved sources of `valueFrom` (the kubelet resolves them).
 const PLATFORM_SOURCES: [&str; 4] = ["configMapKeyRef", "secretKeyRef", "fieldRef", "resourceFieldRef"];
 
-/// Where a node is in the document, rendered only for a message (building a
-/// path string at every node would make the walk quadratic in the depth).
+/// Where a node is in the document, on the walk's stack: made a [`JsonPath`]
+/// only for a problem (building a path at every node would make the walk
+/// quadratic in the depth).
 #[derive(Clone, Copy)]
 enum At<'p> {
     Root,
@@ -45,13 +45,12 @@ enum At<'p> {
     Index(&'p At<'p>, usize),
 }
 
-impl fmt::Display for At<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+impl At<'_> {
+    fn json(&self) -> JsonPath {
         match self {
-            At::Root => Ok(()),
-            At::Key(At::Root, k) => f.write_str(k),
-            At::Key(parent, k) => write!(f, "{parent}.{k}"),
-            At::Index(parent, i) => write!(f, "{parent}[{i}]"),
+            At::Root => JsonPath::default(),
+            At::Key(parent, k) => parent.json().key(*k),
+            At::Index(parent, i) => parent.json().index(*i),
         }
     }
 }
@@ -138,7 +137,7 @@ fn leftover(v: &Value, at: &At, object: &str, problems: &mut Vec<Error>) {
                     problems.push(Error::in_manifest(
                         ExitCode::Config,
                         &object,
-                        At::Key(&here, "fileKeyRef").to_string(),
+                        here.json().key("fileKeyRef"),
                         None,
                         "a fileKeyRef outside the env of a pod's containers or initContainers: the converter cannot convert it",
                     ));
@@ -207,10 +206,10 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, 
     if !wanted {
         return Ok(false);
     }
-    let located = |path: String, what: String| Error::in_manifest(ExitCode::Config, object, path, None, what);
+    let located = |path: JsonPath, what: String| Error::in_manifest(ExitCode::Config, object, path, None, what);
     if spec.get("os").and_then(|o| o.get("name")).and_then(Value::as_str) == Some("windows") {
         return Err(vec![located(
-            At::Key(&At::Key(at, "os"), "name").to_string(),
+            at.json().key("os").key("name"),
             "a Windows pod: envshim runs Linux programs only, so its fileKeyRef entries cannot be converted".into(),
         )]);
     }
@@ -231,7 +230,7 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, 
             let c_at = At::Index(&list_at, i);
             if let Some(c) = c.as_object_mut() {
                 let found = container(c, &volumes, s);
-                problems.extend(found.into_iter().map(|p| located(join(&c_at, p.path().unwrap_or_default()), format!("container {name}: {}", p.what))));
+                problems.extend(found.into_iter().map(|p| located(c_at.json().join(p.at.and_then(|a| a.path).unwrap_or_default()), format!("container {name}: {}", p.what))));
             }
         }
     }
@@ -246,17 +245,13 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, 
 
 /// A problem of a container, at `path` relative to it: [`pod`] names the
 /// container and puts the path below it.
-fn problem(path: String, what: impl Into<String>) -> Error {
+fn problem(path: JsonPath, what: impl Into<String>) -> Error {
     Error::in_manifest(ExitCode::Config, "", path, None, what)
 }
 
-/// `at` then a path relative to it (`env[2].name`; "" for `at` itself).
-fn join(at: &At, rel: &str) -> String {
-    match (at.to_string(), rel) {
-        (a, "") => a,
-        (a, r) if a.is_empty() => r.to_string(),
-        (a, r) => format!("{a}.{r}"),
-    }
+/// `env[i]` of a container, the path of many of its problems.
+fn env_entry(i: usize) -> JsonPath {
+    JsonPath::item("env", i)
 }
 
 /// Names in the order they were first added, each once.
@@ -307,7 +302,7 @@ fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<Er
     problems.extend(late_references(c, rest, &seen));
     for (i, e) in env.iter().enumerate().skip(first) {
         if let Some(f) = e.get("valueFrom").and_then(|v| v.get("fileKeyRef")) {
-            problems.extend(file_key_ref(f).into_iter().map(|(field, why)| problem(format!("env[{i}].valueFrom.fileKeyRef.{field}"), why)));
+            problems.extend(file_key_ref(f).into_iter().map(|(field, why)| problem(env_entry(i).key("valueFrom").key("fileKeyRef").key(field), why)));
         }
     }
     let mounts = match volume_mounts(c, rest, first, volumes) {
@@ -336,7 +331,7 @@ fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<Er
 /// Converted already, and given a fileKeyRef since: its own command is gone.
 fn converted_already(env: &Sequence) -> Option<Error> {
     let i = env.iter().position(|e| e.get("name").and_then(Value::as_str) == Some(MANIFEST_VAR))?;
-    Some(problem(format!("env[{i}].name"), format!("{MANIFEST_VAR} is set: the container was converted already; convert the original instead")))
+    Some(problem(env_entry(i).key("name"), format!("{MANIFEST_VAR} is set: the container was converted already; convert the original instead")))
 }
 
 /// Every `ENVSHIM_*` variable is envshim's configuration: in a converted
@@ -350,12 +345,12 @@ fn reserved_names(c: &Mapping, env: &Sequence, s: &Settings) -> Vec<Error> {
             Some((_, long)) => format!("{n} is envshim's configuration: set it with {}", s.naming.setting(long)),
             None => format!("{n} is envshim's configuration (every {RESERVED}* name is): a converted container would read it as envshim's own; rename it"),
         };
-        problems.push(problem(format!("env[{i}].name"), what));
+        problems.push(problem(env_entry(i).key("name"), what));
     }
     for (i, e) in c.get("envFrom").and_then(Value::as_array).into_iter().flatten().enumerate() {
         if e.get("prefix").and_then(Value::as_str).is_some_and(|p| p.starts_with(RESERVED)) {
             problems.push(problem(
-                format!("envFrom[{i}].prefix"),
+                JsonPath::item("envFrom", i).key("prefix"),
                 format!("starts with {RESERVED}: every {RESERVED}* variable is envshim's configuration, removed from the program's environment"),
             ));
         }
@@ -374,7 +369,7 @@ fn program(c: &Mapping, own_command: Option<Sequence>, s: &Settings, problems: &
             Some((_, program)) => program.iter().map(|w| Value::String(double_dollars(w))).collect(),
             None => {
                 problems.push(problem(
-                    "command".into(),
+                    JsonPath::default().key("command"),
                     format!(
                         "no command: the image's ENTRYPOINT cannot be known without asking a registry, which the converter never does; \
                          set command, or {}",
@@ -408,7 +403,7 @@ fn seen_names<'w>(rest: &[Value], words: impl Iterator<Item = &'w Value>) -> Vec
 fn late_references(c: &Mapping, rest: &[Value], seen: &[String]) -> Vec<Error> {
     let mut problems = Vec::new();
     if let Some(n) = seen.iter().find(|n| n.starts_with(RESERVED)) {
-        problems.push(problem("env".into(), format!("$({n}) refers to envshim's configuration (every {RESERVED}* name is), which a converted container keeps from the program")));
+        problems.push(problem(JsonPath::default().key("env"), format!("$({n}) refers to envshim's configuration (every {RESERVED}* name is), which a converted container keeps from the program")));
     }
     // The kubelet expands a mount's subPathExpr with the container's final
     // variables: one defined by envshim's part of the list would differ.
@@ -418,7 +413,7 @@ fn late_references(c: &Mapping, rest: &[Value], seen: &[String]) -> Vec<Error> {
         refs.references(m.get("subPathExpr").and_then(Value::as_str).unwrap_or(""));
         if let Some(n) = refs.list.iter().find(|n| defined_late.contains(n.as_str())) {
             problems.push(problem(
-                format!("volumeMounts[{i}].subPathExpr"),
+                JsonPath::item("volumeMounts", i).key("subPathExpr"),
                 format!("refers to $({n}), which is defined at or after the first fileKeyRef entry: the kubelet would expand it without the value envshim sets"),
             ));
         }
@@ -443,7 +438,7 @@ fn manifest_text(rest: &[Value], command: Sequence, args: Option<Sequence>, moun
     manifest.insert("converted".into(), Value::Object(converted));
     let text = match serde_json::to_string(&Value::Object(manifest)) {
         Ok(t) => t,
-        Err(e) => return Err(vec![problem(String::new(), format!("cannot be written as JSON ({e})"))]),
+        Err(e) => return Err(vec![problem(JsonPath::default(), format!("cannot be written as JSON ({e})"))]),
     };
     // What envshim will read: checked by envshim's own parser now, not at the pod's start.
     if let Err(errors) = envshim::manifest::parse(text.as_bytes()) {
@@ -453,7 +448,7 @@ fn manifest_text(rest: &[Value], command: Sequence, args: Option<Sequence>, moun
     let size = MANIFEST_VAR.len() + 1 + text.len();
     if size > envshim::limits::MAX_EXEC_STRING_BYTES {
         return Err(vec![problem(
-            format!("env[{first}]"),
+            env_entry(first),
             format!(
                 "the manifest envshim needs (the env list from the first fileKeyRef on, and the program line) is {size} bytes as \
                  {MANIFEST_VAR}=..., over Linux's limit of {} bytes for one variable: the pod could not start; \
@@ -512,12 +507,13 @@ fn rewrite(c: &mut Mapping, env: &Sequence, first: usize, seen: &[String], text:
 /// `first`, so its item `env[i]` (the error says which, as data) is the
 /// container's `env[first + i]`.
 fn manifest_problem(e: Error, first: usize) -> Error {
-    let path = e.path().unwrap_or_default();
-    let path = match e.at.as_ref().and_then(|a| a.item) {
-        // The path starts with the item, `env[i]`: what follows is below it.
-        Some(("env", i)) => format!("env[{}]{}", first + i, path.get(format!("env[{i}]").len()..).unwrap_or_default()),
-        _ => path.to_string(),
-    };
+    let mut path = e.at.and_then(|a| a.path).unwrap_or_default();
+    // The path starts with the item, `env[i]`: what follows is below it.
+    if let [Segment::Key(key), Segment::Index(i), ..] = path.0.as_mut_slice() {
+        if key == "env" {
+            *i += first;
+        }
+    }
     problem(path, e.what)
 }
 

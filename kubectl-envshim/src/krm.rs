@@ -221,7 +221,7 @@ fn convert_items(items: &[Value], step: Step, results: &mut Vec<Value>) -> Optio
             Err(problems) => {
                 failed = true;
                 for p in problems {
-                    results.push(result(item, &format!("{}: {}", p.subject, p.what), "error", p.path()));
+                    results.push(result(item, &format!("{}: {}", p.subject, p.what), "error", p.path().map(ToString::to_string).as_deref()));
                 }
             }
         }

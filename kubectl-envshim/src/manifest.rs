@@ -51,7 +51,7 @@ pub fn command(args: &ManifestArgs) -> ExitCode {
         Some(Ok(Some(o))) => Value::Object(o),
         Some(Err(problems)) => {
             let subject = format!("{shown}: container {name}");
-            return fail(&problems.into_iter().map(|p| Error::in_manifest(p.code, &subject, p.path().unwrap_or_default().to_string(), None, p.what)).collect::<Vec<_>>());
+            return fail(&problems.into_iter().map(|p| Error::in_manifest(p.code, &subject, p.path().cloned().unwrap_or_default(), None, p.what)).collect::<Vec<_>>());
         }
         _ => chosen.clone(),
     };

@@ -10,9 +10,7 @@
 //! is refused (78) at its path, as `convert` refuses a pod. Names only in
 //! messages: never a value.
 
-use std::fmt::Write;
-
-use envshim::error::{Error, ExitCode};
+use envshim::error::{Error, ExitCode, JsonPath, Segment};
 use envshim::manifest::{SEEN_PREFIX, VALUE_PREFIX};
 use serde_json::Value;
 
@@ -60,7 +58,7 @@ pub fn is_converted(c: &Value) -> bool {
 /// each problem, about its object (`Kind/name`), at its JSON path.
 pub fn document(doc: &mut Value) -> Result<Vec<Note>, Vec<Error>> {
     let mut walk = Walk { notes: Vec::new(), problems: Vec::new() };
-    walk.node(doc, &mut String::new(), "");
+    walk.node(doc, &mut JsonPath::default(), "");
     if walk.problems.is_empty() {
         Ok(walk.notes)
     } else {
@@ -76,31 +74,29 @@ struct Walk {
 impl Walk {
     /// Every pod spec below `v` (a mapping whose `containers` is a list, as
     /// `convert` finds them); `at` is the path to `v`, grown and cut back.
-    fn node(&mut self, v: &mut Value, at: &mut String, outer: &str) {
+    fn node(&mut self, v: &mut Value, at: &mut JsonPath, outer: &str) {
         let object = object_name(v, outer).into_owned();
-        let len = at.len();
         match v {
             Value::Object(map) if map.get("containers").is_some_and(Value::is_array) => self.pod(map, at, &object),
             Value::Object(map) => {
                 for (k, child) in map.iter_mut() {
-                    at.push_str(if len > 0 { "." } else { "" });
-                    at.push_str(k);
+                    at.0.push(Segment::Key(k.clone()));
                     self.node(child, at, &object);
-                    at.truncate(len);
+                    at.0.pop();
                 }
             }
             Value::Array(items) => {
                 for (i, child) in items.iter_mut().enumerate() {
-                    let _ = write!(at, "[{i}]");
+                    at.0.push(Segment::Index(i));
                     self.node(child, at, &object);
-                    at.truncate(len);
+                    at.0.pop();
                 }
             }
             _ => {}
         }
     }
 
-    fn pod(&mut self, spec: &mut Mapping, at: &str, object: &str) {
+    fn pod(&mut self, spec: &mut Mapping, at: &JsonPath, object: &str) {
         let (mut done, before) = (Vec::new(), self.problems.len());
         for list in ["initContainers", "containers"] {
             let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) else { continue };
@@ -114,7 +110,7 @@ impl Walk {
                         done.push(name);
                     }
                     Err(problems) => self.problems.extend(problems.into_iter().map(|p| {
-                        let path = [at, &format!("{list}[{i}]"), p.path().unwrap_or_default()].iter().filter(|s| !s.is_empty()).copied().collect::<Vec<_>>().join(".");
+                        let path = at.clone().key(list).index(i).join(p.at.and_then(|a| a.path).unwrap_or_default());
                         Error::in_manifest(ExitCode::Config, object, path, None, format!("container {name}: {}", p.what))
                     })),
                 }
@@ -152,8 +148,18 @@ fn name(entry: &Value) -> Option<&str> {
 }
 
 /// A problem of a container, at `path` relative to it.
-fn problem(path: impl Into<String>, what: impl Into<String>) -> Error {
-    Error::in_manifest(ExitCode::Config, "", path.into(), None, what)
+fn problem(path: JsonPath, what: impl Into<String>) -> Error {
+    Error::in_manifest(ExitCode::Config, "", path, None, what)
+}
+
+/// `env[i]` of a container, the path of many of its problems.
+fn env_entry(i: usize) -> JsonPath {
+    JsonPath::item("env", i)
+}
+
+/// A field of a container, the path of some of its problems.
+fn container_field(key: &str) -> JsonPath {
+    JsonPath::default().key(key)
 }
 
 /// The container `c` as it was written before its conversion; None when it
@@ -188,19 +194,19 @@ struct Manifest {
 }
 
 fn manifest(entry: &Value, at: usize) -> Result<Manifest, Error> {
-    let path = format!("env[{at}].value");
+    let path = env_entry(at).key("value");
     let Some(text) = entry.get("value").and_then(Value::as_str).filter(|_| entry.get("valueFrom").is_none_or(Value::is_null)) else {
-        return Err(problem(format!("env[{at}]"), format!("{MANIFEST_VAR} is not a literal value, as the converter writes it: the container was wired by hand; {UNDO}")));
+        return Err(problem(env_entry(at), format!("{MANIFEST_VAR} is not a literal value, as the converter writes it: the container was wired by hand; {UNDO}")));
     };
     let Some(text) = halved(text) else {
-        return Err(problem(path, format!("{MANIFEST_VAR} has a `$` that is not doubled (the converter doubles every one for the kubelet): {UNDO}")));
+        return Err(problem(path.clone(), format!("{MANIFEST_VAR} has a `$` that is not doubled (the converter doubles every one for the kubelet): {UNDO}")));
     };
     let map = match serde_json::from_str::<Value>(&text) {
         Ok(Value::Object(map)) => map,
-        Ok(_) => return Err(problem(path, format!("{MANIFEST_VAR} is not a JSON object: {UNDO}"))),
-        Err(e) => return Err(problem(path, format!("{MANIFEST_VAR} is not valid JSON (line {}, column {}): {UNDO}", e.line(), e.column()))),
+        Ok(_) => return Err(problem(path.clone(), format!("{MANIFEST_VAR} is not a JSON object: {UNDO}"))),
+        Err(e) => return Err(problem(path.clone(), format!("{MANIFEST_VAR} is not valid JSON (line {}, column {}): {UNDO}", e.line(), e.column()))),
     };
-    let field = |what: &str| problem(format!("env[{at}].value"), format!("the manifest in {MANIFEST_VAR}: {what}: {UNDO}"));
+    let field = |what: &str| problem(path.clone(), format!("the manifest in {MANIFEST_VAR}: {what}: {UNDO}"));
     let Some(converted) = map.get("converted").and_then(Value::as_object) else {
         return Err(field("no converted object: not written by kubectl envshim convert (a container wired by hand)"));
     };
@@ -241,25 +247,25 @@ fn halved(text: &str) -> Option<String> {
 fn own_env(env: &[Value], at: usize, m: &Manifest) -> Result<Sequence, Error> {
     // The converter's entries come last: the manifest's and every ENVSHIM_* after it.
     if let Some(j) = (at + 1..env.len()).find(|j| !name(&env[*j]).is_some_and(|n| n.starts_with(RESERVED))) {
-        return Err(problem(format!("env[{j}]"), format!("comes after {MANIFEST_VAR}, which the converter writes after the container's own entries: added {UNDO}")));
+        return Err(problem(env_entry(j), format!("comes after {MANIFEST_VAR}, which the converter writes after the container's own entries: added {UNDO}")));
     }
     let (mut own, mut seen) = (Vec::new(), Vec::new());
     for (i, e) in env[..at].iter().enumerate() {
         match name(e) {
             Some(n) if n.starts_with(SEEN_PREFIX) => seen.push(i),
             Some(n) if n.starts_with(VALUE_PREFIX) => {}
-            Some(n) if n.starts_with(RESERVED) => return Err(problem(format!("env[{i}].name"), format!("{n} is not an entry the converter writes there: {UNDO}"))),
-            _ if is_file_key_ref(e) => return Err(problem(format!("env[{i}].valueFrom.fileKeyRef"), format!("a fileKeyRef in a converted container: added {UNDO}"))),
+            Some(n) if n.starts_with(RESERVED) => return Err(problem(env_entry(i).key("name"), format!("{n} is not an entry the converter writes there: {UNDO}"))),
+            _ if is_file_key_ref(e) => return Err(problem(env_entry(i).key("valueFrom").key("fileKeyRef"), format!("a fileKeyRef in a converted container: added {UNDO}"))),
             _ => own.push(i),
         }
     }
     let kept: Vec<&Value> = m.rest.iter().filter(|e| !is_file_key_ref(e)).collect();
     let Some(split) = own.len().checked_sub(kept.len()) else {
-        return Err(problem("env", format!("has fewer entries of its own than its manifest's list has besides fileKeyRef entries: {UNDO}")));
+        return Err(problem(container_field("env"), format!("has fewer entries of its own than its manifest's list has besides fileKeyRef entries: {UNDO}")));
     };
     for (i, k) in own[split..].iter().zip(&kept) {
         if without_nulls(&env[*i]) != **k {
-            return Err(problem(format!("env[{i}]"), format!("differs from the entry the manifest's list holds for it: {UNDO}")));
+            return Err(problem(env_entry(*i), format!("differs from the entry the manifest's list holds for it: {UNDO}")));
         }
     }
     // The kubelet's view, recorded where the list was split: ENVSHIM_SEEN_<j> = $(NAME) each.
@@ -269,11 +275,11 @@ fn own_env(env: &[Value], at: usize, m: &Manifest) -> Result<Sequence, Error> {
     let placed = seen.first().is_none_or(|s| own[..split].last().is_none_or(|b| b < s) && own.get(split).is_none_or(|a| a > seen.last().unwrap_or(s)));
     if !(block && recorded && placed) {
         let i = seen.first().copied().unwrap_or(at);
-        return Err(problem(format!("env[{i}]"), format!("the {SEEN_PREFIX}<j> entries are not the ones the manifest's converted.seen names, where the list was split: {UNDO}")));
+        return Err(problem(env_entry(i), format!("the {SEEN_PREFIX}<j> entries are not the ones the manifest's converted.seen names, where the list was split: {UNDO}")));
     }
     let mut mine = own[split..].iter().map(|i| env[*i].clone());
     let rest = m.rest.iter().map(|e| if is_file_key_ref(e) { Some(e.clone()) } else { mine.next() });
-    own[..split].iter().map(|i| Some(env[*i].clone())).chain(rest).collect::<Option<Sequence>>().ok_or_else(|| problem("env", UNDO))
+    own[..split].iter().map(|i| Some(env[*i].clone())).chain(rest).collect::<Option<Sequence>>().ok_or_else(|| problem(container_field("env"), UNDO))
 }
 
 /// The program line back: the manifest's `command` and `args` (or, when
@@ -285,10 +291,10 @@ fn program(o: &mut Mapping, m: &Manifest, at: usize) -> Result<(), Error> {
         w.len() >= 2 && w[0].as_str().is_some_and(|s| s.starts_with('/')) && w[1] == "run" && w[2..].iter().all(|f| f.as_str().is_some_and(|f| f.starts_with("--")))
     });
     if !shim {
-        return Err(problem("command", format!("is not the converter's [SHIM, \"run\"] (the program line is the manifest's, in env[{at}]): {UNDO}")));
+        return Err(problem(container_field("command"), format!("is not the converter's [SHIM, \"run\"] (the program line is the manifest's, in env[{at}]): {UNDO}")));
     }
     if words(o.get("args")).is_some() {
-        return Err(problem("args", format!("set on a converted container, whose program line is its manifest's: {UNDO}")));
+        return Err(problem(container_field("args"), format!("set on a converted container, whose program line is its manifest's: {UNDO}")));
     }
     match m.map.get("converted").and_then(|c| c.get("entrypoint")).and_then(Value::as_object) {
         Some(own) => match own.get("command") {

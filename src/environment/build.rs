@@ -8,7 +8,7 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
 use super::*;
 use crate::envfile::ParseError;
-use crate::error::{escape, Error, ExitCode};
+use crate::error::{escape, Error, ExitCode, JsonPath};
 use crate::expand::expand_capped;
 use crate::index::NameIndex;
 use crate::limits::{MAX_EXEC_STRING_BYTES, MAX_EXEC_TOTAL_BYTES, MAX_NAME_BYTES, MAX_SKIPPED_KEYS_SHOWN};
@@ -211,7 +211,7 @@ fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bo
             return;
         }
         let EnvFrom::File { file, prefix } = entry else { continue };
-        match sources.load_in_volume(&file.volume_name, &file.path, &format_args!("envFrom[{i}].fileRef"), &mut b.errors) {
+        match sources.load_in_volume(&file.volume_name, &file.path, &|| JsonPath::item("envFrom", i).key("fileRef"), &mut b.errors) {
             Loaded::File(f, display) => {
                 let what = || format!("manifest: envFrom[{i}] ({display})");
                 if let Some(e) = f.stop() {
@@ -224,7 +224,7 @@ fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bo
             }
             Loaded::Missing(display) if !file.optional => {
                 let e = sources.required(&display, format!("manifest: envFrom[{i}]: file {display} not found{}", relative(&file.path)));
-                b.errors.push(e.located(Some(format!("envFrom[{i}].fileRef.path")), Some(&display)))
+                b.errors.push(e.located(Some(JsonPath::item("envFrom", i).key("fileRef").key("path")), Some(&display)))
             }
             _ => {}
         }
@@ -387,7 +387,7 @@ impl Builder<'_, '_> {
             )));
             return false;
         }
-        let at = format_args!("env[{i}].valueFrom.fileKeyRef");
+        let at = || JsonPath::item("env", i).key("valueFrom").key("fileKeyRef");
         match self.sources.load_in_volume(&file.volume_name, &file.path, &at, &mut b.errors) {
             Loaded::File(f, display) => match f.get(key) {
                 Ok(Some((value, line))) => b.define(name, value, Source::FileKey { file: display, line }),
@@ -397,12 +397,12 @@ impl Builder<'_, '_> {
                 Err(_) => {}
                 Ok(None) => b.errors.push(
                     Error::new(ExitCode::NoInput, missing_key(&what(), key, &f, &display))
-                        .located(Some(format!("env[{i}].valueFrom.fileKeyRef.key")), Some(&display)),
+                        .located(Some(at().key("key")), Some(&display)),
                 ),
             },
             Loaded::Missing(display) if !file.optional => {
                 let e = self.sources.required(&display, format!("{}: file {display} not found{}", what(), relative(&file.path)));
-                b.errors.push(e.located(Some(format!("env[{i}].valueFrom.fileKeyRef.path")), Some(&display)))
+                b.errors.push(e.located(Some(at().key("path")), Some(&display)))
             }
             _ => {}
         }

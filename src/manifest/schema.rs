@@ -7,7 +7,7 @@ use std::fmt;
 
 use super::reader::{kind, Got, Reader};
 use super::{Converted, EnvFrom, EnvSource, EnvVar, FileRef, Manifest, VolumeMount};
-use crate::error::{escape, Error, ExitCode};
+use crate::error::{escape, Error, ExitCode, JsonPath};
 
 pub(super) type Text<'a> = Option<Got<Cow<'a, str>>>;
 
@@ -448,7 +448,8 @@ impl<T> Sources<T> {
     }
 }
 
-/// Where a value is in the manifest, rendered only for a message.
+/// Where a value is in the manifest, on the reader's stack: made a
+/// [`JsonPath`] only for an error.
 #[derive(Clone, Copy)]
 pub(super) enum Path<'p> {
     Root,
@@ -461,23 +462,12 @@ impl Path<'_> {
     pub(super) fn field<'p>(&'p self, key: &'p str) -> Path<'p> {
         Path::Field(self, key)
     }
-    /// The item of a top-level list this path starts at.
-    fn item(&self) -> Option<(&'static str, usize)> {
+    /// The path as an error holds it, each key as a message shows it.
+    fn json(&self) -> JsonPath {
         match self {
-            Path::Root => None,
-            Path::Item(key, i) => Some((key, *i)),
-            Path::Field(parent, _) => parent.item(),
-        }
-    }
-}
-
-impl fmt::Display for Path<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        match self {
-            Path::Root => Ok(()),
-            Path::Item(key, i) => write!(f, "{key}[{i}]"),
-            Path::Field(Path::Root, key) => f.write_str(&escape(key.as_bytes())),
-            Path::Field(parent, key) => write!(f, "{parent}.{}", escape(key.as_bytes())),
+            Path::Root => JsonPath::default(),
+            Path::Item(key, i) => JsonPath::item(key, *i),
+            Path::Field(parent, key) => parent.json().key(escape(key.as_bytes())),
         }
     }
 }
@@ -498,11 +488,7 @@ pub(super) fn report(errors: &mut Vec<Error>, below: Vec<Error>) {
 
 /// A schema error: `what`, at `path` (the message is made by [`name_errors`]).
 pub(super) fn fail(errors: &mut Vec<Error>, path: &Path, what: impl fmt::Display) {
-    let mut e = Error::in_manifest(ExitCode::Config, "", path.to_string(), None, what.to_string());
-    if let Some(at) = &mut e.at {
-        at.item = path.item();
-    }
-    errors.push(e);
+    errors.push(Error::in_manifest(ExitCode::Config, "", path.json(), None, what.to_string()));
 }
 
 /// A string field; null counts as absent. A slice of the input (the usual

@@ -11,7 +11,7 @@
 
 use super::reader::reader_at;
 use super::{name_errors, read, Json as Value, Manifest};
-use crate::error::{escape, Error, ExitCode};
+use crate::error::{escape, Error, ExitCode, JsonPath, Segment};
 
 /// At most this many container names are listed in a message.
 const MAX_NAMES_SHOWN: usize = 10;
@@ -34,9 +34,9 @@ pub(super) fn select<'a>(
     let doc = read(bytes, |r| r.value(true)).unwrap_or(Value::Null);
     // A key only a whole object has at its top, never a container.
     let whole = ["kind", "apiVersion", "spec", "items"].iter().any(|k| get(&doc, k).is_some());
-    let plain = |errors: Vec<Error>| if errors.is_empty() { Ok(manifest) } else { Err(name_errors(errors, subject, file, "")) };
+    let plain = |errors: Vec<Error>| if errors.is_empty() { Ok(manifest) } else { Err(name_errors(errors, subject, file, &JsonPath::default())) };
     // A message in one piece (it names the manifest inside), about the whole document.
-    let fail = |message: String| Err(vec![Error::in_manifest(ExitCode::Config, "", String::new(), file, message)]);
+    let fail = |message: String| Err(vec![Error::in_manifest(ExitCode::Config, "", JsonPath::default(), file, message)]);
     let name_of = |v: &Value| text(v, "name").map(|n| escape(n.as_bytes()));
     let mut found = Vec::new();
     super::containers(&doc, &mut |init, c| found.push((init, c)));
@@ -131,24 +131,23 @@ fn text<'v>(v: &'v Value, key: &str) -> Option<&'v str> {
 /// The JSON path (`spec.containers[0]`) of `target`, a container [`super::containers`]
 /// found in `doc` (compared by address), for a message.
 #[cold]
-fn path_of(doc: &Value, target: &Value) -> String {
-    fn find(v: &Value, target: &Value, path: &mut String) -> bool {
-        let at = path.len();
-        let items: Vec<(String, &Value)> = match v {
-            Value::Object(fields, _) => fields.iter().map(|(k, v)| (format!("{}{}", if at == 0 { "" } else { "." }, escape(k.as_bytes())), v)).collect(),
-            Value::Array(items) => items.iter().enumerate().map(|(i, v)| (format!("[{i}]"), v)).collect(),
+fn path_of(doc: &Value, target: &Value) -> JsonPath {
+    fn find(v: &Value, target: &Value, path: &mut Vec<Segment>) -> bool {
+        let steps: Vec<(Segment, &Value)> = match v {
+            Value::Object(fields, _) => fields.iter().map(|(k, v)| (Segment::Key(escape(k.as_bytes())), v)).collect(),
+            Value::Array(items) => items.iter().enumerate().map(|(i, v)| (Segment::Index(i), v)).collect(),
             _ => return false,
         };
-        for (step, value) in items {
-            path.push_str(&step);
+        for (step, value) in steps {
+            path.push(step);
             if std::ptr::eq(value, target) || find(value, target, path) {
                 return true;
             }
-            path.truncate(at);
+            path.pop();
         }
         false
     }
-    let mut path = String::new();
+    let mut path = Vec::new();
     find(doc, target, &mut path);
-    path
+    JsonPath(path)
 }

@@ -81,18 +81,22 @@ fn every_error_names_its_json_path() {
     }
 }
 
-/// The item of a top-level list an error is in is data too (the converter
-/// renumbers a manifest's `env[i]` as its container's entry): not below a
-/// container chosen in a document, whose path is that container's.
+/// An error's path is data (the converter renumbers a manifest's `env[i]`
+/// as its container's entry): below a container chosen in a document, it
+/// starts with that container's path.
 #[test]
-fn an_error_carries_its_top_level_item_as_data() {
-    let item = |json: &str, container: Option<&[u8]>| {
+fn an_error_carries_its_path_as_data() {
+    let paths = |json: &str, container: Option<&[u8]>| {
         let errors = parse_named(json.as_bytes(), "manifest", None, container).unwrap_err();
-        errors.iter().map(|e| e.at.as_ref().and_then(|a| a.item)).collect::<Vec<_>>()
+        errors.iter().map(|e| e.path().map(ToString::to_string)).collect::<Vec<_>>()
     };
-    assert_eq!(item(r#"{"env": [{"name": "A"}, {"name": "B", "valu": 1}], "command": [1], "args": "x"}"#, None), [Some(("env", 1)), Some(("command", 0)), None]);
+    let json = r#"{"env": [{"name": "A"}, {"name": "B", "valu": 1}], "command": [1], "args": "x"}"#;
+    let errors = parse_named(json.as_bytes(), "manifest", None, None).unwrap_err();
+    let items: Vec<_> = errors.iter().map(|e| e.path().and_then(|p| p.item_of())).collect();
+    assert_eq!(items, [Some(("env", 1)), Some(("command", 0)), None]);
+    assert_eq!(paths(json, None), [Some("env[1].valu".to_string()), Some("command[0]".into()), Some("args".into())]);
     let pod = r#"{"kind": "Pod", "spec": {"containers": [{"name": "a", "env": [{"name": "B", "valu": 1}]}]}}"#;
-    assert_eq!(item(pod, Some(b"a")), [None]);
+    assert_eq!(paths(pod, Some(b"a")), [Some("spec.containers[0].env[0].valu".to_string())]);
 }
 
 #[test]

@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use envshim::error::Error;
 use serde_json::Value;
 
-use super::{problem, Mapping, VOLUMES_DIR};
+use super::{env_entry, problem, Mapping, VOLUMES_DIR};
 
 /// The checks the API server makes of a `fileKeyRef` and envshim makes at
 /// the start, made now: (field, why) for each that fails.
@@ -59,7 +59,7 @@ pub(super) fn volume_mounts(c: &Mapping, rest: &[Value], first: usize, volumes: 
             continue;
         }
         if !volumes.contains(volume) {
-            problems.push(problem(format!("env[{}].valueFrom.fileKeyRef.volumeName", first + i), format!("the volume {volume:?} is not among the pod's volumes")));
+            problems.push(problem(env_entry(first + i).key("valueFrom").key("fileKeyRef").key("volumeName"), format!("the volume {volume:?} is not among the pod's volumes")));
             continue;
         }
         match own.get(volume) {
