@@ -1,18 +1,18 @@
 //! The command line (docs/reference.md §1), defined once: each option's name,
-//! configuration variable, help and default are written here, for clap (its
-//! derive for the subcommands, `group!` for the option groups), and nowhere
-//! else. The binary parses with it ([`parse`]), the man pages and
+//! configuration variable, help and default are written here, with clap's
+//! derive, and nowhere else; but `--watch`'s settings, which the watcher
+//! defines itself (`watch::WatchOptions`, in src/watch/settings.rs: the
+//! definition is also the library's value) and `Watching` flattens. The binary parses with it ([`parse`]), the man pages and
 //! completions are generated from it (tools/cli-docs.rs), and the tests read
 //! it. What the library sees is the plain values [`parse`] builds from
 //! clap's result ([`Invocation`]): `options.rs` makes them, `usage.rs` turns
 //! a refused command line into one line.
 //!
-//! Adding an option (docs/contributing.md): an entry of a group here, with
-//! its help and, if it has one, its variable (`.env("ENVSHIM_...")`); the
+//! Adding an option (docs/contributing.md): a field of a group here, with
+//! its help and, if it has one, its variable (`env = "ENVSHIM_..."`); the
 //! field of the library's options it fills (`pipeline::Options` and its
 //! kin), set in `options.rs`; and the code that uses it.
 
-mod group;
 mod options;
 mod usage;
 pub mod values;
@@ -21,12 +21,11 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Arg, Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::envfile::Grammar;
 use crate::error::{exit_code_help, with_exit_codes, Tool};
-use crate::watch::OnChange;
-use group::{group, Spec};
+use crate::watch::WatchOptions;
 
 pub use options::{parse, Invocation, Refused};
 pub use usage::{refused_line, refused_value};
@@ -90,6 +89,8 @@ pub struct RunArgs {
     #[command(flatten)]
     pub reading: Reading,
     #[command(flatten)]
+    pub starting: Starting,
+    #[command(flatten)]
     pub supervision: Supervision,
     #[command(flatten)]
     pub watching: Watching,
@@ -106,6 +107,8 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub reading: Reading,
     #[command(flatten)]
+    pub starting: Starting,
+    #[command(flatten)]
     pub supervision: Supervision,
     #[command(flatten)]
     pub watching: Watching,
@@ -120,22 +123,24 @@ pub struct CheckArgs {
     pub program: Vec<OsString>,
 }
 
-// `render` starts no program: the options that only concern one are not in
-// its help. They are still accepted (docs/reference.md §1: one table of options for run,
-// check and render, so one command line serves the three), and change nothing.
+// `render` starts no program: the options that only concern one (the groups
+// `Starting`, `Supervision` and `Watching`) are not in its help. They are
+// still accepted (docs/reference.md §1: one table of options for run, check
+// and render, so one command line serves the three), and change nothing.
 // (`//`: a doc comment would be render's help.)
 #[derive(Args)]
 #[group(skip)]
-#[command(mut_args(hidden_in_render))]
 pub struct RenderArgs {
     #[command(flatten)]
     pub sources: Sources,
     #[command(flatten)]
     pub reading: Reading,
     #[command(flatten)]
-    pub supervision: Supervision,
+    pub starting: Hidden<Starting>,
     #[command(flatten)]
-    pub watching: Watching,
+    pub supervision: Hidden<Supervision>,
+    #[command(flatten)]
+    pub watching: Hidden<Watching>,
     /// env (an env file with sources as comments) or json
     #[arg(long, value_enum, default_value = "env")]
     pub format: RenderFormat,
@@ -144,32 +149,31 @@ pub struct RenderArgs {
     pub show_values: bool,
 }
 
-/// The options [`RenderArgs`] takes but does not show.
-const HIDDEN_IN_RENDER: [&str; 14] = [
-    "no_expand_args",
-    "init",
-    "init_group",
-    "term_delay",
-    "success_exits",
-    "rewrite_signals",
-    "watch",
-    "on_change",
-    "restart_signal",
-    "restart_timeout",
-    "watch_settle",
-    "watch_poll",
-    "watch_splay",
-    "verbose",
-];
+/// The options of `T`, taken but not shown in the help.
+pub struct Hidden<T>(pub T);
 
-/// Hides `arg` when it is one of [`HIDDEN_IN_RENDER`] (one pass over the
-/// arguments, in place: a `mut_arg` each grew the binary, docs/performance.md).
-fn hidden_in_render(arg: Arg) -> Arg {
-    let hide = HIDDEN_IN_RENDER.contains(&arg.get_id().as_str());
-    if hide {
-        arg.hide(true)
-    } else {
-        arg
+impl<T: Args> Args for Hidden<T> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        let theirs = T::augment_args(clap::Command::new("hidden"));
+        cmd.args(theirs.get_arguments().map(|a| a.clone().hide(true))).groups(theirs.get_groups().cloned())
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl<T: FromArgMatches> FromArgMatches for Hidden<T> {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        T::from_arg_matches(m).map(Hidden)
+    }
+
+    fn from_arg_matches_mut(m: &mut clap::ArgMatches) -> Result<Self, clap::Error> {
+        T::from_arg_matches_mut(m).map(Hidden)
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches(m)
     }
 }
 
@@ -195,89 +199,105 @@ pub struct FmtArgs {
     pub check: bool,
 }
 
-// The options of run, check and render (one table for the three), in four
-// groups by concern, each declared with `group!` (src/cli/group.rs: an
-// option is one entry, its doc comment its help). A configuration variable
-// is `.env("ENVSHIM_...")`; its value is never shown in the help
-// (`ENVSHIM_MANIFEST_JSON` is a whole manifest). (`//` comments: a doc
-// comment on these structs would be the subcommands' help.)
+// The options of run, check and render (one table for the three), in groups
+// by concern, with clap's derive like every other definition here: an
+// option is one field, its doc comment its help. A configuration variable is
+// `env = "ENVSHIM_..."`; its value is never shown in the help
+// (`hide_env_values`: `ENVSHIM_MANIFEST_JSON` is a whole manifest). The
+// groups are `#[group(skip)]` (no `ArgGroup` to build at every start) but
+// `WatchSettings`, whose group is how `options.rs` finds them. (`//`
+// comments: a doc comment on these structs would be the subcommands' help.)
 
-group! {
-    /// Where the environment comes from: the manifest, env files and directories, variables and volumes.
-    pub struct Sources {
-        /// The JSON manifest [default: /etc/envshim/manifest.json if it exists]
-        pub manifest: Option<OsString> = Spec::value("manifest", "PATH").env("ENVSHIM_MANIFEST"),
-        /// The manifest's JSON text itself, instead of a file
-        pub manifest_json: Option<OsString> = Spec::value("manifest-json", "TEXT").env("ENVSHIM_MANIFEST_JSON"),
-        /// Use the container NAME of a Pod, workload or List manifest
-        pub container: Option<OsString> = Spec::value("container", "NAME").env("ENVSHIM_CONTAINER"),
-        /// Load every key of an env file (repeatable; the files of ENVSHIM_ENV_FILE, comma-separated, come after these)
-        pub env_files: Vec<OsString> = Spec::value("env-file", "PATH").many().hyphen().env("ENVSHIM_ENV_FILE"),
-        /// Every regular file directly in DIR becomes a variable named after it, its bytes the value (repeatable, comma-separated)
-        pub env_dirs: Vec<OsString> = Spec::value("env-dir", "DIR[,DIR...]").many().delimiter(',').env("ENVSHIM_ENV_DIR"),
-        /// Set a variable, expanded like a manifest env value (repeatable)
-        pub envs: Vec<OsString> = Spec::value("env", "NAME=VALUE").many().hyphen(),
-        /// Mount a volume name on a directory, as in volumeMounts (repeatable)
-        pub volumes: Vec<OsString> = Spec::value("volume", "NAME=DIR").many(),
-        /// When NAME_FILE is set, set NAME from the file it names and remove NAME_FILE (repeatable, comma-separated)
-        pub file_env: Vec<OsString> = Spec::value("file-env", "NAME[,NAME...]").many().delimiter(',').env("ENVSHIM_FILE_ENV"),
-    }
+#[derive(Args)]
+#[group(skip)]
+pub struct Sources {
+    /// The JSON manifest [default: /etc/envshim/manifest.json if it exists]
+    #[arg(long, value_name = "PATH", env = "ENVSHIM_MANIFEST", hide_env_values = true)]
+    pub manifest: Option<OsString>,
+    /// The manifest's JSON text itself, instead of a file
+    #[arg(long, value_name = "TEXT", env = crate::engine::MANIFEST_VAR, hide_env_values = true)]
+    pub manifest_json: Option<OsString>,
+    /// Use the container NAME of a Pod, workload or List manifest
+    #[arg(long, value_name = "NAME", env = "ENVSHIM_CONTAINER", hide_env_values = true)]
+    pub container: Option<OsString>,
+    /// Load every key of an env file (repeatable; the files of ENVSHIM_ENV_FILE, comma-separated, come after these)
+    #[arg(long = "env-file", value_name = "PATH", allow_hyphen_values = true, env = "ENVSHIM_ENV_FILE", hide_env_values = true)]
+    pub env_files: Vec<OsString>,
+    /// Every regular file directly in DIR becomes a variable named after it, its bytes the value (repeatable, comma-separated)
+    #[arg(long = "env-dir", value_name = "DIR[,DIR...]", value_delimiter = ',', env = "ENVSHIM_ENV_DIR", hide_env_values = true)]
+    pub env_dirs: Vec<OsString>,
+    /// Set a variable, expanded like a manifest env value (repeatable)
+    #[arg(long = "env", value_name = "NAME=VALUE", allow_hyphen_values = true)]
+    pub envs: Vec<OsString>,
+    /// Mount a volume name on a directory, as in volumeMounts (repeatable)
+    #[arg(long = "volume", value_name = "NAME=DIR")]
+    pub volumes: Vec<OsString>,
+    /// When NAME_FILE is set, set NAME from the file it names and remove NAME_FILE (repeatable, comma-separated)
+    #[arg(long, value_name = "NAME[,NAME...]", value_delimiter = ',', env = "ENVSHIM_FILE_ENV", hide_env_values = true)]
+    pub file_env: Vec<OsString>,
 }
 
-group! {
-    /// How the sources are read and checked, and what envshim reports.
-    pub struct Reading {
-        /// How env files are read: envshim (its grammar: unquoted, single- and double-quoted values, the last occurrence wins) or kubelet (exactly as the kubelet 1.35: NAME='value' only, the first occurrence wins; with check, also lists every line the kubelet would reject or read differently) [default: envshim]
-        pub env_grammar: Option<Grammar> = Spec::value("env-grammar", "envshim|kubelet").env("ENVSHIM_ENV_GRAMMAR").parser(values::env_grammar()),
-        /// Validate names with the strict legacy rule
-        pub strict_names: bool = Spec::flag("strict-names").env("ENVSHIM_STRICT_NAMES").parser(values::switch),
-        /// Wait up to DURATION for missing files that are not optional (500ms, 30s, 2m; a bare number is seconds)
-        pub wait: Option<Duration> = Spec::value("wait", "DURATION").parser(crate::wait::duration).env("ENVSHIM_WAIT"),
-        /// Do not add KUBERNETES_SERVICE_URL
-        pub no_service_url: bool = Spec::flag("no-service-url"),
-        /// Do not expand $(VAR) in the trailing PROGRAM/ARGS
-        pub no_expand_args: bool = Spec::flag("no-expand-args").env("ENVSHIM_NO_EXPAND_ARGS").parser(values::switch),
-        /// Also write failures here [default: /dev/termination-log if it exists and is writable]
-        pub termination_log: Option<OsString> = Spec::value("termination-log", "PATH"),
-        /// Print each variable's source and size on stderr first
-        pub verbose: bool = Spec::flag("verbose").short('v').env("ENVSHIM_VERBOSE").parser(values::switch),
-    }
+#[derive(Args)]
+#[group(skip)]
+pub struct Reading {
+    /// How env files are read: envshim (its grammar: unquoted, single- and double-quoted values, the last occurrence wins) or kubelet (exactly as the kubelet 1.35: NAME='value' only, the first occurrence wins; with check, also lists every line the kubelet would reject or read differently) [default: envshim]
+    #[arg(long, value_name = "envshim|kubelet", value_parser = values::env_grammar(), hide_possible_values = true, env = "ENVSHIM_ENV_GRAMMAR", hide_env_values = true)]
+    pub env_grammar: Option<Grammar>,
+    /// Validate names with the strict legacy rule
+    #[arg(long, value_parser = values::switch, env = "ENVSHIM_STRICT_NAMES", hide_env_values = true)]
+    pub strict_names: bool,
+    /// Wait up to DURATION for missing files that are not optional (500ms, 30s, 2m; a bare number is seconds)
+    #[arg(long, value_name = "DURATION", value_parser = values::duration, env = "ENVSHIM_WAIT", hide_env_values = true)]
+    pub wait: Option<Duration>,
+    /// Do not add KUBERNETES_SERVICE_URL
+    #[arg(long)]
+    pub no_service_url: bool,
+    /// Also write failures here [default: /dev/termination-log if it exists and is writable]
+    #[arg(long, value_name = "PATH")]
+    pub termination_log: Option<OsString>,
 }
 
-group! {
-    /// `--init`: envshim stays as PID 1 and supervises the program.
-    pub struct Supervision {
-        /// Stay as PID 1: fork, exec the program, forward signals, reap zombies
-        pub init: bool = Spec::flag("init").env("ENVSHIM_INIT").parser(values::switch),
-        /// With --init, forward signals to the child's whole process group
-        pub init_group: bool = Spec::flag("init-group"),
-        /// With --init, hold the first SIGTERM this long before forwarding it (500ms, 5s, 1m; a bare number is seconds)
-        pub term_delay: Option<Duration> = Spec::value("term-delay", "DURATION").parser(crate::wait::duration),
-        /// With --init, the program's exit code CODE (0-255; 128+N for signal N) counts as success: envshim exits 0 (repeatable)
-        pub success_exits: Vec<u8> = Spec::value("success-exit", "CODE").many().parser(values::exit_code),
-        /// With --init, forward a received signal FROM as TO (TERM:QUIT, 15:3; TO 0 drops it) (repeatable)
-        pub rewrite_signals: Vec<(i32, i32)> = Spec::value("rewrite-signal", "FROM:TO").many().parser(crate::init::parse_rewrite),
-    }
+// What only concerns a program (and so `render` does not show): how its
+// line is read, and what envshim says before it starts.
+#[derive(Args)]
+#[group(skip)]
+pub struct Starting {
+    /// Do not expand $(VAR) in the trailing PROGRAM/ARGS
+    #[arg(long, value_parser = values::switch, env = "ENVSHIM_NO_EXPAND_ARGS", hide_env_values = true)]
+    pub no_expand_args: bool,
+    /// Print each variable's source and size on stderr first
+    #[arg(short, long, value_parser = values::switch, env = "ENVSHIM_VERBOSE", hide_env_values = true)]
+    pub verbose: bool,
 }
 
-group! {
-    /// `--watch`: envshim restarts (or signals) the program when its sources change.
-    pub struct Watching {
-        /// Restart the program when a file its environment or program line came from changes (implies --init)
-        pub watch: bool = Spec::flag("watch").env("ENVSHIM_WATCH").parser(values::switch),
-        /// With --watch, what a change does: restart (the program), exit, or signal:SIG (only send it SIG) [default: restart]
-        pub on_change: Option<OnChange> = Spec::value("on-change", "ACTION").env("ENVSHIM_ON_CHANGE").parser(values::on_change()),
-        /// With --watch, the signal that stops the program for a restart [default: TERM]
-        pub restart_signal: Option<i32> = Spec::value("restart-signal", "SIG").env("ENVSHIM_RESTART_SIGNAL").parser(crate::watch::parse_signal),
-        /// With --watch, how long a stopping program gets before SIGKILL to its process group [default: 10s]
-        pub restart_timeout: Option<Duration> = Spec::value("restart-timeout", "DURATION").env("ENVSHIM_RESTART_TIMEOUT").parser(crate::wait::duration),
-        /// With --watch, the quiet time after a change before the files are read again [default: 1s]
-        pub watch_settle: Option<Duration> = Spec::value("watch-settle", "DURATION").env("ENVSHIM_WATCH_SETTLE").parser(crate::wait::duration),
-        /// With --watch, how often the files are read again without an event [default: 60s]
-        pub watch_poll: Option<Duration> = Spec::value("watch-poll", "DURATION").env("ENVSHIM_WATCH_POLL").parser(crate::watch::parse_poll),
-        /// With --watch, a random delay of up to DURATION before a change is acted on [default: 0]
-        pub watch_splay: Option<Duration> = Spec::value("watch-splay", "DURATION").env("ENVSHIM_WATCH_SPLAY").parser(crate::wait::duration),
-    }
+#[derive(Args)]
+#[group(skip)]
+pub struct Supervision {
+    /// Stay as PID 1: fork, exec the program, forward signals, reap zombies
+    #[arg(long, value_parser = values::switch, env = "ENVSHIM_INIT", hide_env_values = true)]
+    pub init: bool,
+    /// With --init, forward signals to the child's whole process group
+    #[arg(long)]
+    pub init_group: bool,
+    /// With --init, hold the first SIGTERM this long before forwarding it (500ms, 5s, 1m; a bare number is seconds)
+    #[arg(long, value_name = "DURATION", value_parser = values::duration)]
+    pub term_delay: Option<Duration>,
+    /// With --init, the program's exit code CODE (0-255; 128+N for signal N) counts as success: envshim exits 0 (repeatable)
+    #[arg(long = "success-exit", value_name = "CODE", value_parser = values::exit_code)]
+    pub success_exits: Vec<u8>,
+    /// With --init, forward a received signal FROM as TO (TERM:QUIT, 15:3; TO 0 drops it) (repeatable)
+    #[arg(long = "rewrite-signal", value_name = "FROM:TO", value_parser = values::rewrite_signal)]
+    pub rewrite_signals: Vec<(i32, i32)>,
+}
+
+#[derive(Args)]
+#[group(skip)]
+pub struct Watching {
+    /// Restart the program when a file its environment or program line came from changes (implies --init)
+    #[arg(long, value_parser = values::switch, env = "ENVSHIM_WATCH", hide_env_values = true)]
+    pub watch: bool,
+    #[command(flatten)]
+    pub settings: WatchOptions,
 }
 
 #[derive(Clone, Copy, ValueEnum)]

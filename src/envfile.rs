@@ -588,6 +588,7 @@ impl EnvFile {
 
 mod fast;
 mod general;
+pub use general::written;
 pub mod kubelet;
 pub mod portable;
 mod scan;

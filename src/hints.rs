@@ -5,6 +5,7 @@
 //! only), and an env file given to `--env-dir` (it becomes one variable).
 //! Never a value: each names where the text is, not what it is.
 
+use crate::envfile::portable;
 use crate::environment::{Environment, Source};
 use crate::error::escape;
 use crate::program::Word;
@@ -38,7 +39,7 @@ pub fn warn(warnings: &mut Warnings, env: &Environment, line: &[Word]) {
             warnings.push(format!("{at} holds ${{NAME}}, left as written: {how}"));
         }
         if let Source::EnvDir(file) = &v.source {
-            if v.name.ends_with(b".env") || looks_like_env_file(v.value) {
+            if v.name.ends_with(b".env") || portable::looks_like_env_file(v.value) {
                 warnings.push(format!(
                     "{file} looks like an env file, yet --env-dir makes it one variable ({}) holding the whole file: --env-file {file} loads its lines as variables",
                     escape(v.name)
@@ -64,24 +65,6 @@ fn has_brace_reference(value: &[u8]) -> bool {
     false
 }
 
-/// Every line that is not blank or a comment is `NAME=...` (`export NAME=...`), and there is one.
-fn looks_like_env_file(value: &[u8]) -> bool {
-    let mut any = false;
-    for line in value.split(|&b| b == b'\n') {
-        let line = line.trim_ascii();
-        if line.is_empty() || line.starts_with(b"#") {
-            continue;
-        }
-        let line = line.strip_prefix(b"export ").unwrap_or(line);
-        let name = line.iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count();
-        if name == 0 || line[0].is_ascii_digit() || line.get(name) != Some(&b'=') {
-            return false;
-        }
-        any = true;
-    }
-    any
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -94,9 +77,9 @@ mod tests {
         for no in [&b"$(HOST)"[..], b"${}", b"${1A}", b"${A", b"{A}", b"${A-b}"] {
             assert!(!has_brace_reference(no), "{no:?}");
         }
-        assert!(looks_like_env_file(b"# app\nA=1\n\nexport B_2=x y\n"));
+        assert!(portable::looks_like_env_file(b"# app\nA=1\n\nexport B_2=x y\n"));
         for no in [&b""[..], b"\n# only\n", b"s3cr3t\n", b"A=1\nnot a line\n", b"1A=x", b"-----BEGIN\n"] {
-            assert!(!looks_like_env_file(no), "{no:?}");
+            assert!(!portable::looks_like_env_file(no), "{no:?}");
         }
     }
 }

@@ -38,6 +38,7 @@ pub mod suggest;
 pub mod sys;
 pub mod wait;
 mod watch;
+mod words;
 
 // The entry points: one a subcommand, each returning its exit code (`main`
 // makes it the process's number).

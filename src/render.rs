@@ -3,7 +3,7 @@
 
 use std::io::{self, Write};
 
-use crate::envfile::Grammar;
+use crate::envfile::{written, Grammar};
 use crate::environment::{Source, Var};
 use crate::error::{escape, json_string};
 
@@ -46,41 +46,13 @@ fn env(out: &mut impl Write, vars: &[Var], show_values: bool) -> io::Result<()> 
         writeln!(out, "# {name} from {}", v.source)?;
         if show_values {
             write!(out, "{name}=")?;
-            out.write_all(&env_value(v.value))?;
+            out.write_all(&written(v.value))?;
             writeln!(out)?;
         } else {
             writeln!(out, "{name}=<set, {} bytes>", v.value.len())?;
         }
     }
     Ok(())
-}
-
-/// A value as the env-file grammar reads it back: bare when that is exact,
-/// else double-quoted with the `\\ \" \n \t \r \$` escapes.
-pub fn env_value(value: &[u8]) -> Vec<u8> {
-    let blank = |b: &u8| *b == b' ' || *b == b'\t';
-    let needs_quotes = value.iter().any(|b| matches!(b, b'\n' | b'\r' | b'\t' | b'"' | b'\'' | b'\\' | b'$'))
-        || value.first().is_some_and(blank)
-        || value.last().is_some_and(blank)
-        || value.windows(2).any(|w| w[0] == b' ' && w[1] == b'#');
-    if !needs_quotes {
-        return value.to_vec();
-    }
-    let mut out = Vec::with_capacity(value.len() + 2);
-    out.push(b'"');
-    for &b in value {
-        match b {
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            b'$' => out.extend_from_slice(b"\\$"),
-            _ => out.push(b),
-        }
-    }
-    out.push(b'"');
-    out
 }
 
 fn json(out: &mut impl Write, vars: &[Var], show_values: bool) -> io::Result<()> {
@@ -115,7 +87,7 @@ mod tests {
         ];
         for v in values {
             let mut file = b"K=".to_vec();
-            file.extend_from_slice(&env_value(v));
+            file.extend_from_slice(&written(v));
             file.push(b'\n');
             let parsed = EnvFile::parse(file.clone()).unwrap_or_else(|e| panic!("{:?}: {e}", String::from_utf8_lossy(&file)));
             assert_eq!(parsed.get(b"K").unwrap().unwrap().0, *v, "{:?}", String::from_utf8_lossy(v));

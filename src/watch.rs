@@ -13,8 +13,6 @@ use std::os::fd::BorrowedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::time::{Duration, Instant};
 
-use libc::c_int;
-
 use crate::environment::Environment;
 use crate::error::{escape, Error, ExitCode};
 use crate::exec::{self, Exec, Lookup};
@@ -26,75 +24,11 @@ use crate::sys;
 
 mod decide;
 mod notifier;
-use decide::{Action, Content, Decision, Timing};
+mod settings;
+use decide::{Action, Content, Decision};
 use notifier::{join, split, Notifier};
 
-/// `--watch`'s settings (the defaults are the options').
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WatchOptions {
-    /// `--on-change`.
-    pub on_change: OnChange,
-    /// `--restart-signal`: what stops the program for a restart or an exit.
-    pub restart_signal: c_int,
-    /// `--restart-timeout`: then SIGKILL to its process group.
-    pub restart_timeout: Duration,
-    /// `--watch-settle`: the quiet period before a read, and between the two identical reads.
-    pub settle: Duration,
-    /// `--watch-poll`: a read without an event, this often.
-    pub poll: Duration,
-    /// `--watch-splay`: a random delay of up to this long before acting.
-    pub splay: Duration,
-}
-
-impl Default for WatchOptions {
-    fn default() -> Self {
-        WatchOptions {
-            on_change: OnChange::Restart,
-            restart_signal: libc::SIGTERM,
-            restart_timeout: Duration::from_secs(10),
-            settle: Duration::from_secs(1),
-            poll: Duration::from_secs(60),
-            splay: Duration::ZERO,
-        }
-    }
-}
-
-/// What a change does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OnChange {
-    Restart,
-    Exit,
-    /// Only this signal to the program (which reads its files itself).
-    Signal(c_int),
-}
-
-/// `--on-change`: `restart`, `exit` or `signal:SIG`.
-pub fn parse_on_change(text: &str) -> Result<OnChange, String> {
-    match text {
-        "restart" => Ok(OnChange::Restart),
-        "exit" => Ok(OnChange::Exit),
-        _ => match text.strip_prefix("signal:") {
-            Some(sig) => parse_signal(sig).map(OnChange::Signal),
-            None => Err("expected restart, exit or signal:SIG".into()),
-        },
-    }
-}
-
-/// `--watch-poll`: a duration, more than 0.
-pub fn parse_poll(text: &str) -> Result<Duration, String> {
-    match crate::wait::duration(text)? {
-        d if d.is_zero() => Err("must be more than 0".into()),
-        d => Ok(d),
-    }
-}
-
-/// A signal to send (`--restart-signal`, `signal:SIG`): a name or number, not 0.
-pub fn parse_signal(text: &str) -> Result<c_int, String> {
-    match init::signal_number(text)? {
-        0 => Err("0 is no signal".into()),
-        sig => Ok(sig),
-    }
-}
+pub use settings::{on_change_words, parse_on_change, parse_poll, parse_signal, OnChange, WatchOptions};
 
 /// A source to watch: `path` inside the volume mounted at `root`, or as
 /// given (relative to the working directory) when `root` is None; `dir`:
@@ -140,9 +74,8 @@ pub struct Hooks<'a> {
 /// of its sources: the decision ([`decide`]) and the watches ride on
 /// `--init`'s loop. Returns envshim's exit code.
 pub fn supervise<'a>(first: Build, settings: Settings<'a>, opts: &'a WatchOptions, hooks: Hooks<'a>) -> ExitCode {
-    let timing = Timing { settle: opts.settle, poll: opts.poll, on_change: opts.on_change };
     let fail = hooks.fail;
-    let mut watch = Watch { notifier: Notifier::new(&first.files), decision: Decision::new(first, timing, Instant::now()), opts, hooks, armed_for_first_read: true, started: false };
+    let mut watch = Watch { notifier: Notifier::new(&first.files), decision: Decision::new(first, *opts, Instant::now()), opts, hooks, armed_for_first_read: true, started: false };
     init::supervise_with(&mut watch, settings, fail)
 }
 

@@ -31,6 +31,7 @@ mod layers;
 mod leak;
 mod manifest_json;
 mod mistakes;
+mod newcomer;
 mod precedence;
 mod props;
 mod render;

@@ -4,8 +4,9 @@
 // (`envshim::cli::values`): it means the same in both binaries.
 
 use std::ffi::OsString;
+use std::marker::PhantomData;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, FromArgMatches, Parser, Subcommand};
 use envshim::cli::values::{self, AsWritten};
 use envshim::envfile::Grammar;
 use envshim::error::{exit_code_help, ExitCode, Tool};
@@ -71,15 +72,40 @@ pub struct Options {
     /// The program the image of container CONTAINER runs, for a container without command: a JSON array of strings or one path (repeatable). The image's ENTRYPOINT and CMD, as JSON lists: docker image inspect -f '{{json .Config.Entrypoint}} {{json .Config.Cmd}}' IMAGE
     #[arg(long, value_name = "CONTAINER=PROGRAM")]
     pub entrypoint: Vec<String>,
-    /// Converted containers wait up to DURATION for missing env files (500ms, 30s, 2m; a bare number is seconds)
-    #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::duration))]
-    pub wait: Option<String>,
+    #[command(flatten)]
+    pub wait: Passed<Wait>,
     /// How converted containers read env files: kubelet (exactly as the kubelet 1.35 will once the cluster reads fileKeyRef itself: NAME='value' lines, the first occurrence wins) or envshim (envshim's more forgiving grammar)
     #[arg(long, value_name = "kubelet|envshim", default_value = DEFAULT_ENV_GRAMMAR, value_parser = values::env_grammar(), hide_possible_values = true)]
     pub env_grammar: Grammar,
     /// Converted containers run envshim with --watch: a changed fileKeyRef file restarts the program with its new values
     #[arg(long)]
     pub watch: bool,
+    #[command(flatten)]
+    pub watch_settings: Passed<WatchSettings>,
+    /// The CPU the envshim-install initContainer requests and is limited to
+    #[arg(long, value_name = "QUANTITY", default_value = DEFAULT_INSTALLER_CPU)]
+    pub installer_cpu: String,
+    /// The memory the envshim-install initContainer requests and is limited to
+    #[arg(long, value_name = "QUANTITY", default_value = DEFAULT_INSTALLER_MEMORY)]
+    pub installer_memory: String,
+}
+
+// The options passed on to envshim as its configuration variables
+// (settings.rs): each has the long name of an option of `envshim run`, and
+// envshim's own parser checks it. (`//`: a doc comment would be the
+// subcommand's help.)
+#[derive(Args)]
+#[group(skip)]
+pub struct Wait {
+    /// Converted containers wait up to DURATION for missing env files (500ms, 30s, 2m; a bare number is seconds)
+    #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::duration))]
+    pub wait: Option<String>,
+}
+
+// `envshim run --watch`'s settings (`envshim::cli::WatchSettings`, one for one: a test checks it).
+#[derive(Args)]
+#[group(skip)]
+pub struct WatchSettings {
     /// With --watch, what a change does: restart (the program, in the container), exit (the container, which the kubelet restarts with its back-off), or signal:SIG (only send the program SIG) [default: restart]
     #[arg(long, value_name = "ACTION", value_parser = AsWritten(values::on_change()), hide_possible_values = true)]
     pub on_change: Option<String>,
@@ -98,12 +124,32 @@ pub struct Options {
     /// With --watch, a random delay of up to DURATION before a change is acted on, so replicas do not restart together [default: 0]
     #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::duration))]
     pub watch_splay: Option<String>,
-    /// The CPU the envshim-install initContainer requests and is limited to
-    #[arg(long, value_name = "QUANTITY", default_value = DEFAULT_INSTALLER_CPU)]
-    pub installer_cpu: String,
-    /// The memory the envshim-install initContainer requests and is limited to
-    #[arg(long, value_name = "QUANTITY", default_value = DEFAULT_INSTALLER_MEMORY)]
-    pub installer_memory: String,
+}
+
+/// The options of `T` that were given: (long name, value as written).
+pub struct Passed<T>(pub Vec<(String, String)>, PhantomData<T>);
+
+impl<T: Args> Args for Passed<T> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        T::augment_args(cmd)
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        T::augment_args_for_update(cmd)
+    }
+}
+
+impl<T: Args> FromArgMatches for Passed<T> {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let defined = T::augment_args(clap::Command::new("passed"));
+        let given = defined.get_arguments().filter_map(|a| Some((a.get_long()?.to_string(), m.get_one::<String>(a.get_id().as_str())?.clone())));
+        Ok(Passed(given.collect(), PhantomData))
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
 }
 
 #[derive(Args)]

@@ -29,7 +29,8 @@ pub(crate) type Sequence = Vec<Value>;
 
 /// Where a volume a `fileKeyRef` names is mounted when the container does not mount it.
 pub(crate) const VOLUMES_DIR: &str = "/.envshim/volumes";
-pub const MANIFEST_VAR: &str = "ENVSHIM_MANIFEST_JSON";
+/// The variable envshim reads its manifest's text from (`--manifest-json`'s).
+pub use envshim::engine::MANIFEST_VAR;
 /// envshim reads every `ENVSHIM_*` variable as its own configuration.
 pub(crate) const RESERVED: &str = "ENVSHIM_";
 /// The platform-resolved sources of `valueFrom` (the kubelet resolves them).

@@ -100,22 +100,14 @@ fn checked(o: &Options, naming: Naming) -> Result<Settings, String> {
         Grammar::Kubelet => "kubelet",
     };
     // Each value was checked by envshim's own parser (cli.rs): it goes to envshim as given.
-    let watch_settings = [
-        ("on-change", &o.on_change),
-        ("restart-signal", &o.restart_signal),
-        ("restart-timeout", &o.restart_timeout),
-        ("watch-settle", &o.watch_settle),
-        ("watch-poll", &o.watch_poll),
-        ("watch-splay", &o.watch_splay),
-    ];
     // As envshim run: a setting of --watch without it is a mistake.
-    if let Some((key, _)) = watch_settings.iter().find(|(_, v)| v.is_some()).filter(|_| !o.watch) {
+    if let Some((key, _)) = o.watch_settings.0.first().filter(|_| !o.watch) {
         return Err(format!("{} needs {} (it is a setting of envshim's --watch)", opt(key), opt("watch")));
     }
-    let given = [("wait", o.wait.as_deref()), ("env-grammar", Some(grammar))].into_iter().chain(watch_settings.iter().map(|(k, v)| (*k, v.as_deref())));
+    let given = o.wait.0.iter().map(|(k, v)| (k.as_str(), v.as_str())).chain([("env-grammar", grammar)]).chain(o.watch_settings.0.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     let variables = envshim::cli::values::variables();
     let variable = |long: &str| variables.iter().find(|(l, _)| l == long).map(|(_, v)| v.clone());
-    let shim_env = given.filter_map(|(long, value)| Some((variable(long).expect("an option of envshim run with a variable"), value?.to_string()))).collect();
+    let shim_env = given.map(|(long, value)| (variable(long).expect("an option of envshim run with a variable"), value.to_string())).collect();
     // The converter's options that are envshim's (the same long name), with envshim's variable for each.
     let ours = Options::augment_args(clap::Command::new("options"));
     let settable = ours.get_arguments().filter_map(|a| a.get_long()).filter_map(|long| Some((variable(long)?, long.to_string()))).collect();

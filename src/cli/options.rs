@@ -9,9 +9,9 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::PathBuf;
 
 use clap::parser::ValueSource;
-use clap::{CommandFactory, FromArgMatches};
+use clap::{Args, CommandFactory, FromArgMatches};
 
-use super::{usage, CheckArgs, CheckFormat, Cli, Command, FmtArgs, InstallArgs, Reading, RenderArgs, RenderFormat, RunArgs, Sources, Supervision, Watching};
+use super::{usage, CheckArgs, CheckFormat, Cli, Command, FmtArgs, Hidden, InstallArgs, Reading, RenderArgs, RenderFormat, RunArgs, Sources, Starting, Supervision, Watching};
 use crate::error::{Error, ExitCode};
 use crate::pipeline::{CheckOptions, InitOptions, Options, RunOptions};
 use crate::render::Format;
@@ -68,7 +68,8 @@ pub fn parse(args: Vec<OsString>) -> Result<Invocation, Refused> {
     let from = FromVariable {
         manifest_json: from("manifest_json"),
         env_files: from("env_files"),
-        watch_settings: WATCH_SETTINGS.iter().any(|id| on_line(id)),
+        // The first of them given on the command line (its long name).
+        watch_setting: sub.get_groups().filter(|g| Some(g.get_id()) == WatchOptions::group_id().as_ref()).flat_map(|g| g.get_args()).find(|id| on_line(id.as_str())).and_then(|id| sub.get_arguments().find(|a| a.get_id() == id)?.get_long()),
     };
     // Moved out of the matches, not copied (the values are no longer needed there).
     let cli = Cli::from_arg_matches_mut(&mut matches).map_err(|e| usage::refused(e, &args))?;
@@ -119,39 +120,36 @@ pub(super) fn check_variables(sub: &clap::Command, parsed: Option<&clap::ArgMatc
 }
 
 /// The options whose messages name where their value came from: was it
-/// their configuration variable? And was one of `--watch`'s settings given
-/// on the command line (without `--watch`, a mistake; their variables are
-/// then not used)?
+/// their configuration variable? And which of `--watch`'s settings was given
+/// first on the command line (without `--watch`, a mistake; their variables
+/// are then not used)?
 #[derive(Clone, Copy)]
 struct FromVariable {
     manifest_json: bool,
     env_files: bool,
-    watch_settings: bool,
+    watch_setting: Option<&'static str>,
 }
-
-/// The ids of `--watch`'s settings ([`Watching`]'s fields but `watch`).
-const WATCH_SETTINGS: [&str; 6] = ["on_change", "restart_signal", "restart_timeout", "watch_settle", "watch_poll", "watch_splay"];
 
 /// The library's values of a parsed command line; `sub` is its subcommand's
 /// definition.
 fn invocation(command: Command, sub: &'static clap::Command, m: FromVariable) -> Result<Invocation, String> {
     Ok(match command {
-        Command::Run(RunArgs { sources, reading, supervision, watching, program }) => {
-            let (options, run) = options(sources, reading, (supervision, watching), sub, m)?;
+        Command::Run(RunArgs { sources, reading, starting, supervision, watching, program }) => {
+            let (options, run) = options(sources, reading, (starting, supervision, watching), sub, m)?;
             Invocation::Run(options, RunOptions { program, ..run })
         }
-        Command::Check(CheckArgs { sources, reading, supervision, watching, strict, format, program }) => {
-            let (options, run) = options(sources, reading, (supervision, watching), sub, m)?;
+        Command::Check(CheckArgs { sources, reading, starting, supervision, watching, strict, format, program }) => {
+            let (options, run) = options(sources, reading, (starting, supervision, watching), sub, m)?;
             let json = matches!(format, Some(CheckFormat::Json));
             let watch = run.init.as_ref().is_some_and(|init| init.watch.is_some());
             Invocation::Check(options, CheckOptions { program, no_expand_args: run.no_expand_args, verbose: run.verbose, strict, json, watch })
         }
-        Command::Render(RenderArgs { sources, reading, supervision, watching, format, show_values }) => {
+        Command::Render(RenderArgs { sources, reading, starting: Hidden(starting), supervision: Hidden(supervision), watching: Hidden(watching), format, show_values }) => {
             let format = match format {
                 RenderFormat::Env => Format::Env,
                 RenderFormat::Json => Format::Json,
             };
-            Invocation::Render(options(sources, reading, (supervision, watching), sub, m)?.0, format, show_values)
+            Invocation::Render(options(sources, reading, (starting, supervision, watching), sub, m)?.0, format, show_values)
         }
         Command::Install(InstallArgs { dest, force }) => Invocation::Install(dest, force),
         Command::Fmt(FmtArgs { files, check }) => Invocation::Fmt(files, check),
@@ -160,12 +158,12 @@ fn invocation(command: Command, sub: &'static clap::Command, m: FromVariable) ->
 
 /// The options of run, check and render (docs/reference.md §1: one table for
 /// the three): what they share, and what run takes (check takes some of it).
-fn options(s: Sources, r: Reading, (supervision, watching): (Supervision, Watching), sub: &'static clap::Command, from_variable: FromVariable) -> Result<(Options, RunOptions), String> {
+fn options(s: Sources, r: Reading, (starting, supervision, watching): (Starting, Supervision, Watching), sub: &'static clap::Command, from_variable: FromVariable) -> Result<(Options, RunOptions), String> {
     // `--env` and `--env-file` take values starting with `-`, but not `--`, which ends the options.
     if s.envs.iter().chain(&s.env_files).any(|v| v == "--") {
         return Err("--env and --env-file need a value (-- ends the options)".into());
     }
-    let watch = watch_options(watching, from_variable.watch_settings)?;
+    let watch = watch_options(watching, from_variable.watch_setting)?;
     let init = init_options(supervision, watch)?;
     let options = Options {
         manifest: s.manifest,
@@ -185,7 +183,7 @@ fn options(s: Sources, r: Reading, (supervision, watching): (Supervision, Watchi
         env_grammar: r.env_grammar.unwrap_or_default(),
         config_vars: Box::leak(sub.get_arguments().filter_map(|a| a.get_env()?.to_str()).collect::<Box<[_]>>()),
     };
-    let run = RunOptions { program: Vec::new(), no_expand_args: r.no_expand_args, verbose: r.verbose, init };
+    let run = RunOptions { program: Vec::new(), no_expand_args: starting.no_expand_args, verbose: starting.verbose, init };
     Ok((options, run))
 }
 
@@ -206,24 +204,14 @@ fn env_files(given: Vec<OsString>, from_variable: bool, var: &str) -> Vec<OsStri
 }
 
 /// `--watch`'s settings when `--watch` (or its variable) is on; without it,
-/// one of them given on the command line (`on_line`) is a usage error, and
-/// their variables are not used.
-fn watch_options(w: Watching, on_line: bool) -> Result<Option<WatchOptions>, String> {
-    if !w.watch {
-        return match on_line {
-            true => Err("--on-change, --restart-signal, --restart-timeout and --watch-* need --watch (or ENVSHIM_WATCH)".into()),
-            false => Ok(None),
-        };
+/// one of them given on the command line (`on_line`, its long name) is a
+/// usage error, and their variables are not used.
+fn watch_options(w: Watching, on_line: Option<&str>) -> Result<Option<WatchOptions>, String> {
+    match on_line {
+        _ if w.watch => Ok(Some(w.settings)),
+        Some(long) => Err(format!("--{long} is a setting of --watch: it needs --watch (or ENVSHIM_WATCH)")),
+        None => Ok(None),
     }
-    let d = WatchOptions::default();
-    Ok(Some(WatchOptions {
-        on_change: w.on_change.unwrap_or(d.on_change),
-        restart_signal: w.restart_signal.unwrap_or(d.restart_signal),
-        restart_timeout: w.restart_timeout.unwrap_or(d.restart_timeout),
-        settle: w.watch_settle.unwrap_or(d.settle),
-        poll: w.watch_poll.unwrap_or(d.poll),
-        splay: w.watch_splay.unwrap_or(d.splay),
-    }))
 }
 
 /// `--init`'s settings when `--init` (or its variable, or `--watch`, which

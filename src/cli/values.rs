@@ -11,7 +11,7 @@ use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::ErrorKind;
 
 use crate::envfile::Grammar;
-use crate::watch::OnChange;
+pub use crate::words::Words;
 
 pub use crate::init::parse_rewrite as rewrite_signal;
 pub use crate::wait::duration;
@@ -46,35 +46,11 @@ pub fn env_grammar() -> Words<Grammar> {
     Words { parse, words: &["envshim", "kubelet"] }
 }
 
-/// `--on-change`: `restart`, `exit` or `signal:SIG` (the completions offer
-/// the signals programs commonly reload on).
-pub fn on_change() -> Words<OnChange> {
-    Words { parse: parse_on_change, words: &["restart", "exit", "signal:HUP", "signal:USR1", "signal:USR2"] }
-}
+pub use crate::watch::on_change_words as on_change;
 
 /// `--success-exit`: digits only, 0 to 255.
 pub fn exit_code(text: &str) -> Result<u8, String> {
     text.bytes().all(|b| b.is_ascii_digit()).then(|| text.parse().ok()).flatten().ok_or_else(|| "expected an exit code from 0 to 255".to_string())
-}
-
-/// A parser that also names the words to offer (the completions list them;
-/// the help's own text says what they mean).
-#[derive(Clone)]
-pub struct Words<T> {
-    parse: fn(&str) -> Result<T, String>,
-    words: &'static [&'static str],
-}
-
-impl<T: Clone + Send + Sync + 'static> TypedValueParser for Words<T> {
-    type Value = T;
-
-    fn parse_ref(&self, cmd: &clap::Command, arg: Option<&clap::Arg>, value: &OsStr) -> Result<T, clap::Error> {
-        self.parse.parse_ref(cmd, arg, value)
-    }
-
-    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
-        Some(Box::new(self.words.iter().map(|w| PossibleValue::new(*w))))
-    }
 }
 
 /// The value as written, once `P` (one of the parsers here) takes it: the

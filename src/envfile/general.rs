@@ -240,3 +240,31 @@ pub(super) fn trim_end(s: &[u8]) -> &[u8] {
 fn offset(whole: &[u8], sub: &[u8]) -> usize {
     sub.as_ptr() as usize - whole.as_ptr() as usize
 }
+
+/// A value as this grammar reads it back (`render`'s env output): bare
+/// when that is exact, else double-quoted with the `\\ \" \n \t \r \$` escapes.
+pub fn written(value: &[u8]) -> Vec<u8> {
+    let blank = |b: &u8| *b == b' ' || *b == b'\t';
+    let needs_quotes = value.iter().any(|b| matches!(b, b'\n' | b'\r' | b'\t' | b'"' | b'\'' | b'\\' | b'$'))
+        || value.first().is_some_and(blank)
+        || value.last().is_some_and(blank)
+        || value.windows(2).any(|w| w[0] == b' ' && w[1] == b'#');
+    if !needs_quotes {
+        return value.to_vec();
+    }
+    let mut out = Vec::with_capacity(value.len() + 2);
+    out.push(b'"');
+    for &b in value {
+        match b {
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'$' => out.extend_from_slice(b"\\$"),
+            _ => out.push(b),
+        }
+    }
+    out.push(b'"');
+    out
+}

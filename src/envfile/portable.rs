@@ -234,3 +234,23 @@ fn entry(data: &[u8], pos: usize, l: &Line, value: &[u8], scratch: &mut Vec<u8>,
     out.extend_from_slice(ending);
     Fix { line, changes, again: None, cannot }
 }
+/// Whether a value looks like an env file (a hint's test, not a parse:
+/// src/hints.rs): every line that is not blank or a comment is `NAME=...`
+/// (`export NAME=...`), and there is one.
+pub fn looks_like_env_file(value: &[u8]) -> bool {
+    let mut any = false;
+    for line in value.split(|&b| b == b'\n') {
+        let line = line.trim_ascii();
+        if line.is_empty() || line.starts_with(b"#") {
+            continue;
+        }
+        let line = line.strip_prefix(b"export ").unwrap_or(line);
+        let name = line.iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count();
+        if name == 0 || line[0].is_ascii_digit() || line.get(name) != Some(&b'=') {
+            return false;
+        }
+        any = true;
+    }
+    any
+}
+

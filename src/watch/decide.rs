@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use libc::c_int;
 
-use super::OnChange;
+use super::{OnChange, WatchOptions};
 use crate::error::ExitCode;
 
 /// What the decision compares: a build's environment and program line.
@@ -39,20 +39,11 @@ pub(crate) enum Next {
     Exit(ExitCode),
 }
 
-/// The settings the rules read.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Timing {
-    /// `--watch-settle`: the quiet period before a read, and between the two identical reads.
-    pub settle: Duration,
-    /// `--watch-poll`: a read without an event, this often.
-    pub poll: Duration,
-    pub on_change: OnChange,
-}
-
 /// The state of the watch: the running program's build, a change read once,
 /// the next read, a stop under way.
 pub(crate) struct Decision<B> {
-    timing: Timing,
+    /// The settings the rules read (`settle`, `poll`, `on_change`).
+    settings: WatchOptions,
     running: B,
     /// A read that differs from the running program's, to be read the same once more.
     pending: Option<B>,
@@ -70,8 +61,8 @@ pub(crate) struct Decision<B> {
 impl<B: Content> Decision<B> {
     /// The program of `running` has just started; a read right away sees a
     /// change made between the first read and the watches.
-    pub(crate) fn new(running: B, timing: Timing, now: Instant) -> Self {
-        Decision { timing, running, pending: None, due: Some(now), next_poll: now + timing.poll, stopping: None, problem: None, ending: false }
+    pub(crate) fn new(running: B, settings: WatchOptions, now: Instant) -> Self {
+        Decision { settings, running, pending: None, due: Some(now), next_poll: now + settings.poll, stopping: None, problem: None, ending: false }
     }
 
     /// The build of the program running (or being stopped).
@@ -95,7 +86,7 @@ impl<B: Content> Decision<B> {
     /// An event concerning a source: a read once it has been quiet for `--watch-settle`.
     pub(crate) fn changed(&mut self, now: Instant) {
         if !self.ending {
-            self.due = Some(now + self.timing.settle);
+            self.due = Some(now + self.settings.settle);
         }
     }
 
@@ -106,7 +97,7 @@ impl<B: Content> Decision<B> {
             return None;
         }
         if now >= self.next_poll {
-            self.next_poll = now + self.timing.poll;
+            self.next_poll = now + self.settings.poll;
             self.due.get_or_insert(now);
         }
         if self.due.is_some_and(|d| now >= d) {
@@ -146,7 +137,7 @@ impl<B: Content> Decision<B> {
             Some(p) if p.same(&build) => actions.extend(self.act(build)),
             _ => {
                 self.pending = Some(build);
-                self.due = Some(now + self.timing.settle + splay);
+                self.due = Some(now + self.settings.settle + splay);
             }
         }
         actions
@@ -155,7 +146,7 @@ impl<B: Content> Decision<B> {
     /// Applies `build`, read twice the same.
     fn act(&mut self, build: B) -> Vec<Action> {
         let what = self.running.describe(&build);
-        match self.timing.on_change {
+        match self.settings.on_change {
             OnChange::Signal(sig) => {
                 self.running = build;
                 vec![Action::Say(format!("watch: {what}: signal {sig} sent to the program, which keeps its environment")), Action::Signal(sig)]
@@ -217,7 +208,7 @@ mod tests {
     /// A watch of `v1` started at `t0`, its first read made (the same).
     fn started(on_change: OnChange) -> (Decision<B>, Instant) {
         let t0 = Instant::now();
-        let mut d = Decision::new(B("v1", "a"), Timing { settle: SETTLE, poll: POLL, on_change }, t0);
+        let mut d = Decision::new(B("v1", "a"), WatchOptions { settle: SETTLE, poll: POLL, on_change, restart_signal: libc::SIGTERM, restart_timeout: Duration::from_secs(10), splay: Duration::ZERO }, t0);
         assert_eq!(d.tick(t0), Some(Action::Read), "a read at once");
         assert_eq!(d.read(Ok(B("v1", "a")), t0, Duration::ZERO), []);
         (d, t0)

@@ -15,6 +15,22 @@ const SETTINGS: [(&str, &str, &str); 6] = [
     ("--watch-splay", "45s", "ENVSHIM_WATCH_SPLAY"),
 ];
 
+/// The settings above are envshim's own, all of them, in its order (read
+/// from envshim's definition): a setting added to `envshim run --watch`
+/// and not to the converter (kubectl-envshim/src/cli.rs, `WatchSettings`)
+/// fails here, and once listed above, fails the test below.
+#[test]
+fn the_settings_are_every_one_of_envshims() {
+    use clap::Args;
+    let defined = envshim::WatchOptions::augment_args(clap::Command::new("run"));
+    let envshim: Vec<String> = defined.get_arguments().map(|a| format!("--{}", a.get_long().unwrap())).collect();
+    let listed: Vec<&str> = SETTINGS.iter().map(|(flag, _, _)| *flag).collect();
+    assert_eq!(listed, envshim);
+    let converter = kubectl_envshim::cli::WatchSettings::augment_args(clap::Command::new("convert"));
+    let converter: Vec<String> = converter.get_arguments().map(|a| format!("--{}", a.get_long().unwrap())).collect();
+    assert_eq!(converter, envshim);
+}
+
 /// The converted app container's env (name, value), in order.
 fn shim_env(doc: &Value) -> Vec<(String, String)> {
     let env = json_of(&doc["spec"]["containers"][0]["env"]);

@@ -1,0 +1,80 @@
+//! `--watch`'s settings: what a change does, and the watcher's timing.
+
+use std::time::Duration;
+
+use clap::Args;
+use libc::c_int;
+
+use crate::init;
+use crate::words::Words;
+
+// `--watch`'s settings, each needing `--watch`: their definition on the
+// command line (flattened by `cli::Watching`; their names, help and
+// defaults) and the watcher's value at once, filled by clap. Its `ArgGroup`
+// (the one the derive makes) is how the command line tells them apart.
+// (`//`: a doc comment would be the help of `run`, which flattens it.)
+#[derive(Args, Debug, Clone, Copy, PartialEq, Eq)]
+#[group(multiple = true)]
+pub struct WatchOptions {
+    /// With --watch, what a change does: restart (the program), exit, or signal:SIG (only send it SIG)
+    #[arg(long, value_name = "ACTION", value_parser = on_change_words(), default_value = "restart", hide_possible_values = true, env = "ENVSHIM_ON_CHANGE", hide_env_values = true)]
+    pub on_change: OnChange,
+    /// With --watch, the signal that stops the program for a restart
+    #[arg(long, value_name = "SIG", value_parser = parse_signal, default_value = "TERM", env = "ENVSHIM_RESTART_SIGNAL", hide_env_values = true)]
+    pub restart_signal: i32,
+    /// With --watch, how long a stopping program gets before SIGKILL to its process group
+    #[arg(long, value_name = "DURATION", value_parser = crate::wait::duration, default_value = "10s", env = "ENVSHIM_RESTART_TIMEOUT", hide_env_values = true)]
+    pub restart_timeout: Duration,
+    /// With --watch, the quiet time after a change before the files are read again
+    #[arg(long = "watch-settle", value_name = "DURATION", value_parser = crate::wait::duration, default_value = "1s", env = "ENVSHIM_WATCH_SETTLE", hide_env_values = true)]
+    pub settle: Duration,
+    /// With --watch, how often the files are read again without an event
+    #[arg(long = "watch-poll", value_name = "DURATION", value_parser = parse_poll, default_value = "60s", env = "ENVSHIM_WATCH_POLL", hide_env_values = true)]
+    pub poll: Duration,
+    /// With --watch, a random delay of up to DURATION before a change is acted on
+    #[arg(long = "watch-splay", value_name = "DURATION", value_parser = crate::wait::duration, default_value = "0", env = "ENVSHIM_WATCH_SPLAY", hide_env_values = true)]
+    pub splay: Duration,
+}
+
+/// What a change does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OnChange {
+    Restart,
+    Exit,
+    /// Only this signal to the program (which reads its files itself).
+    Signal(c_int),
+}
+
+/// `--on-change`: `restart`, `exit` or `signal:SIG`.
+pub fn parse_on_change(text: &str) -> Result<OnChange, String> {
+    match text {
+        "restart" => Ok(OnChange::Restart),
+        "exit" => Ok(OnChange::Exit),
+        _ => match text.strip_prefix("signal:") {
+            Some(sig) => parse_signal(sig).map(OnChange::Signal),
+            None => Err("expected restart, exit or signal:SIG".into()),
+        },
+    }
+}
+
+/// `--watch-poll`: a duration, more than 0.
+pub fn parse_poll(text: &str) -> Result<Duration, String> {
+    match crate::wait::duration(text)? {
+        d if d.is_zero() => Err("must be more than 0".into()),
+        d => Ok(d),
+    }
+}
+
+/// A signal to send (`--restart-signal`, `signal:SIG`): a name or number, not 0.
+pub fn parse_signal(text: &str) -> Result<c_int, String> {
+    match init::signal_number(text)? {
+        0 => Err("0 is no signal".into()),
+        sig => Ok(sig),
+    }
+}
+
+/// `--on-change`'s parser: the completions offer the signals programs
+/// commonly reload on.
+pub fn on_change_words() -> Words<OnChange> {
+    Words { parse: parse_on_change, words: &["restart", "exit", "signal:HUP", "signal:USR1", "signal:USR2"] }
+}
