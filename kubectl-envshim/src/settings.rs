@@ -95,10 +95,7 @@ fn checked(o: &Options, naming: Naming) -> Result<Settings, String> {
             return Err(format!("{}: expected a Kubernetes quantity (100m, 0.1, 32Mi)", opt(key)));
         }
     }
-    let grammar = match o.env_grammar {
-        Grammar::Envshim => "envshim",
-        Grammar::Kubelet => "kubelet",
-    };
+    let grammar = envshim::cli::values::grammar_word(o.env_grammar);
     // Each value was checked by envshim's own parser (cli.rs): it goes to envshim as given.
     // As envshim run: a setting of --watch without it is a mistake.
     if let Some((key, _)) = o.watch_settings.0.first().filter(|_| !o.watch) {

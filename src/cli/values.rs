@@ -37,13 +37,20 @@ pub fn switch(text: &str) -> Result<bool, String> {
 /// `--env-grammar`: one of its two words (offered by the completions).
 pub fn env_grammar() -> Words<Grammar> {
     fn parse(text: &str) -> Result<Grammar, String> {
-        match text {
-            "envshim" => Ok(Grammar::Envshim),
-            "kubelet" => Ok(Grammar::Kubelet),
-            _ => Err("expected envshim or kubelet".into()),
-        }
+        GRAMMARS.into_iter().find(|g| grammar_word(*g) == text).ok_or_else(|| "expected envshim or kubelet".into())
     }
     Words { parse, words: &["envshim", "kubelet"] }
+}
+
+const GRAMMARS: [Grammar; 2] = [Grammar::Envshim, Grammar::Kubelet];
+
+/// `--env-grammar`'s word for `g`, as its parser reads it (the converter
+/// writes it back to envshim).
+pub fn grammar_word(g: Grammar) -> &'static str {
+    match g {
+        Grammar::Envshim => "envshim",
+        Grammar::Kubelet => "kubelet",
+    }
 }
 
 pub use crate::watch::on_change_words as on_change;
@@ -80,4 +87,17 @@ pub fn variables() -> Vec<(String, String)> {
     cli.build();
     let run = cli.find_subcommand("run").expect("run is defined");
     run.get_arguments().filter_map(|a| Some((a.get_long()?.to_string(), a.get_env()?.to_str()?.to_string()))).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_completions_offer_each_grammar_by_the_word_its_parser_reads() {
+        assert_eq!(env_grammar().words, GRAMMARS.map(grammar_word));
+        for g in GRAMMARS {
+            assert_eq!((env_grammar().parse)(grammar_word(g)), Ok(g));
+        }
+    }
 }
