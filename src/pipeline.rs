@@ -233,8 +233,8 @@ type Read<'m> = (Manifest<'m>, Vec<(Vec<u8>, Vec<u8>)>, Vec<(Vec<u8>, Vec<u8>)>)
 /// The manifest and the `--env` and `--volume` pairs: every problem among them reported.
 fn read<'m>(opts: &'m Options, text: &'m mut Vec<u8>) -> Result<Read<'m>, Vec<Error>> {
     let mut errors = Vec::new();
-    let cli_env = split_pairs(&opts.envs, "--env", "NAME=VALUE", &mut errors);
-    let cli_volumes = split_pairs(&opts.volumes, "--volume", "NAME=DIR", &mut errors);
+    let cli_env = Pair::Env.split(&opts.envs, &mut errors);
+    let cli_volumes = Pair::Volume.split(&opts.volumes, &mut errors);
     let loaded = match &opts.manifest_json {
         None => load_manifest(opts.manifest.as_deref(), opts.container.as_deref(), text),
         Some((shown, json)) => match crate::engine::unexpanded(shown) {
@@ -351,21 +351,61 @@ fn check_warnings(warnings: &mut Warnings, view: &Environment, env: &Environment
     hints::warn(warnings, env, line);
 }
 
-/// Splits `NAME=VALUE` options at the first `=`; every malformed one is an error.
-fn split_pairs(items: &[OsString], option: &str, form: &str, errors: &mut Vec<Error>) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut pairs = Vec::with_capacity(items.len());
-    for (i, item) in items.iter().enumerate() {
-        let bytes = item.as_bytes();
-        match bytes.iter().position(|&b| b == b'=') {
-            Some(eq) if eq > 0 || option == "--env" => pairs.push((bytes[..eq].to_vec(), bytes[eq + 1..].to_vec())),
-            // Docker's `-v NAME:DIR` habit.
-            _ if option == "--volume" && bytes.contains(&b':') => {
-                errors.push(Error::usage(format!("{option} #{}: expected {form} (envshim's --volume takes NAME=DIR, not Docker's NAME:DIR)", i + 1)))
-            }
-            _ => errors.push(Error::usage(format!("{option} #{}: expected {form}", i + 1))),
+/// The options given as `NAME=...` pairs, each with its own rule for the part
+/// before the `=`.
+#[derive(Clone, Copy)]
+enum Pair {
+    /// `--env NAME=VALUE`.
+    Env,
+    /// `--volume NAME=DIR`.
+    Volume,
+}
+
+impl Pair {
+    /// The option, as its messages name it.
+    fn option(self) -> &'static str {
+        match self {
+            Pair::Env => "--env",
+            Pair::Volume => "--volume",
         }
     }
-    pairs
+
+    /// The shape its messages expect.
+    fn form(self) -> &'static str {
+        match self {
+            Pair::Env => "NAME=VALUE",
+            Pair::Volume => "NAME=DIR",
+        }
+    }
+
+    /// Whether the name may be empty here: an `--env`'s name is judged later by
+    /// the name rule, as a manifest's is (a configuration error, not a usage
+    /// one); nothing after this judges a volume's.
+    fn empty_name(self) -> bool {
+        matches!(self, Pair::Env)
+    }
+
+    /// What the message adds when the item shows another tool's habit.
+    fn habit(self, item: &[u8]) -> &'static str {
+        match self {
+            // Docker's `-v NAME:DIR`.
+            Pair::Volume if item.contains(&b':') => " (envshim's --volume takes NAME=DIR, not Docker's NAME:DIR)",
+            _ => "",
+        }
+    }
+
+    /// Splits the items at the first `=`; every malformed one is an error.
+    fn split(self, items: &[OsString], errors: &mut Vec<Error>) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut pairs = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let bytes = item.as_bytes();
+            match bytes.iter().position(|&b| b == b'=') {
+                Some(eq) if eq > 0 || self.empty_name() => pairs.push((bytes[..eq].to_vec(), bytes[eq + 1..].to_vec())),
+                _ => errors.push(Error::usage(format!("{} #{}: expected {}{}", self.option(), i + 1, self.form(), self.habit(bytes)))),
+            }
+        }
+        pairs
+    }
 }
 
 /// `--manifest-json` / `ENVSHIM_MANIFEST_JSON`: the manifest's text itself,

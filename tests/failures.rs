@@ -119,6 +119,24 @@ fn invalid_env_option_name_is_78() {
     envshim(["run", "--env", "OK=1", "--env", "caf\u{e9}=x", "--", "/bin/true"]).run().fails_with(78, &["--env #2"]);
 }
 
+/// Without an `=`, an `--env` or `--volume` is a usage error that names the
+/// option and its shape; a volume's name may not be empty, and only a volume
+/// gets the hint about Docker's `:`.
+#[test]
+fn a_pair_without_its_equals_is_2() {
+    for (args, line) in [
+        (&["--env", "A"][..], "envshim: --env #1: expected NAME=VALUE"),
+        (&["--env", "A:B"], "envshim: --env #1: expected NAME=VALUE"),
+        (&["--volume", "v=/tmp", "--volume", "=/tmp"], "envshim: --volume #2: expected NAME=DIR"),
+        (&["--volume", "=a:b"], "envshim: --volume #1: expected NAME=DIR (envshim's --volume takes NAME=DIR, not Docker's NAME:DIR)"),
+    ] {
+        assert_eq!(envshim(["check"].iter().chain(args)).run().fails_with(2, &[]), line, "{args:?}");
+    }
+    // Each malformed pair is reported, the `--env`s first.
+    let lines = envshim(["check", "--volume", "=a", "--env", "x"]).run().fails(2);
+    assert_eq!(lines, ["envshim: --env #1: expected NAME=VALUE", "envshim: --volume #1: expected NAME=DIR"]);
+}
+
 #[test]
 fn invalid_file_key_ref_key_is_78() {
     let (_v, _d, m) = setup(&[("a.env", "1A=x\n")], json!({"env": [file_key_ref("X", "v", "a.env", "bad\u{7f}key", false)]}));

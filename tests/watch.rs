@@ -11,7 +11,7 @@ use std::process::Command;
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
-use crate::common::{am_root, assert_no_sentinel, command, deny_syscall, envshim, Done, KubeletVolume, Run, SENTINEL};
+use crate::common::{am_root, assert_no_sentinel, command, deny_syscall, envshim, rss_kib, Done, KubeletVolume, Run, SENTINEL};
 
 mod stress;
 
@@ -369,13 +369,6 @@ fn a_restart_reads_the_changed_file_with_the_kubelet_grammar_when_it_was_started
     assert_eq!(done.stderr.matches("not applied").count(), 1, "{}", done.stderr);
     // The start's warning (a misspelt variable) is said once, not at each read.
     assert_eq!(done.stderr.matches("warning: ").count(), 1, "{}", done.stderr);
-}
-
-/// envshim's resident memory, in KiB.
-fn rss_kib(pid: u32) -> u64 {
-    let status = fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
 /// Each read frees what it read: with the manifest given as text (as a

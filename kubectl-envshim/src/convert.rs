@@ -374,7 +374,7 @@ fn program(c: &Mapping, own_command: Option<Sequence>, s: &Settings, problems: &
                     format!(
                         "no command: the image's ENTRYPOINT cannot be known without asking a registry, which the converter never does; \
                          set command, or {}",
-                        s.naming.give("entrypoint", &format!("{name}=PROGRAM"))
+                        s.naming.add_line("entrypoint", &format!("{name}=PROGRAM"))
                     ),
                 ));
                 Vec::new()

@@ -60,13 +60,13 @@ impl Naming {
             Naming::Config => format!("the config's data.{key}"),
         }
     }
-    /// What to do to give the option `key` the `value` (for `entrypoint`,
-    /// one of its lines).
-    pub fn give(self, key: &str, value: &str) -> String {
+    /// What to do to give the repeatable option `key` one more `line`: one
+    /// more `--KEY LINE`, or a line of the config's `data.KEY` (a repeatable
+    /// option's value there is one value a line, krm.rs).
+    pub fn add_line(self, key: &str, line: &str) -> String {
         match self {
-            Naming::Flags => format!("give --{key} {value}"),
-            Naming::Config if key == "entrypoint" => format!("add the line {value} to the config's data.entrypoint"),
-            Naming::Config => format!("set the config's data.{key} to {value}"),
+            Naming::Flags => format!("give --{key} {line}"),
+            Naming::Config => format!("add the line {line} to the config's data.{key}"),
         }
     }
 }

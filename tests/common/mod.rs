@@ -2,13 +2,15 @@
 //! kubelet writes and updates them (`atomic_writer`), running the built
 //! binary hermetically (`shim`: cleared environment, explicit variables, a
 //! timeout), checks on what it printed (`out`), runs signalled from outside
-//! (`background`) and waited on (`run`: the `--init` and `--watch` tests');
+//! (`background`) and waited on (`run`: the `--init` and `--watch` tests'),
+//! what `/proc` says of them (`procfs`);
 //! here, which binary runs and the sentinel.
 #![allow(dead_code)]
 
 mod atomic_writer;
 mod background;
 mod out;
+mod procfs;
 mod run;
 mod shim;
 mod volume;
@@ -17,6 +19,7 @@ mod volume;
 pub use atomic_writer::*;
 pub use background::*;
 pub use out::*;
+pub use procfs::*;
 pub use run::*;
 pub use shim::*;
 pub use volume::*;

@@ -11,7 +11,7 @@ use std::thread::sleep;
 use std::time::{Duration, Instant};
 
 use super::run;
-use crate::common::{bin, children_of, command, pid_namespaces, Run, SENTINEL, TEST_BIN_VAR};
+use crate::common::{bin, children_of, command, pid_namespaces, status_mask, status_name, Run, SENTINEL, TEST_BIN_VAR};
 
 // ---------------------------------------------------------------- signals
 
@@ -192,18 +192,6 @@ impl Drop for CpuLimit {
             sleep(Duration::from_millis(20));
         }
     }
-}
-
-/// A `/proc/PID/status` field (e.g. `SigCgt`) as a number; None once the process is gone.
-fn status_mask(pid: i32, field: &str) -> Option<u64> {
-    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let value = status.lines().find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))?;
-    u64::from_str_radix(value.trim(), 16).ok()
-}
-
-fn status_name(pid: i32) -> Option<String> {
-    let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status.lines().find_map(|l| l.strip_prefix("Name:")).map(|n| n.trim().to_string())
 }
 
 /// SIGTERM while envshim, PID 1 of its namespace, is still reading its

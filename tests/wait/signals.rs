@@ -62,16 +62,15 @@ impl Waiting {
         let bits = (1u64 << (libc::SIGTERM - 1)) | (1u64 << (libc::SIGINT - 1));
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
-            let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-            let blocked = status.lines().find_map(|l| l.strip_prefix("SigBlk:")).map(|h| u64::from_str_radix(h.trim(), 16).unwrap());
+            let blocked = status_mask(pid, "SigBlk");
             // Blocked, or taken by sigtimedwait (which unblocks them while it sleeps).
             let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).unwrap_or_default();
             // (unshare's child blocks them too, before it execs envshim.)
-            let envshim = status.starts_with("Name:\tenvshim\n");
+            let envshim = status_name(pid).as_deref() == Some("envshim");
             if envshim && (blocked.is_some_and(|b| b & bits == bits) || wchan.contains("sigtimedwait")) {
                 return pid;
             }
-            assert!(Instant::now() < deadline, "envshim never blocked SIGTERM/SIGINT: {status}");
+            assert!(Instant::now() < deadline, "envshim never blocked SIGTERM/SIGINT (SigBlk {blocked:?}, wchan {wchan})");
             std::thread::sleep(Duration::from_millis(5));
         }
     }

@@ -10,15 +10,7 @@ use std::thread::sleep;
 use std::time::Duration;
 
 use super::{env_file, lines, log, stop, value, watch, SETTLE};
-use crate::common::{assert_no_sentinel, command, KubeletVolume, Run, SENTINEL};
-
-/// envshim's CPU time so far (user + system), in clock ticks (1/100 s).
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    // The fields after the command's `)`: state is the 3rd, utime the 14th, stime the 15th.
-    let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
-    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
-}
+use crate::common::{assert_no_sentinel, command, cpu_ticks, KubeletVolume, Run, SENTINEL};
 
 /// A restart waits while the old program drains for 3 s after SIGTERM; the
 /// same content is swapped in again meanwhile and polls come and go. envshim
