@@ -13,12 +13,30 @@ pub const MARKER: &str = "ENVSHIM_EXPANDED";
 /// The variable the converter carries the manifest in (every `$` doubled).
 pub const MANIFEST_VAR: &str = "ENVSHIM_MANIFEST_JSON";
 
-/// True when the manifest came from `ENVSHIM_MANIFEST_JSON` (`shown`) and the
+/// Where the manifest's text came from: `--manifest-json`, or its variable
+/// (where the converter puts it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JsonFrom {
+    Option,
+    Variable,
+}
+
+impl JsonFrom {
+    /// The name messages show for the text.
+    pub fn name(self) -> &'static str {
+        match self {
+            JsonFrom::Option => "--manifest-json",
+            JsonFrom::Variable => MANIFEST_VAR,
+        }
+    }
+}
+
+/// True when the manifest came from `ENVSHIM_MANIFEST_JSON` (`from`) and the
 /// marker says nothing expanded the container's `env`; false when a kubelet
 /// did, or there is no marker (a manifest written by hand, an older
 /// conversion: as before).
-pub fn unexpanded(shown: &str) -> Result<bool, Error> {
-    if shown != MANIFEST_VAR {
+pub fn unexpanded(from: JsonFrom) -> Result<bool, Error> {
+    if from != JsonFrom::Variable {
         return Ok(false);
     }
     match std::env::var_os(MARKER).as_deref().map(OsStr::as_bytes) {

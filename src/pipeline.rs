@@ -10,6 +10,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use crate::engine::JsonFrom;
 use crate::envfile::Grammar;
 use crate::environment::{self, Built, Environment, Inputs};
 use crate::error::{escape, Error, ExitCode};
@@ -34,8 +35,8 @@ pub struct Options {
     /// `--manifest` / `ENVSHIM_MANIFEST`; None: the default path if it exists.
     pub manifest: Option<OsString>,
     /// `--manifest-json` / `ENVSHIM_MANIFEST_JSON`: the manifest's text, and
-    /// the name messages show for it (the option's or the variable's).
-    pub manifest_json: Option<(&'static str, OsString)>,
+    /// which of the two gave it.
+    pub manifest_json: Option<(JsonFrom, OsString)>,
     pub env_files: Vec<OsString>,
     /// `--env-dir` / `ENVSHIM_ENV_DIR`: directories whose files become variables, commas already split.
     pub env_dirs: Vec<Vec<u8>>,
@@ -237,9 +238,9 @@ fn read<'m>(opts: &'m Options, text: &'m mut Vec<u8>) -> Result<Read<'m>, Vec<Er
     let cli_volumes = Pair::Volume.split(&opts.volumes, &mut errors);
     let loaded = match &opts.manifest_json {
         None => load_manifest(opts.manifest.as_deref(), opts.container.as_deref(), text),
-        Some((shown, json)) => match crate::engine::unexpanded(shown) {
-            Ok(false) => manifest_text(shown, json, opts.manifest.is_some(), opts.container.as_deref()),
-            Ok(true) => unexpanded_manifest(shown, json, opts, text),
+        Some((from, json)) => match crate::engine::unexpanded(*from) {
+            Ok(false) => manifest_text(from.name(), json, opts.manifest.is_some(), opts.container.as_deref()),
+            Ok(true) => unexpanded_manifest(from.name(), json, opts, text),
             Err(e) => Err(vec![e]),
         },
     };

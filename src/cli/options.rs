@@ -12,6 +12,7 @@ use clap::parser::ValueSource;
 use clap::{Args, CommandFactory, FromArgMatches};
 
 use super::{usage, CheckArgs, CheckFormat, Cli, Command, FmtArgs, Hidden, InstallArgs, Reading, RenderArgs, RenderFormat, RunArgs, Sources, Starting, Supervision, Watching};
+use crate::engine::JsonFrom;
 use crate::error::{Error, ExitCode};
 use crate::pipeline::{CheckOptions, InitOptions, Options, RunOptions};
 use crate::render::Format;
@@ -167,8 +168,7 @@ fn options(s: Sources, r: Reading, (starting, supervision, watching): (Starting,
     let init = init_options(supervision, watch)?;
     let options = Options {
         manifest: s.manifest,
-        // The name messages show for the text: the option's or the variable's.
-        manifest_json: s.manifest_json.map(|text| (if from_variable.manifest_json { variable(sub, "manifest_json") } else { "--manifest-json" }, text)),
+        manifest_json: s.manifest_json.map(|text| (if from_variable.manifest_json { JsonFrom::Variable } else { JsonFrom::Option }, text)),
         env_files: env_files(s.env_files, from_variable.env_files, variable(sub, "env_files")),
         // An empty part of the list names no directory (ENVSHIM_ENV_FILE's rule).
         env_dirs: s.env_dirs.into_iter().filter(|d| !d.is_empty()).map(OsStringExt::into_vec).collect(),
