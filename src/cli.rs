@@ -26,6 +26,7 @@ use clap::{Args, FromArgMatches, Parser, Subcommand, ValueEnum};
 use crate::envfile::Grammar;
 use crate::error::{exit_code_help, with_exit_codes, Tool};
 use crate::watch::WatchOptions;
+use crate::words::Text;
 
 pub use options::{parse, Invocation, Refused};
 pub use usage::{refused_line, refused_value};
@@ -244,10 +245,10 @@ pub struct Reading {
     #[arg(long, value_name = "envshim|kubelet", value_parser = values::env_grammar(), hide_possible_values = true, env = "ENVSHIM_ENV_GRAMMAR", hide_env_values = true)]
     pub env_grammar: Option<Grammar>,
     /// Validate names with the strict legacy rule
-    #[arg(long, value_parser = values::switch, env = "ENVSHIM_STRICT_NAMES", hide_env_values = true)]
+    #[arg(long, value_parser = Text(values::switch), env = "ENVSHIM_STRICT_NAMES", hide_env_values = true)]
     pub strict_names: bool,
     /// Wait up to DURATION for missing files that are not optional (500ms, 30s, 2m; a bare number is seconds)
-    #[arg(long, value_name = "DURATION", value_parser = values::duration, env = "ENVSHIM_WAIT", hide_env_values = true)]
+    #[arg(long, value_name = "DURATION", value_parser = Text(values::duration), env = "ENVSHIM_WAIT", hide_env_values = true)]
     pub wait: Option<Duration>,
     /// Do not add KUBERNETES_SERVICE_URL
     #[arg(long)]
@@ -263,10 +264,10 @@ pub struct Reading {
 #[group(skip)]
 pub struct Starting {
     /// Do not expand $(VAR) in the trailing PROGRAM/ARGS
-    #[arg(long, value_parser = values::switch, env = "ENVSHIM_NO_EXPAND_ARGS", hide_env_values = true)]
+    #[arg(long, value_parser = Text(values::switch), env = "ENVSHIM_NO_EXPAND_ARGS", hide_env_values = true)]
     pub no_expand_args: bool,
     /// Print each variable's source and size on stderr first
-    #[arg(short, long, value_parser = values::switch, env = "ENVSHIM_VERBOSE", hide_env_values = true)]
+    #[arg(short, long, value_parser = Text(values::switch), env = "ENVSHIM_VERBOSE", hide_env_values = true)]
     pub verbose: bool,
 }
 
@@ -274,19 +275,19 @@ pub struct Starting {
 #[group(skip)]
 pub struct Supervision {
     /// Stay as PID 1: fork, exec the program, forward signals, reap zombies
-    #[arg(long, value_parser = values::switch, env = "ENVSHIM_INIT", hide_env_values = true)]
+    #[arg(long, value_parser = Text(values::switch), env = "ENVSHIM_INIT", hide_env_values = true)]
     pub init: bool,
     /// With --init, forward signals to the child's whole process group
     #[arg(long)]
     pub init_group: bool,
     /// With --init, hold the first SIGTERM this long before forwarding it (500ms, 5s, 1m; a bare number is seconds)
-    #[arg(long, value_name = "DURATION", value_parser = values::duration)]
+    #[arg(long, value_name = "DURATION", value_parser = Text(values::duration))]
     pub term_delay: Option<Duration>,
     /// With --init, the program's exit code CODE (0-255; 128+N for signal N) counts as success: envshim exits 0 (repeatable)
-    #[arg(long = "success-exit", value_name = "CODE", value_parser = values::exit_code)]
+    #[arg(long = "success-exit", value_name = "CODE", value_parser = Text(values::exit_code))]
     pub success_exits: Vec<u8>,
     /// With --init, forward a received signal FROM as TO (TERM:QUIT, 15:3; TO 0 drops it) (repeatable)
-    #[arg(long = "rewrite-signal", value_name = "FROM:TO", value_parser = values::rewrite_signal)]
+    #[arg(long = "rewrite-signal", value_name = "FROM:TO", value_parser = Text(values::rewrite_signal))]
     pub rewrite_signals: Vec<(i32, i32)>,
 }
 
@@ -294,7 +295,7 @@ pub struct Supervision {
 #[group(skip)]
 pub struct Watching {
     /// Restart the program when a file its environment or program line came from changes (implies --init)
-    #[arg(long, value_parser = values::switch, env = "ENVSHIM_WATCH", hide_env_values = true)]
+    #[arg(long, value_parser = Text(values::switch), env = "ENVSHIM_WATCH", hide_env_values = true)]
     pub watch: bool,
     #[command(flatten)]
     pub settings: WatchOptions,
