@@ -155,13 +155,27 @@ pub struct Hidden<T>(pub T);
 
 impl<T: Args> Args for Hidden<T> {
     fn augment_args(cmd: clap::Command) -> clap::Command {
-        let theirs = T::augment_args(clap::Command::new("hidden"));
-        cmd.args(theirs.get_arguments().map(|a| a.clone().hide(true))).groups(theirs.get_groups().cloned())
+        let before = cmd.get_arguments().count();
+        hide_after(T::augment_args(cmd), before)
     }
 
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
         Self::augment_args(cmd)
     }
+}
+
+/// `cmd` with its options after the first `before` hidden: one copy of this
+/// code for every `Hidden` (and no copy of each option).
+fn hide_after(cmd: clap::Command, before: usize) -> clap::Command {
+    let mut i = 0;
+    cmd.mut_args(|a| {
+        i += 1;
+        if i > before {
+            a.hide(true)
+        } else {
+            a
+        }
+    })
 }
 
 impl<T: FromArgMatches> FromArgMatches for Hidden<T> {
