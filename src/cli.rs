@@ -21,12 +21,12 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, FromArgMatches, Parser, Subcommand, ValueEnum};
+use clap::{Args, FromArgMatches, Parser, Subcommand};
 
 use crate::envfile::Grammar;
 use crate::error::{exit_code_help, with_exit_codes, Tool};
 use crate::watch::WatchOptions;
-use crate::words::Text;
+use crate::words::{OneOf, Text};
 
 pub use options::{parse, Invocation, Refused};
 pub use usage::{refused_line, refused_value};
@@ -117,7 +117,7 @@ pub struct CheckArgs {
     #[arg(long)]
     pub strict: bool,
     /// text (the default) or json: every problem and warning in one document on stdout
-    #[arg(long, value_enum, value_name = "text|json")]
+    #[arg(long, value_parser = CheckFormat::WORDS, value_name = "text|json")]
     pub format: Option<CheckFormat>,
     /// The program line to check, as run would take it (after -- or the first non-option word)
     #[arg(trailing_var_arg = true, value_name = "PROGRAM")]
@@ -143,7 +143,7 @@ pub struct RenderArgs {
     #[command(flatten)]
     pub watching: Hidden<Watching>,
     /// env (an env file with sources as comments) or json
-    #[arg(long, value_enum, default_value = "env")]
+    #[arg(long, value_parser = RenderFormat::WORDS, default_value = "env")]
     pub format: RenderFormat,
     /// Print values (they are masked by default)
     #[arg(long)]
@@ -315,14 +315,24 @@ pub struct Watching {
     pub settings: WatchOptions,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy)]
 pub enum CheckFormat {
     Text,
     Json,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+impl CheckFormat {
+    /// `check --format`'s words.
+    const WORDS: OneOf<Self> = OneOf { words: &["text", "json"], values: &[CheckFormat::Text, CheckFormat::Json] };
+}
+
+#[derive(Clone, Copy)]
 pub enum RenderFormat {
     Env,
     Json,
+}
+
+impl RenderFormat {
+    /// `render --format`'s words.
+    const WORDS: OneOf<Self> = OneOf { words: &["env", "json"], values: &[RenderFormat::Env, RenderFormat::Json] };
 }
