@@ -21,11 +21,12 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, FromArgMatches, Parser, Subcommand, ValueEnum};
+use clap::{Args, FromArgMatches, Parser, Subcommand};
 
 use crate::envfile::Grammar;
 use crate::error::{exit_code_help, with_exit_codes, Tool};
 use crate::watch::WatchOptions;
+use crate::words::{OneOf, Text};
 
 pub use options::{parse, Invocation, Refused};
 pub use usage::{refused_line, refused_value};
@@ -116,7 +117,7 @@ pub struct CheckArgs {
     #[arg(long)]
     pub strict: bool,
     /// text (the default) or json: every problem and warning in one document on stdout
-    #[arg(long, value_enum, value_name = "text|json")]
+    #[arg(long, value_parser = CheckFormat::WORDS, value_name = "text|json")]
     pub format: Option<CheckFormat>,
     /// The program line to check, as run would take it (after -- or the first non-option word)
     #[arg(trailing_var_arg = true, value_name = "PROGRAM")]
@@ -142,7 +143,7 @@ pub struct RenderArgs {
     #[command(flatten)]
     pub watching: Hidden<Watching>,
     /// env (an env file with sources as comments) or json
-    #[arg(long, value_enum, default_value = "env")]
+    #[arg(long, value_parser = RenderFormat::WORDS, default_value = "env")]
     pub format: RenderFormat,
     /// Print values (they are masked by default)
     #[arg(long)]
@@ -154,13 +155,27 @@ pub struct Hidden<T>(pub T);
 
 impl<T: Args> Args for Hidden<T> {
     fn augment_args(cmd: clap::Command) -> clap::Command {
-        let theirs = T::augment_args(clap::Command::new("hidden"));
-        cmd.args(theirs.get_arguments().map(|a| a.clone().hide(true))).groups(theirs.get_groups().cloned())
+        let before = cmd.get_arguments().count();
+        hide_after(T::augment_args(cmd), before)
     }
 
     fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
         Self::augment_args(cmd)
     }
+}
+
+/// `cmd` with its options after the first `before` hidden: one copy of this
+/// code for every `Hidden` (and no copy of each option).
+fn hide_after(cmd: clap::Command, before: usize) -> clap::Command {
+    let mut i = 0;
+    cmd.mut_args(|a| {
+        i += 1;
+        if i > before {
+            a.hide(true)
+        } else {
+            a
+        }
+    })
 }
 
 impl<T: FromArgMatches> FromArgMatches for Hidden<T> {
@@ -244,10 +259,10 @@ pub struct Reading {
     #[arg(long, value_name = "envshim|kubelet", value_parser = values::env_grammar(), hide_possible_values = true, env = "ENVSHIM_ENV_GRAMMAR", hide_env_values = true)]
     pub env_grammar: Option<Grammar>,
     /// Validate names with the strict legacy rule
-    #[arg(long, value_parser = values::switch, env = "ENVSHIM_STRICT_NAMES", hide_env_values = true)]
+    #[arg(long, value_parser = Text(values::switch), env = "ENVSHIM_STRICT_NAMES", hide_env_values = true)]
     pub strict_names: bool,
     /// Wait up to DURATION for missing files that are not optional (500ms, 30s, 2m; a bare number is seconds)
-    #[arg(long, value_name = "DURATION", value_parser = values::duration, env = "ENVSHIM_WAIT", hide_env_values = true)]
+    #[arg(long, value_name = "DURATION", value_parser = Text(values::duration), env = "ENVSHIM_WAIT", hide_env_values = true)]
     pub wait: Option<Duration>,
     /// Do not add KUBERNETES_SERVICE_URL
     #[arg(long)]
@@ -263,10 +278,10 @@ pub struct Reading {
 #[group(skip)]
 pub struct Starting {
     /// Do not expand $(VAR) in the trailing PROGRAM/ARGS
-    #[arg(long, value_parser = values::switch, env = "ENVSHIM_NO_EXPAND_ARGS", hide_env_values = true)]
+    #[arg(long, value_parser = Text(values::switch), env = "ENVSHIM_NO_EXPAND_ARGS", hide_env_values = true)]
     pub no_expand_args: bool,
     /// Print each variable's source and size on stderr first
-    #[arg(short, long, value_parser = values::switch, env = "ENVSHIM_VERBOSE", hide_env_values = true)]
+    #[arg(short, long, value_parser = Text(values::switch), env = "ENVSHIM_VERBOSE", hide_env_values = true)]
     pub verbose: bool,
 }
 
@@ -274,19 +289,19 @@ pub struct Starting {
 #[group(skip)]
 pub struct Supervision {
     /// Stay as PID 1: fork, exec the program, forward signals, reap zombies
-    #[arg(long, value_parser = values::switch, env = "ENVSHIM_INIT", hide_env_values = true)]
+    #[arg(long, value_parser = Text(values::switch), env = "ENVSHIM_INIT", hide_env_values = true)]
     pub init: bool,
     /// With --init, forward signals to the child's whole process group
     #[arg(long)]
     pub init_group: bool,
     /// With --init, hold the first SIGTERM this long before forwarding it (500ms, 5s, 1m; a bare number is seconds)
-    #[arg(long, value_name = "DURATION", value_parser = values::duration)]
+    #[arg(long, value_name = "DURATION", value_parser = Text(values::duration))]
     pub term_delay: Option<Duration>,
     /// With --init, the program's exit code CODE (0-255; 128+N for signal N) counts as success: envshim exits 0 (repeatable)
-    #[arg(long = "success-exit", value_name = "CODE", value_parser = values::exit_code)]
+    #[arg(long = "success-exit", value_name = "CODE", value_parser = Text(values::exit_code))]
     pub success_exits: Vec<u8>,
     /// With --init, forward a received signal FROM as TO (TERM:QUIT, 15:3; TO 0 drops it) (repeatable)
-    #[arg(long = "rewrite-signal", value_name = "FROM:TO", value_parser = values::rewrite_signal)]
+    #[arg(long = "rewrite-signal", value_name = "FROM:TO", value_parser = Text(values::rewrite_signal))]
     pub rewrite_signals: Vec<(i32, i32)>,
 }
 
@@ -294,20 +309,30 @@ pub struct Supervision {
 #[group(skip)]
 pub struct Watching {
     /// Restart the program when a file its environment or program line came from changes (implies --init)
-    #[arg(long, value_parser = values::switch, env = "ENVSHIM_WATCH", hide_env_values = true)]
+    #[arg(long, value_parser = Text(values::switch), env = "ENVSHIM_WATCH", hide_env_values = true)]
     pub watch: bool,
     #[command(flatten)]
     pub settings: WatchOptions,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+#[derive(Clone, Copy)]
 pub enum CheckFormat {
     Text,
     Json,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
+impl CheckFormat {
+    /// `check --format`'s words.
+    const WORDS: OneOf<Self> = OneOf { words: &["text", "json"], values: &[CheckFormat::Text, CheckFormat::Json] };
+}
+
+#[derive(Clone, Copy)]
 pub enum RenderFormat {
     Env,
     Json,
+}
+
+impl RenderFormat {
+    /// `render --format`'s words.
+    const WORDS: OneOf<Self> = OneOf { words: &["env", "json"], values: &[RenderFormat::Env, RenderFormat::Json] };
 }

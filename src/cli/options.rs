@@ -108,7 +108,7 @@ pub(super) fn check_variables(sub: &clap::Command, parsed: Option<&clap::ArgMatc
             continue;
         }
         // The option alone, with nothing on its command line: clap reads the variable.
-        let Err(e) = clap::Command::new("envshim").arg(arg.clone()).try_get_matches_from(["envshim"]) else { continue };
+        let Err(e) = clap::Command::new("envshim").arg(arg).try_get_matches_from(["envshim"]) else { continue };
         let name = name.to_string_lossy();
         return Err(match std::error::Error::source(&e) {
             // A flag's variable: its words (`switch`) whatever went wrong.

@@ -6,7 +6,7 @@ use clap::Args;
 use libc::c_int;
 
 use crate::init;
-use crate::words::Words;
+use crate::words::{Text, Words};
 
 // `--watch`'s settings, each needing `--watch`: their definition on the
 // command line (flattened by `cli::Watching`; their names, help and
@@ -20,19 +20,19 @@ pub struct WatchOptions {
     #[arg(long, value_name = "ACTION", value_parser = on_change_words(), default_value = "restart", hide_possible_values = true, env = "ENVSHIM_ON_CHANGE", hide_env_values = true)]
     pub on_change: OnChange,
     /// With --watch, the signal that stops the program for a restart
-    #[arg(long, value_name = "SIG", value_parser = parse_signal, default_value = "TERM", env = "ENVSHIM_RESTART_SIGNAL", hide_env_values = true)]
+    #[arg(long, value_name = "SIG", value_parser = Text(parse_signal), default_value = "TERM", env = "ENVSHIM_RESTART_SIGNAL", hide_env_values = true)]
     pub restart_signal: i32,
     /// With --watch, how long a stopping program gets before SIGKILL to its process group
-    #[arg(long, value_name = "DURATION", value_parser = crate::wait::duration, default_value = "10s", env = "ENVSHIM_RESTART_TIMEOUT", hide_env_values = true)]
+    #[arg(long, value_name = "DURATION", value_parser = Text(crate::wait::duration), default_value = "10s", env = "ENVSHIM_RESTART_TIMEOUT", hide_env_values = true)]
     pub restart_timeout: Duration,
     /// With --watch, the quiet time after a change before the files are read again
-    #[arg(long = "watch-settle", value_name = "DURATION", value_parser = crate::wait::duration, default_value = "1s", env = "ENVSHIM_WATCH_SETTLE", hide_env_values = true)]
+    #[arg(long = "watch-settle", value_name = "DURATION", value_parser = Text(crate::wait::duration), default_value = "1s", env = "ENVSHIM_WATCH_SETTLE", hide_env_values = true)]
     pub settle: Duration,
     /// With --watch, how often the files are read again without an event
-    #[arg(long = "watch-poll", value_name = "DURATION", value_parser = parse_poll, default_value = "60s", env = "ENVSHIM_WATCH_POLL", hide_env_values = true)]
+    #[arg(long = "watch-poll", value_name = "DURATION", value_parser = Text(parse_poll), default_value = "60s", env = "ENVSHIM_WATCH_POLL", hide_env_values = true)]
     pub poll: Duration,
     /// With --watch, a random delay of up to DURATION before a change is acted on
-    #[arg(long = "watch-splay", value_name = "DURATION", value_parser = crate::wait::duration, default_value = "0", env = "ENVSHIM_WATCH_SPLAY", hide_env_values = true)]
+    #[arg(long = "watch-splay", value_name = "DURATION", value_parser = Text(crate::wait::duration), default_value = "0", env = "ENVSHIM_WATCH_SPLAY", hide_env_values = true)]
     pub splay: Duration,
 }
 
