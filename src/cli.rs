@@ -220,8 +220,9 @@ pub struct FmtArgs {
 // `env = "ENVSHIM_..."`; its value is never shown in the help
 // (`hide_env_values`: `ENVSHIM_MANIFEST_JSON` is a whole manifest). The
 // groups are `#[group(skip)]` (no `ArgGroup` to build at every start) but
-// `WatchSettings`, whose group is how `options.rs` finds them. (`//`
-// comments: a doc comment on these structs would be the subcommands' help.)
+// `WatchOptions` (src/watch/settings.rs), whose group is how `options.rs`
+// finds them. (`//` comments: a doc comment on these structs would be the
+// subcommands' help.)
 
 #[derive(Args)]
 #[group(skip)]

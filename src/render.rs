@@ -76,23 +76,6 @@ fn json(out: &mut impl Write, vars: &[Var], show_values: bool) -> io::Result<()>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::envfile::EnvFile;
-
-    /// --show-values output is itself an env file giving the same values.
-    #[test]
-    fn env_values_round_trip_through_the_parser() {
-        let values: &[&[u8]] = &[
-            b"plain", b"", b"a b", b" lead", b"trail ", b"x #c", b"#x", b"q\"q", b"s'q", b"back\\slash",
-            b"$(VAR)", b"multi\nline", b"cr\rlf\r\n", b"tab\t", b"'single'", b"\"double\"", "caf\u{e9}".as_bytes(),
-        ];
-        for v in values {
-            let mut file = b"K=".to_vec();
-            file.extend_from_slice(&written(v));
-            file.push(b'\n');
-            let parsed = EnvFile::parse(file.clone()).unwrap_or_else(|e| panic!("{:?}: {e}", String::from_utf8_lossy(&file)));
-            assert_eq!(parsed.get(b"K").unwrap().unwrap().0, *v, "{:?}", String::from_utf8_lossy(v));
-        }
-    }
 
     #[test]
     fn json_escapes() {

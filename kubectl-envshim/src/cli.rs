@@ -102,7 +102,7 @@ pub struct Wait {
     pub wait: Option<String>,
 }
 
-// `envshim run --watch`'s settings (`envshim::cli::WatchSettings`, one for one: a test checks it).
+// `envshim run --watch`'s settings (`envshim::WatchOptions`, one for one, defaults included: a test checks it).
 #[derive(Args)]
 #[group(skip)]
 pub struct WatchSettings {
@@ -142,8 +142,15 @@ impl<T: Args> Args for Passed<T> {
 impl<T: Args> FromArgMatches for Passed<T> {
     fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
         let defined = T::augment_args(clap::Command::new("passed"));
-        let given = defined.get_arguments().filter_map(|a| Some((a.get_long()?.to_string(), m.get_one::<String>(a.get_id().as_str())?.clone())));
-        Ok(Passed(given.collect(), PhantomData))
+        let mut given = Vec::new();
+        for a in defined.get_arguments() {
+            // Each is a string as written (`AsWritten`): another type is clap's error, not a panic.
+            let value = m.try_get_one::<String>(a.get_id().as_str()).map_err(|e| clap::Error::raw(clap::error::ErrorKind::ArgumentConflict, e))?;
+            if let (Some(long), Some(value)) = (a.get_long(), value) {
+                given.push((long.to_string(), value.clone()));
+            }
+        }
+        Ok(Passed(given, PhantomData))
     }
 
     fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {

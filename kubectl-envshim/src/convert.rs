@@ -246,12 +246,12 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, 
 
 /// A problem of a container, at `path` relative to it: [`pod`] names the
 /// container and puts the path below it.
-fn problem(path: JsonPath, what: impl Into<String>) -> Error {
+pub(crate) fn problem(path: JsonPath, what: impl Into<String>) -> Error {
     Error::in_manifest(ExitCode::Config, "", path, None, what)
 }
 
 /// `env[i]` of a container, the path of many of its problems.
-fn env_entry(i: usize) -> JsonPath {
+pub(crate) fn env_entry(i: usize) -> JsonPath {
     JsonPath::item("env", i)
 }
 

@@ -15,7 +15,7 @@ use envshim::manifest::{SEEN_PREFIX, VALUE_PREFIX};
 use serde_json::Value;
 
 use crate::cli::{UnconvertArgs, DEFAULT_SHIM_PATH};
-use crate::convert::{is_file_key_ref, object_name, without_nulls, Mapping, Sequence, MANIFEST_VAR, RESERVED, VOLUMES_DIR};
+use crate::convert::{env_entry, is_file_key_ref, object_name, problem, without_nulls, Mapping, Sequence, MANIFEST_VAR, RESERVED, VOLUMES_DIR};
 use crate::installer::{INSTALLER, SHIM_DIR, SHIM_VOLUME};
 use crate::report::{fail, say, usage, write_stdout};
 use crate::warn::Note;
@@ -147,15 +147,6 @@ fn name(entry: &Value) -> Option<&str> {
     entry.get("name").and_then(Value::as_str)
 }
 
-/// A problem of a container, at `path` relative to it.
-fn problem(path: JsonPath, what: impl Into<String>) -> Error {
-    Error::in_manifest(ExitCode::Config, "", path, None, what)
-}
-
-/// `env[i]` of a container, the path of many of its problems.
-fn env_entry(i: usize) -> JsonPath {
-    JsonPath::item("env", i)
-}
 
 /// A field of a container, the path of some of its problems.
 fn container_field(key: &str) -> JsonPath {

@@ -66,11 +66,12 @@ pub fn parse(args: Vec<OsString>) -> Result<Invocation, Refused> {
     // (`install` has neither option: asked through `try_get_raw`, not `value_source`, which panics on a name it does not know.)
     let from = |id: &str| sub_matches.try_get_raw(id).is_ok_and(|v| v.is_some()) && sub_matches.value_source(id) == Some(ValueSource::EnvVariable);
     let on_line = |id: &str| sub_matches.try_get_raw(id).is_ok_and(|v| v.is_some()) && sub_matches.value_source(id) == Some(ValueSource::CommandLine);
+    let watch_settings = sub.get_groups().filter(|g| Some(g.get_id()) == WatchOptions::group_id().as_ref()).flat_map(|g| g.get_args());
     let from = FromVariable {
         manifest_json: from("manifest_json"),
         env_files: from("env_files"),
         // The first of them given on the command line (its long name).
-        watch_setting: sub.get_groups().filter(|g| Some(g.get_id()) == WatchOptions::group_id().as_ref()).flat_map(|g| g.get_args()).find(|id| on_line(id.as_str())).and_then(|id| sub.get_arguments().find(|a| a.get_id() == id)?.get_long()),
+        watch_setting: watch_settings.filter(|id| on_line(id.as_str())).min_by_key(|id| sub_matches.index_of(id.as_str())).and_then(|id| sub.get_arguments().find(|a| a.get_id() == id)?.get_long()),
     };
     // Moved out of the matches, not copied (the values are no longer needed there).
     let cli = Cli::from_arg_matches_mut(&mut matches).map_err(|e| usage::refused(e, &args))?;

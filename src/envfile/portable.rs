@@ -234,6 +234,7 @@ fn entry(data: &[u8], pos: usize, l: &Line, value: &[u8], scratch: &mut Vec<u8>,
     out.extend_from_slice(ending);
     Fix { line, changes, again: None, cannot }
 }
+
 /// Whether a value looks like an env file (a hint's test, not a parse:
 /// src/hints.rs): every line that is not blank or a comment is `NAME=...`
 /// (`export NAME=...`), and there is one.

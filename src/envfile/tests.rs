@@ -411,4 +411,21 @@ fn the_kubelet_grammar_is_the_literal_reading_of_the_spec() {
             assert!(linted.iter().all(|(l, f)| !matches!(f, kubelet::Finding::Fails(_)) || *l > k_line), "{:?}: {linted:?}", String::from_utf8_lossy(&data));
         }
     }
+
+}
+
+/// A value [`written`] (`render --show-values`) reads back as itself.
+#[test]
+fn a_written_value_reads_back_as_itself() {
+    let values: &[&[u8]] = &[
+        b"plain", b"", b"a b", b" lead", b"trail ", b"x #c", b"#x", b"q\"q", b"s'q", b"back\\slash",
+        b"$(VAR)", b"multi\nline", b"cr\rlf\r\n", b"tab\t", b"'single'", b"\"double\"", "caf\u{e9}".as_bytes(),
+    ];
+    for v in values {
+        let mut file = b"K=".to_vec();
+        file.extend_from_slice(&written(v));
+        file.push(b'\n');
+        let parsed = EnvFile::parse(file.clone()).unwrap_or_else(|e| panic!("{:?}: {e}", String::from_utf8_lossy(&file)));
+        assert_eq!(parsed.get(b"K").unwrap().unwrap().0, *v, "{:?}", String::from_utf8_lossy(v));
+    }
 }

@@ -27,8 +27,14 @@ fn the_settings_are_every_one_of_envshims() {
     let listed: Vec<&str> = SETTINGS.iter().map(|(flag, _, _)| *flag).collect();
     assert_eq!(listed, envshim);
     let converter = kubectl_envshim::cli::WatchSettings::augment_args(clap::Command::new("convert"));
-    let converter: Vec<String> = converter.get_arguments().map(|a| format!("--{}", a.get_long().unwrap())).collect();
-    assert_eq!(converter, envshim);
+    let longs: Vec<String> = converter.get_arguments().map(|a| format!("--{}", a.get_long().unwrap())).collect();
+    assert_eq!(longs, envshim);
+    // Each converter option's help names envshim's default, as envshim's help does.
+    for (ours, theirs) in converter.get_arguments().zip(defined.get_arguments()) {
+        let default: Vec<String> = theirs.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
+        let help = ours.get_help().unwrap().to_string();
+        assert!(help.ends_with(&format!("[default: {}]", default.join(","))), "--{}: {help:?} against envshim's default {default:?}", ours.get_long().unwrap());
+    }
 }
 
 /// The converted app container's env (name, value), in order.
