@@ -42,6 +42,9 @@ fn refused(cmd: &clap::Command, arg: Option<&clap::Arg>, value: &OsStr, reason: 
     parse.parse_ref(cmd, arg, value).err().unwrap_or_else(|| clap::Error::new(ErrorKind::ValueValidation).with_cmd(cmd))
 }
 
+/// A parser of text that also names the words its option takes, for the
+/// completions (`--env-grammar`, `--on-change`; the help's own text says
+/// what they mean).
 #[derive(Clone)]
 pub struct Words<T> {
     pub parse: fn(&str) -> Result<T, String>,
