@@ -7,9 +7,9 @@
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use libc::{c_int, pid_t};
+use libc::c_int;
 
-use super::{configure_signals, exit_code, forward, os_error, owns_terminal, reap_zombies, register_subreaper, spawn, Settings, TermDelay};
+use super::{configure_signals, exit_code, os_error, owns_terminal, reap_zombies, register_subreaper, spawn, Program, Settings, TermDelay};
 use crate::error::{Error, ExitCode};
 use crate::exec::Exec;
 use crate::report;
@@ -38,8 +38,8 @@ pub(crate) trait Rider {
 pub(crate) enum Order {
     /// A signal to the program (its process group with `--init-group`).
     Signal(c_int),
-    /// Stop the program: `signal`, then `SIGKILL` to what is left of its
-    /// process group after `timeout`; then [`Rider::stopped`].
+    /// Stop the program: `signal`, then `SIGKILL` to it and to what is left
+    /// of its process group after `timeout`; then [`Rider::stopped`].
     Stop { signal: c_int, timeout: Duration },
 }
 
@@ -47,7 +47,7 @@ pub(crate) enum Order {
 struct Stop {
     signal: c_int,
     timeout: Duration,
-    /// SIGKILL to the process group at this instant (None: sent).
+    /// SIGKILL to the program and its process group at this instant (None: sent).
     kill_at: Option<Instant>,
     /// The program's wait status once it is reaped (its process group may remain).
     status: Option<c_int>,
@@ -59,7 +59,7 @@ const GROUP_RECHECK: Duration = Duration::from_millis(100);
 
 /// The loop's state: the program, its signals and a stop under way.
 pub(super) struct Supervisor<'a> {
-    child: pid_t,
+    program: Program,
     settings: Settings<'a>,
     /// The program takes the terminal's foreground.
     foreground: bool,
@@ -78,12 +78,12 @@ impl<'a> Supervisor<'a> {
         let signals = sys::signal_fd(&waited).map_err(|e| os_error("signalfd", e))?;
         register_subreaper();
         let foreground = owns_terminal();
-        Ok(Supervisor { child: 0, settings, foreground, signals, term: TermDelay::new(settings.term_delay), stop: None, ending: false })
+        Ok(Supervisor { program: Program::new(0), settings, foreground, signals, term: TermDelay::new(settings.term_delay), stop: None, ending: false })
     }
 
     /// Starts `target` as the program.
     pub(super) fn start(&mut self, target: &Exec) -> Result<(), Error> {
-        self.child = spawn(target, self.foreground)?;
+        self.program = Program::new(spawn(target, self.foreground)?);
         Ok(())
     }
 
@@ -141,11 +141,11 @@ impl<'a> Supervisor<'a> {
             match sig {
                 libc::SIGCHLD => {}
                 libc::SIGTERM if self.term.hold() => {}
-                sig => forward(self.child, self.settings.rewrite(sig), self.settings.group),
+                sig => self.program.signal(self.settings.rewrite(sig), self.settings.group),
             }
         }
         if self.term.due() {
-            forward(self.child, self.settings.rewrite(libc::SIGTERM), self.settings.group);
+            self.program.signal(self.settings.rewrite(libc::SIGTERM), self.settings.group);
         }
         Ok(())
     }
@@ -154,15 +154,16 @@ impl<'a> Supervisor<'a> {
     /// unless it was stopped: then its process group must be gone before
     /// anything follows (without `--init-group` it has not had the signal yet).
     fn reap(&mut self) -> Result<Option<ExitCode>, Error> {
-        let Some(status) = reap_zombies(self.child)? else { return Ok(None) };
+        let Some(status) = reap_zombies(self.program.pid)? else { return Ok(None) };
+        self.program.reaped();
         match self.stop.as_mut() {
             Some(stop) if !self.ending => {
                 stop.status = Some(status);
-                if group_remains(self.child) && !self.settings.group {
+                if self.program.group_remains() && !self.settings.group {
                     if self.settings.verbose {
                         report::say(&format!("watch: the program ended, its process group outlives it: signal {} to the group", stop.signal));
                     }
-                    forward(self.child, stop.signal, true);
+                    self.program.signal(stop.signal, true);
                 }
                 Ok(None)
             }
@@ -177,14 +178,15 @@ impl<'a> Supervisor<'a> {
         let Some(stop) = self.stop.as_mut() else { return Ok(None) };
         if stop.kill_at.is_some_and(|at| now >= at) {
             stop.kill_at = None;
-            report::say(&format!("watch: the program did not stop within {}: SIGKILL to its process group", crate::wait::show(stop.timeout)));
-            forward(self.child, libc::SIGKILL, true);
+            let whom = if stop.status.is_some() { "what is left of its process group" } else { "it and its process group" };
+            report::say(&format!("watch: the program did not stop within {}: SIGKILL to {whom}", crate::wait::show(stop.timeout)));
+            self.program.signal(libc::SIGKILL, true);
         }
         let Some(status) = stop.status else { return Ok(None) };
         if self.ending {
             return Ok(Some(self.settings.exit(exit_code(status))));
         }
-        if group_remains(self.child) {
+        if self.program.group_remains() {
             return Ok(None);
         }
         self.stop = None;
@@ -194,16 +196,16 @@ impl<'a> Supervisor<'a> {
         }
         self.start(&rider.program()?)?;
         if self.settings.verbose {
-            report::say(&format!("watch: the program stopped ({}) and started again (pid {})", status_text(status), self.child));
+            report::say(&format!("watch: the program stopped ({}) and started again (pid {})", status_text(status), self.program.pid));
         }
         Ok(None)
     }
 
     fn order(&mut self, order: Order, now: Instant) {
         match order {
-            Order::Signal(sig) => forward(self.child, sig, self.settings.group),
+            Order::Signal(sig) => self.program.signal(sig, self.settings.group),
             Order::Stop { signal, timeout } => {
-                forward(self.child, signal, self.settings.group);
+                self.program.signal(signal, self.settings.group);
                 self.stop = Some(Stop { signal, timeout, kill_at: Some(now + timeout), status: None });
             }
         }
@@ -217,10 +219,4 @@ fn status_text(status: c_int) -> String {
     } else {
         format!("signal {}", libc::WTERMSIG(status))
     }
-}
-
-/// Whether any process of the group `pgid` (a stopped program's, which has
-/// been reaped) is left; those that were envshim's children are reaped already.
-fn group_remains(pgid: pid_t) -> bool {
-    !matches!(sys::kill(-pgid, 0), Err(e) if e.raw_os_error() == Some(libc::ESRCH))
 }
