@@ -112,7 +112,7 @@ pub struct WatchSettings {
     /// With --watch, the signal that stops the program for a restart [default: TERM]
     #[arg(long, value_name = "SIG", value_parser = AsWritten(values::signal))]
     pub restart_signal: Option<String>,
-    /// With --watch, how long a stopping program gets before SIGKILL to its process group [default: 10s]
+    /// With --watch, how long a stopping program gets before SIGKILL to it and its process group [default: 10s]
     #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::duration))]
     pub restart_timeout: Option<String>,
     /// With --watch, the quiet time after a change before the files are read again [default: 1s]
