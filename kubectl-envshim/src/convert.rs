@@ -177,7 +177,7 @@ pub(crate) fn without_nulls(v: &Value) -> Value {
 }
 
 /// The platform source of an entry (`secretKeyRef`, ...), if it has one.
-fn platform_source(entry: &Value) -> Option<&Value> {
+pub(crate) fn platform_source(entry: &Value) -> Option<&Value> {
     let from = entry.get("valueFrom")?.as_object()?;
     PLATFORM_SOURCES.iter().find_map(|s| from.get(*s).filter(|v| !v.is_null()))
 }
@@ -520,4 +520,4 @@ fn manifest_problem(e: Error, first: usize) -> Error {
 
 mod engine;
 pub use engine::double_dollars;
-use engine::copies;
+pub(crate) use engine::copies;

@@ -199,6 +199,23 @@ fn one_word_with_blanks(name: &str, word: &str, naming: Naming) -> String {
     )
 }
 
+/// Each `ENVSHIM_*` setting a converted container may carry after its
+/// manifest, as `convert` writes them: (variable, the option's long name,
+/// whether it is a setting of `--watch`), `--env-grammar`'s first (always written).
+pub fn written() -> Vec<(String, String, bool)> {
+    let variables = envshim::cli::values::variables();
+    let longs = |cmd: clap::Command| cmd.get_arguments().filter_map(|a| a.get_long().map(str::to_string)).collect::<Vec<_>>();
+    let plain = ["env-grammar".to_string()].into_iter().chain(longs(crate::cli::Wait::augment_args(clap::Command::new("w")))).map(|l| (l, false));
+    let watch = longs(crate::cli::WatchSettings::augment_args(clap::Command::new("w"))).into_iter().map(|l| (l, true));
+    plain.chain(watch).filter_map(|(long, w)| Some((variables.iter().find(|(l, _)| *l == long)?.1.clone(), long, w))).collect()
+}
+
+/// Whether `value` is one the converter's option `long` takes (checked by envshim's own parser, as on the command line).
+pub fn valid(long: &str, value: &str) -> bool {
+    let options = crate::cli::Options::augment_args(clap::Command::new("options").no_binary_name(true));
+    options.try_get_matches_from([format!("--{long}={value}")]).is_ok()
+}
+
 /// The envshim image when `--shim-image` is not given: `KUBECTL_ENVSHIM_SHIM_IMAGE`,
 /// else the one release/build.sh compiles in (REPO@sha256:DIGEST of the release's
 /// image). A plain build has none and never guesses one: a short name like

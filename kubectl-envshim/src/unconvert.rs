@@ -21,6 +21,8 @@ use crate::report::{fail, say, usage, write_stdout};
 use crate::warn::Note;
 use crate::{cli, input, stream};
 
+mod carried;
+
 /// What every refusal ends with: the way out.
 const UNDO: &str = "changed since the conversion, so it cannot be undone exactly: convert the original again, or edit the native workload";
 
@@ -154,13 +156,17 @@ fn container_field(key: &str) -> JsonPath {
 }
 
 /// The container `c` as it was written before its conversion; None when it
-/// was not converted. Err: what cannot be undone, at paths relative to `c`.
+/// was not converted. Err: what cannot be undone, at paths relative to `c`:
+/// a change since the conversion, anything the converter did not write
+/// (`carried.rs`), a manifest envshim refuses. The one check of a converted
+/// container: `unconvert` and `manifest` call it, each refusal once, with
+/// what to do.
 pub fn original(c: &Mapping) -> Result<Option<Mapping>, Vec<Error>> {
     let env: &[Value] = c.get("env").and_then(Value::as_array).map_or(&[], Vec::as_slice);
     let Some(at) = env.iter().position(|e| name(e) == Some(MANIFEST_VAR)) else { return Ok(None) };
-    let manifest = manifest(&env[at], at).map_err(|e| vec![e])?;
+    let manifest = manifest(&env[at], at)?;
     let mut o = c.clone();
-    let mut problems = Vec::new();
+    let mut problems = carried::foreign(c, at, &manifest);
     match own_env(env, at, &manifest) {
         Ok(own) => {
             o.insert("env".into(), Value::Array(own));
@@ -184,7 +190,22 @@ struct Manifest {
     map: Mapping,
 }
 
-fn manifest(entry: &Value, at: usize) -> Result<Manifest, Error> {
+fn manifest(entry: &Value, at: usize) -> Result<Manifest, Vec<Error>> {
+    manifest_read(entry, at).map_err(|e| vec![e]).and_then(|(m, text)| match envshim::manifest::parse(text.as_bytes()) {
+        Ok(_) => Ok(m),
+        // What envshim refuses at the start, as `envshim check` refuses it: its verdict, its words.
+        Err(errors) => Err(errors
+            .into_iter()
+            .map(|e| {
+                let below = e.path().filter(|p| !p.is_root()).map_or(String::new(), |p| format!("{p}: "));
+                Error { code: e.code, ..problem(env_entry(at).key("value"), format!("the manifest in {MANIFEST_VAR}: {below}{}: envshim refuses it at the start: {UNDO}", e.what)) }
+            })
+            .collect()),
+    })
+}
+
+/// [`manifest`]'s reading of the entry, and the manifest's text as envshim reads it.
+fn manifest_read(entry: &Value, at: usize) -> Result<(Manifest, String), Error> {
     let path = env_entry(at).key("value");
     let Some(text) = entry.get("value").and_then(Value::as_str).filter(|_| entry.get("valueFrom").is_none_or(Value::is_null)) else {
         return Err(problem(env_entry(at), format!("{MANIFEST_VAR} is not a literal value, as the converter writes it: the container was wired by hand; {UNDO}")));
@@ -214,7 +235,7 @@ fn manifest(entry: &Value, at: usize) -> Result<Manifest, Error> {
     if converted.get("entrypoint").is_some_and(|e| !e.is_object()) {
         return Err(field("converted.entrypoint is not an object"));
     }
-    Ok(Manifest { rest, seen, map })
+    Ok((Manifest { rest, seen, map }, text))
 }
 
 /// `text` with every `$$` made `$` (the converter doubled each `$`); None
@@ -236,10 +257,7 @@ fn halved(text: &str) -> Option<String> {
 /// that is not a `fileKeyRef` taken from the container (as written, nulls
 /// and all). Err: the entries do not line up with the manifest.
 fn own_env(env: &[Value], at: usize, m: &Manifest) -> Result<Sequence, Error> {
-    // The converter's entries come last: the manifest's and every ENVSHIM_* after it.
-    if let Some(j) = (at + 1..env.len()).find(|j| !name(&env[*j]).is_some_and(|n| n.starts_with(RESERVED))) {
-        return Err(problem(env_entry(j), format!("comes after {MANIFEST_VAR}, which the converter writes after the container's own entries: added {UNDO}")));
-    }
+    // What comes after the manifest's entry is the converter's alone (carried.rs).
     let (mut own, mut seen) = (Vec::new(), Vec::new());
     for (i, e) in env[..at].iter().enumerate() {
         match name(e) {
@@ -279,7 +297,8 @@ fn own_env(env: &[Value], at: usize, m: &Manifest) -> Result<Sequence, Error> {
 fn program(o: &mut Mapping, m: &Manifest, at: usize) -> Result<(), Error> {
     let words = |v: Option<&Value>| v.and_then(Value::as_array).filter(|w| !w.is_empty()).cloned();
     let shim = words(o.get("command")).is_some_and(|w| {
-        w.len() >= 2 && w[0].as_str().is_some_and(|s| s.starts_with('/')) && w[1] == "run" && w[2..].iter().all(|f| f.as_str().is_some_and(|f| f.starts_with("--")))
+        // A word after these: carried.rs.
+        w.len() >= 2 && w[0].as_str().is_some_and(|s| s.starts_with('/')) && w[1] == "run"
     });
     if !shim {
         return Err(problem(container_field("command"), format!("is not the converter's [SHIM, \"run\"] (the program line is the manifest's, in env[{at}]): {UNDO}")));
