@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use clap::Args;
 use envshim::envfile::Grammar;
-use envshim::error::Error;
+use envshim::error::{escape, Error};
 
 use crate::cli::{Options, DEFAULT_SHIM_PATH};
 
@@ -148,7 +148,8 @@ impl Settings {
     pub fn unknown_entrypoints(&self) -> Result<(), Error> {
         let met = self.containers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let Some((name, _)) = self.entrypoints.iter().find(|(n, _)| !met.contains(n)) else { return Ok(()) };
-        let there = if met.is_empty() { "the input has no container".to_string() } else { format!("the input's containers: {}", met.iter().cloned().collect::<Vec<_>>().join(", ")) };
+        let there = if met.is_empty() { "the input has no container".to_string() } else { format!("the input's containers: {}", met.iter().map(|n| escape(n.as_bytes())).collect::<Vec<_>>().join(", ")) };
+        let name = escape(name.as_bytes());
         Err(Error::usage(format!("{} {name}: no container of that name ({there})", self.naming.option("entrypoint"))))
     }
 }
@@ -163,8 +164,9 @@ fn entrypoints(given: &[String], naming: Naming) -> Result<Vec<(String, Vec<Stri
             return Err(format!("{option}: expected CONTAINER=PROGRAM"));
         };
         let (name, program) = (name.trim(), program.trim());
+        let shown = escape(name.as_bytes());
         let words: Vec<String> = if program.starts_with('[') {
-            serde_json::from_str(program).map_err(|err| format!("{option} {name}: PROGRAM is not a JSON array of strings ({err})"))?
+            serde_json::from_str(program).map_err(|err| format!("{option} {shown}: PROGRAM is not a JSON array of strings ({err})"))?
         } else {
             vec![program.to_string()]
         };
@@ -172,10 +174,10 @@ fn entrypoints(given: &[String], naming: Naming) -> Result<Vec<(String, Vec<Stri
             return Err(format!("{option}: expected CONTAINER=PROGRAM with a container name and a program"));
         }
         if entrypoints.iter().any(|(n, _)| n == name) {
-            return Err(format!("{option} {name}: given twice"));
+            return Err(format!("{option} {shown}: given twice"));
         }
         if !program.starts_with('[') && program.contains([' ', '\t']) {
-            return Err(one_word_with_blanks(name, program, naming));
+            return Err(one_word_with_blanks(&shown, program, naming));
         }
         entrypoints.push((name.to_string(), words));
     }

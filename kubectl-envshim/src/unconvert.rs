@@ -10,12 +10,12 @@
 //! is refused (78) at its path, as `convert` refuses a pod. Names only in
 //! messages: never a value.
 
-use envshim::error::{Error, ExitCode, JsonPath, Segment};
+use envshim::error::{escape, Error, ExitCode, JsonPath, Segment};
 use envshim::manifest::{SEEN_PREFIX, VALUE_PREFIX};
 use serde_json::Value;
 
 use crate::cli::{UnconvertArgs, DEFAULT_SHIM_PATH};
-use crate::convert::{env_entry, is_file_key_ref, object_name, problem, without_nulls, Mapping, Sequence, MANIFEST_VAR, RESERVED, VOLUMES_DIR};
+use crate::convert::{container_name, env_entry, is_file_key_ref, object_name, problem, without_nulls, Mapping, Sequence, MANIFEST_VAR, RESERVED, VOLUMES_DIR};
 use crate::installer::{INSTALLER, SHIM_DIR, SHIM_VOLUME};
 use crate::report::{fail, say, usage, write_stdout};
 use crate::warn::Note;
@@ -82,7 +82,7 @@ impl Walk {
             Value::Object(map) if map.get("containers").is_some_and(Value::is_array) => self.pod(map, at, &object),
             Value::Object(map) => {
                 for (k, child) in map.iter_mut() {
-                    at.0.push(Segment::Key(k.clone()));
+                    at.0.push(Segment::Key(escape(k.as_bytes())));
                     self.node(child, at, &object);
                     at.0.pop();
                 }
@@ -103,8 +103,8 @@ impl Walk {
         for list in ["initContainers", "containers"] {
             let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) else { continue };
             for (i, c) in containers.iter_mut().enumerate() {
+                let name = container_name(c);
                 let Some(c) = c.as_object_mut() else { continue };
-                let name = c.get("name").and_then(Value::as_str).unwrap_or("(no name)").to_string();
                 match original(c) {
                     Ok(None) => {}
                     Ok(Some(o)) => {
@@ -263,7 +263,7 @@ fn own_env(env: &[Value], at: usize, m: &Manifest) -> Result<Sequence, Error> {
         match name(e) {
             Some(n) if n.starts_with(SEEN_PREFIX) => seen.push(i),
             Some(n) if n.starts_with(VALUE_PREFIX) => {}
-            Some(n) if n.starts_with(RESERVED) => return Err(problem(env_entry(i).key("name"), format!("{n} is not an entry the converter writes there: {UNDO}"))),
+            Some(n) if n.starts_with(RESERVED) => return Err(problem(env_entry(i).key("name"), format!("{} is not an entry the converter writes there: {UNDO}", escape(n.as_bytes())))),
             _ if is_file_key_ref(e) => return Err(problem(env_entry(i).key("valueFrom").key("fileKeyRef"), format!("a fileKeyRef in a converted container: added {UNDO}"))),
             _ => own.push(i),
         }
