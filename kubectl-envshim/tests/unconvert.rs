@@ -227,7 +227,7 @@ fn what_the_converter_did_not_write_is_refused_each_once() {
 /// `envshim check` refuses the same text, in its words: never shown as valid.
 #[test]
 fn a_manifest_envshim_refuses_is_refused_as_envshim_check_does() {
-    let cases: Vec<(Box<dyn Fn(&mut Value)>, &str)> = vec![
+    let cases: Vec<(Box<Edit>, &str)> = vec![
         (Box::new(|m| m["command"] = json!([5])), "command[0]: expected a string, found a number"),
         (Box::new(|m| m["command"] = json!([format!("/app\u{0}{SENTINEL}")])), "command[0]: contains a NUL byte"),
         (Box::new(|m| m["hostPID"] = json!(true)), "hostPID: unknown field"),
