@@ -204,7 +204,12 @@ fn one_word_with_blanks(name: &str, word: &str, naming: Naming) -> String {
 /// Each `ENVSHIM_*` setting a converted container may carry after its
 /// manifest, as `convert` writes them: (variable, the option's long name,
 /// whether it is a setting of `--watch`), `--env-grammar`'s first (always written).
-pub fn written() -> Vec<(String, String, bool)> {
+pub fn written() -> &'static [(String, String, bool)] {
+    static WRITTEN: std::sync::OnceLock<Vec<(String, String, bool)>> = std::sync::OnceLock::new();
+    WRITTEN.get_or_init(written_now)
+}
+
+fn written_now() -> Vec<(String, String, bool)> {
     let variables = envshim::cli::values::variables();
     let longs = |cmd: clap::Command| cmd.get_arguments().filter_map(|a| a.get_long().map(str::to_string)).collect::<Vec<_>>();
     let plain = ["env-grammar".to_string()].into_iter().chain(longs(crate::cli::Wait::augment_args(clap::Command::new("w")))).map(|l| (l, false));
@@ -214,8 +219,9 @@ pub fn written() -> Vec<(String, String, bool)> {
 
 /// Whether `value` is one the converter's option `long` takes (checked by envshim's own parser, as on the command line).
 pub fn valid(long: &str, value: &str) -> bool {
-    let options = crate::cli::Options::augment_args(clap::Command::new("options").no_binary_name(true));
-    options.try_get_matches_from([format!("--{long}={value}")]).is_ok()
+    static OPTIONS: std::sync::OnceLock<clap::Command> = std::sync::OnceLock::new();
+    let options = OPTIONS.get_or_init(|| crate::cli::Options::augment_args(clap::Command::new("options").no_binary_name(true)));
+    options.clone().try_get_matches_from([format!("--{long}={value}")]).is_ok()
 }
 
 /// The envshim image when `--shim-image` is not given: `KUBECTL_ENVSHIM_SHIM_IMAGE`,
