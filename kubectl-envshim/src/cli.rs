@@ -239,11 +239,12 @@ pub fn usage_line(e: &clap::Error, args: &[OsString]) -> String {
 
 /// The message for a word given where kubectl takes `-f FILE`.
 pub fn stray(word: &OsString, sub: &str) -> String {
-    let word = word.to_string_lossy();
+    use std::os::unix::ffi::OsStrExt;
+    let word = envshim::error::escape(word.as_bytes());
     if word.starts_with('-') {
-        return format!("unexpected argument {word:?} (see kubectl envshim {sub} --help)");
+        return format!("unexpected argument \"{word}\" (see kubectl envshim {sub} --help)");
     }
-    format!("unexpected argument {word:?}: files are given with -f, as kubectl takes them (kubectl envshim {sub} -f {word})")
+    format!("unexpected argument \"{word}\": files are given with -f, as kubectl takes them (kubectl envshim {sub} -f {word})")
 }
 
 /// Whether `q` is a Kubernetes quantity (`100m`, `0.5`, `32Mi`, `1e3`): a
