@@ -20,24 +20,25 @@ fn team_file() -> String {
          # a line of the value, not a comment\n\
          last'\n\
          \n\
-         DB_USER={s}-last\r\n\
-         HASH=#not-a-comment\n\
+         DB_USER={s}-last\n\
+         HASH=#not-a-comment\r\n\
          TABS\t=\t\"a\tb\"\n"
     )
 }
 
-/// What `fmt` makes of [`team_file`].
+/// What `fmt` makes of [`team_file`]: the name given twice where it was
+/// first (its place in the environment), with the last value.
 fn team_file_formatted() -> String {
     let s = SENTINEL;
     format!(
         "# team settings\n\
+         DB_USER='{s}-last'\n\
          DB_PASSWORD='{s}\n2' # escaped\n\
          MULTI='first\n\
          # a line of the value, not a comment\n\
          last'\n\
          \n\
-         DB_USER='{s}-last'\r\n\
-         HASH='#not-a-comment'\n\
+         HASH='#not-a-comment'\r\n\
          TABS='a\tb'\n"
     )
 }
