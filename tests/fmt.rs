@@ -115,6 +115,26 @@ fn is_idempotent_and_keeps_symlinks() {
     assert_eq!(v.read("real.env"), once);
 }
 
+/// A name given more than once stays where it was first, with the value
+/// envshim's grammar reads (the last): the program gets its variables in
+/// the same order after `fmt` as before, under either grammar (`fmt`
+/// dropped the first line, which moved the name after the others).
+#[test]
+fn a_name_given_again_keeps_its_place_in_the_environment() {
+    let v = Volume::new();
+    let file = v.file_str("dup.env", format!("A='1'\nB='2'\nexport A={SENTINEL} # last\nC=3\n"));
+    // (The original's duplicate gets a warning: only the exit code is checked.)
+    let env = |grammar: &str| envshim(["run", "--env-grammar", grammar, "--env-file", &file, "--"]).args(print_env()).run().code(0).env0();
+    let before = env("envshim");
+    let names: Vec<&str> = before.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["A", "B", "C"]);
+    assert_eq!(before[0].1, SENTINEL);
+    envshim(["fmt", &file]).run().ok().no_sentinel();
+    assert_eq!(String::from_utf8(v.read("dup.env")).unwrap(), format!("A='{SENTINEL}' # last\nB='2'\nC='3'\n"));
+    assert_eq!(env("envshim"), before);
+    assert_eq!(env("kubelet"), before);
+}
+
 /// `fmt -` reads stdin and writes stdout.
 #[test]
 fn dash_reads_stdin_and_writes_stdout() {
