@@ -115,6 +115,8 @@ fn a_writers_newer_file_is_never_lost() {
             let tmp = v.join("app.new");
             let mut k = 0;
             while !stop.load(Ordering::Relaxed) {
+                // The next version written first: looked for, then renamed at once.
+                std::fs::write(&tmp, format!("export N={}\n", k + 1)).unwrap();
                 if !holds(k) {
                     // Maybe a moment of fmt's own (its file in place before a check puts
                     // the writer's back): looked at again once that fmt has ended.
@@ -125,7 +127,6 @@ fn a_writers_newer_file_is_never_lost() {
                     assert!(holds(k), "version {k} was lost: {:?}", std::fs::read_to_string(&path).unwrap());
                 }
                 k += 1;
-                std::fs::write(&tmp, format!("export N={k}\n")).unwrap();
                 std::fs::rename(&tmp, &path).unwrap();
                 std::thread::sleep(Duration::from_micros(500));
             }

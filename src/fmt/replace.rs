@@ -128,12 +128,12 @@ pub fn replace(f: &Opened, text: &[u8]) -> Result<(), Failed> {
         Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)) => return replace_named(f, text),
         Err(e) => return Err(e.into()),
     };
-    fill(f, &unnamed, text)?;
+    let new = fill(f, &unnamed, text)?;
     let _held = Held::new();
     match temporary(|name| sys::link_unnamed(unnamed.as_fd(), f.dir.as_fd(), name)) {
         Ok((name, ())) => {
             drop(unnamed);
-            finish(f, &name, Ok(()))
+            finish(f, &name, Ok(new))
         }
         // No way to name it (no procfs, and no CAP_DAC_READ_SEARCH).
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => replace_named(f, text),
@@ -165,8 +165,9 @@ fn temporary<T>(mut make: impl FnMut(&CStr) -> io::Result<T>) -> io::Result<(CSt
     }
 }
 
-/// Writes `text` to `out` and gives it `f`'s owner, extended attributes and mode; then syncs it.
-fn fill(f: &Opened, out: &File, text: &[u8]) -> Result<(), Failed> {
+/// Writes `text` to `out` and gives it `f`'s owner, extended attributes and
+/// mode; then syncs it. Its device and inode.
+fn fill(f: &Opened, out: &File, text: &[u8]) -> Result<(u64, u64), Failed> {
     let mut writer = out;
     writer.write_all(text)?;
     let owner = (f.stat.st_uid, f.stat.st_gid);
@@ -178,7 +179,7 @@ fn fill(f: &Opened, out: &File, text: &[u8]) -> Result<(), Failed> {
     // After the ACL (its mask is the mode's group bits, the same).
     sys::fchmod(out.as_fd(), f.stat.st_mode & 0o7777)?;
     out.sync_all()?;
-    Ok(())
+    Ok((made.st_dev, made.st_ino))
 }
 
 /// Gives `to` exactly the extended attributes of `from`: each set to
@@ -208,12 +209,15 @@ fn copy_xattrs(from: BorrowedFd, to: BorrowedFd) -> Result<(), Failed> {
 /// Puts the temporary file `tmp` in place of the name, if `filled` and
 /// the file read is still as it was read and still under the name; else
 /// removes it.
-fn finish(f: &Opened, tmp: &CStr, filled: Result<(), Failed>) -> Result<(), Failed> {
-    if let Err(e) = filled.and_then(|()| unchanged(f)) {
-        let _ = sys::unlink_at(f.dir.as_fd(), tmp);
-        return Err(e);
-    }
-    swap(f, tmp)?;
+fn finish(f: &Opened, tmp: &CStr, filled: Result<(u64, u64), Failed>) -> Result<(), Failed> {
+    let new = match filled.and_then(|new| unchanged(f).map(|()| new)) {
+        Ok(new) => new,
+        Err(e) => {
+            let _ = sys::unlink_at(f.dir.as_fd(), tmp);
+            return Err(e);
+        }
+    };
+    swap(f, tmp, new)?;
     // Makes the rename durable; failing to is not worth an error.
     if let Ok(dir) = sys::openat(Some(f.dir.as_fd()), c".", libc::O_RDONLY | libc::O_DIRECTORY) {
         let _ = File::from(dir).sync_all();
@@ -243,32 +247,38 @@ fn unchanged(f: &Opened) -> Result<(), Failed> {
     Ok(())
 }
 
-/// Whether `name` names the file read (its device and inode); not when it names nothing.
-fn names_it(f: &Opened, name: &CStr) -> io::Result<bool> {
+/// Whether `name` names the file `(device, inode)`; not when it names nothing.
+fn names(f: &Opened, name: &CStr, file: (u64, u64)) -> io::Result<bool> {
     match sys::lstat_at(f.dir.as_fd(), name) {
-        Ok(s) => Ok((s.st_dev, s.st_ino) == (f.stat.st_dev, f.stat.st_ino)),
+        Ok(s) => Ok((s.st_dev, s.st_ino) == file),
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
         Err(e) => Err(e),
     }
 }
 
 /// Puts `tmp` in place of the name when the name still names the file read,
-/// and removes `tmp`. Exchanged with it (`RENAME_EXCHANGE`), then the file
-/// that left the name checked: a writer's that took the place in between
-/// goes back, so its update is never lost; on a file system without the
-/// exchange, checked, then renamed over it.
-fn swap(f: &Opened, tmp: &CStr) -> Result<(), Failed> {
+/// and removes `tmp` (`new`, the new file). Exchanged with it
+/// (`RENAME_EXCHANGE`), then the file that left the name checked: a
+/// writer's that took the place in between goes back, so its update is
+/// never lost (nor removed: only the file read or the new one is); on a
+/// file system without the exchange, checked, then renamed over it.
+fn swap(f: &Opened, tmp: &CStr, new: (u64, u64)) -> Result<(), Failed> {
     let dir = f.dir.as_fd();
+    let read = (f.stat.st_dev, f.stat.st_ino);
     let placed = match sys::exchange_at(dir, tmp, &f.name) {
-        Ok(()) if names_it(f, tmp).unwrap_or(false) => Ok(()),
+        Ok(()) if names(f, tmp, read).unwrap_or(false) => Ok(()),
         Ok(()) => {
-            // A writer's file, now under `tmp`: back under the name (were
-            // that to fail, it is left under `tmp`, never removed).
+            // A writer's file, now under `tmp`: back under the name; were
+            // that to fail, or another to come meanwhile, it stays under `tmp`.
             sys::exchange_at(dir, tmp, &f.name)?;
+            if !names(f, tmp, new).unwrap_or(false) {
+                // Not removed below.
+                return Err(Failed::Changed);
+            }
             Err(Failed::Changed)
         }
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Err(Failed::Changed),
-        Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) => match names_it(f, &f.name) {
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) => match names(f, &f.name, read) {
             Ok(true) => return sys::rename_at(dir, tmp, &f.name).map_err(|e| removed(f, tmp, e.into())),
             Ok(false) => Err(Failed::Changed),
             Err(e) => Err(e.into()),
