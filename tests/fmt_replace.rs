@@ -103,12 +103,12 @@ fn a_symlink_re_pointed_while_fmt_runs_never_gets_another_files_text() {
 #[test]
 fn a_writers_newer_file_is_never_lost() {
     let v = Volume::new();
-    let path = v.file("app.env", "export N=0\n");
+    let path = v.file("app.env", format!("export N={SENTINEL}-0\n"));
     let file = path.to_str().unwrap().to_string();
     let (stop, running, finished) = (AtomicBool::new(false), AtomicBool::new(false), AtomicU64::new(0));
     let holds = |k: u64| {
         let text = std::fs::read_to_string(&path).unwrap();
-        text == format!("export N={k}\n") || text == format!("N='{k}'\n")
+        text == format!("export N={SENTINEL}-{k}\n") || text == format!("N='{SENTINEL}-{k}'\n")
     };
     let (versions, refused) = std::thread::scope(|s| {
         let writer = s.spawn(|| {
@@ -116,7 +116,7 @@ fn a_writers_newer_file_is_never_lost() {
             let mut k = 0;
             while !stop.load(Ordering::Relaxed) {
                 // The next version written first: looked for, then renamed at once.
-                std::fs::write(&tmp, format!("export N={}\n", k + 1)).unwrap();
+                std::fs::write(&tmp, format!("export N={SENTINEL}-{}\n", k + 1)).unwrap();
                 if !holds(k) {
                     // Maybe a moment of fmt's own (its file in place before a check puts
                     // the writer's back): looked at again once that fmt has ended.
@@ -137,6 +137,7 @@ fn a_writers_newer_file_is_never_lost() {
         while start.elapsed() < RACE && !writer.is_finished() {
             running.store(true, Ordering::SeqCst);
             let out = envshim(["fmt", &file]).run();
+            out.no_sentinel();
             running.store(false, Ordering::SeqCst);
             finished.fetch_add(1, Ordering::SeqCst);
             if out.code != 0 {
