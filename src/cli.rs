@@ -76,9 +76,11 @@ pub enum Command {
 const FMT_EXIT_CODES: &str = with_exit_codes!(
     "\
 Each entry becomes NAME='VALUE' (export and the blanks around the name dropped),
-a name given twice keeps the occurrence envshim reads (the last), comments and
-blank lines stay. A value the kubelet's grammar cannot hold (one holding ', an
-empty one) leaves its file untouched and is reported; the other files are done.",
+a name given twice is written once where it was first, with the entry envshim
+reads (the last), comments and blank lines stay. A value the kubelet's grammar
+cannot hold (one holding ', an empty one) leaves its file untouched and is
+reported; the other files are done. A file is replaced only if it is still the
+file read, as it was read, and keeps its owner, mode, ACL and extended attributes.",
     Tool::Fmt
 );
 

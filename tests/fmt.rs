@@ -20,24 +20,25 @@ fn team_file() -> String {
          # a line of the value, not a comment\n\
          last'\n\
          \n\
-         DB_USER={s}-last\r\n\
-         HASH=#not-a-comment\n\
+         DB_USER={s}-last\n\
+         HASH=#not-a-comment\r\n\
          TABS\t=\t\"a\tb\"\n"
     )
 }
 
-/// What `fmt` makes of [`team_file`].
+/// What `fmt` makes of [`team_file`]: the name given twice where it was
+/// first (its place in the environment), with the last value.
 fn team_file_formatted() -> String {
     let s = SENTINEL;
     format!(
         "# team settings\n\
+         DB_USER='{s}-last'\n\
          DB_PASSWORD='{s}\n2' # escaped\n\
          MULTI='first\n\
          # a line of the value, not a comment\n\
          last'\n\
          \n\
-         DB_USER='{s}-last'\r\n\
-         HASH='#not-a-comment'\n\
+         HASH='#not-a-comment'\r\n\
          TABS='a\tb'\n"
     )
 }
@@ -112,6 +113,26 @@ fn is_idempotent_and_keeps_symlinks() {
     envshim(["fmt", "--check", link]).run().ok();
     envshim(["fmt", link]).run().ok();
     assert_eq!(v.read("real.env"), once);
+}
+
+/// A name given more than once stays where it was first, with the value
+/// envshim's grammar reads (the last): the program gets its variables in
+/// the same order after `fmt` as before, under either grammar (`fmt`
+/// dropped the first line, which moved the name after the others).
+#[test]
+fn a_name_given_again_keeps_its_place_in_the_environment() {
+    let v = Volume::new();
+    let file = v.file_str("dup.env", format!("A='1'\nB='2'\nexport A={SENTINEL} # last\nC=3\n"));
+    // (The original's duplicate gets a warning: only the exit code is checked.)
+    let env = |grammar: &str| envshim(["run", "--env-grammar", grammar, "--env-file", &file, "--"]).args(print_env()).run().code(0).env0();
+    let before = env("envshim");
+    let names: Vec<&str> = before.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["A", "B", "C"]);
+    assert_eq!(before[0].1, SENTINEL);
+    envshim(["fmt", &file]).run().ok().no_sentinel();
+    assert_eq!(String::from_utf8(v.read("dup.env")).unwrap(), format!("A='{SENTINEL}' # last\nB='2'\nC='3'\n"));
+    assert_eq!(env("envshim"), before);
+    assert_eq!(env("kubelet"), before);
 }
 
 /// `fmt -` reads stdin and writes stdout.

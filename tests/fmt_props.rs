@@ -3,12 +3,11 @@
 //! and double-quoted values spanning lines, `export`, blanks around `=`,
 //! comments inside and after values, duplicates, CRLF): for every file it
 //! accepts, its result read with envshim's grammar and with the kubelet's
-//! gives exactly the variables envshim's grammar reads from the file, and
+//! gives exactly the variables envshim's grammar reads from the file, in
+//! the same order (a name given more than once keeps its first place), and
 //! `fmt` of the result changes nothing; it refuses a file only for a value
 //! the kubelet's grammar cannot hold, and fails only a file envshim's
 //! grammar fails. The fuzz target `fmt` checks the same on arbitrary bytes.
-
-use std::collections::BTreeMap;
 
 use envshim::envfile::portable::{rewrite, Inexpressible};
 use envshim::envfile::EnvFile;
@@ -53,8 +52,8 @@ fn config() -> ProptestConfig {
     c
 }
 
-/// name -> value of a parsed file's final key set.
-fn keys(file: &EnvFile) -> BTreeMap<Vec<u8>, Vec<u8>> {
+/// (name, value) of a parsed file's final key set, in the order of the environment it gives.
+fn keys(file: &EnvFile) -> Vec<(Vec<u8>, Vec<u8>)> {
     file.unique_keys().map(|k| (k.name.to_vec(), k.value.to_vec())).collect()
 }
 
@@ -127,7 +126,18 @@ fn fixed_cases_hold_the_property() {
         "  # c\n\nK=\"a'b\"\n",
         "export=1\nexport #\\\"= A=QQoNEL=3\n",
         "export=1\nexport export L=3\x08",
+        "A='1'\nB='2'\nA='3'\n",
+        "A=1\r\nB=2 # b\nexport A = \"x\ny\" # last\nC=3\nA=4\r",
     ] {
         check(case.as_bytes());
     }
+    // 65,536 bytes of short lines, the last without a line feed: the kubelet's
+    // reader takes each line on its own.
+    let mut long = String::new();
+    while long.len() < 65_536 - 120 {
+        long += &format!("K{}='{}'\n", long.len(), "v".repeat(100));
+    }
+    long += &format!("LAST='{}'", "w".repeat(65_536 - long.len() - 7));
+    assert_eq!((long.len(), long.lines().count()), (65_536, 597));
+    check(long.as_bytes());
 }

@@ -187,6 +187,28 @@ fn a_line_too_long_for_the_kubelets_reader_fails_the_read() {
     envshim(["check", "--env-grammar", "kubelet", "--env-file", &ended]).run().ok();
 }
 
+/// A file at the size limit made of short lines, the last without a line
+/// feed, is no long line: the kubelet's reader takes it line by line (Go's
+/// `bufio.Scanner`), and so do the lint, `fmt --check` and the read (the
+/// lint and `fmt` measured the whole file as one line).
+#[test]
+fn a_file_of_short_lines_at_the_size_limit_is_no_long_line() {
+    let v = Volume::new();
+    let mut text = String::new();
+    while text.len() < 65_536 - 200 {
+        text += &format!("K{}='{}'\n", text.len(), "v".repeat(100));
+    }
+    text += &format!("LAST='{}'", "w".repeat(65_536 - text.len() - 7));
+    assert_eq!((text.len(), text.lines().count()), (65_536, 596));
+    let f = v.file_str("full.env", &text);
+    envshim(["check", "--env-grammar", "kubelet", "--env-file", &f]).run().ok();
+    let out = envshim(["fmt", "--check", &f]).run();
+    out.ok();
+    assert!(out.stdout.is_empty(), "{}", out.stdout_str());
+    let env = envshim(["run", "--env-grammar", "kubelet", "--env-file", &f, "--"]).args(print_env()).run().ok().env_map();
+    assert_eq!(env.get("LAST").map(String::len), Some(65_536 - text.rfind('\n').unwrap() - 1 - 7));
+}
+
 /// For a file envshim's grammar reads, the lint names every change a line
 /// needs at once, and `envshim fmt` as the fix; a value that has no form in
 /// the kubelet's grammar (a `'` in it, the empty value) is said to be one,

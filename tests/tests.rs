@@ -21,6 +21,7 @@ mod failures;
 mod file_env;
 mod fmt;
 mod fmt_props;
+mod fmt_replace;
 mod grammar;
 mod habits;
 mod hostile;

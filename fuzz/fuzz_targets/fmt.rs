@@ -9,17 +9,15 @@
 //!   result the kubelet's reader or the file limit refuses;
 //! - otherwise its result, read with envshim's grammar and with the
 //!   kubelet's, gives exactly the variables envshim's grammar reads from the
-//!   input (names, values byte for byte, the same set), and rewriting the
-//!   result changes nothing.
+//!   input (names, values byte for byte, the same set, in the same order),
+//!   and rewriting the result changes nothing.
 #![no_main]
-
-use std::collections::BTreeMap;
 
 use envshim::envfile::portable::{rewrite, Inexpressible};
 use envshim::envfile::EnvFile;
 use libfuzzer_sys::fuzz_target;
 
-fn keys(file: &EnvFile) -> BTreeMap<Vec<u8>, Vec<u8>> {
+fn keys(file: &EnvFile) -> Vec<(Vec<u8>, Vec<u8>)> {
     file.unique_keys().map(|k| (k.name.to_vec(), k.value.to_vec())).collect()
 }
 

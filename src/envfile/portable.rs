@@ -3,10 +3,12 @@
 //! kubelet's grammar and envshim's both read from it exactly the variables
 //! envshim's grammar reads from the original. Each entry becomes
 //! `NAME='VALUE'` (no `export`, no blanks around the name or after `=`),
-//! followed by the comment it had; a name given more than once keeps only
-//! the occurrence envshim's grammar reads (the last: the kubelet reads the
-//! first); blank and comment lines stay as they are. Read with envshim's own
-//! parser, entry by entry, so a `#` line inside a quoted value stays in it.
+//! followed by the comment it had; a name given more than once is written
+//! once, where it is first given (its place in the environment envshim's
+//! grammar gives), with the entry envshim's grammar reads (the last: the
+//! kubelet reads the first); blank and comment lines stay as they are. Read
+//! with envshim's own parser, entry by entry, so a `#` line inside a quoted
+//! value stays in it.
 //!
 //! Some values have no form in the kubelet's grammar: one holding `'` (its
 //! single quotes have no escape), the empty value (`K=''` is a key it does
@@ -17,12 +19,14 @@
 //! envshim's limit refuses. Never a value in a message.
 
 use std::fmt;
+use std::ops::Range;
 
-use memchr::{memchr, memmem};
+use memchr::{memchr, memmem, memrchr};
 
 use super::general::{self, is_blank, line_end, trim_start, Read};
 use super::kubelet;
 use super::{EnvFile, Line, ParseError};
+use crate::index::NameIndex;
 use crate::limits::MAX_ENV_FILE_BYTES;
 
 /// A line's changes ([`Fix::changes`], bits): `export` dropped.
@@ -74,7 +78,7 @@ impl fmt::Display for Inexpressible {
             ),
             Inexpressible::LongLine => write!(
                 f,
-                "a line of {} bytes or more without a line feed, which the kubelet's reader refuses (token too long): split the file",
+                "a line of {} bytes or more without a line feed, which the kubelet's reader refuses (token too long): end it with a line feed, or split the file",
                 kubelet::SCANNER_MAX_TOKEN
             ),
             Inexpressible::TooLarge => write!(f, "with its values in single quotes the file is larger than {MAX_ENV_FILE_BYTES} bytes: split it"),
@@ -88,8 +92,8 @@ pub struct Fix {
     pub line: u32,
     /// [`EXPORT`], [`BLANK_BEFORE`], [`BLANK_AFTER`], [`QUOTES`].
     pub changes: u8,
-    /// The name is given again on this later line, which envshim's grammar
-    /// reads: this line is dropped.
+    /// The name's first line, given again: the line envshim's grammar reads
+    /// (the last), whose entry is written here (the later ones are removed).
     pub again: Option<u32>,
     pub cannot: Option<Inexpressible>,
 }
@@ -100,8 +104,12 @@ impl fmt::Display for Fix {
         if let Some(why) = self.cannot {
             return why.fmt(f);
         }
-        if let Some(later) = self.again {
-            return write!(f, "the name is given again on line {later}: the kubelet reads this line, envshim's grammar line {later} (remove this line; envshim fmt does)");
+        if let Some(last) = self.again {
+            return write!(
+                f,
+                "the name is given again on line {last} (its last): the kubelet reads this line, envshim's grammar line {last} \
+                 (envshim fmt writes line {last}'s entry here and removes the later lines of the name)"
+            );
         }
         let needs: Vec<&str> = [
             (EXPORT, "no 'export' (it reads it as part of the name)"),
@@ -130,27 +138,78 @@ impl Portable {
     }
 }
 
+/// Where each line goes when a name is given more than once: a file's
+/// entries are written one by one, then put in order.
+#[derive(Default)]
+struct Order {
+    /// The rewritten text's pieces, in order.
+    pieces: Vec<Piece>,
+    /// The entries envshim's grammar reads of the names given more than once
+    /// (their lines, and where they were written), in the order of their lines.
+    last: Vec<(u32, Range<usize>)>,
+    /// Where each name is first, found by name.
+    first: Vec<Range<usize>>,
+    names: NameIndex,
+}
+
+/// What an entry is to its name.
+enum Role {
+    /// Its only line.
+    Once,
+    /// Its first line, given again: the line of its last.
+    First(u32),
+    /// A line between its first and its last.
+    Between,
+    /// Its last line, after its first (whose place it takes).
+    Last,
+}
+
+enum Piece {
+    /// Kept as written: a blank or comment line, the entry of a name given once.
+    Kept(Range<usize>),
+    /// A name's first line when it is given again: the entry of line `from`
+    /// is written in its place, followed by this line's ending.
+    Last { from: u32, ending: Range<usize> },
+}
+
 /// The portable form of `data`, an env file in envshim's grammar. Err: it
 /// does not parse in envshim's grammar (as a read would fail).
 pub fn rewrite(data: &[u8]) -> Result<Portable, ParseError> {
     // Which line each name's value comes from (its index answers).
     let file = EnvFile::parse(data.to_vec())?;
     let mut out = Portable { text: Vec::with_capacity(data.len() + data.len() / 8), fixes: Vec::new() };
+    // Only for a file that gives a name more than once.
+    let mut order = file.duplicates().map(|_| Order::default());
     let (mut arena, mut scratch) = (Vec::new(), Vec::new());
     let (mut pos, mut n, mut last) = (0, 1, 1);
     while pos < data.len() {
         arena.clear();
+        let at = out.text.len();
         // (It cannot fail: the whole file parsed.)
         match general::line(data, pos, n, &mut arena)? {
             Read::Skip(next) => {
                 out.text.extend_from_slice(&data[pos..next]);
+                if let Some(o) = &mut order {
+                    o.pieces.push(Piece::Kept(at..out.text.len()));
+                }
                 (pos, last, n) = (next, n, n + 1);
             }
             Read::Entry(l) => {
                 let value = if l.value.in_arena { &arena[..] } else { data };
                 let value = &value[l.value.start as usize..l.value.end as usize];
-                let winner = file.get(&data[l.name.clone()]).ok().flatten().map_or(n as u32, |(_, line)| line);
-                let fix = entry(data, pos, &l, value, &mut scratch, &mut out.text, (n as u32, winner));
+                let read_at = file.get(&data[l.name.clone()]).ok().flatten().map_or(n as u32, |(_, line)| line);
+                let (mut fix, ending) = entry(data, pos, &l, value, &mut scratch, &mut out.text, read_at == n as u32);
+                fix.line = n as u32;
+                let role = match &mut order {
+                    Some(o) => o.place(data, l.name.clone(), (n as u32, read_at), at..out.text.len() - ending, ending),
+                    None => Role::Once,
+                };
+                match role {
+                    Role::First(last) => fix.again = Some(last),
+                    // Removed, and read by neither grammar: nothing to say of it.
+                    Role::Between => fix = Fix { line: n as u32, changes: 0, again: None, cannot: None },
+                    Role::Once | Role::Last => {}
+                }
                 if fix.changes != 0 || fix.again.is_some() || fix.cannot.is_some() {
                     out.fixes.push(fix);
                 }
@@ -161,12 +220,17 @@ pub fn rewrite(data: &[u8]) -> Result<Portable, ParseError> {
             }
         }
     }
+    if let Some(o) = order {
+        out.text = o.assemble(&out.text);
+    }
+    // Within the file's limit only the last line can be too long for the
+    // kubelet's reader (one without a line feed), and only when it is the
+    // only line: the line of what was written last.
+    let last_line = memrchr(b'\n', &out.text).map_or(0, |i| i + 1);
     let whole = if out.text.len() > MAX_ENV_FILE_BYTES {
         Some((0, Inexpressible::TooLarge))
     } else {
-        // Within the file's limit only a file of one line can be too long
-        // for the kubelet's reader: the line of what was written last.
-        kubelet::too_long(&out.text, 0, out.text.len()).then_some((last as u32, Inexpressible::LongLine))
+        kubelet::too_long(&out.text, last_line, out.text.len()).then_some((last as u32, Inexpressible::LongLine))
     };
     if let Some((line, why)) = whole {
         out.fixes.push(Fix { line, changes: 0, again: None, cannot: Some(why) });
@@ -174,10 +238,52 @@ pub fn rewrite(data: &[u8]) -> Result<Portable, ParseError> {
     Ok(out)
 }
 
+impl Order {
+    /// Places the entry of line `n` (its name at `name`, read from line
+    /// `read_at`), written as `body` then `ending` bytes.
+    fn place(&mut self, data: &[u8], name: Range<usize>, (n, read_at): (u32, u32), body: Range<usize>, ending: usize) -> Role {
+        let new = self.first.len() as u32;
+        let first = &self.first;
+        if self.names.get_or_insert(&data[name.clone()], new, |i| &data[first[i as usize].clone()]).is_ok() {
+            if read_at != n {
+                return Role::Between;
+            }
+            self.last.push((n, body));
+            return Role::Last;
+        }
+        self.first.push(name);
+        if read_at == n {
+            self.pieces.push(Piece::Kept(body.start..body.end + ending));
+            return Role::Once;
+        }
+        self.pieces.push(Piece::Last { from: read_at, ending: body.end..body.end + ending });
+        Role::First(read_at)
+    }
+
+    /// The text in order, from the entries written in `text`.
+    fn assemble(self, text: &[u8]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(text.len());
+        for piece in self.pieces {
+            match piece {
+                Piece::Kept(r) => out.extend_from_slice(&text[r]),
+                Piece::Last { from, ending } => {
+                    // Every name's last line was placed (it follows its first).
+                    if let Ok(i) = self.last.binary_search_by_key(&from, |(line, _)| *line) {
+                        out.extend_from_slice(&text[self.last[i].1.clone()]);
+                    }
+                    out.extend_from_slice(&text[ending]);
+                }
+            }
+        }
+        out
+    }
+}
+
 /// Writes the entry `l` (starting at `pos`, its value `value`) to `out` in
-/// the portable form, unless its name is read from a later line; what it
-/// took. `at`: its line, and the line its name's value is read from.
-fn entry(data: &[u8], pos: usize, l: &Line, value: &[u8], scratch: &mut Vec<u8>, out: &mut Vec<u8>, (line, read_at): (u32, u32)) -> Fix {
+/// the portable form: what it took (its line left 0 for the caller), and the
+/// bytes of its line ending, written last. `read`: envshim's grammar reads
+/// this line (not a later one of its name), whose value must have a form.
+fn entry(data: &[u8], pos: usize, l: &Line, value: &[u8], scratch: &mut Vec<u8>, out: &mut Vec<u8>, read: bool) -> (Fix, usize) {
     let (end, _) = line_end(data, pos);
     let text = trim_start(&data[pos..end]);
     let blanks_from = |i: usize| data[i..end].iter().take_while(|&&b| is_blank(b)).count();
@@ -207,11 +313,10 @@ fn entry(data: &[u8], pos: usize, l: &Line, value: &[u8], scratch: &mut Vec<u8>,
             (comment, &data[end..l.next])
         }
     };
-    if read_at != line {
-        return Fix { line, changes, again: Some(read_at), cannot: None };
-    }
     let name = &data[l.name.clone()];
-    let cannot = if name[0] == b'#' || (name.starts_with(b"export") && name.get(6).is_some_and(|&b| is_blank(b))) {
+    let cannot = if !read {
+        None
+    } else if name[0] == b'#' || (name.starts_with(b"export") && name.get(6).is_some_and(|&b| is_blank(b))) {
         Some(Inexpressible::Name)
     } else if value.is_empty() {
         Some(Inexpressible::Empty)
@@ -232,7 +337,7 @@ fn entry(data: &[u8], pos: usize, l: &Line, value: &[u8], scratch: &mut Vec<u8>,
     }
     out.extend_from_slice(tail);
     out.extend_from_slice(ending);
-    Fix { line, changes, again: None, cannot }
+    (Fix { line: 0, changes, again: None, cannot }, ending.len())
 }
 
 /// Whether a value looks like an env file (a hint's test, not a parse:

@@ -110,3 +110,117 @@ pub fn stat(path: &CStr) -> io::Result<libc::stat> {
 pub fn fchmod(fd: BorrowedFd, mode: libc::mode_t) -> io::Result<()> {
     Ok(nix::sys::stat::fchmod(fd, Mode::from_bits_retain(mode))?)
 }
+
+/// `openat(2)` with `O_TMPFILE`: an unnamed regular file in the directory
+/// `dir`, open for writing, mode `0600` (before the umask); `linkat` names it.
+pub fn open_unnamed(dir: BorrowedFd) -> io::Result<OwnedFd> {
+    let flags = OFlag::O_TMPFILE | OFlag::O_WRONLY | OFlag::O_CLOEXEC;
+    Ok(nix::fcntl::openat(dir, c".", flags, Mode::from_bits_retain(0o600))?)
+}
+
+/// `openat(2)` with `O_CREAT|O_EXCL|O_NOFOLLOW`: a new file `name` in `dir`, open for writing, mode `0600` (before the umask).
+pub fn create_at(dir: BorrowedFd, name: &CStr) -> io::Result<OwnedFd> {
+    let flags = OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_NOFOLLOW | OFlag::O_WRONLY | OFlag::O_CLOEXEC;
+    Ok(nix::fcntl::openat(dir, name, flags, Mode::from_bits_retain(0o600))?)
+}
+
+/// Names the unnamed file `fd` ([`open_unnamed`]) `name` in `dir`:
+/// `linkat(AT_EMPTY_PATH)`, which needs `CAP_DAC_READ_SEARCH`, else through
+/// `/proc/self/fd` (`AT_SYMLINK_FOLLOW`), which needs procfs.
+pub fn link_unnamed(fd: BorrowedFd, dir: BorrowedFd, name: &CStr) -> io::Result<()> {
+    use nix::fcntl::AtFlags;
+    match nix::unistd::linkat(fd, c"", dir, name, AtFlags::AT_EMPTY_PATH) {
+        Err(nix::errno::Errno::ENOENT | nix::errno::Errno::EPERM) => {
+            let proc = format!("/proc/self/fd/{}", fd.as_raw_fd());
+            Ok(nix::unistd::linkat(AT_FDCWD, proc.as_str(), dir, name, AtFlags::AT_SYMLINK_FOLLOW)?)
+        }
+        other => Ok(other?),
+    }
+}
+
+/// `fstatat(2)` of `name` in `dir`, a symbolic link itself (`AT_SYMLINK_NOFOLLOW`).
+pub fn lstat_at(dir: BorrowedFd, name: &CStr) -> io::Result<libc::stat> {
+    Ok(nix::sys::stat::fstatat(dir, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)?)
+}
+
+/// `readlinkat(2)`: the target of the symbolic link `name` in `dir`.
+pub fn readlink_at(dir: BorrowedFd, name: &CStr) -> io::Result<Vec<u8>> {
+    use std::os::unix::ffi::OsStringExt;
+    Ok(nix::fcntl::readlinkat(dir, name)?.into_vec())
+}
+
+/// `renameat(2)` within the directory `dir`.
+pub fn rename_at(dir: BorrowedFd, from: &CStr, to: &CStr) -> io::Result<()> {
+    Ok(nix::fcntl::renameat(dir, from, dir, to)?)
+}
+
+/// `unlinkat(2)` of the file `name` in `dir`.
+pub fn unlink_at(dir: BorrowedFd, name: &CStr) -> io::Result<()> {
+    Ok(nix::unistd::unlinkat(dir, name, nix::unistd::UnlinkatFlags::NoRemoveDir)?)
+}
+
+/// `flistxattr(2)`: the names of the extended attributes of `fd` (the POSIX
+/// ACL `system.posix_acl_access` among them); none where the file system
+/// has none. Raw `libc`, as the three below: `nix` offers no xattr calls.
+pub fn xattr_names(fd: BorrowedFd) -> io::Result<Vec<Vec<u8>>> {
+    let list = xattr_read(|buf, len| {
+        // SAFETY: `buf` is writable for `len` bytes (null with 0: the size is asked for).
+        unsafe { libc::flistxattr(fd.as_raw_fd(), buf.cast(), len) }
+    });
+    match list {
+        Ok(list) => Ok(list.split(|&b| b == 0).filter(|n| !n.is_empty()).map(<[u8]>::to_vec).collect()),
+        Err(e) if e.raw_os_error() == Some(libc::EOPNOTSUPP) => Ok(Vec::new()),
+        Err(e) => Err(e),
+    }
+}
+
+/// `fgetxattr(2)`: the value of the extended attribute `name` of `fd`.
+pub fn xattr_get(fd: BorrowedFd, name: &CStr) -> io::Result<Vec<u8>> {
+    xattr_read(|buf, len| {
+        // SAFETY: `name` is NUL-terminated; `buf` is writable for `len` bytes (null with 0: the size is asked for).
+        unsafe { libc::fgetxattr(fd.as_raw_fd(), name.as_ptr(), buf.cast(), len) }
+    })
+}
+
+/// A list or value of unknown size: its size asked for, then read; again
+/// if it grew in between (ERANGE).
+fn xattr_read(call: impl Fn(*mut u8, usize) -> isize) -> io::Result<Vec<u8>> {
+    loop {
+        let size = call(std::ptr::null_mut(), 0);
+        if size <= 0 {
+            return if size == 0 { Ok(Vec::new()) } else { Err(io::Error::last_os_error()) };
+        }
+        let mut buf = vec![0u8; size as usize];
+        let n = call(buf.as_mut_ptr(), buf.len());
+        if n >= 0 {
+            buf.truncate(n as usize);
+            return Ok(buf);
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::ERANGE) {
+            return Err(e);
+        }
+    }
+}
+
+/// `fsetxattr(2)`: sets the extended attribute `name` of `fd` to `value`.
+pub fn xattr_set(fd: BorrowedFd, name: &CStr, value: &[u8]) -> io::Result<()> {
+    // SAFETY: `name` is NUL-terminated, `value` readable for its length.
+    let r = unsafe { libc::fsetxattr(fd.as_raw_fd(), name.as_ptr(), value.as_ptr().cast(), value.len(), 0) };
+    super::cvt(r).map(drop)
+}
+
+/// `fremovexattr(2)`: removes the extended attribute `name` of `fd`.
+pub fn xattr_remove(fd: BorrowedFd, name: &CStr) -> io::Result<()> {
+    // SAFETY: `name` is NUL-terminated.
+    let r = unsafe { libc::fremovexattr(fd.as_raw_fd(), name.as_ptr()) };
+    super::cvt(r).map(drop)
+}
+
+/// `renameat2(2)` with `RENAME_EXCHANGE`: the names `a` and `b` in `dir`
+/// trade their files, at once. Raw: `nix` offers `renameat2` with glibc only.
+pub fn exchange_at(dir: BorrowedFd, a: &CStr, b: &CStr) -> io::Result<()> {
+    // SAFETY: both names are NUL-terminated and outlive the call.
+    let r = unsafe { libc::syscall(libc::SYS_renameat2, dir.as_raw_fd(), a.as_ptr(), dir.as_raw_fd(), b.as_ptr(), libc::RENAME_EXCHANGE) };
+    super::cvt(r as libc::c_int).map(drop)
+}

@@ -9,7 +9,8 @@
 # pipelines: kubectl-envshim/tests/pipelines.rs); the release (release/build.sh,
 # tests/release.sh, e60): minisign, docker-registry (a registry on loopback), curl, and
 # cargo-cyclonedx (crates.io, pinned: the SBOMs); PyPI: kubernetes-validate (brings
-# PyYAML); strace (tests/cli.rs: install closes its copy before the rename); rustup targets: the two musl targets (their std ships rust-lld's inputs);
+# PyYAML); strace (tests/cli.rs: install closes its copy before the rename); acl (setfacl and
+# getfacl: tests/fmt_replace.rs, fmt keeps a file's POSIX ACL); rustup targets: the two musl targets (their std ships rust-lld's inputs);
 # clippy (tests/all.sh runs it).
 set -euo pipefail
 need=()
@@ -20,7 +21,7 @@ for p in runc:runc umoci:umoci skopeo:skopeo bwrap:bubblewrap qemu-aarch64-stati
          /usr/bin/docker:docker.io /usr/sbin/dockerd:docker.io /usr/bin/docker-init:docker.io \
          /usr/bin/podman:podman /usr/bin/catatonit:catatonit /bin/busybox:busybox-static \
          kubectl:kubectl kpt:google-cloud-cli-kpt \
-         minisign:minisign docker-registry:docker-registry curl:curl ss:iproute2 strace:strace; do
+         minisign:minisign docker-registry:docker-registry curl:curl ss:iproute2 strace:strace setfacl:acl; do
   case ${p%%:*} in
     /*) [ -x "${p%%:*}" ] || need+=("${p#*:}") ;;
     *) command -v "${p%%:*}" >/dev/null || need+=("${p#*:}") ;;
