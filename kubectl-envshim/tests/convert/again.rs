@@ -7,6 +7,7 @@
 //! and `exact::random_pods_convert_again`.
 
 use super::*;
+use crate::support::SENTINEL;
 
 fn example(name: &str) -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/convert").join(name)).unwrap()
@@ -137,5 +138,94 @@ fn an_entry_appended_by_hand_is_refused_everywhere() {
         let (path, rest) = what.split_once(": container app: ").unwrap();
         let out = kubectl_envshim(&["manifest", "-c", "app", "-f", file], "");
         assert_eq!(out.fails(78, &[]), format!("kubectl-envshim: {file}: container app: {path}: {rest}\n"));
+    }
+}
+
+/// Random settings: `--watch` and one of its settings, `--wait`,
+/// `--env-grammar`, the installer's image and requests, or envshim in the image.
+fn arb_settings() -> impl Strategy<Value = Vec<String>> {
+    let watch_setting = proptest::option::of(prop_oneof![Just(["--on-change", "exit"]), Just(["--watch-splay", "60s"]), Just(["--restart-signal", "HUP"])]);
+    let wait = proptest::option::of(prop_oneof![Just("5s"), Just("1m")]);
+    (any::<bool>(), watch_setting, wait, any::<bool>(), 0..4usize).prop_map(|(watch, setting, wait, grammar, shim)| {
+        let mut s: Vec<&str> = Vec::new();
+        if watch {
+            s.push("--watch");
+            s.extend(setting.into_iter().flatten());
+        }
+        if let Some(wait) = wait {
+            s.extend(["--wait", wait]);
+        }
+        if grammar {
+            s.extend(["--env-grammar", "envshim"]);
+        }
+        match shim {
+            1 => s.extend(["--shim-image", "registry.example.com/other:2"]),
+            2 => s.extend(["--shim-path", "/usr/local/bin/envshim"]),
+            3 => s.extend(["--installer-cpu", "100m"]),
+            _ => {}
+        }
+        s.into_iter().map(str::to_string).collect()
+    })
+}
+
+fn convert_with(settings: &[String], extra: &[&str], stdin: &str) -> Out {
+    let args: Vec<&str> = ["convert"].into_iter().chain(extra.iter().copied()).chain(settings.iter().map(String::as_str)).collect();
+    kubectl_envshim(&args, stdin)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// `convert(convert(x, s1), s2) == convert(x, s2)`, byte for byte, for
+    /// random pods and settings; `convert --check` with s2 says 1 exactly when
+    /// that differs from `convert(x, s1)`; and each kind of hand edit of a
+    /// converted container fails `convert --check` (78) at the container's
+    /// path, every edited pod in one stream, no value shown.
+    #[test]
+    fn converting_again_is_converting_the_original(pod in arb_pod(), s1 in arb_settings(), s2 in arb_settings()) {
+        let text = if pod["metadata"]["json"] == true { serde_json::to_string(&pod).unwrap() } else { block_yaml(&pod) };
+        let once = convert_with(&s1, &[], &text);
+        prop_assert_eq!(once.code, 0, "{}", once.stderr);
+        let direct = convert_with(&s2, &[], &text);
+        prop_assert_eq!(direct.code, 0, "{}", direct.stderr);
+        let again = convert_with(&s2, &[], &once.stdout);
+        prop_assert_eq!((again.code, again.stderr.as_str()), (0, ""));
+        if pod["spec"]["initContainers"] == serde_json::json!([]) {
+            // An empty list the installer was added to goes with it (as unconvert undoes it), and comes back last when added again.
+            let read = |text: &str| {
+                let mut doc = crate::support::json_docs(text).remove(0);
+                doc["spec"].as_object_mut().unwrap().retain(|k, v| k != "initContainers" || v != &serde_json::json!([]));
+                doc
+            };
+            prop_assert_eq!(read(&again.stdout), read(&direct.stdout), "converted with {:?}, then {:?}", s1, s2);
+        } else {
+            prop_assert_eq!(&again.stdout, &direct.stdout, "converted with {:?}, then {:?}", s1, s2);
+        }
+        let check = convert_with(&s2, &["--check"], &once.stdout);
+        prop_assert_eq!(check.code, i32::from(once.stdout != direct.stdout), "{}", check.stderr);
+
+        let converted = crate::support::json_docs(&once.stdout).remove(0);
+        let (mut edited, mut wanted) = (Vec::new(), Vec::new());
+        for list in ["initContainers", "containers"] {
+            for (i, c) in converted["spec"][list].as_array().into_iter().flatten().enumerate() {
+                if !c["env"].as_array().is_some_and(|env| env.iter().any(|e| e["name"] == "ENVSHIM_MANIFEST_JSON")) {
+                    continue;
+                }
+                for (what, c) in crate::support::edits::hand_edits(c) {
+                    let mut doc = converted.clone();
+                    doc["spec"][list][i] = c;
+                    edited.push(serde_json::to_string(&doc).unwrap());
+                    wanted.push((what, format!("(Pod/p): spec.{list}[{i}].")));
+                }
+            }
+        }
+        if !edited.is_empty() {
+            let out = convert_with(&s1, &["--check"], &edited.join("\n"));
+            let stderr = out.fails(78, &[]);
+            for (n, (what, path)) in wanted.iter().enumerate() {
+                let doc = format!("stdin: document {} {path}", n + 1);
+                prop_assert!(stderr.contains(&doc), "{}: {} not refused: {}", what, doc, stderr);
+            }
+        }
     }
 }
