@@ -205,17 +205,7 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, 
     let lists = LISTS.iter().filter_map(|l| spec.get(*l).and_then(Value::as_array));
     s.met(lists.flatten().filter_map(|c| Some(c.get("name")?.as_str()?.to_string())));
     let located = |path: JsonPath, what: String| Error::in_manifest(ExitCode::Config, object, path, None, what);
-    // Converted before: converted again from the original it carries (as
-    // `unconvert` then `convert` would), with these settings; a hand edit
-    // since is refused, as `unconvert` refuses it.
-    let before = LISTS
-        .iter()
-        .any(|l| spec.get(*l).and_then(Value::as_array).is_some_and(|cs| cs.iter().any(|c| crate::unconvert::is_converted(c) && !crate::unconvert::wired_by_hand(c))))
-        .then(|| spec.clone());
-    let carried_image = before.as_ref().and_then(installer_image);
-    if before.is_some() {
-        crate::unconvert::undo_pod(spec, true).map_err(|p| p.into_iter().map(|p| Error { code: p.code, ..located(at.json().join(p.at.and_then(|a| a.path).unwrap_or_default()), p.what) }).collect::<Vec<_>>())?;
-    }
+    let before = undone(spec).map_err(|p| p.into_iter().map(|p| Error { code: p.code, ..located(at.json().join(p.at.and_then(|a| a.path).unwrap_or_default()), p.what) }).collect::<Vec<_>>())?;
     let wanted = LISTS.iter().any(|l| spec.get(*l).and_then(Value::as_array).is_some_and(|cs| cs.iter().any(has_file_key_ref)));
     if !wanted {
         return Ok(false);
@@ -252,7 +242,7 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, 
     }
     if let Some(image) = &s.shim_image {
         // No image given nor found: the one the pod's installer had, if it had one.
-        let image = match carried_image {
+        let image = match before.as_ref().and_then(installer_image) {
             Some(carried) if s.image_missing.is_some() => carried,
             _ => {
                 s.image_written();
@@ -269,6 +259,22 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, 
         }
         _ => Ok(true),
     }
+}
+
+/// A pod spec with a container converted before, undone in place
+/// (`unconvert.rs`), to be converted again from the original it carries
+/// with these settings (as `unconvert` then `convert` would). Ok: the spec
+/// as it came (None: nothing converted before). Err: a hand edit since,
+/// refused as `unconvert` refuses it, at its path relative to the spec.
+fn undone(spec: &mut Mapping) -> Result<Option<Mapping>, Vec<Error>> {
+    let ours = |c: &Value| crate::unconvert::is_converted(c) && !crate::unconvert::wired_by_hand(c);
+    let lists = ["initContainers", "containers"].into_iter().filter_map(|l| spec.get(l).and_then(Value::as_array));
+    if !lists.flatten().any(ours) {
+        return Ok(None);
+    }
+    let before = spec.clone();
+    crate::unconvert::undo_pod(spec, true)?;
+    Ok(Some(before))
 }
 
 /// The image of a pod spec's `envshim-install` initContainer.
