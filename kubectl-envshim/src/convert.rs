@@ -199,15 +199,17 @@ fn words(c: &Mapping, key: &str) -> Option<Sequence> {
     c.get(key).and_then(Value::as_array).filter(|l| !l.is_empty()).cloned()
 }
 
+/// Converts a pod spec in place; Ok: whether it changed.
 fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, Vec<Error>> {
     const LISTS: [&str; 2] = ["initContainers", "containers"];
     let lists = LISTS.iter().filter_map(|l| spec.get(*l).and_then(Value::as_array));
     s.met(lists.flatten().filter_map(|c| Some(c.get("name")?.as_str()?.to_string())));
+    let located = |path: JsonPath, what: String| Error::in_manifest(ExitCode::Config, object, path, None, what);
+    let before = undone(spec).map_err(|p| p.into_iter().map(|p| Error { code: p.code, ..located(at.json().join(p.at.and_then(|a| a.path).unwrap_or_default()), p.what) }).collect::<Vec<_>>())?;
     let wanted = LISTS.iter().any(|l| spec.get(*l).and_then(Value::as_array).is_some_and(|cs| cs.iter().any(has_file_key_ref)));
     if !wanted {
         return Ok(false);
     }
-    let located = |path: JsonPath, what: String| Error::in_manifest(ExitCode::Config, object, path, None, what);
     if spec.get("os").and_then(|o| o.get("name")).and_then(Value::as_str) == Some("windows") {
         return Err(vec![located(
             at.json().key("os").key("name"),
@@ -239,9 +241,47 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, 
         return Err(problems);
     }
     if let Some(image) = &s.shim_image {
-        crate::installer::add(spec, image, s);
+        // No image given nor found: the one the pod's installer had, if it had one.
+        let image = match before.as_ref().and_then(installer_image) {
+            Some(carried) if s.image_missing.is_some() => carried,
+            _ => {
+                s.image_written();
+                image.clone()
+            }
+        };
+        crate::installer::add(spec, &image, s);
     }
-    Ok(true)
+    match before {
+        // The same settings: nothing changes (the pod as it came, key order included).
+        Some(before) if *spec == before => {
+            *spec = before;
+            Ok(false)
+        }
+        _ => Ok(true),
+    }
+}
+
+/// A pod spec with a container converted before, undone in place
+/// (`unconvert.rs`), to be converted again from the original it carries
+/// with these settings (as `unconvert` then `convert` would). Ok: the spec
+/// as it came (None: nothing converted before). Err: a hand edit since,
+/// refused as `unconvert` refuses it, at its path relative to the spec.
+fn undone(spec: &mut Mapping) -> Result<Option<Mapping>, Vec<Error>> {
+    let ours = |c: &Value| crate::unconvert::is_converted(c) && !crate::unconvert::wired_by_hand(c);
+    let lists = ["initContainers", "containers"].into_iter().filter_map(|l| spec.get(l).and_then(Value::as_array));
+    if !lists.flatten().any(ours) {
+        return Ok(None);
+    }
+    let before = spec.clone();
+    crate::unconvert::undo_pod(spec, true)?;
+    Ok(Some(before))
+}
+
+/// The image of a pod spec's `envshim-install` initContainer.
+fn installer_image(spec: &Mapping) -> Option<String> {
+    let installers = spec.get("initContainers").and_then(Value::as_array)?;
+    let installer = installers.iter().find(|c| c.get("name").and_then(Value::as_str) == Some(crate::installer::INSTALLER))?;
+    installer.get("image").and_then(Value::as_str).map(str::to_string)
 }
 
 /// A container's name as messages show it ([`escape`]d).
@@ -292,9 +332,6 @@ impl Names {
 /// Converts one container; the problems, each at its path relative to the container ([`problem`]).
 fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<Error> {
     let env: Sequence = c.get("env").and_then(Value::as_array).cloned().unwrap_or_default();
-    if let Some(problem) = converted_already(&env) {
-        return vec![problem];
-    }
     let mut problems = reserved_names(c, &env, s);
     // The program line. A command (or the image's ENTRYPOINT and CMD, which
     // `--entrypoint` stands for) and args; `[]` and null are unset.
@@ -332,12 +369,6 @@ fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<Er
     };
     rewrite(c, &env, first, &seen, &text, &mounts, s);
     Vec::new()
-}
-
-/// Converted already, and given a fileKeyRef since: its own command is gone.
-fn converted_already(env: &Sequence) -> Option<Error> {
-    let i = env.iter().position(|e| e.get("name").and_then(Value::as_str) == Some(MANIFEST_VAR))?;
-    Some(problem(env_entry(i).key("name"), format!("{MANIFEST_VAR} is set: the container was converted already; convert the original instead")))
 }
 
 /// Every `ENVSHIM_*` variable is envshim's configuration: in a converted

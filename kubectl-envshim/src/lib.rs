@@ -65,7 +65,7 @@ pub fn convert(args: &ConvertArgs) -> ExitCode {
     let changed = outputs.iter().any(|(_, o)| !o.notes.is_empty());
     // A pod written converted names the image (--check writes none).
     if changed && !args.rewrite.check {
-        if let Err(e) = settings.image_needed() {
+        if let Err(e) = settings.image_needed_by_pods() {
             return fail(&[e]);
         }
     }
@@ -74,7 +74,8 @@ pub fn convert(args: &ConvertArgs) -> ExitCode {
     for (shown, out) in &outputs {
         for (n, note) in &out.notes {
             if args.rewrite.check {
-                say(&format!("{shown}: document {n} ({}): would convert containers {}", note.object, note.containers.join(", ")));
+                let again = if note.again { " again, from the originals they carry, with these settings" } else { "" };
+                say(&format!("{shown}: document {n} ({}): would convert containers {}{again}", note.object, note.containers.join(", ")));
                 if settings.envshim_grammar {
                     say(&format!(
                         "{shown}: document {n} ({}): they would read env files with envshim's grammar (--env-grammar envshim), not the kubelet's: \

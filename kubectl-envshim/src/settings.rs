@@ -2,6 +2,7 @@
 //! function's config) checked, and what `convert.rs` reads of them.
 
 use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use clap::Args;
@@ -17,6 +18,8 @@ pub struct Settings {
     /// Set when no image was given nor found: what to say when a pod
     /// would be written converted (`--check` needs none).
     pub image_missing: Option<String>,
+    /// Whether a pod was converted with `shim_image` (not with the image its installer had).
+    pub image_wanted: AtomicBool,
     pub entrypoints: Vec<(String, Vec<String>)>,
     /// The name of every container met in a pod spec, when `--entrypoint` is given (checked at the end).
     pub containers: Mutex<BTreeSet<String>>,
@@ -118,6 +121,7 @@ fn checked(o: &Options, naming: Naming) -> Result<Settings, String> {
         shim_path: o.shim_path.clone(),
         image_missing: image.as_ref().and_then(|i| i.clone().err()),
         shim_image: image.map(Result::unwrap_or_default),
+        image_wanted: AtomicBool::new(false),
         entrypoints,
         containers: Mutex::default(),
         envshim_grammar: o.env_grammar == Grammar::Envshim,
@@ -134,6 +138,21 @@ impl Settings {
     /// The image, which a pod written converted needs: Err, a usage error, when none was given or found.
     pub fn image_needed(&self) -> Result<(), Error> {
         self.image_missing.clone().map_or(Ok(()), |m| Err(Error::usage(m)))
+    }
+
+    /// Notes that a pod was given `shim_image` (converting again without
+    /// an image given nor found keeps the one the pod's installer had).
+    pub fn image_written(&self) {
+        self.image_wanted.store(true, Ordering::Relaxed);
+    }
+
+    /// [`Settings::image_needed`] when a pod was given `shim_image`.
+    pub fn image_needed_by_pods(&self) -> Result<(), Error> {
+        if self.image_wanted.load(Ordering::Relaxed) {
+            self.image_needed()
+        } else {
+            Ok(())
+        }
     }
 
     /// Notes the containers of a pod spec, for [`Settings::unknown_entrypoints`].

@@ -25,6 +25,10 @@ mod carried;
 
 /// What every refusal ends with: the way out.
 const UNDO: &str = "changed since the conversion, so it cannot be undone exactly: convert the original again, or edit the native workload";
+/// What a refusal of something added, removed or changed in what the converter wrote ends with.
+const ADDED: &str = "added after the conversion: edit the original and convert again";
+const REMOVED: &str = "removed after the conversion: edit the original and convert again";
+const CHANGED: &str = "changed after the conversion: edit the original and convert again";
 
 pub fn command(args: &UnconvertArgs) -> ExitCode {
     if let Some(stray) = args.rewrite.stray.first() {
@@ -99,34 +103,67 @@ impl Walk {
     }
 
     fn pod(&mut self, spec: &mut Mapping, at: &JsonPath, object: &str) {
-        let (mut done, before) = (Vec::new(), self.problems.len());
-        for list in ["initContainers", "containers"] {
-            let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) else { continue };
-            for (i, c) in containers.iter_mut().enumerate() {
-                let name = container_name(c);
-                let Some(c) = c.as_object_mut() else { continue };
-                match original(c) {
-                    Ok(None) => {}
-                    Ok(Some(o)) => {
-                        *c = o;
-                        done.push(name);
-                    }
-                    Err(problems) => self.problems.extend(problems.into_iter().map(|p| {
-                        let path = at.clone().key(list).index(i).join(p.at.and_then(|a| a.path).unwrap_or_default());
-                        Error::in_manifest(ExitCode::Config, object, path, None, format!("container {name}: {}", p.what))
-                    })),
-                }
-            }
-        }
-        if done.is_empty() || self.problems.len() > before {
-            return;
-        }
-        remove_installer(spec);
-        match self.notes.iter_mut().find(|n| n.object == object) {
-            Some(note) => note.containers.extend(done),
-            None => self.notes.push(Note { object: object.to_string(), containers: done, warnings: Vec::new() }),
+        match undo_pod(spec, false) {
+            Ok(done) if done.is_empty() => {}
+            Ok(done) => match self.notes.iter_mut().find(|n| n.object == object) {
+                Some(note) => note.containers.extend(done),
+                None => self.notes.push(Note { object: object.to_string(), containers: done, warnings: Vec::new(), again: false }),
+            },
+            Err(problems) => self.problems.extend(
+                problems.into_iter().map(|p| Error::in_manifest(ExitCode::Config, object, at.clone().join(p.at.and_then(|a| a.path).unwrap_or_default()), None, p.what)),
+            ),
         }
     }
+}
+
+/// Undoes the conversion of the pod spec `spec` in place: each converted
+/// container as it was written ([`original`]), then the installer and its
+/// volume gone. Ok: the containers undone (none: `spec` unchanged). Err:
+/// each problem, at its path relative to `spec`, `container NAME: ` first.
+/// `ours_only` (convert's converting again): a container wired by hand
+/// ([`wired_by_hand`]) is left as it is, not refused.
+pub(crate) fn undo_pod(spec: &mut Mapping, ours_only: bool) -> Result<Vec<String>, Vec<Error>> {
+    let (mut done, mut problems) = (Vec::new(), Vec::new());
+    for list in ["initContainers", "containers"] {
+        let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) else { continue };
+        for (i, c) in containers.iter_mut().enumerate() {
+            if ours_only && wired_by_hand(c) {
+                continue;
+            }
+            let name = container_name(c);
+            let Some(c) = c.as_object_mut() else { continue };
+            match original(c) {
+                Ok(None) => {}
+                Ok(Some(o)) => {
+                    *c = o;
+                    done.push(name);
+                }
+                Err(found) => problems.extend(found.into_iter().map(|p| {
+                    let path = JsonPath::item(list, i).join(p.at.and_then(|a| a.path).unwrap_or_default());
+                    Error { code: p.code, ..problem(path, format!("container {name}: {}", p.what)) }
+                })),
+            }
+        }
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    if !done.is_empty() {
+        remove_installer(spec);
+    }
+    Ok(done)
+}
+
+/// A container given `ENVSHIM_MANIFEST_JSON` by hand (envshim wired
+/// without the converter): from a ConfigMap or a Secret, or a JSON object
+/// without the converter's `converted` record. `convert` leaves it as it
+/// is; `unconvert` and `manifest` refuse it (they cannot undo it).
+pub fn wired_by_hand(c: &Value) -> bool {
+    let env = c.get("env").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+    let Some(entry) = env.iter().find(|e| name(e) == Some(MANIFEST_VAR)) else { return false };
+    let Some(text) = entry.get("value").and_then(Value::as_str).filter(|_| entry.get("valueFrom").is_none_or(Value::is_null)) else { return true };
+    let text = halved(text).unwrap_or_else(|| text.to_string());
+    serde_json::from_str::<Value>(&text).ok().and_then(|v| v.as_object().map(|m| !m.contains_key("converted"))).unwrap_or(false)
 }
 
 /// The `envshim-install` initContainer and the `envshim` volume, as `convert` adds them.
@@ -263,32 +300,54 @@ fn own_env(env: &[Value], at: usize, m: &Manifest) -> Result<Sequence, Error> {
         match name(e) {
             Some(n) if n.starts_with(SEEN_PREFIX) => seen.push(i),
             Some(n) if n.starts_with(VALUE_PREFIX) => {}
-            Some(n) if n.starts_with(RESERVED) => return Err(problem(env_entry(i).key("name"), format!("{} is not an entry the converter writes there: {UNDO}", escape(n.as_bytes())))),
-            _ if is_file_key_ref(e) => return Err(problem(env_entry(i).key("valueFrom").key("fileKeyRef"), format!("a fileKeyRef in a converted container: added {UNDO}"))),
+            Some(n) if n.starts_with(RESERVED) => return Err(problem(env_entry(i).key("name"), format!("{} is not an entry the converter writes there: {ADDED}", escape(n.as_bytes())))),
+            _ if is_file_key_ref(e) => return Err(problem(env_entry(i).key("valueFrom").key("fileKeyRef"), format!("a fileKeyRef in a converted container: {ADDED}"))),
             _ => own.push(i),
         }
     }
     let kept: Vec<&Value> = m.rest.iter().filter(|e| !is_file_key_ref(e)).collect();
-    let Some(split) = own.len().checked_sub(kept.len()) else {
-        return Err(problem(container_field("env"), format!("has fewer entries of its own than its manifest's list has besides fileKeyRef entries: {UNDO}")));
+    // Where the list was split: the kubelet's view, recorded there
+    // (ENVSHIM_SEEN_<j> = $(NAME) each); without one, as many entries from
+    // the end as the manifest's list keeps.
+    let split = match seen.first() {
+        Some(s) => own.iter().take_while(|i| *i < s).count(),
+        None => own.len().saturating_sub(kept.len()),
     };
-    for (i, k) in own[split..].iter().zip(&kept) {
-        if without_nulls(&env[*i]) != **k {
-            return Err(problem(env_entry(*i), format!("differs from the entry the manifest's list holds for it: {UNDO}")));
-        }
-    }
-    // The kubelet's view, recorded where the list was split: ENVSHIM_SEEN_<j> = $(NAME) each.
+    lined_up(env, &own[split..], &kept)?;
     let block = seen.first().is_none_or(|s| seen.iter().enumerate().all(|(j, i)| *i == s + j));
     let recorded = seen.len() == m.seen.len()
         && seen.iter().zip(&m.seen).enumerate().all(|(j, (i, n))| name(&env[*i]) == Some(&format!("{SEEN_PREFIX}{j}")) && env[*i].get("value") == Some(&Value::String(format!("$({n})"))));
-    let placed = seen.first().is_none_or(|s| own[..split].last().is_none_or(|b| b < s) && own.get(split).is_none_or(|a| a > seen.last().unwrap_or(s)));
-    if !(block && recorded && placed) {
+    if !(block && recorded) {
         let i = seen.first().copied().unwrap_or(at);
-        return Err(problem(env_entry(i), format!("the {SEEN_PREFIX}<j> entries are not the ones the manifest's converted.seen names, where the list was split: {UNDO}")));
+        return Err(problem(env_entry(i), format!("the {SEEN_PREFIX}<j> entries are not the ones the manifest's converted.seen names, where the list was split: {CHANGED}")));
     }
     let mut mine = own[split..].iter().map(|i| env[*i].clone());
     let rest = m.rest.iter().map(|e| if is_file_key_ref(e) { Some(e.clone()) } else { mine.next() });
     own[..split].iter().map(|i| Some(env[*i].clone())).chain(rest).collect::<Option<Sequence>>().ok_or_else(|| problem(container_field("env"), UNDO))
+}
+
+/// The container's entries after the split (`mine`, indexes into `env`)
+/// against the manifest's list without its `fileKeyRef` entries (`kept`).
+/// Err: the first difference, as an entry added, removed or changed when
+/// it is one.
+fn lined_up(env: &[Value], mine: &[usize], kept: &[&Value]) -> Result<(), Error> {
+    let same = |i: usize, k: &Value| without_nulls(&env[i]) == *k;
+    let all_same = |mine: &[usize], kept: &[&Value]| mine.len() == kept.len() && mine.iter().zip(kept).all(|(i, k)| same(*i, k));
+    let Some(d) = (0..mine.len().max(kept.len())).find(|&d| !matches!((mine.get(d), kept.get(d)), (Some(&i), Some(k)) if same(i, k))) else {
+        return Ok(());
+    };
+    let shown = |e: &Value| escape(name(e).unwrap_or_default().as_bytes());
+    if mine.len() == kept.len() + 1 && all_same(&mine[d + 1..], &kept[d..]) {
+        let i = mine[d];
+        return Err(problem(env_entry(i), format!("{} is not in the list the manifest carries (envshim's part, from the first fileKeyRef's place on): {ADDED}", shown(&env[i]))));
+    }
+    if mine.len() + 1 == kept.len() && all_same(&mine[d..], &kept[d + 1..]) {
+        return Err(problem(container_field("env"), format!("lacks {}, an entry of the list the manifest carries: {REMOVED}", shown(kept[d]))));
+    }
+    Err(match (mine.get(d), kept.get(d)) {
+        (Some(&i), Some(_)) => problem(env_entry(i), format!("{} differs from the entry the manifest's list holds for it: {CHANGED}", shown(&env[i]))),
+        _ => problem(container_field("env"), format!("its entries from the first fileKeyRef's place on are not the manifest's list without its fileKeyRef entries: {CHANGED}")),
+    })
 }
 
 /// The program line back: the manifest's `command` and `args` (or, when

@@ -19,6 +19,8 @@ pub struct Note {
     pub containers: Vec<String>,
     /// Each as `PATH: what`.
     pub warnings: Vec<String>,
+    /// A container of it was converted before: converted again, from the original it carries.
+    pub again: bool,
 }
 
 /// The objects of `before` that differ in `after` (the same document converted).
@@ -44,6 +46,7 @@ fn note(object: &Value, at: &str) -> Note {
         object: format!("{}/{}", escape(text(object.get("kind")).unwrap_or_default().as_bytes()), name.map_or_else(|| "(no name)".into(), |n| escape(n.as_bytes()))),
         containers: Vec::new(),
         warnings: Vec::new(),
+        again: false,
     };
     walk(object, &mut at.to_string(), &mut n);
     n
@@ -87,6 +90,10 @@ fn walk(v: &Value, at: &mut String, n: &mut Note) {
 }
 
 fn container(c: &Value, at: &str, n: &mut Note) {
+    // Converted before: what it was written as (converting again starts from it).
+    let original = c.as_object().filter(|_| !crate::unconvert::wired_by_hand(c)).and_then(|m| crate::unconvert::original(m).ok().flatten()).map(Value::Object);
+    n.again |= original.is_some();
+    let c = original.as_ref().unwrap_or(c);
     let env = c.get("env").and_then(Value::as_array).map(Vec::as_slice).unwrap_or_default();
     let file_key_ref = |e: &Value| e.get("valueFrom").and_then(|v| v.get("fileKeyRef")).is_some_and(|f| !f.is_null());
     if !env.iter().any(file_key_ref) {

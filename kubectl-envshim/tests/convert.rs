@@ -15,6 +15,7 @@ use serde_norway::Value;
 
 use crate::support::{run, Out, BIN, SENTINEL, SHIM_IMAGE as IMAGE};
 
+mod again;
 mod options;
 mod production;
 
@@ -356,11 +357,11 @@ fn errors_name_the_document_the_object_the_container_and_the_path() {
     // A typo in a fileKeyRef: envshim's own manifest check, with its path in the document (78).
     let d = deployment.replace("key: TOKEN}", "key: TOKEN, optionl: true}");
     convert(&d).fails(78, &["spec.template.spec.containers[0].env[1].valueFrom.fileKeyRef.optionl: container app: unknown field"]);
-    // A fileKeyRef added to a container converted already (78): its own command is gone.
+    // A fileKeyRef added to a container converted already (78): a hand edit, as unconvert refuses it.
     let converted = convert(&deployment).stdout;
     let again = converted.replacen("        env:\n", "        env:\n        - name: NEW\n          valueFrom: {fileKeyRef: {volumeName: config, path: app.env, key: NEW}}\n", 1);
     assert_ne!(again, converted);
-    convert(&again).fails(78, &["spec.template.spec.containers[0].env[7].name: container app: ENVSHIM_MANIFEST_JSON is set: the container was converted already"]);
+    convert(&again).fails(78, &["spec.template.spec.containers[0].env[0].valueFrom.fileKeyRef: container app: a fileKeyRef in a converted container: added after the conversion: edit the original and convert again"]);
     // Every failing document is reported; nothing is written, even for the good ones.
     let two = format!("{}---\n{}", deployment.replace("volumeName: config", "volumeName: a"), pod.replace("volumeName: config", "volumeName: b"));
     let err = convert(&format!("{}---\n{two}", workload("Job").0)).fails(78, &["document 2 (Deployment/w-deployment)", "document 3 (Pod/w-pod)"]).to_string();

@@ -105,11 +105,11 @@ fn a_workload_changed_by_hand_is_refused_with_its_path() {
     let cases: Vec<(&str, Box<Edit>, String)> = vec![
         ("command edited", Box::new(|c| c["command"] = json!(["/app", SENTINEL])), format!("{at}.command: container app: is not the converter's")),
         ("args added", Box::new(|c| c["args"] = json!([SENTINEL])), format!("{at}.args: container app: set on a converted container")),
-        ("an entry edited", Box::new(|c| c["env"][3]["value"] = json!(SENTINEL)), format!("{at}.env[3]: container app: differs from the entry the manifest's list holds")),
-        ("an entry edited away", Box::new(|c| drop(c["env"].as_array_mut().unwrap().remove(3))), format!("{at}.env[0]: container app: differs from the entry")),
-        ("entries removed", Box::new(|c| c["env"].as_array_mut().unwrap().retain(|e| e["name"] != "PLAIN" && e["name"] != "DB_URL")), format!("{at}.env: container app: has fewer entries of its own")),
-        ("an entry appended", Box::new(|c| c["env"].as_array_mut().unwrap().push(json!({"name": "X", "value": SENTINEL}))), format!("{at}.env[8]: container app: comes after ENVSHIM_MANIFEST_JSON")),
-        ("a fileKeyRef added", Box::new(|c| c["env"][0] = json!({"name": "PLAIN", "valueFrom": {"fileKeyRef": {"volumeName": "config", "path": "a", "key": "K"}}})), format!("{at}.env[0].valueFrom.fileKeyRef: container app: a fileKeyRef in a converted container")),
+        ("an entry edited", Box::new(|c| c["env"][3]["value"] = json!(SENTINEL)), format!("{at}.env[3]: container app: DB_URL differs from the entry the manifest's list holds for it: changed after the conversion: edit the original and convert again")),
+        ("an entry edited away", Box::new(|c| drop(c["env"].as_array_mut().unwrap().remove(3))), format!("{at}.env: container app: lacks DB_URL, an entry of the list the manifest carries: removed after the conversion: edit the original and convert again")),
+        ("entries removed", Box::new(|c| c["env"].as_array_mut().unwrap().retain(|e| e["name"] != "PLAIN" && e["name"] != "DB_URL")), format!("{at}.env: container app: lacks DB_URL, an entry of the list")),
+        ("an entry appended", Box::new(|c| c["env"].as_array_mut().unwrap().push(json!({"name": "X", "value": SENTINEL}))), format!("{at}.env[8]: container app: X comes after ENVSHIM_MANIFEST_JSON, where the converter writes only its own settings: added after the conversion: edit the original and convert again")),
+        ("a fileKeyRef added", Box::new(|c| c["env"][0] = json!({"name": "PLAIN", "valueFrom": {"fileKeyRef": {"volumeName": "config", "path": "a", "key": "K"}}})), format!("{at}.env[0].valueFrom.fileKeyRef: container app: a fileKeyRef in a converted container: added after the conversion: edit the original and convert again")),
         ("a seen entry edited", Box::new(|c| c["env"][1]["value"] = json!("$(PLAIN)")), format!("{at}.env[1]: container app: the ENVSHIM_SEEN_<j> entries")),
         ("a $ not doubled", Box::new(move |c| c["env"][4]["value"] = json!(manifest(c).replacen("$$", "$", 1))), format!("{at}.env[4].value: container app: ENVSHIM_MANIFEST_JSON has a `$` that is not doubled")),
         ("not JSON", Box::new(move |c| c["env"][4]["value"] = json!(format!("{SENTINEL}{}", manifest(c)))), format!("{at}.env[4].value: container app: ENVSHIM_MANIFEST_JSON is not valid JSON (line 1, column 1)")),
@@ -119,7 +119,20 @@ fn a_workload_changed_by_hand_is_refused_with_its_path() {
         let input = format!("{NATIVE}---\n{}", edited(&edit));
         let out = kubectl_envshim(&["unconvert"], &input);
         let stderr = out.fails(78, &["stdin: document 2 (Deployment/web): ", &message]);
-        assert!(stderr.contains("changed since the conversion"), "{what}: {stderr}");
+        assert!(["changed since the conversion, so it cannot be undone exactly", "after the conversion: edit the original and convert again"].iter().any(|w| stderr.contains(w)), "{what}: {stderr}");
+        assert!(!stderr.contains("added changed"), "{what}: {stderr}");
+        // convert and convert --check refuse it as well, with the same line (with the settings it was converted with, or others);
+        // a container wired by hand (a manifest not the converter's) is not theirs to undo: left as it is.
+        for args in [&["convert", "--entrypoint", r#"app=["/app","$(x)"]"#, "--wait", "5s"][..], &["convert", "--check", "--entrypoint", "app=/app", "--watch"]] {
+            let out = kubectl_envshim(args, &input);
+            if what == "wired by hand" && args[1] == "--check" {
+                assert_eq!((out.code, out.stderr.as_str()), (1, "kubectl-envshim: stdin: document 1 (Deployment/web): would convert containers app\n"));
+            } else if what == "wired by hand" {
+                assert_eq!(docs(out.succeeds()).get(1), docs(&input).get(1), "{args:?}");
+            } else {
+                assert_eq!(out.fails(78, &[]), stderr, "{what}: {args:?}");
+            }
+        }
         // manifest's read-back refuses it too, the path in the container.
         let path = message.split(": container app: ").next().unwrap().trim_start_matches(at).trim_start_matches('.');
         let out = kubectl_envshim(&["manifest", "-c", "app"], &edited(&edit));
@@ -203,6 +216,10 @@ fn what_the_converter_did_not_write_is_refused_each_once() {
         for (line, m) in stderr.lines().zip(&expected) {
             assert!(line.starts_with(m.as_str()), "{line}\nwanted {m}");
         }
+        // convert and convert --check refuse the same, in the same words: never converted again over it.
+        for args in [&["convert", "--entrypoint", r#"app=["/app","$(x)"]"#, "--wait", "5s"][..], &["convert", "--check", "--entrypoint", "app=/app"]] {
+            assert_eq!(kubectl_envshim(args, &input).fails(78, &[]), stderr, "{args:?}");
+        }
         // manifest shows nothing it cannot vouch for: the same refusals, in the container.
         let out = kubectl_envshim(&["manifest", "-c", "app"], &input);
         let stderr = out.fails(78, &[]);
@@ -241,5 +258,6 @@ fn a_manifest_envshim_refuses_is_refused_as_envshim_check_does() {
         let path = "spec.template.spec.containers[0].env[4].value";
         kubectl_envshim(&["unconvert"], &input).fails(78, &[&format!("stdin: document 1 (Deployment/web): {path}: container app: the manifest in ENVSHIM_MANIFEST_JSON: {reason}: envshim refuses it at the start")]);
         kubectl_envshim(&["manifest", "-c", "app"], &input).fails(78, &[&format!("stdin: container app: env[4].value: the manifest in ENVSHIM_MANIFEST_JSON: {reason}")]);
+        kubectl_envshim(&["convert", "--check", "--entrypoint", "app=/app"], &input).fails(78, &[&format!("{path}: container app: the manifest in ENVSHIM_MANIFEST_JSON: {reason}")]);
     }
 }

@@ -14,14 +14,11 @@ use envshim::error::{escape, Error, JsonPath};
 use envshim::manifest::VALUE_PREFIX;
 use serde_json::Value;
 
-use super::{container_field, name, Manifest, UNDO};
+use super::{container_field, name, Manifest, ADDED, CHANGED};
 use crate::cli::DEFAULT_SHIM_PATH;
 use crate::convert::{copies, env_entry, platform_source, problem, without_nulls, Mapping, MANIFEST_VAR, RESERVED, VOLUMES_DIR};
 use crate::installer::{SHIM_DIR, SHIM_VOLUME};
 
-/// What every refusal of something added ends with: the way out.
-const ADDED: &str = "added after the conversion: edit the original and convert again";
-const CHANGED: &str = "changed after the conversion: edit the original and convert again";
 /// Where only the converter mounts.
 const OURS: &str = "/.envshim";
 
@@ -61,10 +58,11 @@ fn settings(env: &[Value], at: usize, watch: bool, problems: &mut Vec<Error>) {
         let what = if n == MANIFEST_VAR {
             format!("a second {MANIFEST_VAR} (the kubelet keeps the last, and envshim reads it): {ADDED}")
         } else if n == MARKER {
-            if j + 1 == env.len() && literal(e) && e["value"] == "$$" {
+            // (What follows it is each refused on its own.)
+            if literal(e) && e["value"] == "$$" && !env[j + 1..].iter().any(|l| name(l) == Some(MARKER)) {
                 continue;
             }
-            format!("{MARKER} is not the converter's (the value `$$`, the last entry): {CHANGED}")
+            format!("{MARKER} is not the converter's (the value `$$`, once, the last of its entries): {CHANGED}")
         } else if let Some((_, long, of_watch)) = written.iter().find(|(v, _, _)| v == n) {
             if !given.insert(n) {
                 format!("{n} again (the converter writes each of its settings once; the kubelet keeps the last): {ADDED}")
@@ -80,7 +78,7 @@ fn settings(env: &[Value], at: usize, watch: bool, problems: &mut Vec<Error>) {
         } else if n.starts_with(RESERVED) {
             format!("{shown} is not a setting the converter writes: {ADDED}")
         } else {
-            format!("comes after {MANIFEST_VAR}, which the converter writes after the container's own entries: added {UNDO}")
+            format!("{shown} comes after {MANIFEST_VAR}, where the converter writes only its own settings: {ADDED}")
         };
         problems.push(problem(env_entry(j), what));
     }

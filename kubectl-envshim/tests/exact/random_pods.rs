@@ -256,3 +256,69 @@ fn as_sent(pod: &Value) -> Value {
     }
     pod
 }
+
+/// Converting again, on the random pods above (the same seed, the same
+/// pods), in every format: `convert(convert(x, s1), s2) == convert(x, s2)`
+/// for three settings in turn (envshim in the image; the installer with
+/// `--wait` and `--watch`; the installer with `--env-grammar envshim` and a
+/// `--watch` setting), `convert --check` with s2 says 1 exactly when that
+/// differs from `convert(x, s1)`, and each kind of hand edit (one a pod, in
+/// turn) fails `convert --check` (78), every edited pod named. A batch is
+/// one stream: one run each.
+#[test]
+fn random_pods_convert_again() {
+    let seed: u64 = std::env::var("EXACT_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x0065_7861_6374_3235);
+    let pods: usize = std::env::var("EXACT_PODS").ok().and_then(|s| s.parse().ok()).unwrap_or(3000);
+    let root = tempfile::tempdir().unwrap();
+    let mut rng = generate::Rng::new(seed);
+    let pool = generate::pool(&mut rng, root.path());
+    let cases: Vec<Case> = (0..pods).map(|n| generate::case(&mut rng, n, &pool, harness::printer())).collect();
+    let settings: [(&[&str], bool); 3] = [(&[], false), (&["--wait", "5s", "--watch"], true), (&["--env-grammar", "envshim", "--watch", "--watch-splay", "30s"], true)];
+    let (mut again_checked, mut changed, mut edits) = (0, 0, 0);
+    for (b, batch) in cases.chunks(100).enumerate() {
+        let format = harness::FORMATS[b % 4];
+        let ((o1, i1), (o2, i2)) = (settings[b % 3], settings[(b + 1 + b / 3 % 2) % 3]);
+        let (o1, o2): (Vec<String>, Vec<String>) = (o1.iter().map(|s| s.to_string()).collect(), o2.iter().map(|s| s.to_string()).collect());
+        let refs: Vec<&Case> = batch.iter().collect();
+        let (convertible, whole) = convertible(&refs, format, &o1, i1);
+        let text = harness::write(&pods_of(&convertible), format);
+        let once = whole.unwrap_or_else(|| harness::kubectl_envshim(&convert_args(&convertible, &o1, i1), &text));
+        assert_eq!(once.code, 0, "{}", once.stderr);
+        let direct = harness::kubectl_envshim(&convert_args(&convertible, &o2, i2), &text);
+        assert_eq!(direct.code, 0, "{}", direct.stderr);
+        let again = harness::kubectl_envshim(&convert_args(&convertible, &o2, i2), &once.stdout);
+        assert_eq!((again.code, again.stderr.as_str()), (0, ""), "batch {b}");
+        assert!(again.stdout == direct.stdout, "batch {b} (seed {seed}): converted with {o1:?}, then {o2:?}: not what converting with {o2:?} gives");
+        let mut check = convert_args(&convertible, &o2, i2);
+        check.insert(1, "--check".into());
+        let check = harness::kubectl_envshim(&check, &once.stdout);
+        assert_eq!(check.code, i32::from(once.stdout != direct.stdout), "batch {b}: {}", check.stderr);
+        again_checked += convertible.len();
+        changed += usize::from(check.code == 1);
+
+        // A hand edit in each converted pod, the kinds in turn.
+        let mut edited = Vec::new();
+        for (case, doc) in convertible.iter().zip(harness::read(&once.stdout)) {
+            let Some(c) = harness::container(&doc, &case.container).filter(|c| c["env"].as_array().is_some_and(|env| env.iter().any(|e| e["name"] == "ENVSHIM_MANIFEST_JSON"))) else { continue };
+            let kinds = crate::support::edits::hand_edits(c);
+            let (_, c) = &kinds[edited.len() % kinds.len()];
+            let mut doc = doc.clone();
+            doc["spec"]["containers"][0] = c.clone();
+            assert_eq!(doc["spec"]["containers"][0]["name"], case.container.as_str());
+            edited.push(doc);
+        }
+        let mut check = convert_args(&convertible, &o1, i1);
+        check.insert(1, "--check".into());
+        let out = harness::kubectl_envshim(&check, &harness::write(&edited, format));
+        assert_eq!((out.code, out.stdout.as_str()), (78, ""), "batch {b}: {}", out.stderr);
+        assert!(!out.stderr.contains(SENTINEL), "a value in a message: {}", out.stderr);
+        for doc in &edited {
+            let (name, container) = (doc["metadata"]["name"].as_str().unwrap(), doc["spec"]["containers"][0]["name"].as_str().unwrap());
+            let named = format!("(Pod/{name}): ");
+            assert!(out.stderr.lines().any(|l| l.contains(&named) && l.contains("spec.containers[0]") && l.contains(&format!("container {container}: "))), "batch {b}: pod {name} edited, not refused: {}", out.stderr);
+        }
+        edits += edited.len();
+    }
+    eprintln!("convert again: seed {seed}, {again_checked} pods converted again ({changed} batches changed), {edits} hand edits refused");
+    assert!(again_checked * 10 >= pods * 9 && edits * 10 >= pods * 9, "{again_checked} pods converted again, {edits} edited");
+}

@@ -2,6 +2,7 @@
 //! that converts and runs them, a model of the kubelet, and the quoted YAML
 //! reader.
 
+pub mod edits;
 pub mod generate;
 pub mod harness;
 pub mod kubelet;
