@@ -11,6 +11,7 @@ mod exact;
 mod examples;
 mod pipelines;
 mod unconvert;
+mod validate;
 mod yaml;
 
 #[test]
