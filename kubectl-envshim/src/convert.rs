@@ -21,7 +21,7 @@ use crate::installer::{SHIM_DIR, SHIM_VOLUME};
 use crate::settings::Settings;
 
 mod refs;
-use refs::{file_key_ref, volume_mounts, Mounts};
+use refs::{volume_mounts, Mounts};
 
 /// A mapping of the document tree (kubectl's reading of it: JSON, keys in their order).
 pub(crate) type Mapping = Map<String, Value>;
@@ -206,6 +206,18 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, 
     s.met(lists.flatten().filter_map(|c| Some(c.get("name")?.as_str()?.to_string())));
     let located = |path: JsonPath, what: String| Error::in_manifest(ExitCode::Config, object, path, None, what);
     let before = undone(spec).map_err(|p| p.into_iter().map(|p| Error { code: p.code, ..located(at.json().join(p.at.and_then(|a| a.path).unwrap_or_default()), p.what) }).collect::<Vec<_>>())?;
+    // What no container of a pod may have (envshim's own fields), converted or not.
+    let mut foreign = Vec::new();
+    for list in [LISTS[0], LISTS[1], "ephemeralContainers"] {
+        for (i, c) in spec.get(list).and_then(Value::as_array).into_iter().flatten().enumerate() {
+            let name = c.get("name").and_then(Value::as_str).unwrap_or("(no name)");
+            let found = c.as_object().map(crate::validate::every).unwrap_or_default();
+            foreign.extend(found.into_iter().map(|p| located(at.json().key(list).index(i).join(p.path().cloned().unwrap_or_default()), format!("container {name}: {}", p.what))));
+        }
+    }
+    if !foreign.is_empty() {
+        return Err(foreign);
+    }
     let wanted = LISTS.iter().any(|l| spec.get(*l).and_then(Value::as_array).is_some_and(|cs| cs.iter().any(has_file_key_ref)));
     if !wanted {
         return Ok(false);
@@ -332,6 +344,11 @@ impl Names {
 /// Converts one container; the problems, each at its path relative to the container ([`problem`]).
 fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<Error> {
     let env: Sequence = c.get("env").and_then(Value::as_array).cloned().unwrap_or_default();
+    // What the API server would refuse, about to leave its sight: refused alone.
+    let invalid = crate::validate::converted(c, volumes);
+    if !invalid.is_empty() {
+        return invalid;
+    }
     let mut problems = reserved_names(c, &env, s);
     // The program line. A command (or the image's ENTRYPOINT and CMD, which
     // `--entrypoint` stands for) and args; `[]` and null are unset.
@@ -343,11 +360,6 @@ fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<Er
     let rest = &env[first..];
     let seen = seen_names(rest, own_command.iter().chain(&args).flatten());
     problems.extend(late_references(c, rest, &seen));
-    for (i, e) in env.iter().enumerate().skip(first) {
-        if let Some(f) = e.get("valueFrom").and_then(|v| v.get("fileKeyRef")) {
-            problems.extend(file_key_ref(f).into_iter().map(|(field, why)| problem(env_entry(i).key("valueFrom").key("fileKeyRef").key(field), why)));
-        }
-    }
     let mounts = match volume_mounts(c, rest, first, volumes) {
         Ok(m) => m,
         Err(p) => {

@@ -27,6 +27,7 @@ mod settings;
 mod stream;
 mod tree;
 mod unconvert;
+mod validate;
 mod warn;
 mod yaml;
 

@@ -12,6 +12,7 @@ mod examples;
 mod messages;
 mod pipelines;
 mod unconvert;
+mod validate;
 mod yaml;
 
 #[test]

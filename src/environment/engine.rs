@@ -142,14 +142,16 @@ fn run<'e>(engine: &Environment, c: &'e Converted, m: &'e Manifest) -> Result<(V
 }
 
 /// What the kubelet sees of each name of `c.seen` where the manifest's list
-/// starts, after the entries before it (`k`).
+/// starts, after the entries before it (`k`). A refusal names the first
+/// entry or word that refers to the name.
 fn view<'e>(c: &'e Converted, m: &Manifest, k: &Kubelet, engine: &Environment) -> Result<Values<'e>, Error> {
+    let first = c.first().unwrap_or_default();
     let mut seen = Vec::new();
-    // Only what is looked at: a name the list sets before any reference to it needs no view.
-    for name in c.seen.iter().filter(|n| needed(n.as_bytes(), m)) {
-        let what = || "an entry after the first fileKeyRef, or the command or args,".to_string();
+    for name in &c.seen {
+        // Only what is looked at: a name the list sets before any reference to it needs no view.
+        let Some(place) = referrer(name.as_bytes(), m, first) else { continue };
         let reference = [b"$(", name.as_bytes(), b")"].concat();
-        let one = expand(&reference, k, engine, c.env_from, &what)?;
+        let one = expand(&reference, k, engine, c.env_from, &|| place.clone())?;
         if one != reference || k.id(name.as_bytes()).is_some_and(|id| k.value[id].is_some()) {
             seen.push((name.as_bytes(), one));
         }
@@ -162,10 +164,12 @@ fn expand_dyn<'a>(input: &[u8], lookup: &dyn Fn(&[u8]) -> Option<&'a [u8]>, out:
     expand_capped(input, lookup, out, limit)
 }
 
-/// Whether the manifest's list or its program line refers to `name` before
+/// Where the manifest's list or its program line refers to `name` before
 /// an entry of the list certainly sets it (a literal, a required
-/// `fileKeyRef`): only then is the kubelet's view of it used.
-fn needed(name: &[u8], m: &Manifest) -> bool {
+/// `fileKeyRef`): only then is the kubelet's view of it used. The first
+/// place, as the pod has it: its own entry (`env[5] (URL)`, the manifest's
+/// list starting at its entry `first`) or a word of its program line (`args[2]`).
+fn referrer(name: &[u8], m: &Manifest, first: usize) -> Option<String> {
     let refers = |text: &str| {
         let found = std::cell::Cell::new(false);
         let lookup = |n: &[u8]| {
@@ -175,18 +179,19 @@ fn needed(name: &[u8], m: &Manifest) -> bool {
         expand_dyn(text.as_bytes(), &lookup, &mut Vec::new(), 0);
         found.get()
     };
-    for e in &m.env {
+    for (j, e) in m.env.iter().enumerate() {
         match &e.source {
-            EnvSource::Value(v) if refers(v) => return true,
+            EnvSource::Value(v) if refers(v) => return Some(format!("env[{}] ({})", first + j, escape(e.name.as_bytes()))),
             EnvSource::Value(_) => {}
             EnvSource::FileKey { file, .. } if !file.optional => {}
             _ => continue,
         }
         if e.name.as_bytes() == name {
-            return false;
+            return None;
         }
     }
-    m.command.iter().chain(&m.args).any(|w| refers(w))
+    let words = [("command", &m.command), ("args", &m.args)];
+    words.into_iter().find_map(|(key, list)| list.iter().position(|w| refers(w)).map(|i| format!("{key}[{i}]")))
 }
 
 /// `raw` expanded as the kubelet expands an entry's value: against the

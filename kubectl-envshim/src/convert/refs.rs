@@ -1,6 +1,6 @@
-//! A container's `fileKeyRef` entries: each checked now as the API server
-//! and envshim would check it at the start, and the volumes they name, with
-//! where the container sees each (its own mount, or one the conversion adds).
+//! The volumes a container's `fileKeyRef` entries name, with where the
+//! container sees each (its own mount, or one the conversion adds); the
+//! entries themselves are checked before (`validate.rs`).
 
 use std::collections::{HashMap, HashSet};
 
@@ -8,32 +8,6 @@ use envshim::error::Error;
 use serde_json::Value;
 
 use super::{env_entry, problem, Mapping, VOLUMES_DIR};
-
-/// The checks the API server makes of a `fileKeyRef` and envshim makes at
-/// the start, made now: (field, why) for each that fails.
-pub(super) fn file_key_ref(f: &Value) -> Vec<(&'static str, String)> {
-    let mut problems = Vec::new();
-    if let Some(path) = f.get("path").and_then(Value::as_str) {
-        if path.starts_with('/') {
-            problems.push(("path", "is absolute: it must be relative to the volume".to_string()));
-        } else if let Err(why) = envshim::sources::check_path(path) {
-            problems.push(("path", why.to_string()));
-        }
-    }
-    if let Some(key) = f.get("key").and_then(Value::as_str) {
-        if key.len() > envshim::limits::MAX_NAME_BYTES || !envshim::names::NameRule::Relaxed.accepts(key.as_bytes()) {
-            problems.push((
-                "key",
-                format!(
-                    "\"{}\" is not a valid variable name (printable ASCII except '=', at most {} bytes)",
-                    envshim::error::escape(key.as_bytes()),
-                    envshim::limits::MAX_NAME_BYTES
-                ),
-            ));
-        }
-    }
-    problems
-}
 
 /// The volumes the `fileKeyRef` entries of `rest` name, in order, each with
 /// where this container sees it: its own mount of the volume root, else one

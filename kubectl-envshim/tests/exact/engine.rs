@@ -273,3 +273,61 @@ fn runtime_messages_name_the_pods_own_entry() {
         "under the engine: {stderr}"
     );
 }
+
+/// A refusal over what an entry after the first fileKeyRef, or the program
+/// line, refers to names the pod's own entry (its place in the pod's list
+/// and its name) or the program line's word: never "an entry after the
+/// first fileKeyRef, or the command or args".
+#[test]
+fn under_an_engine_a_refusal_names_the_entry_or_the_word() {
+    let dir = tempfile::tempdir().unwrap();
+    let secret = json!({"name": "SECRET", "value": SENTINEL});
+    let env_from = json!([{"configMapRef": {"name": "cm"}}]);
+    let variants: Vec<(&str, (Value, &str))> = vec![
+        (
+            "an entry after the fileKeyRef, to a resolved value a later entry replaced",
+            (
+                json!({"command": printer(&[]), "env": [secret, cm("S", "k"), f(), {"name": "U", "value": "<$(S)>"}, {"name": "S", "value": "s"}]}),
+                "env[3] (U) refers to $(S), which env[1] took from a reference (valueFrom) and a later entry of the same name replaced",
+            ),
+        ),
+        (
+            "an entry after the fileKeyRef, to a name envFrom or the image may hold",
+            (
+                json!({"command": printer(&[]), "env": [secret, f(), {"name": "V", "value": "$(HOME)"}], "envFrom": env_from}),
+                "env[2] (V) refers to $(HOME), which no entry before it sets",
+            ),
+        ),
+        (
+            "a word of args",
+            (
+                json!({"command": printer(&[]), "args": ["x", "y", "$(PATH)"], "env": [secret, f()], "envFrom": env_from}),
+                "args[2] refers to $(PATH), which no entry before it sets",
+            ),
+        ),
+        (
+            "a word of the command",
+            (
+                json!({"command": printer(&["$(PATH)"]), "env": [secret, f()], "envFrom": env_from}),
+                "command[1] refers to $(PATH), which no entry before it sets",
+            ),
+        ),
+    ];
+    every(variants, |(fields, message)| {
+        let mut case = no_services(pod(&dir, fields.clone(), "K='v'\n"));
+        case.world
+            .config_maps
+            .insert("cm".into(), BTreeMap::from([("k".into(), "kv".into())]));
+        let (c, w) = convert(&case);
+        let (outcome, stderr) = harness::under_engine(&c, &w);
+        assert!(
+            matches!(outcome, Outcome::Fails(ref why) if why.contains("Some(78)")),
+            "{outcome:?}"
+        );
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(
+            stderr.starts_with(&format!("{REFUSED}{message}")),
+            "{stderr}"
+        );
+    });
+}
