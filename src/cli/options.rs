@@ -184,7 +184,7 @@ fn options(s: Sources, r: Reading, (starting, supervision, watching): (Starting,
         env_grammar: r.env_grammar.unwrap_or_default(),
         config_vars: Box::leak(sub.get_arguments().filter_map(|a| a.get_env()?.to_str()).collect::<Box<[_]>>()),
     };
-    let run = RunOptions { program: Vec::new(), no_expand_args: starting.no_expand_args, verbose: starting.verbose, init };
+    let run = RunOptions { program: Vec::new(), no_expand_args: starting.no_expand_args, verbose: starting.verbose, init, listen: starting.listen };
     Ok((options, run))
 }
 
