@@ -293,7 +293,7 @@ fn the_watch_options_need_watch_and_valid_values() {
     for (args, vars, want) in [
         (&["--on-change", "exit"][..], &[][..], "envshim: --on-change is a setting of --watch: it needs --watch (or ENVSHIM_WATCH)"),
         (&["--watch-splay", "1s", "--on-change", "exit"][..], &[][..], "envshim: --watch-splay is a setting of --watch: it needs --watch (or ENVSHIM_WATCH)"),
-        (&["--watch", "--on-change", "reload"], &[], "--on-change: expected restart, exit or signal:SIG"),
+        (&["--watch", "--on-change", "reload"], &[], "--on-change: expected restart, handover, exit or signal:SIG"),
         (&["--watch", "--restart-signal", "0"], &[], "--restart-signal: 0 is no signal"),
         (&["--watch", "--watch-poll", "0"], &[], "--watch-poll: must be more than 0"),
         (&["--watch"], &[("ENVSHIM_WATCH_POLL", "0")], "ENVSHIM_WATCH_POLL: must be more than 0"),

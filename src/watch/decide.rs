@@ -398,4 +398,54 @@ mod tests {
         // Once per change: the same content again is no change.
         assert_eq!(d.read(Ok(B("v2", "a")), t0, Duration::ZERO), []);
     }
+
+    /// A handover decided as a restart is (two identical reads): the new program first.
+    fn handing_over() -> (Decision<B>, Instant) {
+        let (mut d, t0) = started(OnChange::Handover);
+        d.read(Ok(B("v2", "a")), t0, Duration::ZERO);
+        assert_eq!(d.read(Ok(B("v2", "a")), t0 + SETTLE, Duration::ZERO), [say("watch: v1 -> v2: starting the new program beside the old one"), Action::Handover]);
+        (d, t0)
+    }
+
+    #[test]
+    fn a_handover_starts_the_new_build_and_it_runs_once_ready() {
+        let (mut d, t0) = handing_over();
+        assert!(d.busy());
+        assert_eq!((d.running(), d.to_start()), (&B("v1", "a"), &B("v2", "a")), "the old one serves, the new one starts");
+        assert_eq!(d.handed(Ok(())), []);
+        assert_eq!(d.running(), &B("v2", "a"));
+        assert!(d.busy(), "until the old one is gone");
+        assert_eq!(d.stopped(), Next::Keep);
+        assert!(!d.busy());
+        assert_eq!(d.tick(t0 + POLL * 2), Some(Action::Read));
+    }
+
+    #[test]
+    fn a_failed_handover_keeps_the_old_build_and_is_not_tried_again_until_the_content_changes() {
+        let (mut d, t0) = handing_over();
+        let said = d.handed(Err("ended before it was ready (exit 3)".into()));
+        assert_eq!(said, [say("watch: a change is not applied, the old program keeps serving: the new one ended before it was ready (exit 3)")]);
+        assert_eq!(d.handed(Ok(())), [], "once only");
+        assert_eq!(d.stopped(), Next::Keep);
+        assert_eq!((d.running(), d.to_start()), (&B("v1", "a"), &B("v1", "a")));
+        // The same content, read again and again: nothing.
+        assert_eq!(d.read(Ok(B("v2", "a")), t0 + POLL, Duration::ZERO), []);
+        assert_eq!(d.read(Ok(B("v2", "a")), t0 + POLL, Duration::ZERO), []);
+        assert!(!d.busy());
+        // Another content: applied as usual.
+        assert_eq!(d.read(Ok(B("v3", "a")), t0 + POLL, Duration::ZERO), []);
+        assert_eq!(d.read(Ok(B("v3", "a")), t0 + POLL, Duration::ZERO).last(), Some(&Action::Handover));
+    }
+
+    #[test]
+    fn changes_during_a_handover_wait_for_its_end_and_sigterm_ends_it() {
+        let (mut d, t0) = handing_over();
+        d.changed(t0 + SETTLE);
+        assert_eq!(d.deadline(), None, "no read while two programs run");
+        assert_eq!(d.tick(t0 + POLL * 2), None);
+        d.handed(Ok(()));
+        assert_eq!(d.tick(t0 + POLL * 2), None, "nor while the old one stops");
+        d.terminated();
+        assert_eq!(d.deadline(), None);
+    }
 }
