@@ -225,7 +225,7 @@ fn a_new_program_never_ready_is_stopped_at_the_limit_and_ready_1_from_another_pr
     // The new program's NOTIFY_SOCKET, said READY=1 to by this test: not the new program.
     let notify = run.wait_for("notify", |t| t.starts_with('@') && t.ends_with('\n'));
     use std::os::linux::net::SocketAddrExt;
-    let addr = std::os::unix::net::SocketAddr::from_abstract_name(notify.trim_end()[1..].as_bytes()).unwrap();
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(&notify.trim_end().as_bytes()[1..]).unwrap();
     UnixDatagram::unbound().unwrap().send_to_addr(b"READY=1", &addr).unwrap();
     run.wait_for("stderr", |t| t.contains("was not ready within 1500ms"));
     let got = starts_checked(&lines(&mut run, 4));

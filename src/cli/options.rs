@@ -18,7 +18,9 @@ use crate::pipeline::{CheckOptions, InitOptions, Options, RunOptions};
 use crate::render::Format;
 use crate::watch::WatchOptions;
 
-/// What the command line asks for, in the library's values.
+/// What the command line asks for, in the library's values. (Made once per
+/// process and moved twice: `run`'s options inline cost nothing worth a box.)
+#[allow(clippy::large_enum_variant)]
 pub enum Invocation {
     Run(Options, RunOptions),
     Check(Options, CheckOptions),
