@@ -22,11 +22,11 @@ const NOTIFY: &str = r#"python3 -c 'import os,socket;a=os.environ["NOTIFY_SOCKET
 
 /// A program that logs its start, its readiness and its stop with `$A`;
 /// `$MODE` says how it becomes ready: `die` (exits 3 first), `never`,
-/// `wait` (once `$D/go` exists), else at once.
+/// `wait` (once `$D/go` exists), else at once; `slow-stop` takes 300 ms to stop.
 fn program() -> String {
     format!(
-        r#"echo "start $A $$ $LISTEN_PID" >> "$D/log"; echo "$NOTIFY_SOCKET" > "$D/notify"
-trap 'echo "stop $A" >> "$D/log"; exit 0' TERM
+        r#"trap 'if [ "$MODE" = slow-stop ]; then sleep 0.3; fi; echo "stop $A" >> "$D/log"; exit 0' TERM
+echo "start $A $$ $LISTEN_PID" >> "$D/log"; echo "$NOTIFY_SOCKET" > "$D/notify"
 case "$MODE" in
   die) exit 3 ;;
   never) ;;
@@ -248,7 +248,8 @@ fn ready_delay_hands_over_to_a_program_that_never_notifies() {
 
 #[test]
 fn sigterm_during_a_handover_stops_both_the_new_one_first() {
-    let (mut run, mut vol) = watch(&["--on-change", "handover"], &env_file(1, "ok"), &program());
+    // The old one stops slowly: its line comes after the new one's unless it had the signal well before.
+    let (mut run, mut vol) = watch(&["--on-change", "handover"], &env_file(1, "slow-stop"), &program());
     lines(&mut run, 2);
     vol.swap(&[("app.env", &env_file(2, "never"))]);
     lines(&mut run, 3);

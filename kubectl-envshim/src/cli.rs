@@ -74,6 +74,8 @@ pub struct Options {
     pub entrypoint: Vec<String>,
     #[command(flatten)]
     pub wait: Passed<Wait>,
+    #[command(flatten)]
+    pub listen: Passed<Listen>,
     /// How converted containers read env files: kubelet (exactly as the kubelet 1.35 will once the cluster reads fileKeyRef itself: NAME='value' lines, the first occurrence wins) or envshim (envshim's more forgiving grammar)
     #[arg(long, value_name = "kubelet|envshim", default_value = DEFAULT_ENV_GRAMMAR, value_parser = values::env_grammar(), hide_possible_values = true)]
     pub env_grammar: Grammar,
@@ -102,6 +104,14 @@ pub struct Wait {
     pub wait: Option<String>,
 }
 
+#[derive(Args)]
+#[group(skip)]
+pub struct Listen {
+    /// Converted containers' envshim listens on ADDR (tcp:HOST:PORT, tcp::PORT, unix:PATH; comma-separated) and hands the sockets to the program (fd 3, 4, ... with LISTEN_FDS)
+    #[arg(long, value_name = "ADDR", value_parser = AsWritten(values::listen))]
+    pub listen: Option<String>,
+}
+
 // `envshim run --watch`'s settings (`envshim::WatchOptions`, one for one, defaults included: a test checks it).
 #[derive(Args)]
 #[group(skip)]
@@ -121,9 +131,21 @@ pub struct WatchSettings {
     /// With --watch, how often the files are read again without an event [default: 60s]
     #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::poll))]
     pub watch_poll: Option<String>,
-    /// With --watch, a random delay of up to DURATION before a change is acted on, so replicas do not restart together [default: 0]
+    /// With --watch, a random delay of up to DURATION before a change is acted on, so replicas do not restart together (a StatefulSet's or Indexed Job's replicas each in their own slot of it: the converter adds the pod index and the replicas) [default: 0]
     #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::duration))]
     pub watch_splay: Option<String>,
+    /// With --watch-splay, the workload's replicas (without it: the workload's spec.replicas, or an Indexed Job's completions) [default: ]
+    #[arg(long, value_name = "N", value_parser = AsWritten(values::replicas))]
+    pub watch_replicas: Option<String>,
+    /// With --watch-splay, the pod's index (without it: the downward API's apps.kubernetes.io/pod-index label, for a StatefulSet or an Indexed Job) [default: ]
+    #[arg(long, value_name = "I", value_parser = AsWritten(values::index))]
+    pub pod_index: Option<String>,
+    /// With --on-change handover, how long the new program has to become ready [default: 60s]
+    #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::poll))]
+    pub ready_timeout: Option<String>,
+    /// With --on-change handover, for a program that does not send READY=1: ready once it has run DURATION (0: READY=1 is needed) [default: 0]
+    #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::duration))]
+    pub ready_delay: Option<String>,
 }
 
 /// The options of `T` that were given: (long name, value as written).

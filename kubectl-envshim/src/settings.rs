@@ -101,7 +101,7 @@ fn checked(o: &Options, naming: Naming) -> Result<Settings, String> {
     if let Some((key, _)) = o.watch_settings.0.first().filter(|_| !o.watch) {
         return Err(format!("{} needs {} (it is a setting of envshim's --watch)", opt(key), opt("watch")));
     }
-    let given = o.wait.0.iter().map(|(k, v)| (k.as_str(), v.as_str())).chain([("env-grammar", grammar)]).chain(o.watch_settings.0.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    let given = o.wait.0.iter().chain(&o.listen.0).map(|(k, v)| (k.as_str(), v.as_str())).chain([("env-grammar", grammar)]).chain(o.watch_settings.0.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     let variables = envshim::cli::values::variables();
     let variable = |long: &str| variables.iter().find(|(l, _)| l == long).map(|(_, v)| v.clone());
     let shim_env = given.map(|(long, value)| (variable(long).expect("an option of envshim run with a variable"), value.to_string())).collect();

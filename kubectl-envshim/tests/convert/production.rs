@@ -6,13 +6,17 @@
 use super::*;
 
 /// `--watch` and each of its settings, with a value envshim takes.
-const SETTINGS: [(&str, &str, &str); 6] = [
+const SETTINGS: [(&str, &str, &str); 10] = [
     ("--on-change", "exit", "ENVSHIM_ON_CHANGE"),
     ("--restart-signal", "SIGQUIT", "ENVSHIM_RESTART_SIGNAL"),
     ("--restart-timeout", "30s", "ENVSHIM_RESTART_TIMEOUT"),
     ("--watch-settle", "500ms", "ENVSHIM_WATCH_SETTLE"),
     ("--watch-poll", "2m", "ENVSHIM_WATCH_POLL"),
     ("--watch-splay", "45s", "ENVSHIM_WATCH_SPLAY"),
+    ("--watch-replicas", "3", "ENVSHIM_WATCH_REPLICAS"),
+    ("--pod-index", "2", "ENVSHIM_POD_INDEX"),
+    ("--ready-timeout", "90s", "ENVSHIM_READY_TIMEOUT"),
+    ("--ready-delay", "2s", "ENVSHIM_READY_DELAY"),
 ];
 
 /// The settings above are envshim's own, all of them, in its order (read
@@ -111,7 +115,7 @@ fn the_watch_settings_are_config_keys_under_kpt_and_kustomize() {
     let good = config("good.yaml", &format!("  watch: \"yes\"\n{data}"));
     let doc = yaml(kubectl_envshim(&["krm", &good], &pod).ok());
     let env = shim_env(&doc);
-    assert_eq!(env[env.len() - 2], ("ENVSHIM_WATCH_SPLAY".to_string(), "45s".to_string()));
+    assert_eq!(env[env.len() - 2], ("ENVSHIM_READY_DELAY".to_string(), "2s".to_string()));
     assert_eq!(doc["spec"]["containers"][0]["command"][2], "--watch");
     let off = config("off.yaml", &format!("  watch: \"0\"\n{data}"));
     kubectl_envshim(&["krm", &off], &pod).fails(2, &["data.on-change needs data.watch"]);
@@ -187,4 +191,20 @@ fn check_needs_no_image() {
     // Nothing to convert is written as it came, with no image.
     let plain = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n";
     assert_eq!(kubectl_envshim_with(&["convert"], plain, None).ok(), plain);
+}
+
+#[test]
+fn listen_reaches_envshim_checked_by_its_parser_with_or_without_watch() {
+    let (pod, _) = workload("Pod");
+    for watch in [&[][..], &["--watch", "--on-change", "handover"]] {
+        let mut args = vec!["convert", "--listen", "tcp::8080,unix:/run/app.sock"];
+        args.extend_from_slice(watch);
+        let doc = yaml(kubectl_envshim(&args, &pod).ok());
+        let env = shim_env(&doc);
+        assert!(env.contains(&("ENVSHIM_LISTEN".to_string(), "tcp::8080,unix:/run/app.sock".to_string())), "{env:?}");
+    }
+    let bad = format!("tcp:{SENTINEL}:80");
+    let out = kubectl_envshim(&["convert", "--listen", &bad], &pod);
+    out.fails(2, &["--listen: expected tcp:HOST:PORT"]);
+    out.no_sentinel();
 }
