@@ -131,13 +131,13 @@ pub struct WatchSettings {
     /// With --watch, how often the files are read again without an event [default: 60s]
     #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::poll))]
     pub watch_poll: Option<String>,
-    /// With --watch, a random delay of up to DURATION before a change is acted on, so replicas do not restart together (a StatefulSet's or Indexed Job's replicas each in their own slot of it: the converter adds the pod index and the replicas) [default: 0]
+    /// With --watch, a random delay of up to DURATION before a change is acted on, so replicas do not restart together (with --watch-replicas and --pod-index: each replica's own slot of it) [default: 0]
     #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::duration))]
     pub watch_splay: Option<String>,
-    /// With --watch-splay, the workload's replicas (without it: the workload's spec.replicas, or an Indexed Job's completions) [default: ]
+    /// With --watch-splay, the workload's replicas R: replica I acts at (I mod R)/R of the splay [default: ]
     #[arg(long, value_name = "N", value_parser = AsWritten(values::replicas))]
     pub watch_replicas: Option<String>,
-    /// With --watch-splay, the pod's index (without it: the downward API's apps.kubernetes.io/pod-index label, for a StatefulSet or an Indexed Job) [default: ]
+    /// With --watch-splay, the pod's index I (envshim reads ENVSHIM_POD_INDEX, which a downward-API entry can set from the apps.kubernetes.io/pod-index label) [default: ]
     #[arg(long, value_name = "I", value_parser = AsWritten(values::index))]
     pub pod_index: Option<String>,
     /// With --on-change handover, how long the new program has to become ready [default: 60s]
