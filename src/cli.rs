@@ -295,7 +295,7 @@ pub struct Supervision {
     /// Stay as PID 1: fork, exec the program, forward signals, reap zombies
     #[arg(long, value_parser = Text(values::switch), env = "ENVSHIM_INIT", hide_env_values = true)]
     pub init: bool,
-    /// With --init, forward signals to the child's whole process group
+    /// With --init, forward signals to the child's whole process group (and to the child if it left it)
     #[arg(long)]
     pub init_group: bool,
     /// With --init, hold the first SIGTERM this long before forwarding it (500ms, 5s, 1m; a bare number is seconds)

@@ -230,19 +230,69 @@ fn reset_signals() -> Result<(), (&'static str, io::Error)> {
     sys::set_signal_mask(&SigSet::empty()).map(drop).map_err(|e| ("sigprocmask", e))
 }
 
-/// Sends `sig` to the child, or to its process group; 0 (a signal
-/// rewritten to nothing) sends none.
-pub(crate) fn forward(child: pid_t, sig: c_int, group: bool) {
-    if sig == 0 {
-        return;
+/// The program: its pid, which is also the id of the process group made for
+/// it ([`prepare_child`]). Signals reach no process and no group but these.
+pub(crate) struct Program {
+    pub(crate) pid: pid_t,
+    /// Reaped: the pid may be another process's now, and is never signalled again.
+    reaped: bool,
+    /// It was seen out of its process group, and that was said.
+    said_left: bool,
+}
+
+impl Program {
+    pub(crate) fn new(pid: pid_t) -> Self {
+        Program { pid, reaped: false, said_left: false }
     }
-    let (target, whom) = if group { (-child, "process group") } else { (child, "process") };
+
+    /// The program has been reaped.
+    pub(crate) fn reaped(&mut self) {
+        self.reaped = true;
+    }
+
+    /// Sends `sig` (0, a signal rewritten to nothing: none) to the program,
+    /// or with `group` to the process group made for it: its id is the
+    /// program's pid, which no other process or group can have while the
+    /// program is unreaped or the group has a member. A program that left
+    /// that group (a `setpgid` of its own) gets `sig` by its pid as well; the
+    /// group it moved into (envshim's own, say) is never signalled.
+    pub(crate) fn signal(&mut self, sig: c_int, group: bool) {
+        // No pid yet (0 would be envshim's own group): nothing to signal.
+        if sig == 0 || self.pid <= 0 {
+            return;
+        }
+        if !self.reaped && (!group || self.left_group()) {
+            send(self.pid, sig, "process", self.pid);
+        }
+        if group {
+            send(-self.pid, sig, "process group", self.pid);
+        }
+    }
+
+    /// Whether the unreaped program is out of the group made for it; said once.
+    fn left_group(&mut self) -> bool {
+        let left = matches!(sys::getpgid(self.pid), Ok(pgid) if pgid != self.pid);
+        if left && !std::mem::replace(&mut self.said_left, true) {
+            let rest = if self.group_remains() { "it and to what is left of the group" } else { "it alone: the group is gone" };
+            report::warn(&format!("--init: the program (pid {}) has left its process group: signals go to {rest}", self.pid));
+        }
+        left
+    }
+
+    /// Whether any process of the group made for the program is left (envshim
+    /// has reaped those that were its children).
+    pub(crate) fn group_remains(&self) -> bool {
+        self.pid > 0 && !matches!(sys::kill(-self.pid, 0), Err(e) if e.raw_os_error() == Some(libc::ESRCH))
+    }
+}
+
+/// `kill(target, sig)`; a target already gone is being reaped.
+fn send(target: pid_t, sig: c_int, whom: &str, pid: pid_t) {
     match sys::kill(target, sig) {
         Ok(()) => {}
-        // Already gone: its exit is being reaped.
         Err(e) if e.raw_os_error() == Some(libc::ESRCH) => {}
         // The child stays supervised: a lost signal is not worth killing it for.
-        Err(e) => report::warn(&format!("--init: cannot forward signal {sig} to the program's {whom} {child} ({})", crate::error::os_reason(&e))),
+        Err(e) => report::warn(&format!("--init: cannot forward signal {sig} to the program's {whom} {pid} ({})", crate::error::os_reason(&e))),
     }
 }
 

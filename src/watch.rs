@@ -1,4 +1,4 @@
-//! `--watch` (docs/reference.md §14, docs/init.md): `--init`'s supervision,
+//! `--watch` (docs/reference.md §13, docs/init.md): `--init`'s supervision,
 //! plus a re-read of every source when one may have changed, and a restart
 //! (or an exit, or a signal) only when the environment or the program line
 //! built from them differs from the running program's.

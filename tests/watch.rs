@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::{am_root, assert_no_sentinel, command, deny_syscall, envshim, rss_kib, Done, KubeletVolume, Run, SENTINEL};
 
+mod left_group;
 mod stress;
 
 /// The quiet period of these tests: short, so they are fast.
@@ -183,7 +184,7 @@ fn a_program_that_ignores_the_restart_signal_is_killed_after_the_timeout() {
     for pid in done.read("pids").lines() {
         let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid.parse().unwrap()), nix::sys::signal::Signal::SIGKILL);
     }
-    assert!(done.read("stderr").contains("did not stop within 400ms: SIGKILL to its process group"), "{}", done.read("stderr"));
+    assert!(done.read("stderr").contains("did not stop within 400ms: SIGKILL to it and its process group"), "{}", done.read("stderr"));
 }
 
 #[test]

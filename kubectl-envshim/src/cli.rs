@@ -122,7 +122,7 @@ pub struct WatchSettings {
     /// With --watch, the signal that stops the program for a restart [default: TERM]
     #[arg(long, value_name = "SIG", value_parser = AsWritten(values::signal))]
     pub restart_signal: Option<String>,
-    /// With --watch, how long a stopping program gets before SIGKILL to its process group [default: 10s]
+    /// With --watch, how long a stopping program gets before SIGKILL to it and its process group [default: 10s]
     #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::duration))]
     pub restart_timeout: Option<String>,
     /// With --watch, the quiet time after a change before the files are read again [default: 1s]
@@ -261,11 +261,12 @@ pub fn usage_line(e: &clap::Error, args: &[OsString]) -> String {
 
 /// The message for a word given where kubectl takes `-f FILE`.
 pub fn stray(word: &OsString, sub: &str) -> String {
-    let word = word.to_string_lossy();
+    use std::os::unix::ffi::OsStrExt;
+    let word = envshim::error::escape(word.as_bytes());
     if word.starts_with('-') {
-        return format!("unexpected argument {word:?} (see kubectl envshim {sub} --help)");
+        return format!("unexpected argument \"{word}\" (see kubectl envshim {sub} --help)");
     }
-    format!("unexpected argument {word:?}: files are given with -f, as kubectl takes them (kubectl envshim {sub} -f {word})")
+    format!("unexpected argument \"{word}\": files are given with -f, as kubectl takes them (kubectl envshim {sub} -f {word})")
 }
 
 /// Whether `q` is a Kubernetes quantity (`100m`, `0.5`, `32Mi`, `1e3`): a

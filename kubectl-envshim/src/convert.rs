@@ -15,7 +15,7 @@ use std::collections::HashSet;
 use envshim::manifest::{SEEN_PREFIX, VALUE_PREFIX};
 use serde_json::{Map, Value};
 
-use envshim::error::{Error, ExitCode, JsonPath, Segment};
+use envshim::error::{escape, Error, ExitCode, JsonPath, Segment};
 
 use crate::installer::{SHIM_DIR, SHIM_VOLUME};
 use crate::settings::Settings;
@@ -50,7 +50,7 @@ impl At<'_> {
     fn json(&self) -> JsonPath {
         match self {
             At::Root => JsonPath::default(),
-            At::Key(parent, k) => parent.json().key(*k),
+            At::Key(parent, k) => parent.json().key(escape(k.as_bytes())),
             At::Index(parent, i) => parent.json().index(*i),
         }
     }
@@ -83,7 +83,7 @@ struct Walk<'s> {
     changed: bool,
 }
 
-/// `Kind/name` of an object (a mapping with a `kind`), else `outer`.
+/// `Kind/name` of an object (a mapping with a `kind`), else `outer`; as messages show it ([`escape`]d).
 pub(crate) fn object_name<'o>(v: &Value, outer: &'o str) -> Cow<'o, str> {
     let Some(kind) = v.get("kind").and_then(Value::as_str) else { return Cow::Borrowed(outer) };
     let name = v
@@ -91,7 +91,7 @@ pub(crate) fn object_name<'o>(v: &Value, outer: &'o str) -> Cow<'o, str> {
         .and_then(|m| m.get("name").or_else(|| m.get("generateName")))
         .and_then(Value::as_str)
         .unwrap_or("(no name)");
-    Cow::Owned(format!("{kind}/{name}"))
+    Cow::Owned(format!("{}/{}", escape(kind.as_bytes()), escape(name.as_bytes())))
 }
 
 impl Walk<'_> {
@@ -177,7 +177,7 @@ pub(crate) fn without_nulls(v: &Value) -> Value {
 }
 
 /// The platform source of an entry (`secretKeyRef`, ...), if it has one.
-fn platform_source(entry: &Value) -> Option<&Value> {
+pub(crate) fn platform_source(entry: &Value) -> Option<&Value> {
     let from = entry.get("valueFrom")?.as_object()?;
     PLATFORM_SOURCES.iter().find_map(|s| from.get(*s).filter(|v| !v.is_null()))
 }
@@ -227,7 +227,7 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, 
             if !has_file_key_ref(c) {
                 continue;
             }
-            let name = c.get("name").and_then(Value::as_str).unwrap_or("(no name)").to_string();
+            let name = container_name(c);
             let c_at = At::Index(&list_at, i);
             if let Some(c) = c.as_object_mut() {
                 let found = container(c, &volumes, s);
@@ -242,6 +242,11 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, 
         crate::installer::add(spec, image, s);
     }
     Ok(true)
+}
+
+/// A container's name as messages show it ([`escape`]d).
+pub(crate) fn container_name(c: &Value) -> String {
+    c.get("name").and_then(Value::as_str).map_or_else(|| "(no name)".to_string(), |n| escape(n.as_bytes()))
 }
 
 /// A problem of a container, at `path` relative to it: [`pod`] names the
@@ -341,10 +346,11 @@ fn reserved_names(c: &Mapping, env: &Sequence, s: &Settings) -> Vec<Error> {
     let mut problems = Vec::new();
     for (i, e) in env.iter().enumerate() {
         let Some(n) = e.get("name").and_then(Value::as_str).filter(|n| n.starts_with(RESERVED)) else { continue };
+        let shown = escape(n.as_bytes());
         // One the converter sets: the option to give instead.
         let what = match s.settable.iter().find(|(var, _)| var == n) {
-            Some((_, long)) => format!("{n} is envshim's configuration: set it with {}", s.naming.setting(long)),
-            None => format!("{n} is envshim's configuration (every {RESERVED}* name is): a converted container would read it as envshim's own; rename it"),
+            Some((_, long)) => format!("{shown} is envshim's configuration: set it with {}", s.naming.setting(long)),
+            None => format!("{shown} is envshim's configuration (every {RESERVED}* name is): a converted container would read it as envshim's own; rename it"),
         };
         problems.push(problem(env_entry(i).key("name"), what));
     }
@@ -374,7 +380,7 @@ fn program(c: &Mapping, own_command: Option<Sequence>, s: &Settings, problems: &
                     format!(
                         "no command: the image's ENTRYPOINT cannot be known without asking a registry, which the converter never does; \
                          set command, or {}",
-                        s.naming.add_line("entrypoint", &format!("{name}=PROGRAM"))
+                        s.naming.add_line("entrypoint", &format!("{}=PROGRAM", escape(name.as_bytes())))
                     ),
                 ));
                 Vec::new()
@@ -404,7 +410,7 @@ fn seen_names<'w>(rest: &[Value], words: impl Iterator<Item = &'w Value>) -> Vec
 fn late_references(c: &Mapping, rest: &[Value], seen: &[String]) -> Vec<Error> {
     let mut problems = Vec::new();
     if let Some(n) = seen.iter().find(|n| n.starts_with(RESERVED)) {
-        problems.push(problem(JsonPath::default().key("env"), format!("$({n}) refers to envshim's configuration (every {RESERVED}* name is), which a converted container keeps from the program")));
+        problems.push(problem(JsonPath::default().key("env"), format!("$({}) refers to envshim's configuration (every {RESERVED}* name is), which a converted container keeps from the program", escape(n.as_bytes()))));
     }
     // The kubelet expands a mount's subPathExpr with the container's final
     // variables: one defined by envshim's part of the list would differ.
@@ -415,7 +421,7 @@ fn late_references(c: &Mapping, rest: &[Value], seen: &[String]) -> Vec<Error> {
         if let Some(n) = refs.list.iter().find(|n| defined_late.contains(n.as_str())) {
             problems.push(problem(
                 JsonPath::item("volumeMounts", i).key("subPathExpr"),
-                format!("refers to $({n}), which is defined at or after the first fileKeyRef entry: the kubelet would expand it without the value envshim sets"),
+                format!("refers to $({}), which is defined at or after the first fileKeyRef entry: the kubelet would expand it without the value envshim sets", escape(n.as_bytes())),
             ));
         }
     }
@@ -520,4 +526,4 @@ fn manifest_problem(e: Error, first: usize) -> Error {
 
 mod engine;
 pub use engine::double_dollars;
-use engine::copies;
+pub(crate) use engine::copies;

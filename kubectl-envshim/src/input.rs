@@ -4,9 +4,10 @@
 
 use std::ffi::OsString;
 use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use envshim::error::{os_reason, Error, ExitCode};
+use envshim::error::{escape, os_reason, Error, ExitCode};
 
 use crate::cli::Input;
 
@@ -35,7 +36,7 @@ pub fn read_all(input: &Input) -> Result<Texts, Error> {
         let path = PathBuf::from(file);
         if file != "-" && path.is_dir() {
             let before = paths.len();
-            let shown = path.display().to_string();
+            let shown = shown(&path);
             directory(&path, input.recursive, &mut paths).map_err(|e| unreadable(&shown, &e))?;
             if paths.len() == before {
                 let what = if input.recursive { "nor under it" } else { "(-R reads its subdirectories)" };
@@ -48,7 +49,7 @@ pub fn read_all(input: &Input) -> Result<Texts, Error> {
     let mut left = MAX_INPUT_BYTES;
     let mut texts = Vec::new();
     for path in paths {
-        let shown = if path.as_os_str() == "-" { "stdin".to_string() } else { path.to_string_lossy().into_owned() };
+        let shown = if path.as_os_str() == "-" { "stdin".to_string() } else { shown(&path) };
         let text = read(&path, &shown, left);
         if let Ok(t) = &text {
             left -= t.len() as u64;
@@ -103,6 +104,11 @@ pub fn read(path: &Path, shown: &str, limit: u64) -> Result<String, Error> {
         ));
     }
     String::from_utf8(bytes).map_err(|e| data_error(shown, format!("is not UTF-8 (byte {})", e.utf8_error().valid_up_to())))
+}
+
+/// A file as messages name it: [`escape`]d, as envshim names its files.
+pub fn shown(path: &Path) -> String {
+    escape(path.as_os_str().as_bytes())
 }
 
 /// An input that cannot be read or parsed: `SHOWN: WHAT`.

@@ -13,7 +13,7 @@
 //!   `convert` does (a document it does not change is copied byte for byte).
 
 use clap::{ArgAction, Args, FromArgMatches};
-use envshim::error::ExitCode;
+use envshim::error::{escape, ExitCode};
 use serde_json::{json, Map, Value};
 
 use crate::cli::{FunctionConfig, KrmArgs};
@@ -36,7 +36,7 @@ pub fn command(args: &KrmArgs) -> ExitCode {
 
 /// kustomize's exec transformer plugin: the config file, a plain stream on stdin.
 fn transformer(config: &std::ffi::OsString, stdin: &str) -> ExitCode {
-    let shown = std::path::Path::new(config).display().to_string();
+    let shown = input::shown(std::path::Path::new(config));
     let config = input::read(std::path::Path::new(config), &shown, MAX_INPUT_BYTES).and_then(|text| tree::read(&text).map_err(|e| data_error(&shown, e)));
     let config = match config {
         Ok(docs) if docs.len() == 1 => docs.into_iter().next().unwrap_or_default(),
@@ -85,7 +85,7 @@ fn function(stdin: &str) -> ExitCode {
     // The exit code when it fails: the config's (as convert's options), or a pod's.
     let (converted, failure) = match config_job(&config) {
         Err(e) => {
-            results.push(json!({"message": format!("functionConfig: {e}"), "severity": "error"}));
+            results.push(json!({"message": crate::report::one_line(&format!("functionConfig: {e}")), "severity": "error"}));
             (None, ExitCode::Usage)
         }
         Ok(job) => {
@@ -98,7 +98,7 @@ fn function(stdin: &str) -> ExitCode {
                     (converted, ExitCode::Config)
                 }
                 Err(e) => {
-                    results.push(json!({"message": format!("functionConfig: {}", e.what), "severity": "error"}));
+                    results.push(json!({"message": crate::report::one_line(&format!("functionConfig: {}", e.what)), "severity": "error"}));
                     (None, ExitCode::Usage)
                 }
             }
@@ -232,7 +232,7 @@ fn convert_items(items: &[Value], step: Step, results: &mut Vec<Value>) -> Optio
 /// A result of the KRM functions specification, naming the item and its file.
 fn result(item: &Value, message: &str, severity: &str, field: Option<&str>) -> Value {
     let mut r = Map::new();
-    r.insert("message".into(), message.into());
+    r.insert("message".into(), crate::report::one_line(message).into());
     r.insert("severity".into(), severity.into());
     let meta = &item["metadata"];
     let mut reference = Map::new();
@@ -304,7 +304,7 @@ fn options(config: &Value) -> Result<FunctionConfig, String> {
     let mut words = Vec::new();
     for (key, value) in data {
         let Some(value) = value.as_str() else {
-            return Err(format!("data.{key} is not a string (quote it)"));
+            return Err(format!("data.{} is not a string (quote it)", escape(key.as_bytes())));
         };
         let Some(option) = cmd.get_arguments().find(|a| a.get_long() == Some(key.as_str())) else {
             let keys: Vec<&str> = cmd.get_arguments().filter_map(|a| a.get_long()).collect();
@@ -312,7 +312,7 @@ fn options(config: &Value) -> Result<FunctionConfig, String> {
                 Some(k) => format!("did you mean {k}?"),
                 None => format!("it takes {}", keys.join(", ")),
             };
-            return Err(format!("data.{key} is not an option of kubectl envshim ({hint})"));
+            return Err(format!("data.{} is not an option of kubectl envshim ({hint})", escape(key.as_bytes())));
         };
         if matches!(option.get_action(), ArgAction::Append) {
             words.extend(value.lines().map(str::trim).filter(|l| !l.is_empty()).map(|l| format!("--{key}={l}")));

@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use envshim::error::{Error, ExitCode};
+use envshim::error::{escape, Error, ExitCode};
 
 use crate::cli::ManifestArgs;
 use crate::input::{self, data_error};
@@ -43,21 +43,22 @@ pub fn command(args: &ManifestArgs) -> ExitCode {
     if let Err(errors) = envshim::manifest::parse_named(&bytes, &format!("manifest {shown}"), Some(&shown), Some(name.as_bytes())) {
         return fail(&errors);
     }
-    // envshim found exactly one container of that name.
+    // envshim found exactly one container of that name; messages show it escaped.
+    let shown_name = escape(name.as_bytes());
     let Some(chosen) = all.into_iter().find(|c| named(c) == Some(name.as_str())) else {
-        return fail(&[Error { subject: shown, ..Error::config(format!("no container {name}")) }]);
+        return fail(&[Error { subject: shown, ..Error::config(format!("no container {shown_name}")) }]);
     };
     let original = match chosen.as_object().map(crate::unconvert::original) {
         Some(Ok(Some(o))) => Value::Object(o),
         Some(Err(problems)) => {
-            let subject = format!("{shown}: container {name}");
+            let subject = format!("{shown}: container {shown_name}");
             return fail(&problems.into_iter().map(|p| Error::in_manifest(p.code, &subject, p.path().cloned().unwrap_or_default(), None, p.what)).collect::<Vec<_>>());
         }
         _ => chosen.clone(),
     };
     let manifest: Map<String, Value> = original.as_object().into_iter().flatten().filter(|(k, _)| FIELDS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
     for volume in unmounted(&manifest) {
-        say(&format!("warning: container {name} reads the volume {volume} without mounting it: mount it in the container, where envshim reads it"));
+        say(&format!("warning: container {shown_name} reads the volume {} without mounting it: mount it in the container, where envshim reads it", escape(volume.as_bytes())));
     }
     match serde_json::to_string_pretty(&Value::Object(manifest)) {
         Ok(text) => write_stdout(format!("{text}\n").as_bytes()),
@@ -117,7 +118,7 @@ fn only_container(all: &[&Value], shown: &str) -> Result<String, ExitCode> {
     match (all, with_file_key_ref.as_slice()) {
         ([one], _) | (_, [one]) if named(one).is_some() => Ok(named(one).unwrap_or_default().to_string()),
         _ => {
-            let names: Vec<&str> = all.iter().map(|c| named(c).unwrap_or("(no name)")).collect();
+            let names: Vec<String> = all.iter().map(|c| named(c).map_or_else(|| "(no name)".into(), |n| escape(n.as_bytes()))).collect();
             let has = if names.is_empty() { "it has none".to_string() } else { format!("it has {}", names.join(", ")) };
             Err(usage(&format!("{shown}: choose the container with --container NAME ({has})")))
         }

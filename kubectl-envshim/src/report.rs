@@ -3,11 +3,28 @@
 
 use std::io::Write;
 
-use envshim::error::{Error, ExitCode};
+use envshim::error::{escape, Error, ExitCode};
 
 /// One `kubectl-envshim: ` line on stderr (a closed stderr is not a reason to panic).
 pub fn say(message: &str) {
-    let _ = writeln!(std::io::stderr().lock(), "kubectl-envshim: {message}");
+    let _ = writeln!(std::io::stderr().lock(), "kubectl-envshim: {}", one_line(message));
+}
+
+/// A message as it is shown: one line, no control character of the input's
+/// (a line break that would forge a line, an ESC or OSC sequence the
+/// terminal would run). Every input-derived part is [`escape`]d where the
+/// message is made, as envshim's are; a control character left over is
+/// shown as that very function shows it.
+pub fn one_line(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    for c in message.chars() {
+        if c.is_control() {
+            out.push_str(&escape(c.encode_utf8(&mut [0; 4]).as_bytes()));
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// A usage error: its line, and the exit code.

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 
 use clap::Args;
 use envshim::envfile::Grammar;
-use envshim::error::Error;
+use envshim::error::{escape, Error};
 
 use crate::cli::{Options, DEFAULT_SHIM_PATH};
 
@@ -148,7 +148,8 @@ impl Settings {
     pub fn unknown_entrypoints(&self) -> Result<(), Error> {
         let met = self.containers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let Some((name, _)) = self.entrypoints.iter().find(|(n, _)| !met.contains(n)) else { return Ok(()) };
-        let there = if met.is_empty() { "the input has no container".to_string() } else { format!("the input's containers: {}", met.iter().cloned().collect::<Vec<_>>().join(", ")) };
+        let there = if met.is_empty() { "the input has no container".to_string() } else { format!("the input's containers: {}", met.iter().map(|n| escape(n.as_bytes())).collect::<Vec<_>>().join(", ")) };
+        let name = escape(name.as_bytes());
         Err(Error::usage(format!("{} {name}: no container of that name ({there})", self.naming.option("entrypoint"))))
     }
 }
@@ -163,8 +164,9 @@ fn entrypoints(given: &[String], naming: Naming) -> Result<Vec<(String, Vec<Stri
             return Err(format!("{option}: expected CONTAINER=PROGRAM"));
         };
         let (name, program) = (name.trim(), program.trim());
+        let shown = escape(name.as_bytes());
         let words: Vec<String> = if program.starts_with('[') {
-            serde_json::from_str(program).map_err(|err| format!("{option} {name}: PROGRAM is not a JSON array of strings ({err})"))?
+            serde_json::from_str(program).map_err(|err| format!("{option} {shown}: PROGRAM is not a JSON array of strings ({err})"))?
         } else {
             vec![program.to_string()]
         };
@@ -172,10 +174,10 @@ fn entrypoints(given: &[String], naming: Naming) -> Result<Vec<(String, Vec<Stri
             return Err(format!("{option}: expected CONTAINER=PROGRAM with a container name and a program"));
         }
         if entrypoints.iter().any(|(n, _)| n == name) {
-            return Err(format!("{option} {name}: given twice"));
+            return Err(format!("{option} {shown}: given twice"));
         }
         if !program.starts_with('[') && program.contains([' ', '\t']) {
-            return Err(one_word_with_blanks(name, program, naming));
+            return Err(one_word_with_blanks(&shown, program, naming));
         }
         entrypoints.push((name.to_string(), words));
     }
@@ -197,6 +199,29 @@ fn one_word_with_blanks(name: &str, word: &str, naming: Naming) -> String {
          and a path with a blank as a list of one string)",
         naming.option("entrypoint")
     )
+}
+
+/// Each `ENVSHIM_*` setting a converted container may carry after its
+/// manifest, as `convert` writes them: (variable, the option's long name,
+/// whether it is a setting of `--watch`), `--env-grammar`'s first (always written).
+pub fn written() -> &'static [(String, String, bool)] {
+    static WRITTEN: std::sync::OnceLock<Vec<(String, String, bool)>> = std::sync::OnceLock::new();
+    WRITTEN.get_or_init(written_now)
+}
+
+fn written_now() -> Vec<(String, String, bool)> {
+    let variables = envshim::cli::values::variables();
+    let longs = |cmd: clap::Command| cmd.get_arguments().filter_map(|a| a.get_long().map(str::to_string)).collect::<Vec<_>>();
+    let plain = ["env-grammar".to_string()].into_iter().chain(longs(crate::cli::Wait::augment_args(clap::Command::new("w")))).map(|l| (l, false));
+    let watch = longs(crate::cli::WatchSettings::augment_args(clap::Command::new("w"))).into_iter().map(|l| (l, true));
+    plain.chain(watch).filter_map(|(long, w)| Some((variables.iter().find(|(l, _)| *l == long)?.1.clone(), long, w))).collect()
+}
+
+/// Whether `value` is one the converter's option `long` takes (checked by envshim's own parser, as on the command line).
+pub fn valid(long: &str, value: &str) -> bool {
+    static OPTIONS: std::sync::OnceLock<clap::Command> = std::sync::OnceLock::new();
+    let options = OPTIONS.get_or_init(|| crate::cli::Options::augment_args(clap::Command::new("options").no_binary_name(true)));
+    options.clone().try_get_matches_from([format!("--{long}={value}")]).is_ok()
 }
 
 /// The envshim image when `--shim-image` is not given: `KUBECTL_ENVSHIM_SHIM_IMAGE`,

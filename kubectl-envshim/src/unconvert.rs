@@ -10,16 +10,18 @@
 //! is refused (78) at its path, as `convert` refuses a pod. Names only in
 //! messages: never a value.
 
-use envshim::error::{Error, ExitCode, JsonPath, Segment};
+use envshim::error::{escape, Error, ExitCode, JsonPath, Segment};
 use envshim::manifest::{SEEN_PREFIX, VALUE_PREFIX};
 use serde_json::Value;
 
 use crate::cli::{UnconvertArgs, DEFAULT_SHIM_PATH};
-use crate::convert::{env_entry, is_file_key_ref, object_name, problem, without_nulls, Mapping, Sequence, MANIFEST_VAR, RESERVED, VOLUMES_DIR};
+use crate::convert::{container_name, env_entry, is_file_key_ref, object_name, problem, without_nulls, Mapping, Sequence, MANIFEST_VAR, RESERVED, VOLUMES_DIR};
 use crate::installer::{INSTALLER, SHIM_DIR, SHIM_VOLUME};
 use crate::report::{fail, say, usage, write_stdout};
 use crate::warn::Note;
 use crate::{cli, input, stream};
+
+mod carried;
 
 /// What every refusal ends with: the way out.
 const UNDO: &str = "changed since the conversion, so it cannot be undone exactly: convert the original again, or edit the native workload";
@@ -80,7 +82,7 @@ impl Walk {
             Value::Object(map) if map.get("containers").is_some_and(Value::is_array) => self.pod(map, at, &object),
             Value::Object(map) => {
                 for (k, child) in map.iter_mut() {
-                    at.0.push(Segment::Key(k.clone()));
+                    at.0.push(Segment::Key(escape(k.as_bytes())));
                     self.node(child, at, &object);
                     at.0.pop();
                 }
@@ -101,8 +103,8 @@ impl Walk {
         for list in ["initContainers", "containers"] {
             let Some(containers) = spec.get_mut(list).and_then(Value::as_array_mut) else { continue };
             for (i, c) in containers.iter_mut().enumerate() {
+                let name = container_name(c);
                 let Some(c) = c.as_object_mut() else { continue };
-                let name = c.get("name").and_then(Value::as_str).unwrap_or("(no name)").to_string();
                 match original(c) {
                     Ok(None) => {}
                     Ok(Some(o)) => {
@@ -154,13 +156,17 @@ fn container_field(key: &str) -> JsonPath {
 }
 
 /// The container `c` as it was written before its conversion; None when it
-/// was not converted. Err: what cannot be undone, at paths relative to `c`.
+/// was not converted. Err: what cannot be undone, at paths relative to `c`:
+/// a change since the conversion, anything the converter did not write
+/// (`carried.rs`), a manifest envshim refuses. The one check of a converted
+/// container: `unconvert` and `manifest` call it, each refusal once, with
+/// what to do.
 pub fn original(c: &Mapping) -> Result<Option<Mapping>, Vec<Error>> {
     let env: &[Value] = c.get("env").and_then(Value::as_array).map_or(&[], Vec::as_slice);
     let Some(at) = env.iter().position(|e| name(e) == Some(MANIFEST_VAR)) else { return Ok(None) };
-    let manifest = manifest(&env[at], at).map_err(|e| vec![e])?;
+    let manifest = manifest(&env[at], at)?;
     let mut o = c.clone();
-    let mut problems = Vec::new();
+    let mut problems = carried::foreign(c, at, &manifest);
     match own_env(env, at, &manifest) {
         Ok(own) => {
             o.insert("env".into(), Value::Array(own));
@@ -184,7 +190,22 @@ struct Manifest {
     map: Mapping,
 }
 
-fn manifest(entry: &Value, at: usize) -> Result<Manifest, Error> {
+fn manifest(entry: &Value, at: usize) -> Result<Manifest, Vec<Error>> {
+    manifest_read(entry, at).map_err(|e| vec![e]).and_then(|(m, text)| match envshim::manifest::parse(text.as_bytes()) {
+        Ok(_) => Ok(m),
+        // What envshim refuses at the start, as `envshim check` refuses it: its verdict, its words.
+        Err(errors) => Err(errors
+            .into_iter()
+            .map(|e| {
+                let below = e.path().filter(|p| !p.is_root()).map_or(String::new(), |p| format!("{p}: "));
+                Error { code: e.code, ..problem(env_entry(at).key("value"), format!("the manifest in {MANIFEST_VAR}: {below}{}: envshim refuses it at the start: {UNDO}", e.what)) }
+            })
+            .collect()),
+    })
+}
+
+/// [`manifest`]'s reading of the entry, and the manifest's text as envshim reads it.
+fn manifest_read(entry: &Value, at: usize) -> Result<(Manifest, String), Error> {
     let path = env_entry(at).key("value");
     let Some(text) = entry.get("value").and_then(Value::as_str).filter(|_| entry.get("valueFrom").is_none_or(Value::is_null)) else {
         return Err(problem(env_entry(at), format!("{MANIFEST_VAR} is not a literal value, as the converter writes it: the container was wired by hand; {UNDO}")));
@@ -214,7 +235,7 @@ fn manifest(entry: &Value, at: usize) -> Result<Manifest, Error> {
     if converted.get("entrypoint").is_some_and(|e| !e.is_object()) {
         return Err(field("converted.entrypoint is not an object"));
     }
-    Ok(Manifest { rest, seen, map })
+    Ok((Manifest { rest, seen, map }, text))
 }
 
 /// `text` with every `$$` made `$` (the converter doubled each `$`); None
@@ -236,16 +257,13 @@ fn halved(text: &str) -> Option<String> {
 /// that is not a `fileKeyRef` taken from the container (as written, nulls
 /// and all). Err: the entries do not line up with the manifest.
 fn own_env(env: &[Value], at: usize, m: &Manifest) -> Result<Sequence, Error> {
-    // The converter's entries come last: the manifest's and every ENVSHIM_* after it.
-    if let Some(j) = (at + 1..env.len()).find(|j| !name(&env[*j]).is_some_and(|n| n.starts_with(RESERVED))) {
-        return Err(problem(env_entry(j), format!("comes after {MANIFEST_VAR}, which the converter writes after the container's own entries: added {UNDO}")));
-    }
+    // What comes after the manifest's entry is the converter's alone (carried.rs).
     let (mut own, mut seen) = (Vec::new(), Vec::new());
     for (i, e) in env[..at].iter().enumerate() {
         match name(e) {
             Some(n) if n.starts_with(SEEN_PREFIX) => seen.push(i),
             Some(n) if n.starts_with(VALUE_PREFIX) => {}
-            Some(n) if n.starts_with(RESERVED) => return Err(problem(env_entry(i).key("name"), format!("{n} is not an entry the converter writes there: {UNDO}"))),
+            Some(n) if n.starts_with(RESERVED) => return Err(problem(env_entry(i).key("name"), format!("{} is not an entry the converter writes there: {UNDO}", escape(n.as_bytes())))),
             _ if is_file_key_ref(e) => return Err(problem(env_entry(i).key("valueFrom").key("fileKeyRef"), format!("a fileKeyRef in a converted container: added {UNDO}"))),
             _ => own.push(i),
         }
@@ -279,7 +297,8 @@ fn own_env(env: &[Value], at: usize, m: &Manifest) -> Result<Sequence, Error> {
 fn program(o: &mut Mapping, m: &Manifest, at: usize) -> Result<(), Error> {
     let words = |v: Option<&Value>| v.and_then(Value::as_array).filter(|w| !w.is_empty()).cloned();
     let shim = words(o.get("command")).is_some_and(|w| {
-        w.len() >= 2 && w[0].as_str().is_some_and(|s| s.starts_with('/')) && w[1] == "run" && w[2..].iter().all(|f| f.as_str().is_some_and(|f| f.starts_with("--")))
+        // A word after these: carried.rs.
+        w.len() >= 2 && w[0].as_str().is_some_and(|s| s.starts_with('/')) && w[1] == "run"
     });
     if !shim {
         return Err(problem(container_field("command"), format!("is not the converter's [SHIM, \"run\"] (the program line is the manifest's, in env[{at}]): {UNDO}")));

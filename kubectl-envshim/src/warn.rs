@@ -8,6 +8,7 @@
 use std::collections::HashSet;
 use std::fmt::Write;
 
+use envshim::error::escape;
 use serde_json::Value;
 
 /// One object (the document, or an item of a `List`) the conversion changed.
@@ -40,7 +41,7 @@ fn note(object: &Value, at: &str) -> Note {
     let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
     let name = object.get("metadata").and_then(|m| text(m.get("name")).or_else(|| text(m.get("generateName"))));
     let mut n = Note {
-        object: format!("{}/{}", text(object.get("kind")).unwrap_or_default(), name.unwrap_or_else(|| "(no name)".into())),
+        object: format!("{}/{}", escape(text(object.get("kind")).unwrap_or_default().as_bytes()), name.map_or_else(|| "(no name)".into(), |n| escape(n.as_bytes()))),
         containers: Vec::new(),
         warnings: Vec::new(),
     };
@@ -59,7 +60,7 @@ fn walk(v: &Value, at: &mut String, n: &mut Note) {
                 if len > 0 {
                     at.push('.');
                 }
-                at.push_str(key);
+                at.push_str(&escape(key.as_bytes()));
                 match value.as_array() {
                     Some(cs) if key == "containers" || key == "initContainers" => {
                         let here = at.len();
@@ -91,7 +92,7 @@ fn container(c: &Value, at: &str, n: &mut Note) {
     if !env.iter().any(file_key_ref) {
         return;
     }
-    n.containers.push(c.get("name").and_then(Value::as_str).unwrap_or("(no name)").to_string());
+    n.containers.push(crate::convert::container_name(c));
     // The names the kubelet no longer resolves: the fileKeyRef variables, and
     // the literal values that refer to one (the kubelet leaves `$(TOKEN)` as text).
     let mut only_envshim: HashSet<&str> = HashSet::new();
@@ -127,7 +128,7 @@ fn container(c: &Value, at: &str, n: &mut Note) {
             n.warnings.push(format!(
                 "{}.{path}: refers to {}, which container {} gets only from envshim: it runs outside envshim, without it",
                 at,
-                names.join(", "),
+                names.iter().map(|n| escape(n.as_bytes())).collect::<Vec<_>>().join(", "),
                 n.containers.last().map_or("", String::as_str)
             ));
         }

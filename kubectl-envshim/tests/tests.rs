@@ -9,6 +9,7 @@ mod suite_files;
 mod convert;
 mod exact;
 mod examples;
+mod messages;
 mod pipelines;
 mod unconvert;
 mod yaml;

@@ -155,3 +155,91 @@ fn kpt_and_kustomize_run_it_as_a_function() {
     std::fs::write(&config, "kind: ConfigMap\ndata:\n  unconvert: \"false\"\n  shim-image: r/e:1\n  entrypoint: app=/app\n").unwrap();
     assert!(kubectl_envshim(&["krm", config.to_str().unwrap()], NATIVE).ok().contains("ENVSHIM_MANIFEST_JSON"));
 }
+
+/// The converted manifest's JSON in `c` (its `$` halved), changed by `edit`, written back as the converter writes it.
+fn manifest_edited(c: &mut Value, edit: impl Fn(&mut Value)) {
+    let mut m: Value = serde_json::from_str(&c["env"][4]["value"].as_str().unwrap().replace("$$", "$")).unwrap();
+    edit(&mut m);
+    c["env"][4]["value"] = json!(m.to_string().replace('$', "$$"));
+}
+
+/// What would change the program and that `manifest` would hide (it shows
+/// the original): a word after `[SHIM, "run"]`, an `ENVSHIM_*` entry the
+/// converter did not write, a setting twice, a second manifest, a mount of
+/// the converter's moved. Each refused by `unconvert` and `manifest` (78) at
+/// its path, once; the input holds the sentinel (PLAIN's value), no message shows it.
+#[test]
+fn what_the_converter_did_not_write_is_refused_each_once() {
+    let at = "spec.template.spec.containers[0]";
+    // env: PLAIN, ENVSHIM_SEEN_0..1, DB_URL, ENVSHIM_MANIFEST_JSON, ENVSHIM_WAIT, ENVSHIM_ENV_GRAMMAR, ENVSHIM_EXPANDED.
+    let insert = |e: Value| move |c: &mut Value| c["env"].as_array_mut().unwrap().insert(7, e.clone());
+    let added = "added after the conversion: edit the original and convert again";
+    let changed = "changed after the conversion: edit the original and convert again";
+    let cases: Vec<(Box<Edit>, Vec<String>)> = vec![
+        (Box::new(|c| c["command"].as_array_mut().unwrap().push(json!(r#"--manifest-json={"env":[],"command":["/bin/sh"]}"#))), vec![format!("command[2]: container app: a word after the converter's [SHIM, \"run\"], which envshim reads as an option of its own: {added}")]),
+        (Box::new(|c| c["command"].as_array_mut().unwrap().push(json!("--volume=config=/elsewhere"))), vec![format!("command[2]: container app: a word after")]),
+        (Box::new(|c| c["command"].as_array_mut().unwrap().extend([json!("--watch"), json!("--env-file=/x")])), vec![format!("command[3]: container app: a word after")]),
+        (Box::new(insert(json!({"name": "ENVSHIM_MANIFEST_JSON", "value": r#"{"env":[],"command":["/bin/sh"]}"#}))), vec![format!("env[7]: container app: a second ENVSHIM_MANIFEST_JSON (the kubelet keeps the last, and envshim reads it): {added}")]),
+        (Box::new(insert(json!({"name": "ENVSHIM_ENV_FILE", "value": "/tmp/x.env"}))), vec![format!("env[7]: container app: ENVSHIM_ENV_FILE is not a setting the converter writes: {added}")]),
+        (Box::new(insert(json!({"name": "ENVSHIM_WATCH", "value": "true"}))), vec![format!("env[7]: container app: ENVSHIM_WATCH is not a setting the converter writes")]),
+        (Box::new(insert(json!({"name": "ENVSHIM_WAIT", "value": "1s"}))), vec![format!("env[7]: container app: ENVSHIM_WAIT again (the converter writes each of its settings once; the kubelet keeps the last): {added}")]),
+        (Box::new(insert(json!({"name": "ENVSHIM_ON_CHANGE", "value": "exit"}))), vec![format!("env[7]: container app: ENVSHIM_ON_CHANGE is a setting of --watch, which the command does not give")]),
+        (Box::new(|c| c["env"][5] = json!({"name": "ENVSHIM_WAIT", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}})), vec![format!("env[5]: container app: ENVSHIM_WAIT is not a literal value, as the converter writes it: {changed}")]),
+        (Box::new(|c| c["env"][7]["value"] = json!("$")), vec![format!("env[7]: container app: ENVSHIM_EXPANDED is not the converter's")]),
+        (Box::new(|c| drop(c["env"].as_array_mut().unwrap().remove(6))), vec![format!("env: container app: lacks ENVSHIM_ENV_GRAMMAR")]),
+        (Box::new(|c| c["env"].as_array_mut().unwrap().insert(0, json!({"name": "ENVSHIM_VALUE_0_A", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}))), vec![format!("env[0]: container app: ENVSHIM_VALUE_0_A is not the copy the converter writes")]),
+        (Box::new(|c| c["envFrom"] = json!([{"prefix": "ENVSHIM_", "configMapRef": {"name": "cm"}}])), vec![format!("envFrom[0].prefix: container app: starts with ENVSHIM_")]),
+        (Box::new(|c| c["volumeMounts"][0]["mountPath"] = json!("/elsewhere")), vec![format!("volumeMounts[0]: container app: not the converter's mount of envshim, read-only at /.envshim/bin: {changed}")]),
+        (Box::new(|c| c["volumeMounts"][1]["readOnly"] = json!(false)), vec![format!("volumeMounts[1]: container app: not the converter's mount of config, read-only at /.envshim/volumes/config")]),
+        (Box::new(|c| drop(c["volumeMounts"].as_array_mut().unwrap().remove(0))), vec![format!("volumeMounts: container app: lacks the converter's read-only mount of envshim at /.envshim/bin: {changed}")]),
+        (Box::new(|c| c["volumeMounts"].as_array_mut().unwrap().push(json!({"name": "config", "mountPath": "/.envshim/bin/envshim"}))), vec![format!("volumeMounts[2]: container app: not a mount the converter writes")]),
+    ];
+    for (edit, messages) in cases {
+        let input = edited(&edit);
+        let out = kubectl_envshim(&["unconvert"], &input);
+        let expected: Vec<String> = messages.iter().map(|m| format!("kubectl-envshim: stdin: document 1 (Deployment/web): {at}.{m}")).collect();
+        let stderr = out.fails(78, &[]);
+        assert_eq!(stderr.lines().count(), messages.len(), "each once: {stderr}");
+        for (line, m) in stderr.lines().zip(&expected) {
+            assert!(line.starts_with(m.as_str()), "{line}\nwanted {m}");
+        }
+        // manifest shows nothing it cannot vouch for: the same refusals, in the container.
+        let out = kubectl_envshim(&["manifest", "-c", "app"], &input);
+        let stderr = out.fails(78, &[]);
+        assert_eq!(stderr.lines().count(), messages.len(), "each once: {stderr}");
+        for (line, m) in stderr.lines().zip(&messages) {
+            let (path, what) = m.split_once(": container app: ").unwrap();
+            assert!(line.starts_with(&format!("kubectl-envshim: stdin: container app: {path}: {what}")), "{line}\nwanted {m}");
+        }
+    }
+    // A volume the manifest reads through the container's own mount: moved, envshim would read another directory.
+    let own = NATIVE.replace("        env:\n", "        volumeMounts: [{name: config, mountPath: /etc/cfg}]\n        env:\n");
+    let mut doc = docs(kubectl_envshim(&["convert", "--entrypoint", "app=/app"], &own).ok()).remove(0);
+    doc["spec"]["template"]["spec"]["containers"][0]["volumeMounts"][0]["mountPath"] = json!("/elsewhere");
+    kubectl_envshim(&["unconvert"], &doc.to_string()).fails(78, &[&format!("{at}.volumeMounts: container app: no longer mounts config at /etc/cfg, where the manifest reads it: {changed}")]);
+    // What the converter writes passes: --watch and its settings, each once.
+    let watch = kubectl_envshim(&["convert", "--entrypoint", "app=/app", "--watch", "--on-change", "exit", "--restart-timeout", "3s"], NATIVE).ok().to_string();
+    assert_eq!(docs(kubectl_envshim(&["unconvert"], &watch).ok()), docs(NATIVE));
+    kubectl_envshim(&["manifest"], &watch).succeeds();
+}
+
+/// A carried manifest that envshim refuses at the start is refused (78) as
+/// `envshim check` refuses the same text, in its words: never shown as valid.
+#[test]
+fn a_manifest_envshim_refuses_is_refused_as_envshim_check_does() {
+    let cases: Vec<(Box<Edit>, &str)> = vec![
+        (Box::new(|m| m["command"] = json!([5])), "command[0]: expected a string, found a number"),
+        (Box::new(|m| m["command"] = json!([format!("/app\u{0}{SENTINEL}")])), "command[0]: contains a NUL byte"),
+        (Box::new(|m| m["hostPID"] = json!(true)), "hostPID: unknown field"),
+    ];
+    for (edit, reason) in cases {
+        let input = edited(&move |c| manifest_edited(c, &edit));
+        let text = docs(&input)[0]["spec"]["template"]["spec"]["containers"][0]["env"][4]["value"].as_str().unwrap().replace("$$", "$");
+        let check = std::process::Command::new(crate::support::harness::envshim()).args(["check", "--manifest-json", &text]).output().unwrap();
+        assert_eq!(check.status.code(), Some(78));
+        assert!(String::from_utf8_lossy(&check.stderr).contains(&format!("--manifest-json: {reason}")), "{}", String::from_utf8_lossy(&check.stderr));
+        let path = "spec.template.spec.containers[0].env[4].value";
+        kubectl_envshim(&["unconvert"], &input).fails(78, &[&format!("stdin: document 1 (Deployment/web): {path}: container app: the manifest in ENVSHIM_MANIFEST_JSON: {reason}: envshim refuses it at the start")]);
+        kubectl_envshim(&["manifest", "-c", "app"], &input).fails(78, &[&format!("stdin: container app: env[4].value: the manifest in ENVSHIM_MANIFEST_JSON: {reason}")]);
+    }
+}

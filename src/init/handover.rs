@@ -10,14 +10,15 @@ use std::time::{Duration, Instant};
 
 use libc::{c_int, pid_t};
 
-use super::forward;
+use super::Program;
 use crate::report;
 use crate::sys;
 
 /// The other program of a handover.
 pub(super) struct Handover {
-    /// The new program until it is ready; then the old one.
-    pub(super) pid: pid_t,
+    /// The new program until it is ready; then the old one. Signalled
+    /// only through [`Program`]: it and the group made for it, never another.
+    pub(super) program: Program,
     /// Its wait status, once reaped.
     pub(super) status: Option<c_int>,
     /// How a leaving program is stopped: the signal, then SIGKILL after the timeout.
@@ -31,7 +32,7 @@ enum State {
     /// Not ready yet: ready at `after` without `READY=1` (`--ready-delay`), failed at `limit`.
     Starting { limit: Instant, after: Option<Instant> },
     /// Being stopped: SIGKILL at `kill_at` (None: sent); `group`: its
-    /// process group had the signal after it ended.
+    /// process group had the stop signal (`--init-group`, or after it ended).
     Leaving { kill_at: Option<Instant>, group: bool },
 }
 
@@ -47,10 +48,10 @@ pub(super) enum Step {
 }
 
 impl Handover {
-    /// The new program `pid` has just been started.
-    pub(super) fn new(pid: pid_t, (signal, timeout): (c_int, Duration), ready_timeout: Duration, ready_delay: Option<Duration>, now: Instant) -> Self {
+    /// The new program has just been started.
+    pub(super) fn new(program: Program, (signal, timeout): (c_int, Duration), ready_timeout: Duration, ready_delay: Option<Duration>, now: Instant) -> Self {
         let state = State::Starting { limit: now + ready_timeout, after: ready_delay.map(|d| now + d) };
-        Handover { pid, status: None, signal, timeout, ready_timeout, state }
+        Handover { program, status: None, signal, timeout, ready_timeout, state }
     }
 
     pub(super) fn starting(&self) -> bool {
@@ -67,13 +68,19 @@ impl Handover {
         }
     }
 
+    /// It has been reaped with `status`.
+    pub(super) fn reaped(&mut self, status: c_int) {
+        self.status = Some(status);
+        self.program.reaped();
+    }
+
     /// The program is to leave: its stop signal (to its process group with
     /// `--init-group`), SIGKILL after the timeout.
     pub(super) fn leave(&mut self, now: Instant, group: bool) {
         if self.status.is_none() {
-            forward(self.pid, self.signal, group);
+            self.program.signal(self.signal, group);
         }
-        self.state = State::Leaving { kill_at: Some(now + self.timeout), group: false };
+        self.state = State::Leaving { kill_at: Some(now + self.timeout), group };
     }
 
     /// After a wake (`ready`: `READY=1` came from it).
@@ -88,23 +95,21 @@ impl Handover {
             State::Leaving { kill_at, group } => {
                 if kill_at.is_some_and(|at| now >= at) {
                     *kill_at = None;
-                    report::say(&format!("watch: the program stopped in a handover did not stop within {}: SIGKILL to its process group", crate::wait::show(self.timeout)));
-                    if self.status.is_none() {
-                        forward(self.pid, libc::SIGKILL, false);
-                    }
-                    forward(self.pid, libc::SIGKILL, true);
+                    let whom = if self.status.is_some() { "what is left of its process group" } else { "it and its process group" };
+                    report::say(&format!("watch: the program stopped in a handover did not stop within {}: SIGKILL to {whom}", crate::wait::show(self.timeout)));
+                    self.program.signal(libc::SIGKILL, true);
                 }
                 if self.status.is_none() {
                     return Step::Nothing;
                 }
-                if !super::supervisor::group_remains(self.pid) {
+                if !self.program.group_remains() {
                     return Step::Gone;
                 }
                 if !std::mem::replace(group, true) {
                     if verbose {
                         report::say(&format!("watch: the program stopped in a handover ended, its process group outlives it: signal {} to the group", self.signal));
                     }
-                    forward(self.pid, self.signal, true);
+                    self.program.signal(self.signal, true);
                 }
                 Step::Nothing
             }

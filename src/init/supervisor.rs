@@ -7,10 +7,10 @@
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::time::{Duration, Instant};
 
-use libc::{c_int, pid_t};
+use libc::c_int;
 
 use super::handover::{notified, Handover, Step};
-use super::{configure_signals, exit_code, forward, os_error, owns_terminal, reap_zombies, register_subreaper, spawn, Settings, TermDelay};
+use super::{configure_signals, exit_code, os_error, owns_terminal, reap_zombies, register_subreaper, spawn, Program, Settings, TermDelay};
 use crate::error::{Error, ExitCode};
 use crate::exec::Exec;
 use crate::report;
@@ -41,8 +41,8 @@ pub(crate) trait Rider {
 pub(crate) enum Order {
     /// A signal to the program (its process group with `--init-group`).
     Signal(c_int),
-    /// Stop the program: `signal`, then `SIGKILL` to what is left of its
-    /// process group after `timeout`; then [`Rider::stopped`].
+    /// Stop the program: `signal`, then `SIGKILL` to it and to what is left
+    /// of its process group after `timeout`; then [`Rider::stopped`].
     Stop { signal: c_int, timeout: Duration },
     /// Start [`Rider::program`] beside the program; once it is ready
     /// (`READY=1`, or `ready_delay` without), stop the old one as `Stop`
@@ -55,7 +55,7 @@ pub(crate) enum Order {
 struct Stop {
     signal: c_int,
     timeout: Duration,
-    /// SIGKILL to the process group at this instant (None: sent).
+    /// SIGKILL to the program and its process group at this instant (None: sent).
     kill_at: Option<Instant>,
     /// The program's wait status once it is reaped (its process group may remain).
     status: Option<c_int>,
@@ -67,7 +67,7 @@ const GROUP_RECHECK: Duration = Duration::from_millis(100);
 
 /// The loop's state: the program, its signals and a stop under way.
 pub(super) struct Supervisor<'a> {
-    child: pid_t,
+    program: Program,
     settings: Settings<'a>,
     /// The program takes the terminal's foreground.
     foreground: bool,
@@ -91,12 +91,12 @@ impl<'a> Supervisor<'a> {
         let signals = sys::signal_fd(&waited).map_err(|e| os_error("signalfd", e))?;
         register_subreaper();
         let foreground = owns_terminal();
-        Ok(Supervisor { child: 0, settings, foreground, signals, term: TermDelay::new(settings.term_delay), stop: None, ending: false, handover: None, ended: None })
+        Ok(Supervisor { program: Program::new(0), settings, foreground, signals, term: TermDelay::new(settings.term_delay), stop: None, ending: false, handover: None, ended: None })
     }
 
     /// Starts `target` as the program.
     pub(super) fn start(&mut self, target: &Exec) -> Result<(), Error> {
-        self.child = spawn(target, self.foreground, self.settings.handed)?;
+        self.program = Program::new(spawn(target, self.foreground, self.settings.handed)?);
         Ok(())
     }
 
@@ -166,11 +166,11 @@ impl<'a> Supervisor<'a> {
             match sig {
                 libc::SIGCHLD => {}
                 libc::SIGTERM if self.term.hold() => {}
-                sig => forward(self.child, self.settings.rewrite(sig), self.settings.group),
+                sig => self.program.signal(self.settings.rewrite(sig), self.settings.group),
             }
         }
         if self.term.due() {
-            forward(self.child, self.settings.rewrite(libc::SIGTERM), self.settings.group);
+            self.program.signal(self.settings.rewrite(libc::SIGTERM), self.settings.group);
         }
         Ok(())
     }
@@ -179,11 +179,12 @@ impl<'a> Supervisor<'a> {
     /// unless it was stopped: then its process group must be gone before
     /// anything follows (without `--init-group` it has not had the signal yet).
     fn reap(&mut self) -> Result<Option<ExitCode>, Error> {
-        let (status, other) = reap_zombies(self.child, self.handover.as_ref().map_or(0, |h| h.pid))?;
+        let (status, other) = reap_zombies(self.program.pid, self.handover.as_ref().map_or(0, |h| h.program.pid))?;
         if let (Some(h), Some(other)) = (self.handover.as_mut(), other) {
-            h.status = Some(other);
+            h.reaped(other);
         }
         let Some(status) = status else { return Ok(None) };
+        self.program.reaped();
         if let Some(h) = self.handover.as_mut() {
             // Ended during a handover: envshim ends as it did, once the other is gone.
             self.ended = Some(status);
@@ -195,11 +196,11 @@ impl<'a> Supervisor<'a> {
         match self.stop.as_mut() {
             Some(stop) if !self.ending => {
                 stop.status = Some(status);
-                if group_remains(self.child) && !self.settings.group {
+                if self.program.group_remains() && !self.settings.group {
                     if self.settings.verbose {
                         report::say(&format!("watch: the program ended, its process group outlives it: signal {} to the group", stop.signal));
                     }
-                    forward(self.child, stop.signal, true);
+                    self.program.signal(stop.signal, true);
                 }
                 Ok(None)
             }
@@ -214,14 +215,15 @@ impl<'a> Supervisor<'a> {
         let Some(stop) = self.stop.as_mut() else { return Ok(None) };
         if stop.kill_at.is_some_and(|at| now >= at) {
             stop.kill_at = None;
-            report::say(&format!("watch: the program did not stop within {}: SIGKILL to its process group", crate::wait::show(stop.timeout)));
-            forward(self.child, libc::SIGKILL, true);
+            let whom = if stop.status.is_some() { "what is left of its process group" } else { "it and its process group" };
+            report::say(&format!("watch: the program did not stop within {}: SIGKILL to {whom}", crate::wait::show(stop.timeout)));
+            self.program.signal(libc::SIGKILL, true);
         }
         let Some(status) = stop.status else { return Ok(None) };
         if self.ending {
             return Ok(Some(self.settings.exit(exit_code(status))));
         }
-        if group_remains(self.child) {
+        if self.program.group_remains() {
             return Ok(None);
         }
         self.stop = None;
@@ -231,16 +233,16 @@ impl<'a> Supervisor<'a> {
         }
         self.start(&rider.program()?)?;
         if self.settings.verbose {
-            report::say(&format!("watch: the program stopped ({}) and started again (pid {})", status_text(status), self.child));
+            report::say(&format!("watch: the program stopped ({}) and started again (pid {})", status_text(status), self.program.pid));
         }
         Ok(None)
     }
 
     fn order<R: Rider + ?Sized>(&mut self, order: Order, rider: Option<&mut R>, now: Instant) -> Result<(), Error> {
         match order {
-            Order::Signal(sig) => forward(self.child, sig, self.settings.group),
+            Order::Signal(sig) => self.program.signal(sig, self.settings.group),
             Order::Stop { signal, timeout } => {
-                forward(self.child, signal, self.settings.group);
+                self.program.signal(signal, self.settings.group);
                 self.stop = Some(Stop { signal, timeout, kill_at: Some(now + timeout), status: None });
             }
             Order::Handover { signal, timeout, ready_timeout, ready_delay } => {
@@ -248,9 +250,9 @@ impl<'a> Supervisor<'a> {
                 // A program that cannot start is a failed handover: the old one keeps serving.
                 match rider.program().and_then(|target| spawn(&target, self.foreground, self.settings.handed)) {
                     Ok(pid) => {
-                        self.handover = Some(Handover::new(pid, (signal, timeout), ready_timeout, ready_delay, now));
+                        self.handover = Some(Handover::new(Program::new(pid), (signal, timeout), ready_timeout, ready_delay, now));
                         if self.settings.verbose {
-                            report::say(&format!("watch: the new program started (pid {pid}), the old one (pid {}) serves until it is ready", self.child));
+                            report::say(&format!("watch: the new program started (pid {pid}), the old one (pid {}) serves until it is ready", self.program.pid));
                         }
                     }
                     Err(e) => {
@@ -267,16 +269,16 @@ impl<'a> Supervisor<'a> {
     /// failed (it leaves); once the one leaving is gone, the handover is over
     /// (envshim's exit code when the program ended meanwhile, or was told to).
     fn handing<R: Rider + ?Sized>(&mut self, rider: Option<&mut R>, now: Instant, notify: bool) -> Result<Option<ExitCode>, Error> {
-        let awaited = self.handover.as_ref().filter(|h| h.starting() && h.status.is_none()).map_or(0, |h| h.pid);
+        let awaited = self.handover.as_ref().filter(|h| h.starting() && h.status.is_none()).map_or(0, |h| h.program.pid);
         let ready = notify && self.settings.handed.and_then(|h| h.notify()).is_some_and(|fd| notified(fd, awaited, self.settings.verbose));
         let Some(h) = self.handover.as_mut() else { return Ok(None) };
         match h.step(now, ready, self.settings.verbose) {
             Step::Nothing => {}
             Step::Ready => {
-                h.pid = std::mem::replace(&mut self.child, h.pid);
+                std::mem::swap(&mut self.program, &mut h.program);
                 h.leave(now, self.settings.group);
                 if self.settings.verbose {
-                    report::say(&format!("watch: the new program (pid {}) is ready: stopping the old one (pid {})", self.child, h.pid));
+                    report::say(&format!("watch: the new program (pid {}) is ready: stopping the old one (pid {})", self.program.pid, h.program.pid));
                 }
                 if let Some(r) = rider {
                     r.handed(Ok(()));
@@ -309,10 +311,4 @@ pub(super) fn status_text(status: c_int) -> String {
     } else {
         format!("signal {}", libc::WTERMSIG(status))
     }
-}
-
-/// Whether any process of the group `pgid` (a stopped program's, which has
-/// been reaped) is left; those that were envshim's children are reaped already.
-pub(super) fn group_remains(pgid: pid_t) -> bool {
-    !matches!(sys::kill(-pgid, 0), Err(e) if e.raw_os_error() == Some(libc::ESRCH))
 }

@@ -150,6 +150,11 @@ pub fn setpgid(pid: libc::pid_t, pgid: libc::pid_t) -> io::Result<()> {
     Ok(nix::unistd::setpgid(Pid::from_raw(pid), Pid::from_raw(pgid))?)
 }
 
+/// `getpgid(2)`: the group of the process `pid` (a zombie's too, until it is reaped).
+pub fn getpgid(pid: libc::pid_t) -> io::Result<libc::pid_t> {
+    Ok(nix::unistd::getpgid(Some(Pid::from_raw(pid)))?.as_raw())
+}
+
 /// `getpgrp(2)`: this process's group.
 pub fn getpgrp() -> libc::pid_t {
     nix::unistd::getpgrp().as_raw()

@@ -212,8 +212,3 @@ pub fn cloexec_from(first: RawFd) -> io::Result<()> {
 pub fn getpid() -> libc::pid_t {
     nix::unistd::getpid().as_raw()
 }
-
-/// `getpgid(2)`: the process group of `pid`.
-pub fn getpgid(pid: libc::pid_t) -> io::Result<libc::pid_t> {
-    Ok(nix::unistd::getpgid(Some(nix::unistd::Pid::from_raw(pid)))?.as_raw())
-}

@@ -1,4 +1,4 @@
-//! `--watch`'s rules (docs/reference.md §14) as a decision apart from its
+//! `--watch`'s rules (docs/reference.md §13) as a decision apart from its
 //! effects: events, reads and the clock come in as plain values, and what to
 //! do comes out (read again, say, signal, stop). No process, no file and no
 //! clock of its own: `watch.rs` does what it says, and the tests below feed

@@ -22,7 +22,7 @@ pub struct WatchOptions {
     /// With --watch, the signal that stops the program for a restart
     #[arg(long, value_name = "SIG", value_parser = Text(parse_signal), default_value = "TERM", env = "ENVSHIM_RESTART_SIGNAL", hide_env_values = true)]
     pub restart_signal: i32,
-    /// With --watch, how long a stopping program gets before SIGKILL to its process group
+    /// With --watch, how long a stopping program gets before SIGKILL to it and its process group
     #[arg(long, value_name = "DURATION", value_parser = Text(crate::wait::duration), default_value = "10s", env = "ENVSHIM_RESTART_TIMEOUT", hide_env_values = true)]
     pub restart_timeout: Duration,
     /// With --watch, the quiet time after a change before the files are read again

@@ -5,6 +5,7 @@
 //! library reserves.
 
 use std::fs;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::thread::sleep;
@@ -105,6 +106,45 @@ exit 5
     let mut lines: Vec<&str> = got.lines().collect();
     lines.sort();
     assert_eq!(lines, ["child", "grandchild"]);
+}
+
+/// A program that moves into envshim's process group (python3: `sh` cannot
+/// call `setpgid`): with `--init-group` the group made for it is gone, so a
+/// forwarded signal goes to the program by its pid (said once), never to
+/// envshim's group. envshim runs in a group of its own, beside a `sleep`
+/// that a signal to that group would end.
+#[test]
+fn init_group_forwards_to_a_program_that_left_its_group_and_never_to_envshims() {
+    let dir = tempfile::tempdir().unwrap();
+    let program = r#"
+import os, signal, time
+d = os.environ["D"]
+def got(*_):
+    with open(os.path.join(d, "got"), "a") as f:
+        f.write("USR1\n")
+signal.signal(signal.SIGUSR1, got)
+os.setpgid(0, os.getpgid(os.getppid()))
+open(os.path.join(d, "ready"), "w").close()
+time.sleep(20)
+"#;
+    fs::write(dir.path().join("prog.py"), program).unwrap();
+    let mut cmd = command(false);
+    cmd.args(["run", "--init", "--init-group", "--", "python3"]).arg(dir.path().join("prog.py")).process_group(0);
+    let mut r = Run::spawn(cmd, dir, false);
+    let mut bystander = Command::new("sleep").arg("30").process_group(r.child.id() as i32).spawn().unwrap();
+    r.wait_for("ready", |_| true);
+    r.signal(libc::SIGUSR1);
+    r.wait_for("got", |got| got == "USR1\n");
+    r.signal(libc::SIGUSR1);
+    r.wait_for("got", |got| got == "USR1\nUSR1\n");
+    assert!(bystander.try_wait().unwrap().is_none(), "envshim's process group was signalled");
+    r.signal(libc::SIGTERM);
+    let done = r.finish();
+    let _ = bystander.kill();
+    let _ = bystander.wait();
+    assert_eq!(done.code(), Some(128 + libc::SIGTERM), "{}", done.stderr);
+    assert_eq!(done.stderr.lines().count(), 1, "{}", done.stderr);
+    assert!(done.stderr.contains("left its process group"), "{}", done.stderr);
 }
 
 #[test]

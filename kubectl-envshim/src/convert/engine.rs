@@ -47,7 +47,7 @@ pub(super) fn own_entries(env: &[Value], first: usize, c: &Mapping) -> Mapping {
 /// different literal each, so one that finds nothing leaves them different
 /// (and a ConfigMap key of the same name, imported by `envFrom`, cannot pass
 /// for the value: the entries set both after it).
-pub(super) fn copies(i: usize, entry: &Value, source: &Value) -> Vec<Value> {
+pub(crate) fn copies(i: usize, entry: &Value, source: &Value) -> Vec<Value> {
     let optional = source.get("optional").and_then(Value::as_bool) == Some(true);
     let mut out = Vec::new();
     for (side, unset) in [("A", "0"), ("B", "1")] {

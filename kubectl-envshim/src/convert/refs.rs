@@ -59,7 +59,7 @@ pub(super) fn volume_mounts(c: &Mapping, rest: &[Value], first: usize, volumes: 
             continue;
         }
         if !volumes.contains(volume) {
-            problems.push(problem(env_entry(first + i).key("valueFrom").key("fileKeyRef").key("volumeName"), format!("the volume {volume:?} is not among the pod's volumes")));
+            problems.push(problem(env_entry(first + i).key("valueFrom").key("fileKeyRef").key("volumeName"), format!("the volume \"{}\" is not among the pod's volumes", envshim::error::escape(volume.as_bytes()))));
             continue;
         }
         match own.get(volume) {
