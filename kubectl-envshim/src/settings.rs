@@ -212,7 +212,7 @@ pub fn written() -> &'static [(String, String, bool)] {
 fn written_now() -> Vec<(String, String, bool)> {
     let variables = envshim::cli::values::variables();
     let longs = |cmd: clap::Command| cmd.get_arguments().filter_map(|a| a.get_long().map(str::to_string)).collect::<Vec<_>>();
-    let plain = ["env-grammar".to_string()].into_iter().chain(longs(crate::cli::Wait::augment_args(clap::Command::new("w")))).map(|l| (l, false));
+    let plain = ["env-grammar".to_string()].into_iter().chain(longs(crate::cli::Wait::augment_args(clap::Command::new("w")))).chain(longs(crate::cli::Listen::augment_args(clap::Command::new("l")))).map(|l| (l, false));
     let watch = longs(crate::cli::WatchSettings::augment_args(clap::Command::new("w"))).into_iter().map(|l| (l, true));
     plain.chain(watch).filter_map(|(long, w)| Some((variables.iter().find(|(l, _)| *l == long)?.1.clone(), long, w))).collect()
 }
