@@ -221,6 +221,14 @@ fn what_the_converter_did_not_write_is_refused_each_once() {
     let watch = kubectl_envshim(&["convert", "--entrypoint", "app=/app", "--watch", "--on-change", "exit", "--restart-timeout", "3s"], NATIVE).ok().to_string();
     assert_eq!(docs(kubectl_envshim(&["unconvert"], &watch).ok()), docs(NATIVE));
     kubectl_envshim(&["manifest"], &watch).succeeds();
+}
+
+/// `--listen` (with or without `--watch`) and the handover's settings, as the
+/// converter writes them, come back; a value envshim refuses is refused.
+#[test]
+fn the_listen_and_handover_settings_come_back_and_a_changed_one_is_refused() {
+    let at = "spec.template.spec.containers[0]";
+    let changed = "changed after the conversion: edit the original and convert again";
     // --listen (with or without --watch) and the handover's settings, as written.
     let handover = ["--watch", "--on-change", "handover", "--ready-timeout", "30s", "--ready-delay", "2s", "--watch-splay", "30s", "--watch-replicas", "3"];
     for watch in [&[][..], &handover] {
