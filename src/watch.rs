@@ -220,7 +220,7 @@ fn names_list(names: &[&[u8]]) -> String {
 /// `--watch-splay`: this replica's slot of it when it has an index and the
 /// replicas are known (replica I acts at (I mod R)/R of it), else [`random`].
 fn splay(opts: &WatchOptions) -> Duration {
-    match (opts.index, opts.replicas) {
+    match (opts.index.0, opts.replicas) {
         (Some(i), Some(r)) => slot(opts.splay, i, r),
         _ => random(opts.splay),
     }
@@ -309,7 +309,7 @@ mod tests {
         let s = Duration::from_secs(60);
         let slots: Vec<Duration> = (0..4).map(|i| slot(s, i, 3)).collect();
         assert_eq!(slots, [Duration::ZERO, Duration::from_secs(20), Duration::from_secs(40), Duration::ZERO]);
-        let mut opts = WatchOptions { on_change: OnChange::Restart, restart_signal: 15, restart_timeout: s, settle: s, poll: s, splay: s, replicas: Some(3), index: Some(2), ready_timeout: s, ready_delay: Duration::ZERO };
+        let mut opts = WatchOptions { on_change: OnChange::Restart, restart_signal: 15, restart_timeout: s, settle: s, poll: s, splay: s, replicas: Some(3), index: settings::PodIndex(Some(2)), ready_timeout: s, ready_delay: Duration::ZERO };
         assert_eq!(splay(&opts), Duration::from_secs(40));
         // Without the replicas (or the index): random.
         opts.replicas = None;

@@ -266,7 +266,7 @@ mod tests {
     /// A watch of `v1` started at `t0`, its first read made (the same).
     fn started(on_change: OnChange) -> (Decision<B>, Instant) {
         let t0 = Instant::now();
-        let mut d = Decision::new(B("v1", "a"), WatchOptions { settle: SETTLE, poll: POLL, on_change, restart_signal: libc::SIGTERM, restart_timeout: Duration::from_secs(10), splay: Duration::ZERO, replicas: None, index: None, ready_timeout: Duration::from_secs(60), ready_delay: Duration::ZERO }, t0);
+        let mut d = Decision::new(B("v1", "a"), WatchOptions { settle: SETTLE, poll: POLL, on_change, restart_signal: libc::SIGTERM, restart_timeout: Duration::from_secs(10), splay: Duration::ZERO, replicas: None, index: crate::watch::settings::PodIndex(None), ready_timeout: Duration::from_secs(60), ready_delay: Duration::ZERO }, t0);
         assert_eq!(d.tick(t0), Some(Action::Read), "a read at once");
         assert_eq!(d.read(Ok(B("v1", "a")), t0, Duration::ZERO), []);
         (d, t0)

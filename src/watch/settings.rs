@@ -37,9 +37,9 @@ pub struct WatchOptions {
     /// With --watch-splay, the workload's replicas R: replica I acts at (I mod R)/R of the splay (the converter writes it)
     #[arg(long = "watch-replicas", value_name = "N", value_parser = Text(parse_replicas), env = "ENVSHIM_WATCH_REPLICAS", hide_env_values = true)]
     pub replicas: Option<u32>,
-    /// With --watch-splay, this replica's index I (a StatefulSet's or Indexed Job's pod index, from the downward API)
-    #[arg(long = "pod-index", value_name = "I", value_parser = Text(parse_index), env = "ENVSHIM_POD_INDEX", hide_env_values = true)]
-    pub index: Option<u32>,
+    /// With --watch-splay, this replica's index I (a StatefulSet's or Indexed Job's pod index, from the downward API; empty: none)
+    #[arg(long = "pod-index", value_name = "I", value_parser = Text(parse_index), default_value = "", hide_default_value = true, env = "ENVSHIM_POD_INDEX", hide_env_values = true)]
+    pub index: PodIndex,
     /// With --on-change handover, how long the new program has to become ready before it is stopped (the old one keeps serving)
     #[arg(long = "ready-timeout", value_name = "DURATION", value_parser = Text(parse_poll), default_value = "60s", env = "ENVSHIM_READY_TIMEOUT", hide_env_values = true)]
     pub ready_timeout: Duration,
@@ -80,16 +80,29 @@ pub fn parse_poll(text: &str) -> Result<Duration, String> {
     }
 }
 
+/// `--pod-index`: the pod's index, if it has one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PodIndex(pub Option<u32>);
+
 /// `--watch-replicas`: a count, more than 0.
 pub fn parse_replicas(text: &str) -> Result<u32, String> {
-    match parse_index(text)? {
+    match number(text)? {
         0 => Err("must be more than 0".into()),
         n => Ok(n),
     }
 }
 
-/// `--pod-index`: a number from 0 (as the downward API gives the label).
-pub fn parse_index(text: &str) -> Result<u32, String> {
+/// `--pod-index`: a number from 0, as the downward API gives the label; empty
+/// (the label missing: a cluster before Kubernetes 1.28 gives a StatefulSet's
+/// pods none): no index.
+pub fn parse_index(text: &str) -> Result<PodIndex, String> {
+    if text.is_empty() {
+        return Ok(PodIndex(None));
+    }
+    number(text).map(|n| PodIndex(Some(n)))
+}
+
+fn number(text: &str) -> Result<u32, String> {
     match text.parse::<u32>() {
         Ok(n) if text.bytes().all(|b| b.is_ascii_digit()) => Ok(n),
         _ => Err("expected a number from 0".into()),
