@@ -28,7 +28,7 @@ mod settings;
 use decide::{Action, Content, Decision};
 use notifier::{join, split, Notifier};
 
-pub use settings::{on_change_words, parse_index, parse_on_change, parse_poll, parse_replicas, parse_signal, OnChange, WatchOptions};
+pub use settings::{on_change_words, parse_on_change, parse_poll, parse_replicas, parse_signal, OnChange, WatchOptions};
 
 /// A source to watch: `path` inside the volume mounted at `root`, or as
 /// given (relative to the working directory) when `root` is None; `dir`:

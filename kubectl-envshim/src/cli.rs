@@ -116,7 +116,7 @@ pub struct Listen {
 #[derive(Args)]
 #[group(skip)]
 pub struct WatchSettings {
-    /// With --watch, what a change does: restart (the program, in the container), exit (the container, which the kubelet restarts with its back-off), or signal:SIG (only send the program SIG) [default: restart]
+    /// With --watch, what a change does: restart (the program, in the container), handover (start the new program beside the old one, stop the old one once the new one is ready: with --listen, no connection refused), exit (the container, which the kubelet restarts with its back-off), or signal:SIG (only send the program SIG) [default: restart]
     #[arg(long, value_name = "ACTION", value_parser = AsWritten(values::on_change()), hide_possible_values = true)]
     pub on_change: Option<String>,
     /// With --watch, the signal that stops the program for a restart [default: TERM]
@@ -131,15 +131,12 @@ pub struct WatchSettings {
     /// With --watch, how often the files are read again without an event [default: 60s]
     #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::poll))]
     pub watch_poll: Option<String>,
-    /// With --watch, a random delay of up to DURATION before a change is acted on, so replicas do not restart together (with --watch-replicas and --pod-index: each replica's own slot of it) [default: 0]
+    /// With --watch, a random delay of up to DURATION before a change is acted on, so replicas do not restart together (a StatefulSet's or an Indexed Job's pods: each its own slot of it, by its index) [default: 0]
     #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::duration))]
     pub watch_splay: Option<String>,
-    /// With --watch-splay, the workload's replicas R: replica I acts at (I mod R)/R of the splay [default: ]
+    /// With --watch-splay, the workload's replicas R: the pod of index I acts at (I mod R)/R of the splay (not given: a StatefulSet's spec.replicas, an Indexed Job's parallelism, at most its completions) [default: ]
     #[arg(long, value_name = "N", value_parser = AsWritten(values::replicas))]
     pub watch_replicas: Option<String>,
-    /// With --watch-splay, the pod's index I (envshim reads ENVSHIM_POD_INDEX, which a downward-API entry can set from the apps.kubernetes.io/pod-index label) [default: ]
-    #[arg(long, value_name = "I", value_parser = AsWritten(values::index))]
-    pub pod_index: Option<String>,
     /// With --on-change handover, how long the new program has to become ready [default: 60s]
     #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::poll))]
     pub ready_timeout: Option<String>,

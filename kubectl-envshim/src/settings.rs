@@ -29,6 +29,10 @@ pub struct Settings {
     pub shim_env: Vec<(String, String)>,
     /// Each `ENVSHIM_*` variable an option sets: (variable, the option's long name).
     pub settable: Vec<(String, String)>,
+    /// `--watch-splay` not 0: a pod with an index gets its slot of it (convert/slots.rs).
+    pub splay_slots: bool,
+    /// `--watch-replicas` was given (else the converter writes the replicas it saw).
+    pub replicas_given: bool,
     /// The envshim-install initContainer's requests and limits (Kubernetes quantities).
     pub installer_cpu: String,
     pub installer_memory: String,
@@ -108,6 +112,9 @@ fn checked(o: &Options, naming: Naming) -> Result<Settings, String> {
     // The converter's options that are envshim's (the same long name), with envshim's variable for each.
     let ours = Options::augment_args(clap::Command::new("options"));
     let settable = ours.get_arguments().filter_map(|a| a.get_long()).filter_map(|long| Some((variable(long)?, long.to_string()))).collect();
+    let watch_setting = |long: &str| o.watch_settings.0.iter().find(|(k, _)| k == long).map(|(_, v)| v.as_str());
+    let splay_slots = watch_setting("watch-splay").and_then(|v| envshim::cli::values::duration(v).ok()).is_some_and(|d| !d.is_zero());
+    let replicas_given = watch_setting("watch-replicas").is_some();
     let entrypoints = entrypoints(&o.entrypoint, naming)?;
     let no_shim_image = match naming {
         Naming::Flags => NO_SHIM_IMAGE.to_string(),
@@ -124,6 +131,8 @@ fn checked(o: &Options, naming: Naming) -> Result<Settings, String> {
         watch: o.watch,
         shim_env,
         settable,
+        splay_slots,
+        replicas_given,
         installer_cpu: o.installer_cpu.clone(),
         installer_memory: o.installer_memory.clone(),
         naming,
