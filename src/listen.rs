@@ -1,4 +1,4 @@
-//! `--listen` (docs/reference.md §14.1): envshim binds and listens once,
+//! `--listen` (docs/reference.md §13.2): envshim binds and listens once,
 //! before the first program starts, and hands the sockets to every program
 //! it starts as descriptors 3, 4, ... with `LISTEN_FDS`, `LISTEN_PID` and
 //! `LISTEN_FDNAMES` (systemd's socket activation); connections wait in the

@@ -1,4 +1,4 @@
-//! `--listen` and `--on-change handover` (docs/reference.md §14.1), run for
+//! `--listen` and `--on-change handover` (docs/reference.md §13.2), run for
 //! real: the sockets each program gets (descriptors, `LISTEN_*`, nothing
 //! else inherited), bad addresses and binds, a unix socket, and each path
 //! of a handover. Programs are `sh` scripts that log to `$D/log`; a program

@@ -1,4 +1,4 @@
-//! `--on-change handover` on the loop (docs/reference.md §14.1): the
+//! `--on-change handover` on the loop (docs/reference.md §13.2): the
 //! second program of a handover. First the new one, started beside the
 //! serving one, until it is ready (`READY=1` from it, or from its process
 //! group, on the notify socket; or `--ready-delay`) or fails (it ends, or is
