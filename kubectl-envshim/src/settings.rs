@@ -112,9 +112,9 @@ fn checked(o: &Options, naming: Naming) -> Result<Settings, String> {
     // The converter's options that are envshim's (the same long name), with envshim's variable for each.
     let ours = Options::augment_args(clap::Command::new("options"));
     let settable = ours.get_arguments().filter_map(|a| a.get_long()).filter_map(|long| Some((variable(long)?, long.to_string()))).collect();
-    let watch_setting = |long: &str| o.watch_settings.0.iter().find(|(k, _)| k == long).map(|(_, v)| v.as_str());
-    let splay_slots = watch_setting("watch-splay").and_then(|v| envshim::cli::values::duration(v).ok()).is_some_and(|d| !d.is_zero());
-    let replicas_given = watch_setting("watch-replicas").is_some();
+    let watch = watch_options(&o.watch_settings.0);
+    let splay_slots = watch.is_some_and(|w| !w.splay.is_zero());
+    let replicas_given = watch.is_some_and(|w| w.replicas.is_some());
     let entrypoints = entrypoints(&o.entrypoint, naming)?;
     let no_shim_image = match naming {
         Naming::Flags => NO_SHIM_IMAGE.to_string(),
@@ -208,6 +208,16 @@ fn one_word_with_blanks(name: &str, word: &str, naming: Naming) -> String {
          and a path with a blank as a list of one string)",
         naming.option("entrypoint")
     )
+}
+
+/// envshim's own reading of the `--watch` settings `given` (long name,
+/// value), its variables left unread: None when one is refused (each was
+/// checked already).
+fn watch_options(given: &[(String, String)]) -> Option<envshim::WatchOptions> {
+    use clap::FromArgMatches;
+    let options = envshim::WatchOptions::augment_args(clap::Command::new("watch").no_binary_name(true)).mut_args(|a| a.env(None));
+    let matches = options.try_get_matches_from(given.iter().map(|(long, value)| format!("--{long}={value}"))).ok()?;
+    envshim::WatchOptions::from_arg_matches(&matches).ok()
 }
 
 /// Each `ENVSHIM_*` setting a converted container may carry after its
