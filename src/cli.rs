@@ -286,6 +286,9 @@ pub struct Starting {
     /// Print each variable's source and size on stderr first
     #[arg(short, long, value_parser = Text(values::switch), env = "ENVSHIM_VERBOSE", hide_env_values = true)]
     pub verbose: bool,
+    /// Listen on ADDR (tcp:HOST:PORT, tcp::PORT, unix:PATH) before the program starts, and hand the socket to it (and to every restart) as fd 3, 4, ... with LISTEN_FDS (repeatable, comma-separated)
+    #[arg(long, value_name = "ADDR", value_parser = Text(crate::listen::parse), value_delimiter = ',', env = "ENVSHIM_LISTEN", hide_env_values = true)]
+    pub listen: Vec<crate::listen::Address>,
 }
 
 #[derive(Args)]

@@ -9,7 +9,8 @@ use std::path::Path;
 
 use crate::error::{escape, Error, ExitCode};
 use crate::exec::{self, Lookup};
-use crate::pipeline::{fail, prepare, verbose, CheckOptions, InitOptions, Mode, Options, RunOptions};
+use crate::listen::Handed;
+use crate::pipeline::{fail, prepare, verbose, CheckOptions, InitOptions, Mode, Options, Plan, RunOptions};
 use crate::render::{self, Format};
 use crate::watch::{self, WatchOptions};
 use crate::{init, install as installer, report};
@@ -26,6 +27,9 @@ pub fn run(opts: &Options, run: &RunOptions) -> ExitCode {
         Ok(p) => p,
         Err(errors) => return fail(opts, &errors),
     };
+    if !run.listen.is_empty() {
+        return listening(opts, run, plan);
+    }
     let lookup = if run.init.is_some() { Lookup::Verify } else { Lookup::Lazy };
     let mut errors = std::mem::take(&mut plan.errors);
     let Some(target) = plan.target(lookup, &mut errors) else { return fail(opts, &errors) };
@@ -33,9 +37,37 @@ pub fn run(opts: &Options, run: &RunOptions) -> ExitCode {
         verbose(&plan.env);
     }
     if let Some(init) = &run.init {
-        return init::supervise(&target, init.settings(run.verbose), &|e| fail(opts, &[e]));
+        return init::supervise(&target, init.settings(run.verbose, None), &|e| fail(opts, &[e]));
     }
     let e = exec::exec(&target);
+    fail(opts, &[e])
+}
+
+/// `run --listen` (without `--watch`): as `run`, the sockets bound once the
+/// program is found, then handed to it: to the child with `--init`, else to
+/// envshim's own process, which becomes the program (its pid is `LISTEN_PID`).
+#[cold]
+#[inline(never)]
+fn listening(opts: &Options, run: &RunOptions, mut plan: Plan) -> ExitCode {
+    Handed::unset(&mut plan.env);
+    let lookup = if run.init.is_some() { Lookup::Verify } else { Lookup::Lazy };
+    let mut errors = std::mem::take(&mut plan.errors);
+    let Some(target) = plan.target(lookup, &mut errors) else { return fail(opts, &errors) };
+    let handed = match Handed::new(&run.listen, false) {
+        Ok(h) => h.expect("addresses to listen on"),
+        Err(e) => return fail(opts, &[e]),
+    };
+    if run.verbose {
+        verbose(&plan.env);
+    }
+    if let Some(init) = &run.init {
+        return init::supervise(&target, init.settings(run.verbose, Some(&handed)), &|e| fail(opts, &[e]));
+    }
+    let envp = handed.envp(&target.envp);
+    let e = match handed.in_child() {
+        Ok(()) => exec::exec_error(&target, exec::exec_only(&target, Some(&envp))),
+        Err((call, e)) => Error::new(ExitCode::OsErr, format!("--listen: {call} failed ({})", crate::error::os_reason(&e))),
+    };
     fail(opts, &[e])
 }
 
@@ -52,9 +84,13 @@ fn watching(opts: &Options, run: &RunOptions, init: &InitOptions, watch: &WatchO
         verbose(&first.env);
     }
     watch::warn_fixed_files(&first.files);
+    let handed = match Handed::new(&run.listen, watch.on_change == watch::OnChange::Handover) {
+        Ok(h) => h,
+        Err(e) => return fail(opts, &[e]),
+    };
     // Read again: never waiting (a missing file is an invalid change), warnings not printed each time.
     let again = Options { wait: None, ..opts.clone() };
-    let settings = init.settings(run.verbose);
+    let settings = init.settings(run.verbose, handed.as_ref());
     let hooks = watch::Hooks {
         read: &mut || watch_build(&again, run, Mode::Watch),
         verbose: if run.verbose { Some(&verbose) } else { None },
@@ -68,6 +104,9 @@ fn watching(opts: &Options, run: &RunOptions, init: &InitOptions, watch: &WatchO
 fn watch_build(opts: &Options, run: &RunOptions, mode: Mode) -> Result<watch::Build, Vec<Error>> {
     let mut text = Vec::new();
     let mut plan = prepare(opts, mode, &run.program, !run.no_expand_args, &mut text)?;
+    if !run.listen.is_empty() || run.init.as_ref().and_then(|i| i.watch).is_some_and(|w| w.on_change == watch::OnChange::Handover) {
+        Handed::unset(&mut plan.env);
+    }
     if plan.line.is_empty() {
         return Err(vec![Error::usage("the manifest has no command any more, and there is no program line")]);
     }

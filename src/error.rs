@@ -109,7 +109,7 @@ impl ExitCode {
                 Some("an input that cannot be read or parsed"),
             ],
             ExitCode::NoInput => [Some("a file, directory or key is missing and not optional (with --wait:\nafter waiting)"), Some("a file is missing"), None],
-            ExitCode::OsErr => [Some("with --init: a system call envshim needs failed"), None, None],
+            ExitCode::OsErr => [Some("with --init: a system call envshim needs failed; --listen: an address\ncannot be bound"), None, None],
             ExitCode::CantCreat => [Some("install cannot create DEST; fmt cannot rewrite a file"), Some("a file cannot be rewritten (its directory, its owner, its extended\nattributes), or changed while fmt ran; the file is left as it was"), None],
             ExitCode::IoErr => [Some("render cannot write its output"), None, Some("the output cannot be written")],
             ExitCode::TempFail => [Some("with --watch --on-change exit: a change stopped the program"), None, None],

@@ -222,13 +222,13 @@ fn executable_file(path: &CString) -> io::Result<()> {
 
 /// Replaces envshim with the program; returns only with the reason it failed.
 pub fn exec(e: &Exec) -> Error {
-    exec_error(e, exec_only(e))
+    exec_error(e, exec_only(e, None))
 }
 
-/// `execve` of `e` without building a message (allocates nothing): the
-/// `--init` child's exec.
-pub fn exec_only(e: &Exec) -> io::Error {
-    sys::execve(&e.path, &e.argv_ptrs, &e.envp)
+/// `execve` of `e` (with `envp` instead of its own, when given: `--listen`'s)
+/// without building a message (allocates nothing): the `--init` child's exec.
+pub fn exec_only(e: &Exec, envp: Option<&Envp>) -> io::Error {
+    sys::execve(&e.path, &e.argv_ptrs, envp.unwrap_or(&e.envp))
 }
 
 /// The error for a failed `execve` of `e`.

@@ -13,9 +13,11 @@ use libc::{c_int, pid_t};
 
 use crate::error::{Error, ExitCode};
 use crate::exec::{self, Exec};
+use crate::listen::Handed;
 use crate::report;
 use crate::sys::{self, Disposition, SigSet};
 
+mod handover;
 mod supervisor;
 use supervisor::Supervisor;
 pub(crate) use supervisor::{Order, Rider};
@@ -33,6 +35,8 @@ pub struct Settings<'a> {
     pub rewrites: &'a [(c_int, c_int)],
     /// `--verbose`: what a stop did, step by step.
     pub verbose: bool,
+    /// `--listen`, `--on-change handover`: the sockets and variables every program gets.
+    pub handed: Option<&'a Handed>,
 }
 
 impl Settings<'_> {
@@ -167,11 +171,13 @@ pub(crate) fn owns_terminal() -> bool {
 /// no copy-on-write faults), so it allocates nothing and leaves what failed,
 /// if anything, for envshim to report (the same message and exit code as a
 /// failed exec without `--init`).
-pub(crate) fn spawn(target: &Exec, foreground: bool) -> Result<pid_t, Error> {
+pub(crate) fn spawn(target: &Exec, foreground: bool, handed: Option<&Handed>) -> Result<pid_t, Error> {
     let mut failed: Option<ChildFailure> = None;
+    let envp = handed.map(|h| h.envp(&target.envp));
     let pid = sys::spawn_shared(&mut || {
-        failed = Some(match prepare_child(foreground) {
-            Ok(()) => ChildFailure::Exec(exec::exec_only(target)),
+        let prepared = prepare_child(foreground).and_then(|()| handed.map_or(Ok(()), Handed::in_child));
+        failed = Some(match prepared {
+            Ok(()) => ChildFailure::Exec(exec::exec_only(target, envp.as_ref())),
             Err((call, e)) => ChildFailure::Call(call, e),
         });
         ExitCode::NoExec.number()
@@ -290,17 +296,18 @@ fn send(target: pid_t, sig: c_int, whom: &str, pid: pid_t) {
     }
 }
 
-/// Reaps every child that has terminated: the program, and every orphan
-/// re-parented to envshim. Returns the program's wait status once it is
-/// among them.
-pub(crate) fn reap_zombies(child: pid_t) -> Result<Option<c_int>, Error> {
-    let mut child_status = None;
+/// Reaps every child that has terminated: the program, a handover's other
+/// program (`other`; 0: none), and every orphan re-parented to envshim.
+/// Returns the wait status of each of the two that is among them.
+pub(crate) fn reap_zombies(child: pid_t, other: pid_t) -> Result<(Option<c_int>, Option<c_int>), Error> {
+    let mut statuses = (None, None);
     loop {
         match sys::reap_one() {
-            Ok(Some((pid, status))) if pid == child => child_status = Some(status),
+            Ok(Some((pid, status))) if pid == child => statuses.0 = Some(status),
+            Ok(Some((pid, status))) if pid == other && other != 0 => statuses.1 = Some(status),
             Ok(Some(_orphan)) => {}
-            Ok(None) => return Ok(child_status),
-            Err(e) if e.raw_os_error() == Some(libc::ECHILD) => return Ok(child_status),
+            Ok(None) => return Ok(statuses),
+            Err(e) if e.raw_os_error() == Some(libc::ECHILD) => return Ok(statuses),
             Err(e) => return Err(os_error("waitpid", e)),
         }
     }

@@ -25,6 +25,7 @@ mod hints;
 mod index;
 mod init;
 mod install;
+mod listen;
 pub mod limits;
 pub mod manifest;
 pub mod names;

@@ -71,6 +71,8 @@ pub struct RunOptions {
     pub verbose: bool,
     /// `--init` / `ENVSHIM_INIT`: stay as PID 1 and supervise the program.
     pub init: Option<InitOptions>,
+    /// `--listen` / `ENVSHIM_LISTEN`: the sockets envshim binds and hands to the program.
+    pub listen: Vec<crate::listen::Address>,
 }
 
 /// How `--init` supervises the program.
@@ -90,8 +92,8 @@ pub struct InitOptions {
 
 impl InitOptions {
     /// What the supervision loop reads of them (`verbose`: `--verbose`).
-    pub(crate) fn settings(&self, verbose: bool) -> crate::init::Settings<'_> {
-        crate::init::Settings { group: self.group, term_delay: self.term_delay, success_exits: &self.success_exits, rewrites: &self.rewrite_signals, verbose }
+    pub(crate) fn settings<'a>(&'a self, verbose: bool, handed: Option<&'a crate::listen::Handed>) -> crate::init::Settings<'a> {
+        crate::init::Settings { group: self.group, term_delay: self.term_delay, success_exits: &self.success_exits, rewrites: &self.rewrite_signals, verbose, handed }
     }
 }
 

@@ -28,7 +28,7 @@ mod settings;
 use decide::{Action, Content, Decision};
 use notifier::{join, split, Notifier};
 
-pub use settings::{on_change_words, parse_on_change, parse_poll, parse_signal, OnChange, WatchOptions};
+pub use settings::{on_change_words, parse_on_change, parse_poll, parse_replicas, parse_signal, OnChange, WatchOptions};
 
 /// A source to watch: `path` inside the volume mounted at `root`, or as
 /// given (relative to the working directory) when `root` is None; `dir`:
@@ -114,11 +114,16 @@ impl Rider for Watch<'_> {
                 let more = if errors.len() > 1 { format!(" (and {} more problems)", errors.len() - 1) } else { String::new() };
                 format!("{}{more}", errors[0])
             });
-            for action in self.decision.read(read, Instant::now(), splay(self.opts.splay)) {
+            for action in self.decision.read(read, Instant::now(), splay(self.opts)) {
                 match action {
                     Action::Say(line) => report::say(&line),
                     Action::Signal(sig) => order = Some(Order::Signal(sig)),
                     Action::Stop => order = Some(Order::Stop { signal: self.opts.restart_signal, timeout: self.opts.restart_timeout }),
+                    Action::Handover => {
+                        let o = self.opts;
+                        let ready_delay = (!o.ready_delay.is_zero()).then_some(o.ready_delay);
+                        order = Some(Order::Handover { signal: o.restart_signal, timeout: o.restart_timeout, ready_timeout: o.ready_timeout, ready_delay });
+                    }
                     Action::Read => {}
                 }
             }
@@ -131,10 +136,18 @@ impl Rider for Watch<'_> {
         self.decision.terminated();
     }
 
+    fn handed(&mut self, outcome: Result<(), String>) {
+        for action in self.decision.handed(outcome) {
+            if let Action::Say(line) = action {
+                report::say(&line);
+            }
+        }
+    }
+
     fn stopped(&mut self) -> Option<ExitCode> {
         match self.decision.stopped() {
             decide::Next::Exit(code) => Some(code),
-            decide::Next::Start => {
+            decide::Next::Start | decide::Next::Keep => {
                 self.follow_sources(Instant::now());
                 None
             }
@@ -142,7 +155,7 @@ impl Rider for Watch<'_> {
     }
 
     fn program(&mut self) -> Result<Exec<'_>, Error> {
-        let b = self.decision.running();
+        let b = self.decision.to_start();
         if let (Some(verbose), true) = (self.hooks.verbose, std::mem::replace(&mut self.started, true)) {
             verbose(&b.env);
         }
@@ -155,7 +168,7 @@ impl Watch<'_> {
     /// read with the same values, may have named other files); a read after
     /// sees what changed before they were armed.
     fn follow_sources(&mut self, now: Instant) {
-        if !self.decision.stopping() && !self.notifier.follows(&self.decision.running().files) {
+        if !self.decision.busy() && !self.notifier.follows(&self.decision.running().files) {
             self.notifier.rearm(&self.decision.running().files);
             self.decision.changed(now);
         }
@@ -204,9 +217,24 @@ fn names_list(names: &[&[u8]]) -> String {
     shown.join(", ")
 }
 
-/// `--watch-splay`: a delay up to `max`, from the clock's nanoseconds (the
-/// replicas of a workload are all PID 1; they differ in when they woke).
-fn splay(max: Duration) -> Duration {
+/// `--watch-splay`: this replica's slot of it when it has an index and the
+/// replicas are known (replica I acts at (I mod R)/R of it), else [`random`].
+fn splay(opts: &WatchOptions) -> Duration {
+    match (opts.index.0, opts.replicas) {
+        (Some(i), Some(r)) => slot(opts.splay, i, r),
+        _ => random(opts.splay),
+    }
+}
+
+/// Replica `i`'s delay of `max`: (i mod r)/r of it.
+fn slot(max: Duration, i: u32, r: u32) -> Duration {
+    let r = r.max(1);
+    max.mul_f64(f64::from(i % r) / f64::from(r))
+}
+
+/// A delay up to `max`, from the clock's nanoseconds (the replicas of a
+/// workload are all PID 1; they differ in when they woke).
+fn random(max: Duration) -> Duration {
     if max.is_zero() {
         return max;
     }
@@ -270,9 +298,21 @@ mod tests {
 
     #[test]
     fn splay_stays_below_its_bound() {
-        assert_eq!(splay(Duration::ZERO), Duration::ZERO);
+        assert_eq!(random(Duration::ZERO), Duration::ZERO);
         for _ in 0..100 {
-            assert!(splay(Duration::from_millis(5)) < Duration::from_millis(5));
+            assert!(random(Duration::from_millis(5)) < Duration::from_millis(5));
         }
+    }
+
+    #[test]
+    fn an_index_takes_its_slot_of_the_splay() {
+        let s = Duration::from_secs(60);
+        let slots: Vec<Duration> = (0..4).map(|i| slot(s, i, 3)).collect();
+        assert_eq!(slots, [Duration::ZERO, Duration::from_secs(20), Duration::from_secs(40), Duration::ZERO]);
+        let mut opts = WatchOptions { on_change: OnChange::Restart, restart_signal: 15, restart_timeout: s, settle: s, poll: s, splay: s, replicas: Some(3), index: settings::PodIndex(Some(2)), ready_timeout: s, ready_delay: Duration::ZERO };
+        assert_eq!(splay(&opts), Duration::from_secs(40));
+        // Without the replicas (or the index): random.
+        opts.replicas = None;
+        assert!(splay(&opts) < s);
     }
 }

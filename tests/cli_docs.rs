@@ -299,11 +299,11 @@ fn each_subcommands_help_starts_with_what_it_does() {
 /// them: `(binary, subcommand, option, words)`.
 const VALUE_SETS: [(&str, &str, &str, &[&str]); 6] = [
     ("envshim", "run", "--env-grammar", &["envshim", "kubelet"]),
-    ("envshim", "run", "--on-change", &["restart", "exit", "signal:HUP", "signal:USR1", "signal:USR2"]),
+    ("envshim", "run", "--on-change", &["restart", "handover", "exit", "signal:HUP", "signal:USR1", "signal:USR2"]),
     ("envshim", "check", "--format", &["text", "json"]),
     ("envshim", "render", "--format", &["env", "json"]),
     ("kubectl-envshim", "convert", "--env-grammar", &["envshim", "kubelet"]),
-    ("kubectl-envshim", "convert", "--on-change", &["restart", "exit", "signal:HUP", "signal:USR1", "signal:USR2"]),
+    ("kubectl-envshim", "convert", "--on-change", &["restart", "handover", "exit", "signal:HUP", "signal:USR1", "signal:USR2"]),
 ];
 
 #[test]

@@ -30,6 +30,7 @@ mod kubelet;
 mod kubelet_grammar;
 mod layers;
 mod leak;
+mod listen;
 mod manifest_json;
 mod mistakes;
 mod newcomer;

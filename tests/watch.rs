@@ -294,12 +294,14 @@ fn the_watch_options_need_watch_and_valid_values() {
     for (args, vars, want) in [
         (&["--on-change", "exit"][..], &[][..], "envshim: --on-change is a setting of --watch: it needs --watch (or ENVSHIM_WATCH)"),
         (&["--watch-splay", "1s", "--on-change", "exit"][..], &[][..], "envshim: --watch-splay is a setting of --watch: it needs --watch (or ENVSHIM_WATCH)"),
-        (&["--watch", "--on-change", "reload"], &[], "--on-change: expected restart, exit or signal:SIG"),
+        (&["--watch", "--on-change", "reload"], &[], "--on-change: expected restart, handover, exit or signal:SIG"),
         (&["--watch", "--restart-signal", "0"], &[], "--restart-signal: 0 is no signal"),
         (&["--watch", "--watch-poll", "0"], &[], "--watch-poll: must be more than 0"),
         (&["--watch"], &[("ENVSHIM_WATCH_POLL", "0")], "ENVSHIM_WATCH_POLL: must be more than 0"),
         (&["--watch"], &[("ENVSHIM_RESTART_TIMEOUT", "soon")], "ENVSHIM_RESTART_TIMEOUT: "),
         (&[], &[("ENVSHIM_WATCH", "maybe")], "ENVSHIM_WATCH must be one of"),
+        (&["--watch"], &[("ENVSHIM_POD_INDEX", "-1")], "ENVSHIM_POD_INDEX: expected a number from 0"),
+        (&["--watch", "--watch-replicas", "0"], &[], "--watch-replicas: must be more than 0"),
     ] {
         let out = envshim(["run"]).args(args).envs(vars.iter().copied()).args(["--", "/bin/true"]).run();
         out.code(2);
@@ -308,6 +310,26 @@ fn the_watch_options_need_watch_and_valid_values() {
     // Without --watch its variables change nothing, but a bad one is still a mistake.
     envshim(["run", "--", "/bin/true"]).env("ENVSHIM_WATCH_POLL", "5s").run().ok();
     envshim(["run", "--", "/bin/true"]).env("ENVSHIM_WATCH_POLL", "0").run().fails_with(2, &["ENVSHIM_WATCH_POLL: must be more than 0"]);
+}
+
+/// Replica 3 of 3 acts in slot 0 of an hour's splay: at once (a random
+/// delay of up to an hour would not be). An empty index (the downward API's
+/// value of a label the pod lacks, on a cluster before 1.28) is none.
+#[test]
+fn an_index_takes_its_slot_of_the_splay_and_an_empty_one_is_none() {
+    for (index, args) in [("3", &["--watch-splay", "1h", "--watch-replicas", "3"][..]), ("", &[])] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut vol = KubeletVolume::new(&dir.path().join("config"), &[("app.env", &env_file(1))]);
+        let mut cmd = command(false);
+        cmd.args(["run", "--watch", "--watch-settle", SETTLE, "--env-file", "config/app.env"]).args(args).args(["--no-expand-args", "--", "sh", "-c", PROGRAM]);
+        cmd.env("ENVSHIM_POD_INDEX", index).current_dir(dir.path());
+        let mut run = Run::spawn(cmd, dir, false);
+        lines(&mut run, 1);
+        vol.swap(&[("app.env", &env_file(2))]);
+        assert_eq!(lines(&mut run, 3)[2], format!("start {}", value(2)), "index {index:?}");
+        let done = stop(run);
+        assert_eq!(done.code(), Some(0), "{}", done.stderr);
+    }
 }
 
 /// A file mounted on its own from another file system (what a `subPath`

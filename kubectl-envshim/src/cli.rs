@@ -74,6 +74,8 @@ pub struct Options {
     pub entrypoint: Vec<String>,
     #[command(flatten)]
     pub wait: Passed<Wait>,
+    #[command(flatten)]
+    pub listen: Passed<Listen>,
     /// How converted containers read env files: kubelet (exactly as the kubelet 1.35 will once the cluster reads fileKeyRef itself: NAME='value' lines, the first occurrence wins) or envshim (envshim's more forgiving grammar)
     #[arg(long, value_name = "kubelet|envshim", default_value = DEFAULT_ENV_GRAMMAR, value_parser = values::env_grammar(), hide_possible_values = true)]
     pub env_grammar: Grammar,
@@ -102,11 +104,19 @@ pub struct Wait {
     pub wait: Option<String>,
 }
 
+#[derive(Args)]
+#[group(skip)]
+pub struct Listen {
+    /// Converted containers' envshim listens on ADDR (tcp:HOST:PORT, tcp::PORT, unix:PATH; comma-separated) and hands the sockets to the program (fd 3, 4, ... with LISTEN_FDS)
+    #[arg(long, value_name = "ADDR", value_parser = AsWritten(values::listen))]
+    pub listen: Option<String>,
+}
+
 // `envshim run --watch`'s settings (`envshim::WatchOptions`, one for one, defaults included: a test checks it).
 #[derive(Args)]
 #[group(skip)]
 pub struct WatchSettings {
-    /// With --watch, what a change does: restart (the program, in the container), exit (the container, which the kubelet restarts with its back-off), or signal:SIG (only send the program SIG) [default: restart]
+    /// With --watch, what a change does: restart (the program, in the container), handover (start the new program beside the old one, stop the old one once the new one is ready: with --listen, no connection refused), exit (the container, which the kubelet restarts with its back-off), or signal:SIG (only send the program SIG) [default: restart]
     #[arg(long, value_name = "ACTION", value_parser = AsWritten(values::on_change()), hide_possible_values = true)]
     pub on_change: Option<String>,
     /// With --watch, the signal that stops the program for a restart [default: TERM]
@@ -121,9 +131,18 @@ pub struct WatchSettings {
     /// With --watch, how often the files are read again without an event [default: 60s]
     #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::poll))]
     pub watch_poll: Option<String>,
-    /// With --watch, a random delay of up to DURATION before a change is acted on, so replicas do not restart together [default: 0]
+    /// With --watch, a random delay of up to DURATION before a change is acted on, so replicas do not restart together (a StatefulSet's or an Indexed Job's pods: each its own slot of it, by its index) [default: 0]
     #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::duration))]
     pub watch_splay: Option<String>,
+    /// With --watch-splay, the workload's replicas R: the pod of index I acts at (I mod R)/R of the splay (not given: a StatefulSet's spec.replicas, an Indexed Job's parallelism, at most its completions) [default: ]
+    #[arg(long, value_name = "N", value_parser = AsWritten(values::replicas))]
+    pub watch_replicas: Option<String>,
+    /// With --on-change handover, how long the new program has to become ready [default: 60s]
+    #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::poll))]
+    pub ready_timeout: Option<String>,
+    /// With --on-change handover, for a program that does not send READY=1: ready once it has run DURATION (0: READY=1 is needed) [default: 0]
+    #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::duration))]
+    pub ready_delay: Option<String>,
 }
 
 /// The options of `T` that were given: (long name, value as written).

@@ -21,7 +21,9 @@ use crate::installer::{SHIM_DIR, SHIM_VOLUME};
 use crate::settings::Settings;
 
 mod refs;
+pub(crate) mod slots;
 use refs::{volume_mounts, Mounts};
+use slots::Indexed;
 
 /// A mapping of the document tree (kubectl's reading of it: JSON, keys in their order).
 pub(crate) type Mapping = Map<String, Value>;
@@ -62,7 +64,7 @@ impl At<'_> {
 pub fn document(doc: &mut Value, s: &Settings) -> Result<Vec<crate::warn::Note>, Vec<Error>> {
     let before = doc.clone();
     let mut walk = Walk { s, problems: Vec::new(), changed: false };
-    walk.node(doc, &At::Root, "");
+    walk.node(doc, &At::Root, "", None);
     // A document without a kind (a bare container spec: envshim's own
     // manifest) is not an object kubectl applies.
     if walk.problems.is_empty() && doc.get("kind").is_some() {
@@ -98,26 +100,28 @@ impl Walk<'_> {
     /// Every pod spec below `v`: a mapping whose `containers` is a list. A
     /// Pod's `spec`, a workload's `template.spec`, a `List`'s items', and
     /// those of kinds the converter has never heard of (an Argo Rollout, a
-    /// Knative Service) alike.
-    fn node(&mut self, v: &mut Value, at: &At, outer: &str) {
+    /// Knative Service) alike. `indexed`: the workload above, when its pods
+    /// have an index.
+    fn node(&mut self, v: &mut Value, at: &At, outer: &str, indexed: Option<Indexed>) {
         // Borrowed from `outer` unless `v` names an object: a copy at every
         // node made the walk quadratic under a long name.
         let object = object_name(v, outer);
         match v {
             Value::Object(map) if map.get("containers").is_some_and(Value::is_array) => {
-                match pod(map, at, &object, self.s) {
+                match pod(map, at, &object, self.s, indexed) {
                     Ok(changed) => self.changed |= changed,
                     Err(p) => self.problems.extend(p),
                 }
             }
             Value::Object(map) => {
+                let indexed = slots::of(map).unwrap_or(indexed);
                 for (k, child) in map.iter_mut() {
-                    self.node(child, &At::Key(at, k), &object);
+                    self.node(child, &At::Key(at, k), &object, indexed);
                 }
             }
             Value::Array(items) => {
                 for (i, child) in items.iter_mut().enumerate() {
-                    self.node(child, &At::Index(at, i), &object);
+                    self.node(child, &At::Index(at, i), &object, indexed);
                 }
             }
             _ => {}
@@ -200,7 +204,7 @@ fn words(c: &Mapping, key: &str) -> Option<Sequence> {
 }
 
 /// Converts a pod spec in place; Ok: whether it changed.
-fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, Vec<Error>> {
+fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings, indexed: Option<Indexed>) -> Result<bool, Vec<Error>> {
     const LISTS: [&str; 2] = ["initContainers", "containers"];
     let lists = LISTS.iter().filter_map(|l| spec.get(*l).and_then(Value::as_array));
     s.met(lists.flatten().filter_map(|c| Some(c.get("name")?.as_str()?.to_string())));
@@ -244,7 +248,7 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings) -> Result<bool, 
             let name = container_name(c);
             let c_at = At::Index(&list_at, i);
             if let Some(c) = c.as_object_mut() {
-                let found = container(c, &volumes, s);
+                let found = container(c, &volumes, s, indexed);
                 problems.extend(found.into_iter().map(|p| located(c_at.json().join(p.at.and_then(|a| a.path).unwrap_or_default()), format!("container {name}: {}", p.what))));
             }
         }
@@ -342,7 +346,7 @@ impl Names {
 }
 
 /// Converts one container; the problems, each at its path relative to the container ([`problem`]).
-fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<Error> {
+fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings, indexed: Option<Indexed>) -> Vec<Error> {
     let env: Sequence = c.get("env").and_then(Value::as_array).cloned().unwrap_or_default();
     // What the API server would refuse, about to leave its sight: refused alone.
     let invalid = crate::validate::converted(c, volumes);
@@ -379,7 +383,7 @@ fn container(c: &mut Mapping, volumes: &HashSet<String>, s: &Settings) -> Vec<Er
         Ok(text) => text,
         Err(problems) => return problems,
     };
-    rewrite(c, &env, first, &seen, &text, &mounts, s);
+    rewrite(c, &env, first, &seen, &text, &mounts, s, indexed);
     Vec::new()
 }
 
@@ -512,8 +516,10 @@ fn manifest_text(rest: &[Value], command: Sequence, args: Option<Sequence>, moun
 
 /// The container converted: the new env (the kubelet's part, the view it
 /// records, the rest as it was, without fileKeyRef entries, with each
-/// platform entry's copies, the manifest), the shim's command, its mounts.
-fn rewrite(c: &mut Mapping, env: &Sequence, first: usize, seen: &[String], text: &str, mounts: &Mounts, s: &Settings) {
+/// platform entry's copies, the manifest, the settings, the splay's slot),
+/// the shim's command, its mounts.
+#[allow(clippy::too_many_arguments)]
+fn rewrite(c: &mut Mapping, env: &Sequence, first: usize, seen: &[String], text: &str, mounts: &Mounts, s: &Settings, indexed: Option<Indexed>) {
     let rest = &env[first..];
     let mut new_env: Sequence = env[..first].to_vec();
     new_env.extend(seen.iter().enumerate().map(|(j, n)| mapping([("name", Value::String(format!("{SEEN_PREFIX}{j}"))), ("value", Value::String(format!("$({n})")))])));
@@ -528,6 +534,7 @@ fn rewrite(c: &mut Mapping, env: &Sequence, first: usize, seen: &[String], text:
     }
     new_env.push(mapping([("name", string(MANIFEST_VAR)), ("value", Value::String(double_dollars(text)))]));
     new_env.extend(s.shim_env.iter().map(|(name, value)| mapping([("name", string(name)), ("value", string(value))])));
+    new_env.extend(slots::entries(indexed, s));
     // Last: `$$` here means no kubelet expanded the list (envshim then does its part).
     new_env.push(mapping([("name", string(envshim::engine::MARKER)), ("value", string("$$"))]));
     let command: &[&str] = if s.watch { &[&s.shim_path, "run", "--watch"] } else { &[&s.shim_path, "run"] };

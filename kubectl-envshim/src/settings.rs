@@ -32,6 +32,10 @@ pub struct Settings {
     pub shim_env: Vec<(String, String)>,
     /// Each `ENVSHIM_*` variable an option sets: (variable, the option's long name).
     pub settable: Vec<(String, String)>,
+    /// `--watch-splay` not 0: a pod with an index gets its slot of it (convert/slots.rs).
+    pub splay_slots: bool,
+    /// `--watch-replicas` was given (else the converter writes the replicas it saw).
+    pub replicas_given: bool,
     /// The envshim-install initContainer's requests and limits (Kubernetes quantities).
     pub installer_cpu: String,
     pub installer_memory: String,
@@ -104,13 +108,16 @@ fn checked(o: &Options, naming: Naming) -> Result<Settings, String> {
     if let Some((key, _)) = o.watch_settings.0.first().filter(|_| !o.watch) {
         return Err(format!("{} needs {} (it is a setting of envshim's --watch)", opt(key), opt("watch")));
     }
-    let given = o.wait.0.iter().map(|(k, v)| (k.as_str(), v.as_str())).chain([("env-grammar", grammar)]).chain(o.watch_settings.0.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    let given = o.wait.0.iter().chain(&o.listen.0).map(|(k, v)| (k.as_str(), v.as_str())).chain([("env-grammar", grammar)]).chain(o.watch_settings.0.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     let variables = envshim::cli::values::variables();
     let variable = |long: &str| variables.iter().find(|(l, _)| l == long).map(|(_, v)| v.clone());
     let shim_env = given.map(|(long, value)| (variable(long).expect("an option of envshim run with a variable"), value.to_string())).collect();
     // The converter's options that are envshim's (the same long name), with envshim's variable for each.
     let ours = Options::augment_args(clap::Command::new("options"));
     let settable = ours.get_arguments().filter_map(|a| a.get_long()).filter_map(|long| Some((variable(long)?, long.to_string()))).collect();
+    let watch = watch_options(&o.watch_settings.0);
+    let splay_slots = watch.is_some_and(|w| !w.splay.is_zero());
+    let replicas_given = watch.is_some_and(|w| w.replicas.is_some());
     let entrypoints = entrypoints(&o.entrypoint, naming)?;
     let no_shim_image = match naming {
         Naming::Flags => NO_SHIM_IMAGE.to_string(),
@@ -128,6 +135,8 @@ fn checked(o: &Options, naming: Naming) -> Result<Settings, String> {
         watch: o.watch,
         shim_env,
         settable,
+        splay_slots,
+        replicas_given,
         installer_cpu: o.installer_cpu.clone(),
         installer_memory: o.installer_memory.clone(),
         naming,
@@ -220,6 +229,16 @@ fn one_word_with_blanks(name: &str, word: &str, naming: Naming) -> String {
     )
 }
 
+/// envshim's own reading of the `--watch` settings `given` (long name,
+/// value), its variables left unread: None when one is refused (each was
+/// checked already).
+fn watch_options(given: &[(String, String)]) -> Option<envshim::WatchOptions> {
+    use clap::FromArgMatches;
+    let options = envshim::WatchOptions::augment_args(clap::Command::new("watch").no_binary_name(true)).mut_args(|a| a.env(None));
+    let matches = options.try_get_matches_from(given.iter().map(|(long, value)| format!("--{long}={value}"))).ok()?;
+    envshim::WatchOptions::from_arg_matches(&matches).ok()
+}
+
 /// Each `ENVSHIM_*` setting a converted container may carry after its
 /// manifest, as `convert` writes them: (variable, the option's long name,
 /// whether it is a setting of `--watch`), `--env-grammar`'s first (always written).
@@ -231,7 +250,7 @@ pub fn written() -> &'static [(String, String, bool)] {
 fn written_now() -> Vec<(String, String, bool)> {
     let variables = envshim::cli::values::variables();
     let longs = |cmd: clap::Command| cmd.get_arguments().filter_map(|a| a.get_long().map(str::to_string)).collect::<Vec<_>>();
-    let plain = ["env-grammar".to_string()].into_iter().chain(longs(crate::cli::Wait::augment_args(clap::Command::new("w")))).map(|l| (l, false));
+    let plain = ["env-grammar".to_string()].into_iter().chain(longs(crate::cli::Wait::augment_args(clap::Command::new("w")))).chain(longs(crate::cli::Listen::augment_args(clap::Command::new("l")))).map(|l| (l, false));
     let watch = longs(crate::cli::WatchSettings::augment_args(clap::Command::new("w"))).into_iter().map(|l| (l, true));
     plain.chain(watch).filter_map(|(long, w)| Some((variables.iter().find(|(l, _)| *l == long)?.1.clone(), long, w))).collect()
 }

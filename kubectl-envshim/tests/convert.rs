@@ -18,6 +18,7 @@ use crate::support::{run, Out, BIN, SENTINEL, SHIM_IMAGE as IMAGE};
 mod again;
 mod options;
 mod production;
+mod slots;
 
 fn kubectl_envshim(args: &[&str], stdin: &str) -> Out {
     kubectl_envshim_with(args, stdin, Some(IMAGE))

@@ -240,6 +240,31 @@ fn what_the_converter_did_not_write_is_refused_each_once() {
     kubectl_envshim(&["manifest"], &watch).succeeds();
 }
 
+/// `--listen` (with or without `--watch`) and the handover's settings, as the
+/// converter writes them, come back; a value envshim refuses is refused.
+#[test]
+fn the_listen_and_handover_settings_come_back_and_a_changed_one_is_refused() {
+    let at = "spec.template.spec.containers[0]";
+    let changed = "changed after the conversion: edit the original and convert again";
+    // --listen (with or without --watch) and the handover's settings, as written.
+    let handover = ["--watch", "--on-change", "handover", "--ready-timeout", "30s", "--ready-delay", "2s", "--watch-splay", "30s", "--watch-replicas", "3"];
+    for watch in [&[][..], &handover] {
+        let mut args = vec!["convert", "--entrypoint", "app=/app", "--listen", "tcp::8080,unix:/run/app.sock"];
+        args.extend_from_slice(watch);
+        let listening = kubectl_envshim(&args, NATIVE).ok().to_string();
+        assert_eq!(docs(kubectl_envshim(&["unconvert"], &listening).ok()), docs(NATIVE));
+        kubectl_envshim(&["manifest"], &listening).succeeds();
+    }
+    // ENVSHIM_LISTEN carried with a value envshim refuses: refused as a changed setting.
+    let mut doc = docs(kubectl_envshim(&["convert", "--entrypoint", "app=/app", "--listen", "tcp::8080"], NATIVE).ok()).remove(0);
+    let env = doc["spec"]["template"]["spec"]["containers"][0]["env"].as_array_mut().unwrap();
+    let k = env.iter().position(|e| e["name"] == "ENVSHIM_LISTEN").unwrap();
+    env[k]["value"] = json!(format!("tcp:{SENTINEL}:80"));
+    let out = kubectl_envshim(&["unconvert"], &doc.to_string());
+    out.fails(78, &[&format!("{at}.env[{k}]: container app: ENVSHIM_LISTEN is not a value --listen takes: {changed}")]);
+    out.no_sentinel();
+}
+
 /// A carried manifest that envshim refuses at the start is refused (78) as
 /// `envshim check` refuses the same text, in its words: never shown as valid.
 #[test]

@@ -18,7 +18,9 @@ use crate::pipeline::{CheckOptions, InitOptions, Options, RunOptions};
 use crate::render::Format;
 use crate::watch::WatchOptions;
 
-/// What the command line asks for, in the library's values.
+/// What the command line asks for, in the library's values. (Made once per
+/// process and moved twice: `run`'s options inline cost nothing worth a box.)
+#[allow(clippy::large_enum_variant)]
 pub enum Invocation {
     Run(Options, RunOptions),
     Check(Options, CheckOptions),
@@ -184,7 +186,7 @@ fn options(s: Sources, r: Reading, (starting, supervision, watching): (Starting,
         env_grammar: r.env_grammar.unwrap_or_default(),
         config_vars: Box::leak(sub.get_arguments().filter_map(|a| a.get_env()?.to_str()).collect::<Box<[_]>>()),
     };
-    let run = RunOptions { program: Vec::new(), no_expand_args: starting.no_expand_args, verbose: starting.verbose, init };
+    let run = RunOptions { program: Vec::new(), no_expand_args: starting.no_expand_args, verbose: starting.verbose, init, listen: starting.listen };
     Ok((options, run))
 }
 

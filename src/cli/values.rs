@@ -16,6 +16,13 @@ pub use crate::words::{Text, Words};
 pub use crate::init::parse_rewrite as rewrite_signal;
 pub use crate::wait::duration;
 pub use crate::watch::{parse_on_change, parse_poll as poll, parse_signal as signal};
+pub use crate::watch::parse_replicas as replicas;
+
+/// `ENVSHIM_LISTEN`'s value (addresses, comma-separated): each checked as
+/// envshim checks it; the converter passes the text on.
+pub fn listen(text: &str) -> Result<String, String> {
+    text.split(',').try_for_each(|a| crate::listen::parse(a).map(drop)).map(|()| text.to_string())
+}
 
 pub(super) const SWITCH_WORDS: &str = "must be one of 1/0, true/false, yes/no, on/off";
 

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use libc::c_int;
 
+use super::handover::{notified, Handover, Step};
 use super::{configure_signals, exit_code, os_error, owns_terminal, reap_zombies, register_subreaper, spawn, Program, Settings, TermDelay};
 use crate::error::{Error, ExitCode};
 use crate::exec::Exec;
@@ -29,8 +30,10 @@ pub(crate) trait Rider {
     /// The program it stopped and its process group are gone: envshim's
     /// exit code, or None to start [`Rider::program`].
     fn stopped(&mut self) -> Option<ExitCode>;
-    /// The program to start: at first, and after a stop.
+    /// The program to start: at first, after a stop, and a handover's new one.
     fn program(&mut self) -> Result<Exec<'_>, Error>;
+    /// A handover's new program is ready (Ok) or failed (Err: why).
+    fn handed(&mut self, outcome: Result<(), String>);
 }
 
 /// What a rider asks of the loop.
@@ -41,6 +44,11 @@ pub(crate) enum Order {
     /// Stop the program: `signal`, then `SIGKILL` to it and to what is left
     /// of its process group after `timeout`; then [`Rider::stopped`].
     Stop { signal: c_int, timeout: Duration },
+    /// Start [`Rider::program`] beside the program; once it is ready
+    /// (`READY=1`, or `ready_delay` without), stop the old one as `Stop`
+    /// does; failed (ended, or not ready within `ready_timeout`): stop it.
+    /// Then [`Rider::handed`], and [`Rider::stopped`] once the one stopped is gone.
+    Handover { signal: c_int, timeout: Duration, ready_timeout: Duration, ready_delay: Option<Duration> },
 }
 
 /// A stop under way.
@@ -69,6 +77,11 @@ pub(super) struct Supervisor<'a> {
     stop: Option<Stop>,
     /// envshim was told to stop (SIGTERM): a stop under way starts nothing.
     ending: bool,
+    /// A handover under way: its other program.
+    handover: Option<Handover>,
+    /// The program's wait status, when it ended during a handover (envshim
+    /// exits with it once the other program is gone).
+    ended: Option<c_int>,
 }
 
 impl<'a> Supervisor<'a> {
@@ -78,12 +91,12 @@ impl<'a> Supervisor<'a> {
         let signals = sys::signal_fd(&waited).map_err(|e| os_error("signalfd", e))?;
         register_subreaper();
         let foreground = owns_terminal();
-        Ok(Supervisor { program: Program::new(0), settings, foreground, signals, term: TermDelay::new(settings.term_delay), stop: None, ending: false })
+        Ok(Supervisor { program: Program::new(0), settings, foreground, signals, term: TermDelay::new(settings.term_delay), stop: None, ending: false, handover: None, ended: None })
     }
 
     /// Starts `target` as the program.
     pub(super) fn start(&mut self, target: &Exec) -> Result<(), Error> {
-        self.program = Program::new(spawn(target, self.foreground)?);
+        self.program = Program::new(spawn(target, self.foreground, self.settings.handed)?);
         Ok(())
     }
 
@@ -91,7 +104,7 @@ impl<'a> Supervisor<'a> {
     /// good; returns envshim's exit code.
     pub(super) fn run<R: Rider + ?Sized>(&mut self, mut rider: Option<&mut R>) -> Result<ExitCode, Error> {
         loop {
-            let ready = self.wait(rider.as_deref())?;
+            let (event, notify) = self.wait(rider.as_deref())?;
             self.signals(rider.as_deref_mut())?;
             if let Some(code) = self.reap()? {
                 return Ok(code);
@@ -100,15 +113,19 @@ impl<'a> Supervisor<'a> {
             if let Some(code) = self.stopping(rider.as_deref_mut(), now)? {
                 return Ok(code);
             }
-            if let Some(order) = rider.as_deref_mut().and_then(|r| r.wake(ready & 2 != 0, now)) {
-                self.order(order, now);
+            if let Some(code) = self.handing(rider.as_deref_mut(), now, notify)? {
+                return Ok(code);
+            }
+            if let Some(order) = rider.as_deref_mut().and_then(|r| r.wake(event, now)) {
+                self.order(order, rider.as_deref_mut(), now)?;
             }
         }
     }
 
-    /// Blocks until a signal, the rider's event, or the next deadline (the
-    /// held SIGTERM's, the rider's, the stop's).
-    fn wait<R: Rider + ?Sized>(&self, rider: Option<&R>) -> Result<u32, Error> {
+    /// Blocks until a signal, the rider's event, a notification, or the next
+    /// deadline (the held SIGTERM's, the rider's, the stop's, the handover's);
+    /// whether the rider's descriptor and the notify socket are readable.
+    fn wait<R: Rider + ?Sized>(&self, rider: Option<&R>) -> Result<(bool, bool), Error> {
         let now = Instant::now();
         let stop = self.stop.as_ref();
         let deadline = [
@@ -116,16 +133,20 @@ impl<'a> Supervisor<'a> {
             rider.and_then(|r| r.deadline()),
             stop.and_then(|s| s.kill_at),
             stop.and_then(|s| s.status).map(|_| now + GROUP_RECHECK),
+            self.handover.as_ref().and_then(|h| h.deadline(GROUP_RECHECK, now)),
         ]
         .into_iter()
         .flatten()
         .min();
         let timeout = deadline.map(|d| d.saturating_duration_since(now));
-        match rider.and_then(|r| r.fd()) {
-            Some(fd) => sys::poll_readable(&[self.signals.as_fd(), fd], timeout),
-            None => sys::poll_readable(&[self.signals.as_fd()], timeout),
+        let (mut fds, mut n, mut bits) = ([self.signals.as_fd(); 3], 1, [0u32; 2]);
+        for (i, fd) in [rider.and_then(|r| r.fd()), self.settings.handed.and_then(|h| h.notify())].into_iter().enumerate() {
+            if let Some(fd) = fd {
+                (fds[n], bits[i], n) = (fd, 1 << n, n + 1);
+            }
         }
-        .map_err(|e| os_error("poll", e))
+        let ready = sys::poll_readable(&fds[..n], timeout).map_err(|e| os_error("poll", e))?;
+        Ok((ready & bits[0] != 0, ready & bits[1] != 0))
     }
 
     /// Every signal received, forwarded (SIGCHLD excepted; the first SIGTERM
@@ -136,6 +157,10 @@ impl<'a> Supervisor<'a> {
                 self.ending = true;
                 if let Some(r) = rider.as_deref_mut() {
                     r.terminated();
+                }
+                // A handover's new program is stopped first.
+                if let Some(h) = self.handover.as_mut().filter(|h| h.starting()) {
+                    h.leave(Instant::now(), self.settings.group);
                 }
             }
             match sig {
@@ -154,8 +179,20 @@ impl<'a> Supervisor<'a> {
     /// unless it was stopped: then its process group must be gone before
     /// anything follows (without `--init-group` it has not had the signal yet).
     fn reap(&mut self) -> Result<Option<ExitCode>, Error> {
-        let Some(status) = reap_zombies(self.program.pid)? else { return Ok(None) };
+        let (status, other) = reap_zombies(self.program.pid, self.handover.as_ref().map_or(0, |h| h.program.pid))?;
+        if let (Some(h), Some(other)) = (self.handover.as_mut(), other) {
+            h.reaped(other);
+        }
+        let Some(status) = status else { return Ok(None) };
         self.program.reaped();
+        if let Some(h) = self.handover.as_mut() {
+            // Ended during a handover: envshim ends as it did, once the other is gone.
+            self.ended = Some(status);
+            if h.starting() {
+                h.leave(Instant::now(), self.settings.group);
+            }
+            return Ok(None);
+        }
         match self.stop.as_mut() {
             Some(stop) if !self.ending => {
                 stop.status = Some(status);
@@ -201,19 +238,74 @@ impl<'a> Supervisor<'a> {
         Ok(None)
     }
 
-    fn order(&mut self, order: Order, now: Instant) {
+    fn order<R: Rider + ?Sized>(&mut self, order: Order, rider: Option<&mut R>, now: Instant) -> Result<(), Error> {
         match order {
             Order::Signal(sig) => self.program.signal(sig, self.settings.group),
             Order::Stop { signal, timeout } => {
                 self.program.signal(signal, self.settings.group);
                 self.stop = Some(Stop { signal, timeout, kill_at: Some(now + timeout), status: None });
             }
+            Order::Handover { signal, timeout, ready_timeout, ready_delay } => {
+                let Some(rider) = rider else { return Ok(()) };
+                // A program that cannot start is a failed handover: the old one keeps serving.
+                match rider.program().and_then(|target| spawn(&target, self.foreground, self.settings.handed)) {
+                    Ok(pid) => {
+                        self.handover = Some(Handover::new(Program::new(pid), (signal, timeout), ready_timeout, ready_delay, now));
+                        if self.settings.verbose {
+                            report::say(&format!("watch: the new program started (pid {pid}), the old one (pid {}) serves until it is ready", self.program.pid));
+                        }
+                    }
+                    Err(e) => {
+                        rider.handed(Err(format!("cannot start: {e}")));
+                        rider.stopped();
+                    }
+                }
+            }
         }
+        Ok(())
+    }
+
+    /// A handover under way: the new program ready (the old one leaves) or
+    /// failed (it leaves); once the one leaving is gone, the handover is over
+    /// (envshim's exit code when the program ended meanwhile, or was told to).
+    fn handing<R: Rider + ?Sized>(&mut self, rider: Option<&mut R>, now: Instant, notify: bool) -> Result<Option<ExitCode>, Error> {
+        let awaited = self.handover.as_ref().filter(|h| h.starting() && h.status.is_none()).map_or(0, |h| h.program.pid);
+        let ready = notify && self.settings.handed.and_then(|h| h.notify()).is_some_and(|fd| notified(fd, awaited, self.settings.verbose));
+        let Some(h) = self.handover.as_mut() else { return Ok(None) };
+        match h.step(now, ready, self.settings.verbose) {
+            Step::Nothing => {}
+            Step::Ready => {
+                std::mem::swap(&mut self.program, &mut h.program);
+                h.leave(now, self.settings.group);
+                if self.settings.verbose {
+                    report::say(&format!("watch: the new program (pid {}) is ready: stopping the old one (pid {})", self.program.pid, h.program.pid));
+                }
+                if let Some(r) = rider {
+                    r.handed(Ok(()));
+                }
+            }
+            Step::Failed(why) => {
+                h.leave(now, self.settings.group);
+                if let Some(r) = rider {
+                    r.handed(Err(why));
+                }
+            }
+            Step::Gone => {
+                self.handover = None;
+                if let Some(status) = self.ended {
+                    return Ok(Some(self.settings.exit(exit_code(status))));
+                }
+                if !self.ending {
+                    return Ok(rider.and_then(|r| r.stopped()));
+                }
+            }
+        }
+        Ok(None)
     }
 }
 
 /// How a program ended, as the shell would say it.
-fn status_text(status: c_int) -> String {
+pub(super) fn status_text(status: c_int) -> String {
     if libc::WIFEXITED(status) {
         format!("exit {}", libc::WEXITSTATUS(status))
     } else {

@@ -7,6 +7,7 @@
 //! - `process`: the command line, `execve`, ids, children, process groups, the terminal;
 //! - `signal`: sets, masks, dispositions and handlers, waiting, sending;
 //! - `notify`: `--watch`'s inotify, signalfd and poll;
+//! - `socket`: `--listen`'s sockets and handover's notify socket;
 //! - `alloc`: the binary's bump-arena allocator;
 //! - `sse2`: sixteen-byte compares for the env-file parser's scans (`envfile/scan.rs`).
 //!
@@ -21,6 +22,7 @@ mod fs;
 mod notify;
 mod process;
 mod signal;
+mod socket;
 #[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
 pub mod sse2;
 
@@ -29,6 +31,7 @@ pub use fs::*;
 pub use notify::*;
 pub use process::*;
 pub use signal::*;
+pub use socket::*;
 
 /// `strerror(3)`: the text of error number `n` (`No such file or directory`).
 #[inline]

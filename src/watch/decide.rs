@@ -30,6 +30,11 @@ pub(crate) enum Action {
     Signal(c_int),
     /// Stop the program; [`Decision::stopped`] once it and its process group are gone.
     Stop,
+    /// `--on-change handover`: start [`Decision::to_start`]'s program beside the
+    /// running one; [`Decision::handed`] once it is ready or has failed, then
+    /// [`Decision::stopped`] once the program stopped (the old one, or the
+    /// new one that failed) is gone.
+    Handover,
 }
 
 /// After a stop: start the (new) running build's program, or exit with this code.
@@ -37,6 +42,8 @@ pub(crate) enum Action {
 pub(crate) enum Next {
     Start,
     Exit(ExitCode),
+    /// A handover is over: the program serving keeps running.
+    Keep,
 }
 
 /// The state of the watch: the running program's build, a change read once,
@@ -54,6 +61,12 @@ pub(crate) struct Decision<B> {
     stopping: Option<Option<B>>,
     /// The last invalid change's message, said once.
     problem: Option<String>,
+    /// A handover under way: the build whose program is starting (None once
+    /// it is ready or has failed, until the program stopped is gone).
+    handover: Option<Option<B>>,
+    /// A change whose new program failed in a handover: not tried again
+    /// until the sources change to something else.
+    rejected: Option<B>,
     /// envshim was told to stop (SIGTERM): no change is applied any more.
     ending: bool,
 }
@@ -62,7 +75,7 @@ impl<B: Content> Decision<B> {
     /// The program of `running` has just started; a read right away sees a
     /// change made between the first read and the watches.
     pub(crate) fn new(running: B, settings: WatchOptions, now: Instant) -> Self {
-        Decision { settings, running, pending: None, due: Some(now), next_poll: now + settings.poll, stopping: None, problem: None, ending: false }
+        Decision { settings, running, pending: None, due: Some(now), next_poll: now + settings.poll, stopping: None, problem: None, handover: None, rejected: None, ending: false }
     }
 
     /// The build of the program running (or being stopped).
@@ -70,14 +83,23 @@ impl<B: Content> Decision<B> {
         &self.running
     }
 
-    pub(crate) fn stopping(&self) -> bool {
-        self.stopping.is_some()
+    /// The build of the program to start: a handover's new one, else the running one.
+    pub(crate) fn to_start(&self) -> &B {
+        match &self.handover {
+            Some(Some(b)) => b,
+            _ => &self.running,
+        }
+    }
+
+    /// A program is being stopped, or a handover is under way: no read, no change.
+    pub(crate) fn busy(&self) -> bool {
+        self.stopping.is_some() || self.handover.is_some()
     }
 
     /// When to be woken even without an event. None while a program is being
     /// stopped (no read then: the caller stays blocked) and once ending.
     pub(crate) fn deadline(&self) -> Option<Instant> {
-        if self.ending || self.stopping.is_some() {
+        if self.ending || self.busy() {
             return None;
         }
         Some(self.due.map_or(self.next_poll, |d| d.min(self.next_poll)))
@@ -93,7 +115,7 @@ impl<B: Content> Decision<B> {
     /// Woken: a read when one is due (the poll's or an event's), never while
     /// a program is being stopped nor once ending.
     pub(crate) fn tick(&mut self, now: Instant) -> Option<Action> {
-        if self.ending || self.stopping.is_some() {
+        if self.ending || self.busy() {
             return None;
         }
         if now >= self.next_poll {
@@ -133,6 +155,11 @@ impl<B: Content> Decision<B> {
             return actions;
         }
         self.problem = None;
+        if self.rejected.as_ref().is_some_and(|r| r.same(&build)) {
+            self.pending = None;
+            return actions;
+        }
+        self.rejected = None;
         match self.pending.take() {
             Some(p) if p.same(&build) => actions.extend(self.act(build)),
             _ => {
@@ -159,6 +186,34 @@ impl<B: Content> Decision<B> {
                 self.stopping = Some(Some(build));
                 vec![Action::Say(format!("watch: {what}: restarting the program")), Action::Stop]
             }
+            OnChange::Handover => {
+                self.handover = Some(Some(build));
+                vec![Action::Say(format!("watch: {what}: starting the new program beside the old one")), Action::Handover]
+            }
+        }
+    }
+
+    /// A handover's new program is ready (Ok: it is the running one now, the
+    /// old one is being stopped) or failed before (Err: why; it is being
+    /// stopped and the old one keeps serving, this change not tried again).
+    pub(crate) fn handed(&mut self, outcome: Result<(), String>) -> Vec<Action> {
+        let build = match self.handover.take() {
+            Some(Some(b)) => b,
+            other => {
+                self.handover = other;
+                return Vec::new();
+            }
+        };
+        self.handover = Some(None);
+        match outcome {
+            Ok(()) => {
+                self.running = build;
+                Vec::new()
+            }
+            Err(why) => {
+                self.rejected = Some(build);
+                vec![Action::Say(format!("watch: a change is not applied, the old program keeps serving: the new one {why}"))]
+            }
         }
     }
 
@@ -171,6 +226,9 @@ impl<B: Content> Decision<B> {
 
     /// The stopped program and its process group are gone (never called once ending).
     pub(crate) fn stopped(&mut self) -> Next {
+        if self.handover.take().is_some() {
+            return Next::Keep;
+        }
         match self.stopping.take() {
             Some(Some(next)) => {
                 self.running = next;
@@ -208,7 +266,7 @@ mod tests {
     /// A watch of `v1` started at `t0`, its first read made (the same).
     fn started(on_change: OnChange) -> (Decision<B>, Instant) {
         let t0 = Instant::now();
-        let mut d = Decision::new(B("v1", "a"), WatchOptions { settle: SETTLE, poll: POLL, on_change, restart_signal: libc::SIGTERM, restart_timeout: Duration::from_secs(10), splay: Duration::ZERO }, t0);
+        let mut d = Decision::new(B("v1", "a"), WatchOptions { settle: SETTLE, poll: POLL, on_change, restart_signal: libc::SIGTERM, restart_timeout: Duration::from_secs(10), splay: Duration::ZERO, replicas: None, index: crate::watch::settings::PodIndex(None), ready_timeout: Duration::from_secs(60), ready_delay: Duration::ZERO }, t0);
         assert_eq!(d.tick(t0), Some(Action::Read), "a read at once");
         assert_eq!(d.read(Ok(B("v1", "a")), t0, Duration::ZERO), []);
         (d, t0)
@@ -285,7 +343,7 @@ mod tests {
         let said = say(&format!("watch: a change is not applied, the program keeps running: {bad}"));
         assert_eq!(d.read(Err(bad.into()), t0, Duration::ZERO), [said]);
         assert_eq!(d.read(Err(bad.into()), t0 + POLL, Duration::ZERO), [], "said once");
-        assert!(!d.stopping());
+        assert!(!d.busy());
         // Valid again, as the program has it: said.
         assert_eq!(d.read(Ok(B("v1", "a")), t0 + POLL, Duration::ZERO), [say("watch: the sources are valid again, and as the program has them")]);
         // An invalid read between two valid ones starts the count again.
@@ -300,7 +358,7 @@ mod tests {
         let (mut d, t0) = started(OnChange::Restart);
         d.read(Ok(B("v2", "a")), t0, Duration::ZERO);
         assert_eq!(d.read(Ok(B("v2", "a")), t0 + SETTLE, Duration::ZERO).last(), Some(&Action::Stop));
-        assert!(d.stopping());
+        assert!(d.busy());
         // Blocked while the old program drains: no deadline, no read, even past the poll.
         d.changed(t0 + SETTLE);
         assert_eq!(d.deadline(), None);
@@ -336,8 +394,58 @@ mod tests {
         d.read(Ok(B("v2", "a")), t0, Duration::ZERO);
         let actions = d.read(Ok(B("v2", "a")), t0, Duration::ZERO);
         assert_eq!(actions, [say("watch: v1 -> v2: signal 1 sent to the program, which keeps its environment"), Action::Signal(libc::SIGHUP)]);
-        assert!(!d.stopping());
+        assert!(!d.busy());
         // Once per change: the same content again is no change.
         assert_eq!(d.read(Ok(B("v2", "a")), t0, Duration::ZERO), []);
+    }
+
+    /// A handover decided as a restart is (two identical reads): the new program first.
+    fn handing_over() -> (Decision<B>, Instant) {
+        let (mut d, t0) = started(OnChange::Handover);
+        d.read(Ok(B("v2", "a")), t0, Duration::ZERO);
+        assert_eq!(d.read(Ok(B("v2", "a")), t0 + SETTLE, Duration::ZERO), [say("watch: v1 -> v2: starting the new program beside the old one"), Action::Handover]);
+        (d, t0)
+    }
+
+    #[test]
+    fn a_handover_starts_the_new_build_and_it_runs_once_ready() {
+        let (mut d, t0) = handing_over();
+        assert!(d.busy());
+        assert_eq!((d.running(), d.to_start()), (&B("v1", "a"), &B("v2", "a")), "the old one serves, the new one starts");
+        assert_eq!(d.handed(Ok(())), []);
+        assert_eq!(d.running(), &B("v2", "a"));
+        assert!(d.busy(), "until the old one is gone");
+        assert_eq!(d.stopped(), Next::Keep);
+        assert!(!d.busy());
+        assert_eq!(d.tick(t0 + POLL * 2), Some(Action::Read));
+    }
+
+    #[test]
+    fn a_failed_handover_keeps_the_old_build_and_is_not_tried_again_until_the_content_changes() {
+        let (mut d, t0) = handing_over();
+        let said = d.handed(Err("ended before it was ready (exit 3)".into()));
+        assert_eq!(said, [say("watch: a change is not applied, the old program keeps serving: the new one ended before it was ready (exit 3)")]);
+        assert_eq!(d.handed(Ok(())), [], "once only");
+        assert_eq!(d.stopped(), Next::Keep);
+        assert_eq!((d.running(), d.to_start()), (&B("v1", "a"), &B("v1", "a")));
+        // The same content, read again and again: nothing.
+        assert_eq!(d.read(Ok(B("v2", "a")), t0 + POLL, Duration::ZERO), []);
+        assert_eq!(d.read(Ok(B("v2", "a")), t0 + POLL, Duration::ZERO), []);
+        assert!(!d.busy());
+        // Another content: applied as usual.
+        assert_eq!(d.read(Ok(B("v3", "a")), t0 + POLL, Duration::ZERO), []);
+        assert_eq!(d.read(Ok(B("v3", "a")), t0 + POLL, Duration::ZERO).last(), Some(&Action::Handover));
+    }
+
+    #[test]
+    fn changes_during_a_handover_wait_for_its_end_and_sigterm_ends_it() {
+        let (mut d, t0) = handing_over();
+        d.changed(t0 + SETTLE);
+        assert_eq!(d.deadline(), None, "no read while two programs run");
+        assert_eq!(d.tick(t0 + POLL * 2), None);
+        d.handed(Ok(()));
+        assert_eq!(d.tick(t0 + POLL * 2), None, "nor while the old one stops");
+        d.terminated();
+        assert_eq!(d.deadline(), None);
     }
 }

@@ -38,11 +38,17 @@ time.sleep(20)
 /// `envshim run --watch --restart-timeout 300ms --env-file config/app.env --
 /// python3 prog.py`, in a process group of its own (`$GROUP`: `group`).
 fn start(group: Option<i32>) -> (Run, KubeletVolume) {
+    start_with(PROGRAM, &["--restart-timeout", "300ms"], group)
+}
+
+/// As [`start`], `program` with `args`.
+fn start_with(program: &str, args: &[&str], group: Option<i32>) -> (Run, KubeletVolume) {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("prog.py"), PROGRAM).unwrap();
+    std::fs::write(dir.path().join("prog.py"), program).unwrap();
     let vol = KubeletVolume::new(&dir.path().join("config"), &[("app.env", &format!("A={}\n", value(1)))]);
     let mut cmd = command(false);
-    cmd.args(["run", "--watch", "--watch-settle", SETTLE, "--restart-timeout", "300ms", "--env-file", "config/app.env"])
+    cmd.args(["run", "--watch", "--watch-settle", SETTLE, "--env-file", "config/app.env"])
+        .args(args)
         .args(["--no-expand-args", "--", "python3", "prog.py"])
         .env("GROUP", group.map(|g| g.to_string()).unwrap_or_default())
         .current_dir(dir.path())
@@ -93,4 +99,42 @@ fn a_program_that_moved_into_another_group_is_killed_at_the_timeout_and_that_gro
     let bystander = sleeper(0);
     let (run, vol) = start(Some(bystander.id() as i32));
     restart_completes(run, vol, bystander);
+}
+
+/// Version 1 moves into envshim's group; every version logs its start, and
+/// its stop on SIGTERM.
+const STOPS: &str = r#"
+import os, signal, sys, time
+d, a = os.environ["D"], os.environ["A"]
+def write(text):
+    with open(os.path.join(d, "log"), "a") as f:
+        f.write(text)
+def stopped(*_):
+    write("stop %s\n" % a)
+    sys.exit(0)
+signal.signal(signal.SIGTERM, stopped)
+if a.endswith("-1"):
+    os.setpgid(0, os.getpgid(os.getppid()))
+write("start %s\n" % a)
+time.sleep(20)
+"#;
+
+/// A handover with `--init-group`: the old program, out of its group, has
+/// the stop signal by its pid (it stops on it, long before the SIGKILL's
+/// timeout), and envshim's group (where it went) is not signalled.
+#[test]
+fn a_handovers_old_program_out_of_its_group_has_the_stop_signal_and_envshims_group_is_spared() {
+    let (mut run, mut vol) = start_with(STOPS, &["--on-change", "handover", "--ready-delay", "1s", "--init-group", "--restart-timeout", "60s"], None);
+    let mut bystander = sleeper(run.child.id() as i32);
+    assert_eq!(lines(&mut run, 1), [format!("start {}", value(1))]);
+    vol.swap(&[("app.env", &format!("A={}\n", value(2)))]);
+    assert_eq!(lines(&mut run, 3)[1..], [format!("start {}", value(2)), format!("stop {}", value(1))], "the old one stops on the signal");
+    assert!(bystander.try_wait().unwrap().is_none(), "envshim's group was signalled");
+    let done = stop(run);
+    let _ = bystander.kill();
+    let _ = bystander.wait();
+    assert_eq!(done.code(), Some(0), "{}", done.stderr);
+    assert!(!done.stderr.contains("SIGKILL"), "{}", done.stderr);
+    assert_eq!(done.stderr.matches("left its process group").count(), 1, "{}", done.stderr);
+    assert!(!done.stderr.contains(SENTINEL), "{}", done.stderr);
 }

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 use super::{container_field, name, Manifest, ADDED, CHANGED};
 use crate::cli::DEFAULT_SHIM_PATH;
+use crate::convert::slots::{index_entry, INDEX_FIELDS, POD_INDEX_VAR};
 use crate::convert::{copies, env_entry, platform_source, problem, without_nulls, Mapping, MANIFEST_VAR, RESERVED, VOLUMES_DIR};
 use crate::installer::{SHIM_DIR, SHIM_VOLUME};
 
@@ -47,7 +48,8 @@ pub(super) fn foreign(c: &Mapping, at: usize, m: &Manifest) -> Vec<Error> {
 }
 
 /// The entries after the manifest: the converter's settings, each once
-/// (`--watch`'s only with `--watch`), then the marker, last.
+/// (`--watch`'s only with `--watch`; the pod's index as the downward-API
+/// entry the converter writes), then the marker, last.
 fn settings(env: &[Value], at: usize, watch: bool, problems: &mut Vec<Error>) {
     let written = crate::settings::written();
     let mut given: HashSet<&str> = HashSet::new();
@@ -63,6 +65,16 @@ fn settings(env: &[Value], at: usize, watch: bool, problems: &mut Vec<Error>) {
                 continue;
             }
             format!("{MARKER} is not the converter's (the value `$$`, once, the last of its entries): {CHANGED}")
+        } else if n == POD_INDEX_VAR {
+            if !given.insert(n) {
+                format!("{n} again (the converter writes it once; the kubelet keeps the last): {ADDED}")
+            } else if !watch {
+                format!("{n} is a setting of --watch, which the command does not give: {ADDED}")
+            } else if !INDEX_FIELDS.iter().any(|f| without_nulls(e) == index_entry(f)) {
+                format!("{n} is not the converter's entry (the pod's index, from the downward API): {CHANGED}")
+            } else {
+                continue;
+            }
         } else if let Some((_, long, of_watch)) = written.iter().find(|(v, _, _)| v == n) {
             if !given.insert(n) {
                 format!("{n} again (the converter writes each of its settings once; the kubelet keeps the last): {ADDED}")

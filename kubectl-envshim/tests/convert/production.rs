@@ -6,31 +6,41 @@
 use super::*;
 
 /// `--watch` and each of its settings, with a value envshim takes.
-const SETTINGS: [(&str, &str, &str); 6] = [
+const SETTINGS: [(&str, &str, &str); 9] = [
     ("--on-change", "exit", "ENVSHIM_ON_CHANGE"),
     ("--restart-signal", "SIGQUIT", "ENVSHIM_RESTART_SIGNAL"),
     ("--restart-timeout", "30s", "ENVSHIM_RESTART_TIMEOUT"),
     ("--watch-settle", "500ms", "ENVSHIM_WATCH_SETTLE"),
     ("--watch-poll", "2m", "ENVSHIM_WATCH_POLL"),
     ("--watch-splay", "45s", "ENVSHIM_WATCH_SPLAY"),
+    ("--watch-replicas", "3", "ENVSHIM_WATCH_REPLICAS"),
+    ("--ready-timeout", "90s", "ENVSHIM_READY_TIMEOUT"),
+    ("--ready-delay", "2s", "ENVSHIM_READY_DELAY"),
 ];
 
-/// The settings above are envshim's own, all of them, in its order (read
-/// from envshim's definition): a setting added to `envshim run --watch`
-/// and not to the converter (kubectl-envshim/src/cli.rs, `WatchSettings`)
-/// fails here, and once listed above, fails the test below.
+/// envshim's settings of `--watch` that hold a value of each pod, not of the
+/// workload: no converter option (one value for every pod would be wrong),
+/// the converter writes them as downward-API entries (tests/convert/slots.rs).
+const PER_POD: [&str; 1] = ["--pod-index"];
+
+/// The settings above are envshim's own, all of them but [`PER_POD`], in its
+/// order (read from envshim's definition): a setting added to `envshim run
+/// --watch` and not to the converter (kubectl-envshim/src/cli.rs,
+/// `WatchSettings`) fails here, and once listed above, fails the test below.
 #[test]
 fn the_settings_are_every_one_of_envshims() {
     use clap::Args;
-    let defined = envshim::WatchOptions::augment_args(clap::Command::new("run"));
-    let envshim: Vec<String> = defined.get_arguments().map(|a| format!("--{}", a.get_long().unwrap())).collect();
+    let whole = envshim::WatchOptions::augment_args(clap::Command::new("run"));
+    let defined: Vec<&clap::Arg> = whole.get_arguments().filter(|a| !PER_POD.contains(&format!("--{}", a.get_long().unwrap()).as_str())).collect();
+    assert_eq!(defined.len() + PER_POD.len(), whole.get_arguments().count(), "each of PER_POD is a setting of envshim's");
+    let envshim: Vec<String> = defined.iter().map(|a| format!("--{}", a.get_long().unwrap())).collect();
     let listed: Vec<&str> = SETTINGS.iter().map(|(flag, _, _)| *flag).collect();
     assert_eq!(listed, envshim);
     let converter = kubectl_envshim::cli::WatchSettings::augment_args(clap::Command::new("convert"));
     let longs: Vec<String> = converter.get_arguments().map(|a| format!("--{}", a.get_long().unwrap())).collect();
     assert_eq!(longs, envshim);
     // Each converter option's help names envshim's default, as envshim's help does.
-    for (ours, theirs) in converter.get_arguments().zip(defined.get_arguments()) {
+    for (ours, theirs) in converter.get_arguments().zip(defined) {
         let default: Vec<String> = theirs.get_default_values().iter().map(|v| v.to_string_lossy().into_owned()).collect();
         let help = ours.get_help().unwrap().to_string();
         assert!(help.ends_with(&format!("[default: {}]", default.join(","))), "--{}: {help:?} against envshim's default {default:?}", ours.get_long().unwrap());
@@ -111,7 +121,7 @@ fn the_watch_settings_are_config_keys_under_kpt_and_kustomize() {
     let good = config("good.yaml", &format!("  watch: \"yes\"\n{data}"));
     let doc = yaml(kubectl_envshim(&["krm", &good], &pod).ok());
     let env = shim_env(&doc);
-    assert_eq!(env[env.len() - 2], ("ENVSHIM_WATCH_SPLAY".to_string(), "45s".to_string()));
+    assert_eq!(env[env.len() - 2], ("ENVSHIM_READY_DELAY".to_string(), "2s".to_string()));
     assert_eq!(doc["spec"]["containers"][0]["command"][2], "--watch");
     let off = config("off.yaml", &format!("  watch: \"0\"\n{data}"));
     kubectl_envshim(&["krm", &off], &pod).fails(2, &["data.on-change needs data.watch"]);
@@ -187,4 +197,20 @@ fn check_needs_no_image() {
     // Nothing to convert is written as it came, with no image.
     let plain = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n";
     assert_eq!(kubectl_envshim_with(&["convert"], plain, None).ok(), plain);
+}
+
+#[test]
+fn listen_reaches_envshim_checked_by_its_parser_with_or_without_watch() {
+    let (pod, _) = workload("Pod");
+    for watch in [&[][..], &["--watch", "--on-change", "handover"]] {
+        let mut args = vec!["convert", "--listen", "tcp::8080,unix:/run/app.sock"];
+        args.extend_from_slice(watch);
+        let doc = yaml(kubectl_envshim(&args, &pod).ok());
+        let env = shim_env(&doc);
+        assert!(env.contains(&("ENVSHIM_LISTEN".to_string(), "tcp::8080,unix:/run/app.sock".to_string())), "{env:?}");
+    }
+    let bad = format!("tcp:{SENTINEL}:80");
+    let out = kubectl_envshim(&["convert", "--listen", &bad], &pod);
+    out.fails(2, &["--listen: expected tcp:HOST:PORT"]);
+    out.no_sentinel();
 }
