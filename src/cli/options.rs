@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use clap::parser::ValueSource;
 use clap::{Args, CommandFactory, FromArgMatches};
 
-use super::{usage, CheckArgs, CheckFormat, Cli, Command, FmtArgs, Hidden, InstallArgs, Reading, RenderArgs, RenderFormat, RunArgs, Sources, Starting, Supervision, Watching};
+use super::{usage, CheckArgs, CheckFormat, Cli, Command, Hidden, InstallArgs, Reading, RenderArgs, RenderFormat, RunArgs, Sources, Starting, Supervision, Watching};
 use crate::engine::JsonFrom;
 use crate::error::{Error, ExitCode};
 use crate::pipeline::{CheckOptions, InitOptions, Options, RunOptions};
@@ -25,8 +25,6 @@ pub enum Invocation {
     Render(Options, Format, bool),
     /// DEST, `--force`.
     Install(PathBuf, bool),
-    /// FILE..., `--check`.
-    Fmt(Vec<OsString>, bool),
 }
 
 /// A command line that runs nothing: help or the version (clap prints it
@@ -154,7 +152,6 @@ fn invocation(command: Command, sub: &'static clap::Command, m: FromVariable) ->
             Invocation::Render(options(sources, reading, (starting, supervision, watching), sub, m)?.0, format, show_values)
         }
         Command::Install(InstallArgs { dest, force }) => Invocation::Install(dest, force),
-        Command::Fmt(FmtArgs { files, check }) => Invocation::Fmt(files, check),
     })
 }
 
