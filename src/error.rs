@@ -476,7 +476,7 @@ mod tests {
             assert!(c.meanings() != [None; 3], "{c:?} means nothing to any tool");
         }
         let converter = exit_code_help(Tool::Converter);
-        assert!(converter.ends_with("\n  78     a pod that cannot be converted"), "{converter}");
+        assert!(converter.ends_with("\n  78     a pod that cannot be converted; fmt: a file is not a regular file"), "{converter}");
         let envshim = exit_code_help(Tool::Envshim);
         assert!(envshim.contains("\n  126    the program cannot be executed"), "{envshim}");
         // A meaning of two lines: the second under the first.
