@@ -58,20 +58,24 @@ that the kubelet reads otherwise or cannot read is listed on stdout
 
 What the kubelet's grammar cannot express, and the ways around it (a file with
 such a line is left as it was, and each such line is named):
-- a value holding a single quote (its quotes have no escape), or a carriage
-  return before a line feed (its reader ends the line there): give the value
-  a source of its own, a key of a Secret or ConfigMap (secretKeyRef,
-  configMapKeyRef: the value as it is) or, under envshim, a file of its own
-  (--file-env NAME with NAME_FILE, or --env-dir); or store it base64-encoded;
-  or keep envshim's grammar for the pod
-  (kubectl envshim convert --env-grammar envshim), which a cluster that reads
-  fileKeyRef itself will not read alike
-- an empty value (the kubelet reads NAME='' as a key it does not find): give
-  it a value, set it in the pod (env: [{name: NAME, value: \"\"}]), or remove
-  the line if the program treats an unset variable as empty
-- a name that export hid (export #A=1, export export A=1): rename the variable
-- a line of 64 KiB or more without a line feed: end it with a line feed
-- a file over 64 KiB once its values are in quotes: split it in two files";
+
+- A value holding a single quote (its quotes have no escape), or a carriage
+return before a line feed (its reader ends the line there): give the value a
+source of its own, a key of a Secret or ConfigMap (secretKeyRef,
+configMapKeyRef: the value as it is) or, under envshim, a file of its own
+(--file-env NAME with NAME_FILE, or --env-dir); or store it base64-encoded; or
+keep envshim's grammar for the pod (kubectl envshim convert --env-grammar
+envshim), which a cluster that reads fileKeyRef itself will not read alike.
+
+- An empty value (the kubelet reads NAME='' as a key it does not find): give it
+a value, set it in the pod (env: [{name: NAME, value: \"\"}]), or remove the
+line if the program treats an unset variable as empty.
+
+- A name that export hid (export #A=1, export export A=1): rename the variable.
+
+- A line of 64 KiB or more without a line feed: end it with a line feed.
+
+- A file over 64 KiB once its values are in quotes: split it in two files.";
 
 /// Where the documents come from, as kubectl takes them.
 #[derive(Args)]
