@@ -285,3 +285,11 @@ fn envshim_fmt_names_kubectl_envshim_fmt() {
         assert_eq!(v.read("app.env"), format!("export A={SENTINEL}\n").as_bytes());
     }
 }
+
+/// A user looking for the lint by name (`kubectl envshim lint`) is told it
+/// is `kubectl envshim fmt --check`.
+#[test]
+fn kubectl_envshim_lint_names_fmt_check() {
+    let out = kubectl_envshim(["lint", "app.env"]).run();
+    out.fails_with(2, &["unrecognized subcommand 'lint'", "kubectl envshim fmt --check FILE..."]);
+}

@@ -284,7 +284,9 @@ pub fn usage_line(e: &clap::Error, args: &[OsString]) -> String {
         Some(sub) => format!("see kubectl envshim {sub} --help"),
         None => "see kubectl envshim --help".into(),
     };
-    envshim::cli::refused_line(e, &cli, args, &see, |_| None)
+    // `kubectl envshim lint`, looked for by name: the lint is `fmt --check`.
+    let lint = |wrong: &str| (wrong == "lint").then(|| "the lint is kubectl envshim fmt --check FILE...: every line the kubelet reads otherwise or cannot read".to_string());
+    envshim::cli::refused_line(e, &cli, args, &see, lint)
 }
 
 /// The message for a word given where kubectl takes `-f FILE`.
