@@ -15,7 +15,7 @@
 //! - `mixed`: comments, blank lines, `export`, CRLF, `#` comments after values.
 //!
 //!
-//! `envfile_fmt_64KiB`: `envshim fmt`'s rewrite into the portable form (the
+//! `envfile_fmt_64KiB`: `kubectl envshim fmt`'s rewrite into the portable form (the
 //! parse, then every entry written again as `NAME='VALUE'`) of the
 //! double-quoted shapes, whose result stays within the limit.
 //!
@@ -142,7 +142,7 @@ fn bench_lookup(c: &mut Criterion) {
     group.finish();
 }
 
-/// `envshim fmt`'s work on one file: `portable::rewrite` (the file read
+/// `kubectl envshim fmt`'s work on one file: `portable::rewrite` (the file read
 /// and written are not timed).
 fn bench_fmt(c: &mut Criterion) {
     let mut group = c.benchmark_group("envfile_fmt_64KiB");

@@ -24,7 +24,7 @@ use std::time::Duration;
 use clap::{Args, FromArgMatches, Parser, Subcommand};
 
 use crate::envfile::Grammar;
-use crate::error::{exit_code_help, with_exit_codes, Tool};
+use crate::error::{exit_code_help, Tool};
 use crate::watch::WatchOptions;
 use crate::words::{OneOf, Text};
 
@@ -67,22 +67,7 @@ pub enum Command {
     Render(RenderArgs),
     /// Copy this binary to DEST atomically (no shell needed)
     Install(InstallArgs),
-    /// Rewrite env files in place so that the kubelet's grammar and envshim's read the same variables from them
-    #[command(after_help = FMT_EXIT_CODES)]
-    Fmt(FmtArgs),
 }
-
-/// The end of `fmt --help`: what it makes of a file, then its exit codes.
-const FMT_EXIT_CODES: &str = with_exit_codes!(
-    "\
-Each entry becomes NAME='VALUE' (export and the blanks around the name dropped),
-a name given twice is written once where it was first, with the entry envshim
-reads (the last), comments and blank lines stay. A value the kubelet's grammar
-cannot hold (one holding ', an empty one) leaves its file untouched and is
-reported; the other files are done. A file is replaced only if it is still the
-file read, as it was read, and keeps its owner, mode, ACL and extended attributes.",
-    Tool::Fmt
-);
 
 #[derive(Args)]
 #[group(skip)]
@@ -203,17 +188,6 @@ pub struct InstallArgs {
     /// Replace DEST even if it is not envshim
     #[arg(long)]
     pub force: bool,
-}
-
-#[derive(Args)]
-#[group(skip)]
-pub struct FmtArgs {
-    /// The env files to rewrite in place (-: read stdin, write stdout)
-    #[arg(value_name = "FILE", required = true)]
-    pub files: Vec<OsString>,
-    /// Change nothing; print the files that would change, and exit 1 if there are any
-    #[arg(long)]
-    pub check: bool,
 }
 
 // The options of run, check and render (one table for the three), in groups

@@ -98,26 +98,30 @@ impl ExitCode {
                 Some("done"),
             ],
             ExitCode::Changed => [
-                Some("fmt --check: a file would change"),
-                Some("fmt --check: a file would change (its name is printed on stdout)"),
-                Some("convert --check: a document would change"),
+                None,
+                Some("--check: a line the kubelet reads otherwise or cannot read (each one\nlisted on stdout), or a file that would change"),
+                Some("convert --check: a document would change; fmt --check: a line to fix"),
             ],
-            ExitCode::Usage => [Some("usage error: a bad option or configuration variable, no program line"), None, Some("usage error: a bad option or config")],
+            ExitCode::Usage => [Some("usage error: a bad option or configuration variable, no program line"), Some("usage error"), Some("usage error: a bad option or config")],
             ExitCode::DataErr => [
                 Some("an env file does not parse, has an invalid name or exceeds a limit;\nan --env-dir or NAME_FILE value is too large or holds a NUL"),
-                Some("a file does not parse, or holds a value the kubelet's grammar cannot\nhold; the file is left as it was"),
+                Some("a file does not parse, or holds values the kubelet's grammar cannot\nhold (each line named); the file is left as it was"),
                 Some("an input that cannot be read or parsed"),
             ],
-            ExitCode::NoInput => [Some("a file, directory or key is missing and not optional (with --wait:\nafter waiting)"), Some("a file is missing"), None],
+            ExitCode::NoInput => [Some("a file, directory or key is missing and not optional (with --wait:\nafter waiting)"), Some("a file is missing"), Some("fmt: a file is missing")],
             ExitCode::OsErr => [Some("with --init: a system call envshim needs failed; --listen: an address\ncannot be bound"), None, None],
-            ExitCode::CantCreat => [Some("install cannot create DEST; fmt cannot rewrite a file"), Some("a file cannot be rewritten (its directory, its owner, its extended\nattributes), or changed while fmt ran; the file is left as it was"), None],
+            ExitCode::CantCreat => [
+                Some("install cannot create DEST"),
+                Some("a file cannot be rewritten (its directory, its owner, its extended\nattributes), or changed while fmt ran; the file is left as it was"),
+                Some("fmt cannot rewrite a file"),
+            ],
             ExitCode::IoErr => [Some("render cannot write its output"), None, Some("the output cannot be written")],
             ExitCode::TempFail => [Some("with --watch --on-change exit: a change stopped the program"), None, None],
-            ExitCode::NoPerm => [Some("permission denied reading a file"), Some("permission denied reading a file"), None],
+            ExitCode::NoPerm => [Some("permission denied reading a file"), Some("permission denied reading a file"), Some("fmt: permission denied reading a file")],
             ExitCode::Config => [
                 Some("configuration: the manifest, a volume, a path, an env name; with\ncheck --strict, a warning"),
                 Some("a file is not a regular file"),
-                Some("a pod that cannot be converted"),
+                Some("a pod that cannot be converted; fmt: a file is not a regular file"),
             ],
             ExitCode::NoExec => [Some("the program cannot be executed, or argv/env too large for execve"), None, None],
             ExitCode::NotFound => [Some("the program was not found"), None, None],
@@ -128,7 +132,7 @@ impl ExitCode {
 }
 
 /// Whose help a table of exit codes ends: envshim's (and its `run`,
-/// `check` and `render`'s), `envshim fmt`'s, kubectl-envshim's.
+/// `check` and `render`'s), `kubectl envshim fmt`'s, kubectl-envshim's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tool {
     Envshim,
@@ -145,7 +149,6 @@ macro_rules! with_exit_codes {
         $crate::error::utf8(&BYTES)
     }};
 }
-pub(crate) use with_exit_codes;
 
 /// The end of `tool`'s `--help`: `Exit codes:` and a line a code
 /// ([`ExitCode::meaning`]); envshim's ends with the codes of signals. Made
@@ -473,7 +476,7 @@ mod tests {
             assert!(c.meanings() != [None; 3], "{c:?} means nothing to any tool");
         }
         let converter = exit_code_help(Tool::Converter);
-        assert!(converter.ends_with("\n  78     a pod that cannot be converted"), "{converter}");
+        assert!(converter.ends_with("\n  78     a pod that cannot be converted; fmt: a file is not a regular file"), "{converter}");
         let envshim = exit_code_help(Tool::Envshim);
         assert!(envshim.contains("\n  126    the program cannot be executed"), "{envshim}");
         // A meaning of two lines: the second under the first.

@@ -4,8 +4,10 @@
 //! Data flows one way: options and manifest → sources (volumes, files) →
 //! environment → program line → exec. `main.rs` parses the command line into
 //! [`Options`] (and [`RunOptions`] or [`CheckOptions`]) and calls [`run`],
-//! [`check`], [`render`], [`install`] or [`fmt`]; `commands` holds what
-//! each does, `pipeline` the steps they share. This file is the front door
+//! [`check`], [`render`] or [`install`]; `commands` holds what each does,
+//! `pipeline` the steps they share. [`fmt`] is the converter's
+//! (`kubectl envshim fmt`): the shim's binary does not call it, so it is
+//! not in it. This file is the front door
 //! alone (the modules, the entry points): no module uses anything of it
 //! (tests/layers.rs).
 
@@ -44,6 +46,7 @@ mod words;
 // The entry points: one a subcommand, each returning its exit code (`main`
 // makes it the process's number).
 pub use commands::{check, install, render, run};
+// The converter's entry point (kubectl-envshim/src/main.rs).
 pub use fmt::fmt;
 pub use pipeline::{CheckOptions, InitOptions, Options, RunOptions, DEFAULT_MANIFEST};
 pub use render::Format;

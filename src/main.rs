@@ -32,7 +32,6 @@ fn envshim_main(argv: envshim::sys::Argv) -> i32 {
         Ok(Invocation::Check(options, check)) => envshim::check(&options, &check),
         Ok(Invocation::Render(options, format, show_values)) => envshim::render(&options, format, show_values),
         Ok(Invocation::Install(dest, force)) => envshim::install(&dest, force),
-        Ok(Invocation::Fmt(files, check)) => envshim::fmt(&files, check),
         Err(refused) => refused.report(),
     };
     exit.number()

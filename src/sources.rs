@@ -401,7 +401,7 @@ fn outcome(read: Result<Vec<u8>, ReadError>, named: Named, display: &str, read_a
 /// The portability lint: every line of `data` the kubelet rejects or reads
 /// otherwise than envshim's grammar, one error each (`FILE:LINE: reason`,
 /// 65). A file envshim's grammar reads gets, for each such line, every
-/// change `envshim fmt` makes to it, or why the line has no form in the
+/// change `kubectl envshim fmt` makes to it, or why the line has no form in the
 /// kubelet's grammar; another gets the kubelet's reasons. True when there was one.
 #[cold]
 fn lint(data: &[u8], display: &str, errors: &mut Vec<Error>) -> bool {

@@ -52,7 +52,7 @@ fn bash_completes_options_and_subcommands_the_binary_accepts() {
     assert!(offered.iter().all(|w| w.starts_with("--man")), "{offered:?}");
     // `envshim <TAB>`: every subcommand, and each one the binary knows.
     let offered = complete(&bash, &["envshim", ""]);
-    for sub in ["run", "check", "render", "install", "fmt"] {
+    for sub in ["run", "check", "render", "install"] {
         assert!(offered.iter().any(|w| w == sub), "{sub} not offered: {offered:?}");
     }
     for sub in offered.iter().filter(|w| !w.starts_with('-')) {
@@ -83,7 +83,7 @@ fn zsh_fish_completions_and_man_pages_are_generated() {
     let page = std::fs::read_to_string(d.join("man/envshim.1")).unwrap();
     assert!(page.starts_with(".ie \\n(.g") || page.contains(".TH envshim 1"), "{page}");
     assert!(page.contains("EXIT STATUS") && page.contains("127"), "{page}");
-    for sub in ["run", "check", "render", "install", "fmt"] {
+    for sub in ["run", "check", "render", "install"] {
         let page = std::fs::read_to_string(d.join(&format!("man/envshim-{sub}.1"))).unwrap();
         assert!(page.contains(&format!(".TH envshim-{sub} 1")), "{page}");
     }
@@ -96,7 +96,7 @@ fn the_converters_completions_and_man_pages_are_generated_too() {
     let d = generated();
     let bash = d.join("completions/kubectl-envshim.bash");
     let offered = complete(&bash, &["kubectl-envshim", ""]);
-    for sub in ["convert", "unconvert", "manifest", "krm"] {
+    for sub in ["convert", "unconvert", "manifest", "krm", "fmt"] {
         assert!(offered.iter().any(|w| w == sub), "{sub} not offered: {offered:?}");
     }
     // The options after a subcommand (`kubectl-envshim convert --inst<TAB>`).
@@ -110,7 +110,7 @@ fn the_converters_completions_and_man_pages_are_generated_too() {
         let text = std::fs::read_to_string(d.join(file)).unwrap();
         assert!(text.contains(needle) && text.contains("installer-memory"), "{file}:\n{text}");
     }
-    for page in ["kubectl-envshim", "kubectl-envshim-convert", "kubectl-envshim-unconvert", "kubectl-envshim-manifest", "kubectl-envshim-krm"] {
+    for page in ["kubectl-envshim", "kubectl-envshim-convert", "kubectl-envshim-unconvert", "kubectl-envshim-manifest", "kubectl-envshim-krm", "kubectl-envshim-fmt"] {
         let text = std::fs::read_to_string(d.join(&format!("man/{page}.1"))).unwrap();
         assert!(text.contains(&format!(".TH {page} 1")), "{text}");
     }
@@ -287,12 +287,37 @@ fn each_subcommands_help_starts_with_what_it_does() {
         ("run", "Build the environment, then execve PROGRAM (or supervise it with --init)"),
         ("check", "Validate everything run would; exec nothing"),
         ("render", "Print the final environment and where each variable came from"),
-        ("fmt", "Rewrite env files in place so that the kubelet's grammar and envshim's read the same variables from them"),
     ] {
         let out = envshim([sub, "--help"]).run();
         out.ok();
         assert_eq!(out.stdout_str().lines().next(), Some(first), "{sub} --help");
     }
+}
+
+/// `kubectl envshim fmt --help` and its man page say what the kubelet's
+/// grammar cannot express (each refusal of src/envfile/portable.rs) and the
+/// ways around it; the shim has neither the subcommand nor its page.
+#[test]
+fn the_converters_fmt_says_what_cannot_be_expressed_and_the_ways_around() {
+    let out = kubectl_envshim(["fmt", "--help"]).run();
+    out.ok();
+    let help = out.stdout_str();
+    assert!(help.starts_with("Rewrite env files in place so that the kubelet's grammar and envshim's read the same variables from them\n"), "{help}");
+    let d = generated();
+    let page = std::fs::read_to_string(d.join("man/kubectl-envshim-fmt.1")).unwrap().replace("\\-", "-");
+    let description = page.split(".SH DESCRIPTION").nth(1).unwrap_or_else(|| panic!("no DESCRIPTION: {page}"));
+    let cannot = ["single quote", "carriage return", "empty value", "export hid", "64 KiB or more without a line feed", "over 64 KiB"];
+    let around = ["secretKeyRef", "--file-env", "base64", "--env-grammar envshim", "value: \"\"", "rename", "split"];
+    // As a reader reads them: lines joined.
+    let words = |text: &str| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (help, description) = (words(&help), words(description));
+    for part in cannot.iter().chain(&around) {
+        assert!(help.contains(part), "fmt --help lacks {part:?}: {help}");
+        assert!(description.contains(part), "the man page's DESCRIPTION lacks {part:?}: {description}");
+    }
+    assert!(page.contains(".SH \"EXIT STATUS\"") && page.contains("listed on stdout"), "{page}");
+    assert!(!page.contains("KRM FUNCTION CONFIG"), "{page}");
+    assert!(!d.join("man/envshim-fmt.1").exists());
 }
 
 /// The words each option takes, as the completions of both binaries offer

@@ -41,9 +41,9 @@ fn options() -> Vec<Valued> {
     all
 }
 
-/// `install` and `fmt` write no termination log (they run outside a pod's container).
+/// `install` writes no termination log (it runs outside a pod's container).
 fn takes_no_log(o: &Valued) -> bool {
-    ["install", "fmt"].contains(&o.sub.as_str())
+    o.sub == "install"
 }
 
 /// `envshim SUB` with `extra` after its termination log (when it has one),
@@ -58,7 +58,6 @@ fn refused(o: &Valued, extra: &[OsString], vars: &[(&str, &str)]) -> (Out, Strin
     args.extend(extra.iter().cloned());
     args.extend(match o.sub.as_str() {
         "install" => vec![d.join("dest").into_os_string()],
-        "fmt" => vec![d.join("app.env").into_os_string()],
         "render" => vec![],
         _ => vec![os("--"), os("/bin/true")],
     });

@@ -7,10 +7,16 @@ How a block is treated, by its language tag and an optional marker, an HTML
 comment on the nearest non-blank line before the fence (invisible on GitHub):
 
   ```sh / bash / shell   run with `bash -euo pipefail` from the repository root
-                         (or the marker's `cwd DIR`); it must exit 0
-  ```console             a transcript: each `$ COMMAND` is run, and the output
-                         lines shown under it must appear in that order in what
-                         it printed (`...` in a line matches any text)
+                         (or the marker's `cwd DIR`); it must exit 0 and print
+                         nothing on stderr (a warning there is output the docs
+                         do not show; a block that shows what a command prints
+                         is a console block)
+  ```console             a transcript, one shell session: each `$ COMMAND` is
+                         run in turn (a variable set by one is seen by the
+                         next), and what it printed, stdout and stderr as a
+                         terminal shows them, must be exactly the lines shown
+                         under it (blank lines aside): `...` in a line matches
+                         any text, a line of `...` alone any number of lines
   ```dotenv              an env file: `envshim check --env-file` must accept it
   ```json                must parse as JSON
   ```text, yaml, dockerfile, ...   data or output, not run
@@ -135,6 +141,41 @@ def matches(expected, actual):
     return re.match(pattern, actual) is not None
 
 
+def shows(expected, actual):
+    """Whether the lines `expected` (a line `...` alone: any number of
+    lines) show exactly the lines `actual`, blank lines aside on both sides."""
+    want = [e for e in expected if e.strip()]
+    got = [a for a in actual if a.strip()]
+    # can[i][j]: want[i:] shows got[j:].
+    can = [[False] * (len(got) + 1) for _ in range(len(want) + 1)]
+    can[len(want)][len(got)] = True
+    for i in range(len(want) - 1, -1, -1):
+        for j in range(len(got), -1, -1):
+            if want[i].strip() == "...":
+                can[i][j] = can[i + 1][j] or (j < len(got) and can[i][j + 1])
+            else:
+                can[i][j] = j < len(got) and matches(want[i], got[j]) and can[i + 1][j + 1]
+    return can[0][0]
+
+
+STEP = "@@docs-step-"
+
+
+def session(steps, cwd, env):
+    """Runs a transcript's commands in one shell, stdout and stderr in the
+    order printed: (exit code, the step that ran last, each step's lines)."""
+    script = "".join(f"printf '\\n{STEP}%d@@\\n' {i}\n{cmd}\n" for i, (cmd, _) in enumerate(steps))
+    r = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=TIMEOUT)
+    outputs, last = [[] for _ in steps], -1
+    for line in r.stdout.decode(errors="replace").split("\n"):
+        m = re.match(rf"^{STEP}(\d+)@@$", line)
+        if m:
+            last = int(m.group(1))
+        elif last >= 0:
+            outputs[last].append(line)
+    return r.returncode, last, outputs
+
+
 def main(files):
     problems, ran, marked, skipped = [], 0, 0, []
     subprocess.run(["cargo", "build", "--release", "--quiet", "--locked", "--bin", "envshim"], cwd=ROOT, check=True)
@@ -203,22 +244,19 @@ def main(files):
                     ran += 1
                     if r.returncode != 0:
                         problems.append(f"{where}: exit {r.returncode}\n    {text}\n" + r.stderr.decode(errors="replace")[-2000:])
+                    elif r.stderr.strip():
+                        problems.append(f"{where}: printed on stderr what the docs do not show (show it in a console block, or fix the command):\n" + r.stderr.decode(errors="replace")[-2000:])
                 elif lang == "console":
-                    for cmd, expected in transcript(body):
-                        r = run(cmd, cwd, env)
-                        ran += 1
-                        out = (r.stdout + r.stderr).decode(errors="replace").split("\n")
-                        if r.returncode != 0:
-                            problems.append(f"{where}: `{cmd}` exit {r.returncode}\n" + r.stderr.decode(errors="replace")[-2000:])
-                            continue
-                        k = 0
-                        for want in (e for e in expected if e.strip() and e.strip() != "..."):
-                            while k < len(out) and not matches(want, out[k]):
-                                k += 1
-                            if k == len(out):
-                                problems.append(f"{where}: `{cmd}` did not print {want!r} (in order); it printed:\n" + "\n".join(out)[-2000:])
-                                break
-                            k += 1
+                    steps = transcript(body)
+                    code, last, outputs = session(steps, cwd, env)
+                    ran += len(steps)
+                    for i, ((cmd, expected), out) in enumerate(zip(steps, outputs)):
+                        if code != 0 and i == last:
+                            problems.append(f"{where}: `{cmd}` exit {code}\n" + "\n".join(out)[-2000:])
+                            break
+                        if not shows(expected, out):
+                            shown = "\n".join(e for e in expected if e.strip())
+                            problems.append(f"{where}: `{cmd}` printed what the docs do not show; shown:\n{shown}\nprinted:\n" + "\n".join(l for l in out if l.strip())[-2000:])
                 else:
                     problems.append(f"{where}: unknown language tag {lang!r}: add it to tests/docs.py or mark the block")
     finally:

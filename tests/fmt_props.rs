@@ -1,4 +1,4 @@
-//! The property of `envshim fmt` (src/envfile/portable.rs), on thousands of
+//! The property of `kubectl envshim fmt` (src/envfile/portable.rs), on thousands of
 //! random env files in every form envshim's grammar reads (unquoted, single-
 //! and double-quoted values spanning lines, `export`, blanks around `=`,
 //! comments inside and after values, duplicates, CRLF): for every file it

@@ -1,12 +1,14 @@
-//! How `envshim fmt` replaces a file (docs/reference.md §1, `fmt`), through
-//! the binary: only the file it read, whatever a symlink is re-pointed to
-//! meanwhile; never over a writer's newer file; with its POSIX ACL and
-//! extended attributes; never leaving its temporary file, even when killed
-//! by SIGTERM; with a file name of the longest length. The races run in
+//! How `kubectl envshim fmt` replaces a file (docs/reference.md, "Env files
+//! the kubelet reads alike"), through the converter's binary: only the file
+//! it read, whatever a symlink is re-pointed to meanwhile; never over a
+//! writer's newer file; with its POSIX ACL and extended attributes; never
+//! leaving its temporary file, even when killed by SIGTERM; with a file name
+//! of the longest length. The races run in
 //! loops bounded in time (a few seconds each).
 
 use std::ffi::CString;
 use std::os::unix::fs::MetadataExt;
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -83,7 +85,7 @@ fn a_symlink_re_pointed_while_fmt_runs_never_gets_another_files_text() {
         let (start, mut runs) = (Instant::now(), 0);
         while start.elapsed() < RACE {
             std::fs::write(&real, loose(50, "real")).unwrap();
-            let out = envshim(["fmt", link.to_str().unwrap()]).run();
+            let out = kubectl_envshim(["fmt", link.to_str().unwrap()]).run();
             out.ok().no_sentinel();
             assert_eq!(String::from_utf8_lossy(&v.read("other.env")), other_text, "run {runs}: the other file was written over");
             assert_eq!(std::fs::metadata(&other).unwrap().ino(), inode, "run {runs}: the other file was replaced");
@@ -136,12 +138,12 @@ fn a_writers_newer_file_is_never_lost() {
         let (start, mut refused) = (Instant::now(), 0);
         while start.elapsed() < RACE && !writer.is_finished() {
             running.store(true, Ordering::SeqCst);
-            let out = envshim(["fmt", &file]).run();
+            let out = kubectl_envshim(["fmt", &file]).run();
             out.no_sentinel();
             running.store(false, Ordering::SeqCst);
             finished.fetch_add(1, Ordering::SeqCst);
             if out.code != 0 {
-                out.fails_with(73, &["app.env: changed while envshim fmt read it", "left as it was"]);
+                out.fails_with(73, &["app.env: changed while kubectl envshim fmt read it", "left as it was"]);
                 refused += 1;
             }
         }
@@ -205,7 +207,7 @@ fn keeps_the_posix_acl_and_the_extended_attributes() {
     setfacl(&["-b"], &without);
     std::fs::set_permissions(&without, std::os::unix::fs::PermissionsExt::from_mode(0o640)).unwrap();
     let without_acl = acl(&without);
-    envshim(["fmt", with.to_str().unwrap(), without.to_str().unwrap()]).run().ok().no_sentinel();
+    kubectl_envshim(["fmt", with.to_str().unwrap(), without.to_str().unwrap()]).run().ok().no_sentinel();
     assert!(v.read("cfg/secret.env").starts_with(b"K_0='"), "not rewritten");
     assert_eq!(acl(&with), with_acl);
     assert_eq!(std::fs::metadata(&with).unwrap().mode(), with_mode);
@@ -224,18 +226,19 @@ fn sigterm_during_fmt_never_leaves_its_temporary_file() {
     let text = loose(2_000, "v");
     let text = &text[..text[..60_000].rfind('\n').unwrap() + 1];
     let copy = v.file_str("copy/big.env", text);
-    envshim(["fmt", &copy]).run().ok();
+    kubectl_envshim(["fmt", &copy]).run().ok();
     let formatted = v.read("copy/big.env");
     let path = v.file("big.env", text);
     let mut rng = Rng::new();
     let (start, mut killed) = (Instant::now(), 0);
     while start.elapsed() < RACE {
         std::fs::write(&path, text).unwrap();
-        let mut child = Command::new(bin()).args(["fmt", path.to_str().unwrap()]).env_clear().stderr(Stdio::null()).spawn().unwrap();
+        let mut child = Command::new(converter()).args(["fmt", path.to_str().unwrap()]).env_clear().stderr(Stdio::null()).spawn().unwrap();
         std::thread::sleep(Duration::from_micros(rng.below(6_000)));
         nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::SIGTERM).unwrap();
         let status = child.wait().unwrap();
-        killed += usize::from(status.code() == Some(143));
+        // (The converter keeps SIGTERM's default action: killed by it.)
+        killed += usize::from(status.signal() == Some(libc::SIGTERM));
         assert_eq!(leftovers(v.path()), Vec::<String>::new(), "{status}");
         let now = v.read("big.env");
         assert!(now == text.as_bytes() || now == formatted, "a partial file");
@@ -251,7 +254,7 @@ fn a_file_name_of_the_longest_length_is_rewritten() {
     for len in [244, 255] {
         let name = format!("{}.env", "n".repeat(len - 4));
         let path = v.file_str(&name, "export A=1\n");
-        envshim(["fmt", &path]).run().ok();
+        kubectl_envshim(["fmt", &path]).run().ok();
         assert_eq!(v.read(&name), b"A='1'\n");
     }
     assert_eq!(leftovers(v.path()), Vec::<String>::new());

@@ -202,7 +202,7 @@ fn a_file_of_short_lines_at_the_size_limit_is_no_long_line() {
     assert_eq!((text.len(), text.lines().count()), (65_536, 596));
     let f = v.file_str("full.env", &text);
     envshim(["check", "--env-grammar", "kubelet", "--env-file", &f]).run().ok();
-    let out = envshim(["fmt", "--check", &f]).run();
+    let out = kubectl_envshim(["fmt", "--check", &f]).run();
     out.ok();
     assert!(out.stdout.is_empty(), "{}", out.stdout_str());
     let env = envshim(["run", "--env-grammar", "kubelet", "--env-file", &f, "--"]).args(print_env()).run().ok().env_map();
@@ -210,7 +210,7 @@ fn a_file_of_short_lines_at_the_size_limit_is_no_long_line() {
 }
 
 /// For a file envshim's grammar reads, the lint names every change a line
-/// needs at once, and `envshim fmt` as the fix; a value that has no form in
+/// needs at once, and `kubectl envshim fmt` as the fix; a value that has no form in
 /// the kubelet's grammar (a `'` in it, the empty value) is said to be one,
 /// with what to do instead. Never a value.
 #[test]
@@ -222,19 +222,19 @@ fn the_lint_lists_every_change_of_a_line_in_one_round() {
     let lines = out.fails(65);
     out.no_sentinel();
     let line = |n: usize| lines.iter().find(|l| l.contains(&format!("team.env:{n}: "))).unwrap_or_else(|| panic!("line {n} not listed: {lines:#?}"));
-    for part in ["no 'export'", "no blank before '='", "no blank after '='", "single quotes", "envshim fmt"] {
+    for part in ["no 'export'", "no blank before '='", "no blank after '='", "single quotes", "(kubectl envshim fmt makes these changes)"] {
         assert!(line(1).contains(part), "{part}: {}", line(1));
     }
-    assert!(line(2).contains("given again on line 3") && line(2).contains("envshim fmt"), "{}", line(2));
+    assert!(line(2).contains("given again on line 3") && line(2).contains("kubectl envshim fmt writes"), "{}", line(2));
     for part in ["single quote (')", "cannot express", "--file-env", "base64"] {
         assert!(line(4).contains(part), "{part}: {}", line(4));
     }
     assert!(!line(4).contains("text after a closing quote"), "{}", line(4));
     assert!(line(5).contains("empty") && line(5).contains("cannot express"), "{}", line(5));
     assert_eq!(lines.len(), 4, "{lines:#?}");
-    // After `envshim fmt`, what is left is what it cannot write.
-    envshim(["fmt", &f]).run().fails(65);
+    // After `kubectl envshim fmt`, what is left is what it cannot write.
+    kubectl_envshim(["fmt", &f]).run().fails(65);
     let fixed = v.file_str("fixed.env", format!("export DB_USER = \"{s}\"\nC='{s}'\nC='{s}-2'\nOK='{s}'\n"));
-    envshim(["fmt", &fixed]).run().ok();
+    kubectl_envshim(["fmt", &fixed]).run().ok();
     envshim(["check", "--env-grammar", "kubelet", "--env-file", &fixed]).run().ok();
 }

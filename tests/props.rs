@@ -517,7 +517,7 @@ fn finding_1_multiplied_expansion_holds_at_most_the_limit() {
 }
 
 /// Finding 10 (docs/security.md): `export #A=1` gives envshim's grammar a
-/// variable `#A`, `export export A=1` one named `export A`; `envshim fmt`
+/// variable `#A`, `export export A=1` one named `export A`; `kubectl envshim fmt`
 /// wrote `#A='1'` (a comment line for both grammars: the variable vanished)
 /// and `export A='1'` (`A` for envshim's grammar). Such a name has no form
 /// without `export`: the file is refused, naming the line.

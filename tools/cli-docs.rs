@@ -6,7 +6,7 @@
 //!   DIR/man/envshim.1 and one page per subcommand (envshim-run.1, ...);
 //! the same for the converter, from kubectl-envshim/src/cli.rs:
 //!   DIR/completions/{kubectl-envshim.bash,_kubectl-envshim,kubectl-envshim.fish},
-//!   DIR/man/kubectl-envshim.1 and kubectl-envshim-{convert,unconvert,manifest,krm}.1
+//!   DIR/man/kubectl-envshim.1 and kubectl-envshim-{convert,unconvert,manifest,krm,fmt}.1
 //!   (with the functionConfig's keys, the exit codes and examples),
 //!   and DIR/completions/kubectl_complete-envshim, kubectl's plugin completion.
 //! musl-build.sh runs it into dist/. An example, not part of the binary: the
@@ -223,10 +223,10 @@ fn converter_page(cmd: clap::Command, dir: &std::path::Path) -> std::io::Result<
     if cmd.has_subcommands() {
         man.render_subcommands_section(&mut out)?;
     }
-    if sub.as_deref() != Some("manifest") {
+    if !matches!(sub.as_deref(), Some("manifest" | "fmt")) {
         section(&mut out, "KRM FUNCTION CONFIG", &krm_keys())?;
     }
-    let codes = exit_code_help(Tool::Converter);
+    let codes = exit_code_help(if sub.as_deref() == Some("fmt") { Tool::Fmt } else { Tool::Converter });
     section(&mut out, "EXIT STATUS", codes.strip_prefix("Exit codes:\n").unwrap_or(codes))?;
     section(&mut out, "EXAMPLES", converter_examples(sub.as_deref()))?;
     if cmd.get_version().is_some() {
@@ -258,6 +258,7 @@ fn krm_keys() -> String {
 fn converter_examples(sub: Option<&str>) -> &'static str {
     match sub {
         Some("manifest") => "The manifest envshim reads for the container api, for a ConfigMap or --manifest:\n\n  kubectl envshim manifest -f deploy.yaml -c api",
+        Some("fmt") => "Rewrite the env files of a volume in the form the kubelet reads, then check them in CI (exit 1 and every line to fix):\n\n  kubectl envshim fmt config/*.env\n  kubectl envshim fmt --check config/*.env\n\nThe form of one file, on stdout:\n\n  kubectl envshim fmt - < app.env",
         Some("krm") => "A kpt function (the config in the Kptfile's pipeline, or given here):\n\n  kpt fn eval --exec kubectl-envshim --fn-config envshim.yaml\n\nA kustomize exec transformer (kubectl kustomize --enable-alpha-plugins), its config file as the argument:\n\n  kubectl-envshim krm envshim.yaml < stream.yaml",
         _ => "Convert and apply, envshim copied from a pinned image:\n\n  kubectl envshim convert -f deploy.yaml --shim-image REGISTRY/envshim@sha256:DIGEST | kubectl apply -f -\n\nA container without command (its image's ENTRYPOINT and CMD, as a JSON list):\n\n  kubectl envshim convert -f deploy.yaml --entrypoint 'api=[\"/app\",\"serve\"]'\n\nLive update in production: replicas restart at different moments, a slow program gets time to stop:\n\n  kubectl envshim convert -f deploy.yaml --watch --watch-splay 30s --restart-timeout 30s\n\nA CI gate: exit 1 when a document would change (no image needed):\n\n  kubectl envshim convert --check -f k8s/ -R",
     }

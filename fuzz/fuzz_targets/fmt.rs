@@ -1,4 +1,4 @@
-//! Fuzzes `envshim fmt`'s rewrite (src/envfile/portable.rs) with arbitrary bytes.
+//! Fuzzes `kubectl envshim fmt`'s rewrite (src/envfile/portable.rs) with arbitrary bytes.
 //!
 //! Invariants checked on every input:
 //! - no panic, whatever the bytes;

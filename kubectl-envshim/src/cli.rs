@@ -35,7 +35,47 @@ pub enum Command {
     Manifest(ManifestArgs),
     /// Run as a KRM function (kpt: a ResourceList on stdin) or a kustomize exec transformer plugin (CONFIG, a stream on stdin)
     Krm(KrmArgs),
+    #[command(about = FMT_ABOUT, long_about = FMT_HELP, after_help = exit_code_help(Tool::Fmt))]
+    Fmt(FmtArgs),
 }
+
+/// `fmt`'s line in the list of subcommands, and the first of its help.
+const FMT_ABOUT: &str = "Rewrite env files in place so that the kubelet's grammar and envshim's read the same variables from them";
+
+/// `fmt --help` and its man page: what it writes, what cannot be written in
+/// the kubelet's grammar (`envshim::envfile::portable`'s refusals) and the
+/// ways around each.
+const FMT_HELP: &str = "\
+Rewrite env files in place so that the kubelet's grammar and envshim's read the same variables from them
+
+Each entry becomes NAME='VALUE' (export and the blanks around the name dropped);
+a name given twice is written once where it was first, with the entry envshim
+reads (the last); comments and blank lines stay. A file is replaced only if it
+is still the file read, as it was read, and keeps its owner, mode, ACL and
+extended attributes. With --check, nothing changes: every line of every file
+that the kubelet reads otherwise or cannot read is listed on stdout
+(FILE:LINE: what it needs), all at once.
+
+What the kubelet's grammar cannot express, and the ways around it (a file with
+such a line is left as it was, and each such line is named):
+
+- A value holding a single quote (its quotes have no escape), or a carriage
+return before a line feed (its reader ends the line there): give the value a
+source of its own, a key of a Secret or ConfigMap (secretKeyRef,
+configMapKeyRef: the value as it is) or, under envshim, a file of its own
+(--file-env NAME with NAME_FILE, or --env-dir); or store it base64-encoded; or
+keep envshim's grammar for the pod (kubectl envshim convert --env-grammar
+envshim), which a cluster that reads fileKeyRef itself will not read alike.
+
+- An empty value (the kubelet reads NAME='' as a key it does not find): give it
+a value, set it in the pod (env: [{name: NAME, value: \"\"}]), or remove the
+line if the program treats an unset variable as empty.
+
+- A name that export hid (export #A=1, export export A=1): rename the variable.
+
+- A line of 64 KiB or more without a line feed: end it with a line feed.
+
+- A file over 64 KiB once its values are in quotes: split it in two files.";
 
 /// Where the documents come from, as kubectl takes them.
 #[derive(Args)]
@@ -236,6 +276,16 @@ pub struct ManifestArgs {
 }
 
 #[derive(Args)]
+pub struct FmtArgs {
+    /// The env files to rewrite in place (-: read stdin, write stdout)
+    #[arg(value_name = "FILE", required = true)]
+    pub files: Vec<OsString>,
+    /// Change nothing; list every line the kubelet reads otherwise or cannot read, and exit 1 if there is one
+    #[arg(long)]
+    pub check: bool,
+}
+
+#[derive(Args)]
 pub struct KrmArgs {
     /// kustomize's exec transformer plugin: its config file (a ConfigMap), the stream on stdin; none: kpt's ResourceList on stdin
     #[arg(value_name = "CONFIG")]
@@ -253,7 +303,9 @@ pub fn usage_line(e: &clap::Error, args: &[OsString]) -> String {
         Some(sub) => format!("see kubectl envshim {sub} --help"),
         None => "see kubectl envshim --help".into(),
     };
-    envshim::cli::refused_line(e, &cli, args, &see, |_| None)
+    // `kubectl envshim lint`, looked for by name: the lint is `fmt --check`.
+    let lint = |wrong: &str| (wrong == "lint").then(|| "the lint is kubectl envshim fmt --check FILE...: every line the kubelet reads otherwise or cannot read".to_string());
+    envshim::cli::refused_line(e, &cli, args, &see, lint)
 }
 
 /// The message for a word given where kubectl takes `-f FILE`.

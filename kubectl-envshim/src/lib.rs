@@ -8,7 +8,8 @@
 //!
 //! `main.rs` parses the command line (`cli.rs`, clap) and calls one of the
 //! subcommands here: [`convert`], [`unconvert`], [`manifest`] (one
-//! container's manifest) or [`krm`] (kpt's and kustomize's function protocols, `krm.rs`). This
+//! container's manifest), [`krm`] (kpt's and kustomize's function protocols, `krm.rs`)
+//! or [`fmt`] (env files in the form the kubelet reads, envshim's code). This
 //! file holds the entry points alone: no module uses anything of it.
 //! Errors are envshim's own type (`envshim::error::Error`: an exit code of
 //! envshim's table, a subject, a JSON path, what is wrong).
@@ -33,7 +34,7 @@ mod yaml;
 
 use envshim::error::ExitCode;
 
-use cli::{ConvertArgs, KrmArgs, ManifestArgs, UnconvertArgs};
+use cli::{ConvertArgs, FmtArgs, KrmArgs, ManifestArgs, UnconvertArgs};
 use report::{fail, say, usage};
 use settings::{settings, Naming};
 
@@ -112,6 +113,12 @@ pub fn manifest(args: &ManifestArgs) -> ExitCode {
 /// YAML reader's stack, as [`manifest`]).
 pub fn krm(args: &KrmArgs) -> ExitCode {
     stream::on_yaml_stack(|| krm::command(args))
+}
+
+/// `kubectl envshim fmt`: envshim's own code (`envshim::fmt`, which the shim's
+/// binary leaves out), its failures said as the converter says them.
+pub fn fmt(args: &FmtArgs) -> ExitCode {
+    envshim::fmt(&args.files, args.check, &mut |e| say(&e.to_string()))
 }
 
 /// A command line clap refused: its one line, exit 2.

@@ -18,6 +18,7 @@ fn main() {
             Command::Manifest(args) => kubectl_envshim::manifest(&args),
             Command::Unconvert(args) => kubectl_envshim::unconvert(&args),
             Command::Krm(args) => kubectl_envshim::krm(&args),
+            Command::Fmt(args) => kubectl_envshim::fmt(&args),
         },
         // --help, --version: on stdout, exit 0.
         Err(e) if !e.use_stderr() => {

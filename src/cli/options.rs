@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use clap::parser::ValueSource;
 use clap::{Args, CommandFactory, FromArgMatches};
 
-use super::{usage, CheckArgs, CheckFormat, Cli, Command, FmtArgs, Hidden, InstallArgs, Reading, RenderArgs, RenderFormat, RunArgs, Sources, Starting, Supervision, Watching};
+use super::{usage, CheckArgs, CheckFormat, Cli, Command, Hidden, InstallArgs, Reading, RenderArgs, RenderFormat, RunArgs, Sources, Starting, Supervision, Watching};
 use crate::engine::JsonFrom;
 use crate::error::{Error, ExitCode};
 use crate::pipeline::{CheckOptions, InitOptions, Options, RunOptions};
@@ -27,8 +27,6 @@ pub enum Invocation {
     Render(Options, Format, bool),
     /// DEST, `--force`.
     Install(PathBuf, bool),
-    /// FILE..., `--check`.
-    Fmt(Vec<OsString>, bool),
 }
 
 /// A command line that runs nothing: help or the version (clap prints it
@@ -156,7 +154,6 @@ fn invocation(command: Command, sub: &'static clap::Command, m: FromVariable) ->
             Invocation::Render(options(sources, reading, (starting, supervision, watching), sub, m)?.0, format, show_values)
         }
         Command::Install(InstallArgs { dest, force }) => Invocation::Install(dest, force),
-        Command::Fmt(FmtArgs { files, check }) => Invocation::Fmt(files, check),
     })
 }
 

@@ -44,6 +44,10 @@ fn termination_log(args: &[OsString]) -> Option<OsString> {
 /// with envshim's hints for the common mistakes.
 fn usage_line(e: &clap::Error, cli: &clap::Command, args: &[OsString]) -> String {
     let sub = args.get(1).map_or(&b""[..], |a| a.as_bytes());
+    // `envshim fmt`, which moved to the converter (nothing of it runs in a container).
+    if sub == b"fmt" && e.kind() == ErrorKind::InvalidSubcommand {
+        return "fmt is the converter's: kubectl envshim fmt FILE... rewrites env files, kubectl envshim fmt --check FILE... lists the lines the kubelet reads otherwise".into();
+    }
     refused_line(e, cli, args, "see envshim --help", |wrong| {
         // `envshim --verbose run`: an option of the subcommands before one.
         if sub.starts_with(b"-") && wrong.starts_with("--") && options_of(cli, Some(&"run".into())).iter().any(|o| o == wrong) {

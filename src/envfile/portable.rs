@@ -1,4 +1,4 @@
-//! The portable form of an env file (`envshim fmt`, and the portability lint
+//! The portable form of an env file (`kubectl envshim fmt`, and the portability lint
 //! of `check --env-grammar kubelet`): the file rewritten so that the
 //! kubelet's grammar and envshim's both read from it exactly the variables
 //! envshim's grammar reads from the original. Each entry becomes
@@ -66,7 +66,7 @@ impl fmt::Display for Inexpressible {
             ),
             Inexpressible::Empty => f.write_str(
                 "the value is empty, which the kubelet's grammar cannot express (it reads NAME='' as a key it does not find): \
-                 give it a value, or remove the line if the program treats an unset variable as empty",
+                 give it a value, set it in the pod's env instead (value: \"\"), or remove the line if the program treats an unset variable as empty",
             ),
             Inexpressible::CrLf => f.write_str(
                 "the value holds a carriage return before a line feed, which the kubelet's reader takes for a line ending: \
@@ -108,7 +108,7 @@ impl fmt::Display for Fix {
             return write!(
                 f,
                 "the name is given again on line {last} (its last): the kubelet reads this line, envshim's grammar line {last} \
-                 (envshim fmt writes line {last}'s entry here and removes the later lines of the name)"
+                 (kubectl envshim fmt writes line {last}'s entry here and removes the later lines of the name)"
             );
         }
         let needs: Vec<&str> = [
@@ -121,7 +121,7 @@ impl fmt::Display for Fix {
         .filter(|(bit, _)| self.changes & bit != 0)
         .map(|(_, what)| what)
         .collect();
-        write!(f, "the kubelet's grammar needs {} (envshim fmt makes these changes)", needs.join("; "))
+        write!(f, "the kubelet's grammar needs {} (kubectl envshim fmt makes these changes)", needs.join("; "))
     }
 }
 

@@ -61,6 +61,27 @@ pub fn bin() -> &'static str {
     })
 }
 
+/// The converter's binary, `kubectl-envshim` (`kubectl envshim fmt` is
+/// its): cargo builds it beside [`CARGO_BIN`], in the same profile; built
+/// (or found up to date) once a run, also when only this package's tests
+/// were built (`cargo test -p envshim`).
+pub fn converter() -> &'static str {
+    static BIN: OnceLock<String> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let bin = Path::new(CARGO_BIN).with_file_name("kubectl-envshim");
+        let profile = match bin.parent().and_then(Path::file_name).and_then(OsStr::to_str) {
+            Some("debug") | None => "dev",
+            Some(other) => other,
+        };
+        let built = std::process::Command::new(env!("CARGO"))
+            .args(["build", "--quiet", "-p", "kubectl-envshim", "--bin", "kubectl-envshim", "--profile", profile])
+            .status()
+            .expect("cargo");
+        assert!(built.success() && bin.is_file(), "cargo build -p kubectl-envshim: {built}, {}", bin.display());
+        bin.into_os_string().into_string().expect("a UTF-8 path")
+    })
+}
+
 /// The one sentinel's text, written once for both forms below.
 macro_rules! sentinel {
     () => {

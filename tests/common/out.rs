@@ -55,6 +55,12 @@ impl Out {
         self
     }
 
+    /// The prefix of the binary's lines: `envshim: ` (`kubectl-envshim: `
+    /// for the converter's).
+    fn prefix(&self) -> String {
+        format!("{}: ", self.shown.split(' ').next().unwrap_or("envshim"))
+    }
+
     /// Asserts a failure: the exit code, and a stderr made only of
     /// `envshim: ` lines (at least one); returns the lines.
     #[track_caller]
@@ -62,8 +68,9 @@ impl Out {
         self.code(expected);
         let lines = self.stderr_lines();
         assert!(!lines.is_empty(), "no message on stderr from {}", self.context());
+        let prefix = self.prefix();
         for l in &lines {
-            assert!(l.starts_with("envshim: "), "stderr line {l:?} does not start with 'envshim: ' in {}", self.context());
+            assert!(l.starts_with(&prefix), "stderr line {l:?} does not start with {prefix:?} in {}", self.context());
         }
         lines
     }
@@ -72,7 +79,8 @@ impl Out {
     #[track_caller]
     pub fn fails_with(&self, expected: i32, parts: &[&str]) -> String {
         let lines = self.fails(expected);
-        let errors: Vec<&String> = lines.iter().filter(|l| !l.starts_with("envshim: warning: ")).collect();
+        let warning = format!("{}warning: ", self.prefix());
+        let errors: Vec<&String> = lines.iter().filter(|l| !l.starts_with(&warning)).collect();
         assert_eq!(errors.len(), 1, "expected one error line from {}", self.context());
         for p in parts {
             assert!(errors[0].contains(p), "message {:?} lacks {p:?} in {}", errors[0], self.context());

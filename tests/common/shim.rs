@@ -35,6 +35,8 @@ fn spawn(cmd: &mut Command) -> std::io::Result<std::process::Child> {
 /// tests, its options set by the builder methods below.
 pub struct Shim {
     bin: PathBuf,
+    /// The binary's name: `envshim`, or `kubectl-envshim` ([`kubectl_envshim`]).
+    name: &'static str,
     /// Holds the arguments, the variables and the directory; `run` builds the
     /// command around the binary (or a copy of it) from them.
     cmd: Command,
@@ -57,6 +59,7 @@ where
     cmd.env_clear().stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let s = Shim {
         bin: PathBuf::from(bin()),
+        name: "envshim",
         cmd,
         shown: Vec::new(),
         timeout: TIMEOUT,
@@ -66,6 +69,16 @@ where
         deny_openat2: None,
     };
     s.args(args)
+}
+
+/// `kubectl-envshim ARGS...` (the converter's binary, [`super::converter`]),
+/// run as [`envshim`] runs the shim.
+pub fn kubectl_envshim<I, S>(args: I) -> Shim
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    Shim { bin: PathBuf::from(super::converter()), name: "kubectl-envshim", ..envshim(args) }
 }
 
 impl Shim {
@@ -152,7 +165,7 @@ impl Shim {
     /// Runs to completion (killed after the timeout, [`TIMEOUT`] unless set).
     #[track_caller]
     pub fn run(self) -> Out {
-        let shown = format!("envshim {}", self.shown.join(" "));
+        let shown = format!("{} {}", self.name, self.shown.join(" "));
         // The copy an unprivileged run uses, removed after the run.
         let (mut cmd, _reachable) = self.command();
         // Only when needed: a pre_exec hook makes std fork the whole (large,
@@ -189,7 +202,7 @@ impl Shim {
         if self.as_nobody {
             let dir = tempfile::Builder::new().prefix("envshim-bin-").tempdir().expect("tempdir");
             std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-            program = dir.path().join("envshim");
+            program = dir.path().join(self.name);
             std::fs::copy(&self.bin, &program).expect("copy the binary");
             std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
             reachable = Some(dir);

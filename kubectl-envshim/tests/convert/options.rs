@@ -108,5 +108,5 @@ fn help_and_version() {
     assert!(help.ok().contains("kubectl envshim"));
     // The exit codes: envshim's table, the converter's rows (as envshim's own help ends).
     assert!(help.ok().trim_end().ends_with(envshim::error::exit_code_help(envshim::error::Tool::Converter)), "{}", help.stdout);
-    assert!(help.ok().contains("\n  1      convert --check: a document would change\n"), "{}", help.stdout);
+    assert!(help.ok().contains("\n  1      convert --check: a document would change; fmt --check: a line to fix\n"), "{}", help.stdout);
 }
