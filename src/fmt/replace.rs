@@ -247,47 +247,67 @@ fn unchanged(f: &Opened) -> Result<(), Failed> {
     Ok(())
 }
 
-/// Whether `name` names the file `(device, inode)`; not when it names nothing.
-fn names(f: &Opened, name: &CStr, file: (u64, u64)) -> io::Result<bool> {
+/// The file `name` names, `(device, inode)`; None when it names nothing.
+fn file_at(f: &Opened, name: &CStr) -> io::Result<Option<(u64, u64)>> {
     match sys::lstat_at(f.dir.as_fd(), name) {
-        Ok(s) => Ok((s.st_dev, s.st_ino) == file),
-        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(false),
+        Ok(s) => Ok(Some((s.st_dev, s.st_ino))),
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Ok(None),
         Err(e) => Err(e),
     }
 }
 
+/// How many times a writer's files that keep coming are put back under the
+/// name (each a rename of the writer's within one exchange of ours) before
+/// the newest is left under the temporary name and said so.
+const MAX_PUT_BACK: usize = 64;
+
 /// Puts `tmp` in place of the name when the name still names the file read,
 /// and removes `tmp` (`new`, the new file). Exchanged with it
 /// (`RENAME_EXCHANGE`), then the file that left the name checked: a
-/// writer's that took the place in between goes back, so its update is
-/// never lost (nor removed: only the file read or the new one is); on a
-/// file system without the exchange, checked, then renamed over it.
+/// writer's that took the place in between goes back ([`put_back`]), so
+/// its update is never lost; on a file system without the exchange,
+/// checked, then renamed over it.
 fn swap(f: &Opened, tmp: &CStr, new: (u64, u64)) -> Result<(), Failed> {
     let dir = f.dir.as_fd();
     let read = (f.stat.st_dev, f.stat.st_ino);
     let placed = match sys::exchange_at(dir, tmp, &f.name) {
-        Ok(()) if names(f, tmp, read).unwrap_or(false) => Ok(()),
+        Ok(()) if file_at(f, tmp).ok().flatten() == Some(read) => Ok(()),
         Ok(()) => {
-            // A writer's file, now under `tmp`: back under the name; were
-            // that to fail, or another to come meanwhile, it stays under `tmp`.
-            sys::exchange_at(dir, tmp, &f.name)?;
-            if !names(f, tmp, new).unwrap_or(false) {
-                // Not removed below.
-                return Err(Failed::Changed);
-            }
+            // Were that to fail, the writer's newest file stays under `tmp`, not removed.
+            put_back(f, tmp, new)?;
             Err(Failed::Changed)
         }
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => Err(Failed::Changed),
-        Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) => match names(f, &f.name, read) {
-            Ok(true) => return sys::rename_at(dir, tmp, &f.name).map_err(|e| removed(f, tmp, e.into())),
-            Ok(false) => Err(Failed::Changed),
+        Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::ENOSYS)) => match file_at(f, &f.name) {
+            Ok(at) if at == Some(read) => return sys::rename_at(dir, tmp, &f.name).map_err(|e| removed(f, tmp, e.into())),
+            Ok(_) => Err(Failed::Changed),
             Err(e) => Err(e.into()),
         },
         Err(e) => Err(e.into()),
     };
-    // Under `tmp` now: the file read (replaced), or the new one (refused).
+    // Under `tmp` now: the file read (replaced), the new one (refused), or
+    // a writer's version that a newer one of its own replaced (refused).
     let _ = sys::unlink_at(dir, tmp);
     placed
+}
+
+/// A writer's file is under `tmp` (it took the name before our exchange),
+/// and `placed` under the name: exchanged back. When `placed` comes out,
+/// the writer's file is under the name again. When another comes out, the
+/// writer renamed a newer file over `placed` meanwhile: that one goes back
+/// in its turn, and the older one comes out (the writer's own rename would
+/// have removed it). Ok: what is under `tmp` may be removed.
+fn put_back(f: &Opened, tmp: &CStr, mut placed: (u64, u64)) -> Result<(), Failed> {
+    for _ in 0..MAX_PUT_BACK {
+        let held = file_at(f, tmp)?;
+        sys::exchange_at(f.dir.as_fd(), tmp, &f.name)?;
+        match (file_at(f, tmp)?, held) {
+            (Some(out), _) if out == placed => return Ok(()),
+            (Some(_), Some(held)) => placed = held,
+            _ => return Err(Failed::Changed),
+        }
+    }
+    Err(Failed::Changed)
 }
 
 /// `e`, once `tmp` is removed.
