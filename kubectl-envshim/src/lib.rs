@@ -81,7 +81,7 @@ pub fn convert(args: &ConvertArgs) -> ExitCode {
                 if settings.envshim_grammar {
                     say(&format!(
                         "{shown}: document {n} ({}): they would read env files with envshim's grammar (--env-grammar envshim), not the kubelet's: \
-                         check the files with envshim check --env-grammar kubelet before the cluster reads fileKeyRef itself",
+                         lint the files with kubectl envshim fmt --check before the cluster reads fileKeyRef itself",
                         note.object
                     ));
                 }
