@@ -296,7 +296,7 @@ fn check_whole(data: &[u8]) -> Result<(), ParseError> {
     // ASCII first (most env files): a quicker loop than the UTF-8 check's.
     if !data.is_ascii() {
         if let Err(e) = std::str::from_utf8(data) {
-            return err(1 + general::count_lines(&data[..e.valid_up_to()]), Problem::InvalidUtf8);
+            return err(1 + lex::count_lines(&data[..e.valid_up_to()]), Problem::InvalidUtf8);
         }
     }
     Ok(())
@@ -588,8 +588,9 @@ impl EnvFile {
 
 mod fast;
 mod general;
-pub use general::written;
 pub mod kubelet;
+mod lex;
+pub use lex::written;
 pub mod portable;
 mod scan;
 #[cfg(any(test, fuzzing))]

@@ -126,7 +126,7 @@ fn is_idempotent_and_keeps_symlinks() {
 #[test]
 fn a_name_given_again_keeps_its_place_in_the_environment() {
     let v = Volume::new();
-    let file = v.file_str("dup.env", format!("A='1'\nB='2'\nexport A={SENTINEL} # last\nC=3\n"));
+    let file = v.file_str("dup.env", format!("A='1'\nB='2'\nexport A=\"{SENTINEL}\" # last\nC=3\n"));
     // (The original's duplicate gets a warning: only the exit code is checked.)
     let env = |grammar: &str| envshim(["run", "--env-grammar", grammar, "--env-file", &file, "--"]).args(print_env()).run().code(0).env0();
     let before = env("envshim");
@@ -175,7 +175,7 @@ fn a_value_without_a_kubelet_form_refuses_its_file_only() {
         ("quote.env", format!("A={s}\nPW=\"it's {s}\"\n"), ":2:", "single quote"),
         ("empty.env", format!("A={s}\n\nFLAGS=\n"), ":3:", "empty"),
         ("crlf.env", format!("A={s}\nB=\"{s}\\r\\n\"\n"), ":2:", "carriage return"),
-        ("long.env", format!("K={} #{}", "x".repeat(100), "c".repeat(65_534 - 104)), ":1:", "without a line feed"),
+        ("long.env", format!("K=\"{}\" #{}", "x".repeat(100), "c".repeat(65_534 - 104)), ":1:", "without a line feed"),
         ("broken.env", format!("A={s}\n{s}\n"), ":2:", "has no '='"),
     ];
     let mut args = vec!["fmt".to_string()];

@@ -270,7 +270,7 @@ fn value_length_limit() {
             format!("A=1\nK={value}\n"),
             format!("A=1\nK='{value}'\n"),        // the quotes do not count
             format!("A=1\nK=\"{value}\" # c\n"),  // nor a comment
-            format!("A=1\nK={value}   # c\n"),    // nor trailing blanks and a comment
+            format!("A=1\nK={value}   \t\n"),     // nor trailing blanks
         ];
         for form in forms {
             let (_d, path, out) = render_file(&form);

@@ -3,8 +3,9 @@
 //! `--watch` is its definition, the code that uses it and the converter's
 //! option (`the_settings_are_every_one_of_envshims` in the converter's
 //! tests fails while the last is missing); fixing a rule of the watcher is
-//! its pure decision and that decision's unit tests; changing the env-file
-//! grammar is its parser and the table its tests read.
+//! its pure decision and that decision's unit tests; changing a rule of the
+//! env-file grammar is its tokenizer (src/envfile/lex.rs), the table its
+//! tests read (tests/data/envfile-grammar.json) and docs/reference.md §4.
 
 use std::path::{Path, PathBuf};
 
@@ -85,20 +86,39 @@ fn the_watchers_rules_are_a_pure_decision_with_a_unit_test_each() {
 
 /// The env-file grammar is its parser's (src/envfile/) and the table its
 /// tests read (tests/data/envfile-grammar.json): no other module of the
-/// shim parses an env file's syntax itself.
+/// shim parses an env file's syntax itself. Inside src/envfile/, each rule
+/// (comments, `export`, where an unquoted value ends, escapes) is written once,
+/// in the tokenizer (lex.rs) that the parsers, the reference and the portable
+/// writer share: no other file of it spells a rule's own bytes. (The fast
+/// path's test of a line's first `#` is its shortcut, held to the general
+/// parser by its tests; the unit tests spell inputs.)
 #[test]
 fn the_env_file_grammar_lives_in_its_parser() {
     let table = std::fs::read_to_string(root().join("tests/data/envfile-grammar.json")).unwrap();
     assert!(table.len() > 1000, "the grammar's table is data");
+    let lexer = root().join("src/envfile/lex.rs");
+    let shortcut = (root().join("src/envfile/fast.rs"), "data[pos] == b'#'");
+    // The rules' own bytes: the comment's `#`, `export`, an escape's letter.
+    let rules = ["b'#'", "b\"export\"", "b'n' =>"];
     for file in rust_files(&root().join("src")) {
         let relative = file.strip_prefix(root()).unwrap();
+        let code = code(&file);
         if relative.starts_with("src/envfile") || relative == Path::new("src/envfile.rs") {
+            let code = if file == shortcut.0 { code.replacen(shortcut.1, "", 1) } else { code };
+            if file == lexer || relative.ends_with("tests.rs") {
+                continue;
+            }
+            for word in rules {
+                assert!(!code.contains(word), "{} spells a rule of the env-file grammar ({word}); the rules belong in src/envfile/lex.rs", relative.display());
+            }
             continue;
         }
-        let code = code(&file);
         // The grammar's own words: its quoting and `export` rules.
         for word in ["b\"export\"", "\"export \"", "b'\\''"] {
             assert!(!code.contains(word), "{} parses env-file syntax ({word}); the grammar belongs in src/envfile/", relative.display());
         }
+    }
+    for word in rules {
+        assert!(code(&lexer).contains(word), "src/envfile/lex.rs holds the rule spelt {word}");
     }
 }

@@ -269,7 +269,7 @@ fn duplicates_last_wins() {
 /// `--init`, and past the 64 files whose strings are used in place.
 #[test]
 fn env_file_keys_reach_the_program_in_place_or_copied() {
-    let text = "A=1\nB = 2\r\nC=3 # c\nD=\"q q\"\nexport E=5\nF=\nG=x\tH=y  \nA=6\nI=last";
+    let text = "A=1\nB = 2\r\nC=3 \t\nD=\"q q\"\nexport E=5\nF=\nG=x\tH=y  \nA=6\nI=last";
     let mut files: Vec<(String, String)> = vec![("a.env".into(), text.into())];
     files.extend((0..70).map(|i| (format!("k{i}.env"), format!("K{i}=v{i}\n"))));
     let refs: Vec<(&str, &str)> = files.iter().map(|(p, c)| (p.as_str(), c.as_str())).collect();

@@ -7,7 +7,9 @@
 //! after the closing quote only blanks or a `#` comment. `NAME= …` (a blank
 //! after `=`) is the empty value, and the line is not read further; an empty
 //! value is a key the kubelet does not find. There is no `export` and no
-//! name check: the name is what is before `=`.
+//! name check: the name is what is before `=`. Its line endings, blanks,
+//! comment lines and what may follow a closing quote are the rules it shares
+//! with envshim's grammar ([`super::lex`]).
 //!
 //! [`lint`] lists every line of a file that this grammar rejects or reads
 //! otherwise than envshim's own (the portability lint of `check`).
@@ -17,7 +19,7 @@ use std::ops::Range;
 
 use memchr::memchr;
 
-use super::general::{count_lines, is_blank, line_end, trim_end, trim_start};
+use super::lex::{self, count_lines, is_blank, line_end, trim_end, trim_start};
 use super::{ParseError, Problem, Span};
 use crate::index::NameIndex;
 use crate::limits::{MAX_ENV_FILE_BYTES, MAX_NAME_BYTES, MAX_VALUE_BYTES};
@@ -63,7 +65,7 @@ pub(super) fn line(data: &[u8], pos: usize, line: usize, arena: &mut Vec<u8>) ->
         return fail(Problem::LineTooLong, next);
     }
     let text = trim_start(&data[pos..end]);
-    if text.is_empty() || text[0] == b'#' {
+    if lex::holds_nothing(text) {
         return (Ok(None), next);
     }
     let start = end - text.len();
@@ -89,8 +91,7 @@ pub(super) fn line(data: &[u8], pos: usize, line: usize, arena: &mut Vec<u8>) ->
     let close = open + len;
     let lines = count_lines(&data[open..close]);
     let (end, next) = line_end(data, close + 1);
-    let rest = trim_start(&data[close + 1..end]);
-    if !rest.is_empty() && rest[0] != b'#' {
+    if !lex::only_comment(&data[close + 1..end]) {
         return (Err(ParseError { line: line + lines, problem: Problem::TextAfterQuote }), next);
     }
     let raw = &data[open..close];
@@ -174,7 +175,7 @@ pub fn lint(data: &[u8]) -> Vec<(u32, Finding)> {
             Ok(None) => {}
             Ok(Some(l)) => {
                 let name = &data[l.name.clone()];
-                if name.strip_prefix(b"export").is_some_and(|rest| rest.first().is_some_and(|&b| is_blank(b))) {
+                if lex::starts_with_export(name) {
                     found.push((at, Finding::Export));
                 }
                 match (l.blank_after_equals, l.value) {

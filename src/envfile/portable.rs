@@ -23,8 +23,9 @@ use std::ops::Range;
 
 use memchr::{memchr, memmem, memrchr};
 
-use super::general::{self, is_blank, line_end, trim_start, Read};
+use super::general::{self, Read};
 use super::kubelet;
+use super::lex::{self, is_blank, line_end, trim_start};
 use super::{EnvFile, Line, ParseError};
 use crate::index::NameIndex;
 use crate::limits::MAX_ENV_FILE_BYTES;
@@ -287,7 +288,7 @@ fn entry(data: &[u8], pos: usize, l: &Line, value: &[u8], scratch: &mut Vec<u8>,
     let (end, _) = line_end(data, pos);
     let text = trim_start(&data[pos..end]);
     let blanks_from = |i: usize| data[i..end].iter().take_while(|&&b| is_blank(b)).count();
-    let mut changes = if general::strip_export(text).len() != text.len() { EXPORT } else { 0 };
+    let mut changes = if lex::strip_export(text).len() != text.len() { EXPORT } else { 0 };
     // The parse found `=` after the name and its blanks, then the value after blanks.
     let eq = l.name.end + blanks_from(l.name.end);
     let v = eq + 1 + blanks_from(eq + 1);
@@ -299,7 +300,7 @@ fn entry(data: &[u8], pos: usize, l: &Line, value: &[u8], scratch: &mut Vec<u8>,
             scratch.clear();
             let close = match q {
                 b'\'' => memchr(b'\'', &data[v + 1..]).map(|i| v + 1 + i),
-                _ => general::unescape(data, v + 1, scratch),
+                _ => lex::unescape(data, v + 1, scratch),
             };
             let close = close.unwrap_or(l.next - 1);
             let (tail_end, next) = line_end(data, close + 1);
@@ -307,16 +308,14 @@ fn entry(data: &[u8], pos: usize, l: &Line, value: &[u8], scratch: &mut Vec<u8>,
         }
         _ => {
             changes |= QUOTES;
-            // A comment that ended the value: from its `#` (after the value's blanks).
-            let from = l.value.end as usize;
-            let comment = memchr(b'#', &data[from..end]).filter(|_| l.cut).map_or(&b""[..], |i| &data[from + i..end]);
-            (comment, &data[end..l.next])
+            // The comment that ended the value, if one did.
+            (lex::unquoted(&data[eq + 1..end]).1, &data[end..l.next])
         }
     };
     let name = &data[l.name.clone()];
     let cannot = if !read {
         None
-    } else if name[0] == b'#' || (name.starts_with(b"export") && name.get(6).is_some_and(|&b| is_blank(b))) {
+    } else if lex::holds_nothing(name) || lex::starts_with_export(name) {
         Some(Inexpressible::Name)
     } else if value.is_empty() {
         Some(Inexpressible::Empty)

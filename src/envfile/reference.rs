@@ -1,23 +1,18 @@
 //! docs/reference.md §4 read literally, one physical line at a time: the
 //! reference the env-file parse is compared with by the unit tests
 //! (src/envfile/tests.rs) and the fuzz target (fuzz/fuzz_targets/envfile.rs).
-//! Compiled for those alone (`cfg(any(test, fuzzing))`).
+//! Compiled for those alone (`cfg(any(test, fuzzing))`). The tokens (blanks,
+//! comments, `export`, the unquoted value's end, escapes) are read by the
+//! grammar's rules ([`super::lex`]); this reads the lines and the values
+//! they make up as the text says.
 
+use super::lex::{self, trim_end, trim_start};
 use super::Problem;
 use crate::limits::{MAX_NAME_BYTES, MAX_VALUE_BYTES};
 use crate::names::is_relaxed;
 
-const BLANK: &[u8] = b" \t";
-
-fn trim_start(s: &[u8]) -> &[u8] {
-    let n = s.iter().take_while(|b| BLANK.contains(b)).count();
-    &s[n..]
-}
-
 fn trim(s: &[u8]) -> &[u8] {
-    let s = trim_start(s);
-    let n = s.iter().rev().take_while(|b| BLANK.contains(b)).count();
-    &s[..s.len() - n]
+    trim_end(trim_start(s))
 }
 
 pub type Entries = Vec<(Vec<u8>, Vec<u8>, usize)>;
@@ -37,7 +32,7 @@ pub fn reference(data: &[u8]) -> Result<Entries, (usize, Problem)> {
     while i < lines.len() {
         let line_no = i + 1;
         let text = trim_start(lines[i]);
-        if text.is_empty() || text[0] == b'#' {
+        if lex::holds_nothing(text) {
             i += 1;
             continue;
         }
@@ -49,7 +44,7 @@ pub fn reference(data: &[u8]) -> Result<Entries, (usize, Problem)> {
                 i = last;
                 value
             }
-            _ => unquoted(after),
+            _ => lex::unquoted(after).0.to_vec(),
         };
         if value.len() > MAX_VALUE_BYTES {
             return Err((line_no, Problem::ValueTooLong));
@@ -85,7 +80,7 @@ pub fn kubelet_value(data: &[u8], key: &[u8]) -> Result<Option<Vec<u8>>, usize> 
     while i < lines.len() {
         let (n, line) = (i + 1, trim_start(lines[i]));
         i += 1;
-        if line.is_empty() || line[0] == b'#' {
+        if lex::holds_nothing(line) {
             continue;
         }
         let eq = line.iter().position(|&b| b == b'=').ok_or(n)?;
@@ -94,7 +89,7 @@ pub fn kubelet_value(data: &[u8], key: &[u8]) -> Result<Option<Vec<u8>>, usize> 
             return Err(n);
         }
         let value = &line[eq + 1..];
-        if value.first().is_some_and(|b| BLANK.contains(b)) {
+        if value.first().is_some_and(|&b| lex::is_blank(b)) {
             if name == key {
                 return Ok(None);
             }
@@ -107,8 +102,7 @@ pub fn kubelet_value(data: &[u8], key: &[u8]) -> Result<Option<Vec<u8>>, usize> 
         loop {
             if let Some(close) = rest.iter().position(|&b| b == b'\'') {
                 v.extend_from_slice(&rest[..close]);
-                let after = trim_start(&rest[close + 1..]);
-                if !after.is_empty() && after[0] != b'#' {
+                if !lex::only_comment(&rest[close + 1..]) {
                     return Err(i);
                 }
                 break;
@@ -129,13 +123,8 @@ pub fn kubelet_value(data: &[u8], key: &[u8]) -> Result<Option<Vec<u8>>, usize> 
 }
 
 /// A line's name (after an `export `) and what follows its `=`.
-fn name_and_rest(mut text: &[u8]) -> Result<(&[u8], &[u8]), Problem> {
-    if let Some(rest) = text.strip_prefix(b"export") {
-        let name = trim_start(rest);
-        if rest.first().is_some_and(|b| BLANK.contains(b)) && !name.is_empty() && name[0] != b'=' {
-            text = name;
-        }
-    }
+fn name_and_rest(text: &[u8]) -> Result<(&[u8], &[u8]), Problem> {
+    let text = lex::strip_export(text);
     let eq = text.iter().position(|&b| b == b'=').ok_or(Problem::NoEquals)?;
     let name = trim(&text[..eq]);
     if name.is_empty() {
@@ -169,8 +158,7 @@ fn quoted<'a>(lines: &[&'a [u8]], i: usize, mut cur: &'a [u8], q: u8) -> Result<
         value.push(b'\n');
         cur = lines[at];
     };
-    let r = trim_start(rest_of_line);
-    if !(r.is_empty() || r[0] == b'#') {
+    if !lex::only_comment(rest_of_line) {
         return Err((at + 1, Problem::TextAfterQuote));
     }
     Ok((value, at))
@@ -183,29 +171,12 @@ fn quoted_part(cur: &[u8], q: u8, value: &mut Vec<u8>) -> Option<usize> {
     while k < cur.len() {
         match cur[k] {
             c if c == q => return Some(k),
-            b'\\' if q == b'"' => match cur.get(k + 1) {
-                Some(b'\\') => { value.push(b'\\'); k += 2; }
-                Some(b'"') => { value.push(b'"'); k += 2; }
-                Some(b'n') => { value.push(b'\n'); k += 2; }
-                Some(b't') => { value.push(b'\t'); k += 2; }
-                Some(b'r') => { value.push(b'\r'); k += 2; }
-                Some(b'$') => { value.push(b'$'); k += 2; }
-                _ => { value.push(b'\\'); k += 1; }
+            b'\\' if q == b'"' => match cur.get(k + 1).and_then(|&b| lex::escaped(b)) {
+                Some(b) => { value.push(b); k += 2; }
+                None => { value.push(b'\\'); k += 1; }
             },
             c => { value.push(c); k += 1; }
         }
     }
     None
-}
-
-/// An unquoted value: up to a `#` after a blank, trimmed.
-fn unquoted(after: &[u8]) -> Vec<u8> {
-    let mut end = after.len();
-    for k in 0..after.len() {
-        if after[k] == b'#' && k > 0 && BLANK.contains(&after[k - 1]) {
-            end = k;
-            break;
-        }
-    }
-    trim(&after[..end]).to_vec()
 }

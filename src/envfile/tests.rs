@@ -121,7 +121,7 @@ fn unique_is_each_name_once_at_its_first_place_with_its_last_value() {
 /// line without a newline) are not, and no name or value changes either way.
 #[test]
 fn name_value_strings_in_place() {
-    let text = "A=1\nB = 2\nC=3 # c\r\nD=\"q\"\nexport E=5\nF=\nG=x\tH=y   \nJ='s p'\r\nK=\"a\\\\b\"\nL='x' # c\nM=''\nN=\"\"\nI=last";
+    let text = "A=1\nB = 2\nC=3 \t\r\nD=\"q\"\nexport E=5\nF=\nG=x\tH=y   \nJ='s p'\r\nK=\"a\\\\b\"\nL='x' # c\nM=''\nN=\"\"\nI=last";
     let f = EnvFile::parse(text.as_bytes().to_vec()).unwrap();
     let got: Vec<(String, String, Option<String>)> = f
         .unique_keys()
