@@ -210,18 +210,7 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings, indexed: Option<
     s.met(lists.flatten().filter_map(|c| Some(c.get("name")?.as_str()?.to_string())));
     let located = |path: JsonPath, what: String| Error::in_manifest(ExitCode::Config, object, path, None, what);
     let before = undone(spec).map_err(|p| p.into_iter().map(|p| Error { code: p.code, ..located(at.json().join(p.at.and_then(|a| a.path).unwrap_or_default()), p.what) }).collect::<Vec<_>>())?;
-    // What no container of a pod may have (envshim's own fields), converted or not.
-    let mut foreign = Vec::new();
-    for list in [LISTS[0], LISTS[1], "ephemeralContainers"] {
-        for (i, c) in spec.get(list).and_then(Value::as_array).into_iter().flatten().enumerate() {
-            let name = c.get("name").and_then(Value::as_str).unwrap_or("(no name)");
-            let found = c.as_object().map(crate::validate::every).unwrap_or_default();
-            foreign.extend(found.into_iter().map(|p| located(at.json().key(list).index(i).join(p.path().cloned().unwrap_or_default()), format!("container {name}: {}", p.what))));
-        }
-    }
-    if !foreign.is_empty() {
-        return Err(foreign);
-    }
+    foreign(spec, at, &located)?;
     let wanted = LISTS.iter().any(|l| spec.get(*l).and_then(Value::as_array).is_some_and(|cs| cs.iter().any(has_file_key_ref)));
     if !wanted {
         return Ok(false);
@@ -274,6 +263,23 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings, indexed: Option<
             Ok(false)
         }
         _ => Ok(true),
+    }
+}
+
+/// What no container of a pod may have (envshim's own fields, [`crate::validate::every`]), converted or not.
+fn foreign(spec: &Mapping, at: &At, located: &impl Fn(JsonPath, String) -> Error) -> Result<(), Vec<Error>> {
+    let mut found = Vec::new();
+    for list in ["initContainers", "containers", "ephemeralContainers"] {
+        for (i, c) in spec.get(list).and_then(Value::as_array).into_iter().flatten().enumerate() {
+            let name = c.get("name").and_then(Value::as_str).unwrap_or("(no name)");
+            let problems = c.as_object().map(crate::validate::every).unwrap_or_default();
+            found.extend(problems.into_iter().map(|p| located(at.json().key(list).index(i).join(p.path().cloned().unwrap_or_default()), format!("container {name}: {}", p.what))));
+        }
+    }
+    if found.is_empty() {
+        Ok(())
+    } else {
+        Err(found)
     }
 }
 
