@@ -1,7 +1,7 @@
 //! How `kubectl envshim fmt` replaces a file (docs/reference.md, "Env files
 //! the kubelet reads alike"), through the converter's binary: only the file
 //! it read, whatever a symlink is re-pointed to meanwhile; never over a
-//! writer's newer file; with its POSIX ACL and extended attributes; never
+//! writer's newer file, nor over its append in place; with its POSIX ACL and extended attributes; never
 //! leaving its temporary file, even when killed by SIGTERM; with a file name
 //! of the longest length. The races run in
 //! loops bounded in time (a few seconds each).
@@ -257,5 +257,46 @@ fn a_file_name_of_the_longest_length_is_rewritten() {
         kubectl_envshim(["fmt", &path]).run().ok();
         assert_eq!(v.read(&name), b"A='1'\n");
     }
+    assert_eq!(leftovers(v.path()), Vec::<String>::new());
+}
+
+/// A writer that appends in place (opening the name each time, as `>>`
+/// does) between fmt's last check and its replacement: its line is put
+/// back with the file, never lost.
+#[test]
+fn a_writers_append_in_place_is_never_lost() {
+    use std::io::Write;
+    let v = Volume::new();
+    let path = v.file("app.env", loose(100, SENTINEL));
+    let file = path.to_str().unwrap().to_string();
+    let stop = AtomicBool::new(false);
+    let appended = std::thread::scope(|s| {
+        let writer = s.spawn(|| {
+            let mut k = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+                f.write_all(format!("export A_{k}=x\n").as_bytes()).unwrap();
+                k += 1;
+                // (3,000 lines at most: the file stays within the limit of an env file)
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            k
+        });
+        let stopping = StopOnDrop(&stop);
+        let start = Instant::now();
+        while start.elapsed() < RACE && !writer.is_finished() {
+            let out = kubectl_envshim(["fmt", &file]).run();
+            out.no_sentinel();
+            if out.code != 0 {
+                out.fails_with(73, &["app.env: changed while kubectl envshim fmt read it", "left as it was"]);
+            }
+        }
+        drop(stopping);
+        writer.join().unwrap()
+    });
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lost: Vec<u64> = (0..appended).filter(|k| !text.contains(&format!("A_{k}="))).collect();
+    assert!(appended > 100, "{appended} appends");
+    assert_eq!(lost, Vec::<u64>::new(), "appends lost, of {appended}");
     assert_eq!(leftovers(v.path()), Vec::<String>::new());
 }

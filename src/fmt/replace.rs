@@ -210,7 +210,7 @@ fn copy_xattrs(from: BorrowedFd, to: BorrowedFd) -> Result<(), Failed> {
 /// the file read is still as it was read and still under the name; else
 /// removes it.
 fn finish(f: &Opened, tmp: &CStr, filled: Result<(u64, u64), Failed>) -> Result<(), Failed> {
-    let new = match filled.and_then(|new| unchanged(f).map(|()| new)) {
+    let new = match filled.and_then(|new| unchanged(f, false).map(|()| new)) {
         Ok(new) => new,
         Err(e) => {
             let _ = sys::unlink_at(f.dir.as_fd(), tmp);
@@ -225,10 +225,12 @@ fn finish(f: &Opened, tmp: &CStr, filled: Result<(u64, u64), Failed>) -> Result<
     Ok(())
 }
 
-/// Whether the file read is as it was read: its size, times and text.
-fn unchanged(f: &Opened) -> Result<(), Failed> {
+/// Whether the file read is as it was read: its size, times and text
+/// (not its change time once `renamed`: a rename sets it).
+fn unchanged(f: &Opened, renamed: bool) -> Result<(), Failed> {
     let now = sys::fstat(f.file.as_fd())?;
-    let id = |s: &libc::stat| (s.st_size, s.st_mtime, s.st_mtime_nsec, s.st_ctime, s.st_ctime_nsec);
+    let ctime = |s: &libc::stat| if renamed { (0, 0) } else { (s.st_ctime, s.st_ctime_nsec) };
+    let id = |s: &libc::stat| (s.st_size, s.st_mtime, s.st_mtime_nsec, ctime(s));
     if id(&now) != id(&f.stat) {
         return Err(Failed::Changed);
     }
@@ -271,7 +273,15 @@ fn swap(f: &Opened, tmp: &CStr, new: (u64, u64)) -> Result<(), Failed> {
     let dir = f.dir.as_fd();
     let read = (f.stat.st_dev, f.stat.st_ino);
     let placed = match sys::exchange_at(dir, tmp, &f.name) {
-        Ok(()) if file_at(f, tmp).ok().flatten() == Some(read) => Ok(()),
+        // The file read out, as it was read: replaced. Written in place
+        // between the check and the exchange: back under the name.
+        Ok(()) if file_at(f, tmp).ok().flatten() == Some(read) => match unchanged(f, true) {
+            Ok(()) => Ok(()),
+            Err(_) => {
+                put_back(f, tmp, new)?;
+                Err(Failed::Changed)
+            }
+        },
         Ok(()) => {
             // Were that to fail, the writer's newest file stays under `tmp`, not removed.
             put_back(f, tmp, new)?;
@@ -291,8 +301,8 @@ fn swap(f: &Opened, tmp: &CStr, new: (u64, u64)) -> Result<(), Failed> {
     placed
 }
 
-/// A writer's file is under `tmp` (it took the name before our exchange),
-/// and `placed` under the name: exchanged back. When `placed` comes out,
+/// A writer's file is under `tmp` (it took the name before our exchange,
+/// or wrote the file read in place), and `placed` under the name: exchanged back. When `placed` comes out,
 /// the writer's file is under the name again. When another comes out, the
 /// writer renamed a newer file over `placed` meanwhile: that one goes back
 /// in its turn, and the older one comes out (the writer's own rename would
@@ -300,7 +310,11 @@ fn swap(f: &Opened, tmp: &CStr, new: (u64, u64)) -> Result<(), Failed> {
 fn put_back(f: &Opened, tmp: &CStr, mut placed: (u64, u64)) -> Result<(), Failed> {
     for _ in 0..MAX_PUT_BACK {
         let held = file_at(f, tmp)?;
-        sys::exchange_at(f.dir.as_fd(), tmp, &f.name)?;
+        match sys::exchange_at(f.dir.as_fd(), tmp, &f.name) {
+            // The writer removed the name, and with it (it meant to) the file under `tmp`.
+            Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return Ok(()),
+            r => r?,
+        }
         match (file_at(f, tmp)?, held) {
             (Some(out), _) if out == placed => return Ok(()),
             (Some(_), Some(held)) => placed = held,
