@@ -82,6 +82,8 @@ pub(super) struct Supervisor<'a> {
     /// The program's wait status, when it ended during a handover (envshim
     /// exits with it once the other program is gone).
     ended: Option<c_int>,
+    /// A SIGTERM stopped a handover's new program: the program's waits until it is gone.
+    new_first: bool,
 }
 
 impl<'a> Supervisor<'a> {
@@ -91,7 +93,7 @@ impl<'a> Supervisor<'a> {
         let signals = sys::signal_fd(&waited).map_err(|e| os_error("signalfd", e))?;
         register_subreaper();
         let foreground = owns_terminal();
-        Ok(Supervisor { program: Program::new(0), settings, foreground, signals, term: TermDelay::new(settings.term_delay), stop: None, ending: false, handover: None, ended: None })
+        Ok(Supervisor { program: Program::new(0), settings, foreground, signals, term: TermDelay::new(settings.term_delay), stop: None, ending: false, handover: None, ended: None, new_first: false })
     }
 
     /// Starts `target` as the program.
@@ -158,18 +160,20 @@ impl<'a> Supervisor<'a> {
                 if let Some(r) = rider.as_deref_mut() {
                     r.terminated();
                 }
-                // A handover's new program is stopped first.
+                // A handover's new program is stopped first: the program's
+                // SIGTERM waits until it is gone.
                 if let Some(h) = self.handover.as_mut().filter(|h| h.starting()) {
                     h.leave(Instant::now(), self.settings.group);
+                    self.new_first = true;
                 }
             }
             match sig {
                 libc::SIGCHLD => {}
-                libc::SIGTERM if self.term.hold() => {}
+                libc::SIGTERM if self.term.hold() || self.new_first => {}
                 sig => self.program.signal(self.settings.rewrite(sig), self.settings.group),
             }
         }
-        if self.term.due() {
+        if self.term.due() && !self.new_first {
             self.program.signal(self.settings.rewrite(libc::SIGTERM), self.settings.group);
         }
         Ok(())
@@ -186,8 +190,12 @@ impl<'a> Supervisor<'a> {
         let Some(status) = status else { return Ok(None) };
         self.program.reaped();
         if let Some(h) = self.handover.as_mut() {
-            // Ended during a handover: envshim ends as it did, once the other is gone.
+            // Ended on its own during a handover: envshim ends as it did
+            // (section 14), once the other is gone (a new one not ready is stopped).
             self.ended = Some(status);
+            if !self.ending {
+                report::say(&format!("watch: the program ended ({}) during a handover: envshim exits with its status once the other one is gone", status_text(status)));
+            }
             if h.starting() {
                 h.leave(Instant::now(), self.settings.group);
             }
@@ -294,6 +302,10 @@ impl<'a> Supervisor<'a> {
                 self.handover = None;
                 if let Some(status) = self.ended {
                     return Ok(Some(self.settings.exit(exit_code(status))));
+                }
+                // The new one gone, the program has the SIGTERM (unless --term-delay still holds it).
+                if std::mem::take(&mut self.new_first) && self.term.remaining().is_none() {
+                    self.program.signal(self.settings.rewrite(libc::SIGTERM), self.settings.group);
                 }
                 if !self.ending {
                     return Ok(rider.and_then(|r| r.stopped()));
