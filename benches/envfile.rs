@@ -23,7 +23,7 @@
 //! before it is timed, so a grammar change that makes it fail is caught.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use envshim::envfile::EnvFile;
+use envshim::internals::EnvFile;
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -148,9 +148,9 @@ fn bench_fmt(c: &mut Criterion) {
     let mut group = c.benchmark_group("envfile_fmt_64KiB");
     group.throughput(Throughput::Bytes(LIMIT as u64));
     for (name, text) in [("double_quoted", double_quoted_plain()), ("double_quoted_escapes", double_quoted())] {
-        let done = envshim::envfile::portable::rewrite(text.as_bytes()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let done = envshim::internals::portable::rewrite(text.as_bytes()).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(done.refused().is_none() && done.text != text.as_bytes(), "{name}");
-        group.bench_function(name, |b| b.iter(|| black_box(envshim::envfile::portable::rewrite(black_box(text.as_bytes())).is_ok())));
+        group.bench_function(name, |b| b.iter(|| black_box(envshim::internals::portable::rewrite(black_box(text.as_bytes())).is_ok())));
     }
     group.finish();
 }

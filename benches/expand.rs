@@ -17,7 +17,7 @@
 //! - `dollar_other`: `$x$é$x$é…` (a `$` before an ordinary or multi-byte character).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use envshim::expand::expand_into;
+use envshim::internals::expand_into;
 use std::collections::HashMap;
 use std::hint::black_box;
 use std::time::Duration;

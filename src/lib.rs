@@ -5,21 +5,23 @@
 //! environment → program line → exec. `main.rs` parses the command line into
 //! [`Options`] (and [`RunOptions`] or [`CheckOptions`]) and calls [`run`],
 //! [`check`], [`render`] or [`install`]; `commands` holds what each does,
-//! `pipeline` the steps they share. [`fmt`] is the converter's
-//! (`kubectl envshim fmt`): the shim's binary does not call it, so it is
-//! not in it. This file is the front door
+//! `pipeline` the steps they share. This file is the binary's front door
 //! alone (the modules, the entry points): no module uses anything of it
-//! (tests/layers.rs).
+//! (tests/layers.rs). Every module is private but two: [`converter`], the
+//! one door of the converter (`kubectl envshim`, which names no other
+//! `envshim::` path), and `internals` (hidden), what the shim's own
+//! benches, fuzz targets, tools and tests reach.
 
-pub mod cli;
+mod cli;
 mod commands;
+pub mod converter;
 mod envdir;
-pub mod engine;
-pub mod envfile;
+mod engine;
+mod envfile;
 mod environment;
-pub mod error;
+mod error;
 mod exec;
-pub mod expand;
+mod expand;
 mod files;
 mod filenv;
 mod fmt;
@@ -27,27 +29,30 @@ mod hints;
 mod index;
 mod init;
 mod install;
+#[doc(hidden)]
+pub mod internals;
 mod listen;
-pub mod limits;
-pub mod manifest;
-pub mod names;
+mod limits;
+mod manifest;
+mod names;
 mod pipeline;
 mod program;
 mod render;
-pub mod report;
+mod report;
 mod sort;
-pub mod sources;
-pub mod suggest;
-pub mod sys;
-pub mod wait;
+mod sources;
+mod suggest;
+mod sys;
+mod wait;
 mod watch;
 mod words;
 
 // The entry points: one a subcommand, each returning its exit code (`main`
 // makes it the process's number).
 pub use commands::{check, install, render, run};
-// The converter's entry point (kubectl-envshim/src/main.rs).
-pub use fmt::fmt;
+// What the binary parses the command line into, and starts from (src/main.rs).
+pub use cli::{parse as parse_command_line, Invocation, Refused};
+pub use sys::{Argv, Arena};
 pub use pipeline::{CheckOptions, InitOptions, Options, RunOptions, DEFAULT_MANIFEST};
 pub use render::Format;
 pub use watch::{OnChange, WatchOptions};

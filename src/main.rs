@@ -1,5 +1,5 @@
 //! The binary: parses the command line (clap, with the definition of
-//! `envshim::cli`), calls the library, and exits with its code.
+//! `envshim::parse_command_line`), calls the library, and exits with its code.
 //!
 //! `no_main`: Rust's runtime start-up sets SIGPIPE to ignored before `main`,
 //! and an ignored signal stays ignored across `execve`, so every program
@@ -13,21 +13,21 @@
 #![cfg_attr(not(test), no_main)]
 #![cfg_attr(test, allow(dead_code, unused_imports))]
 
-use envshim::cli::{self, Invocation};
+use envshim::Invocation;
 
 /// A bump arena instead of musl's allocator, whose system calls were most of
 /// a start-up's (src/sys/alloc.rs).
 #[global_allocator]
-static ALLOC: envshim::sys::Arena = envshim::sys::Arena;
+static ALLOC: envshim::Arena = envshim::Arena;
 
 #[cfg(not(test))]
 envshim::c_main!(envshim_main);
 
 /// A run, from C's `main`.
 #[cfg(not(test))]
-fn envshim_main(argv: envshim::sys::Argv) -> i32 {
+fn envshim_main(argv: envshim::Argv) -> i32 {
     envshim::start();
-    let exit = match cli::parse(argv.to_vec()) {
+    let exit = match envshim::parse_command_line(argv.to_vec()) {
         Ok(Invocation::Run(options, run)) => envshim::run(&options, &run),
         Ok(Invocation::Check(options, check)) => envshim::check(&options, &check),
         Ok(Invocation::Render(options, format, show_values)) => envshim::render(&options, format, show_values),

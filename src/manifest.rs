@@ -120,7 +120,7 @@ impl Converted<'_> {
     }
 }
 
-/// The variables a converted container's private values are in ([`Converted`]).
+/// The variables a converted container's private values are in (`Converted`).
 pub const SEEN_PREFIX: &str = "ENVSHIM_SEEN_";
 pub const VALUE_PREFIX: &str = "ENVSHIM_VALUE_";
 

@@ -105,6 +105,7 @@ impl Warnings {
         }
     }
 
+    #[cfg(test)]
     pub fn kept(&self) -> &[String] {
         &self.kept
     }

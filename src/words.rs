@@ -15,7 +15,7 @@ use clap::error::ErrorKind;
 /// parser refuses (its message the error's source). clap takes such a
 /// function itself, but then builds its wrapping (the UTF-8 check, the
 /// error) once for each function, where this builds it once for all of them
-/// ([`refused`]), and the binary is smaller.
+/// (`refused`), and the binary is smaller.
 #[derive(Clone, Copy)]
 pub struct Text<F>(pub F);
 

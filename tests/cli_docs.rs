@@ -14,7 +14,7 @@ use crate::common::*;
 /// The configuration variables the binary knows: those of the definition.
 fn variables() -> Vec<String> {
     use clap::CommandFactory;
-    let mut cli = envshim::cli::Cli::command();
+    let mut cli = envshim::internals::Cli::command();
     cli.build();
     let run = cli.find_subcommand("run").expect("run");
     run.get_arguments().filter_map(|a| Some(a.get_env()?.to_str()?.to_string())).collect()
@@ -260,7 +260,7 @@ fn the_reference_names_every_option_variable_and_exit_code_of_the_definition() {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/reference.md")).unwrap();
     let section = |n: &str, next: &str| text[text.find(n).unwrap()..text.find(next).unwrap()].to_string();
     let options = section("## 1. Command line", "## 2. ");
-    let mut cli = envshim::cli::Cli::command();
+    let mut cli = envshim::internals::Cli::command();
     cli.build();
     for sub in ["run", "check", "render"] {
         for arg in cli.find_subcommand(sub).unwrap().get_arguments() {
@@ -273,7 +273,7 @@ fn the_reference_names_every_option_variable_and_exit_code_of_the_definition() {
     }
     let codes = section("## 7. Failures and exit codes", "## 8. ");
     // The library's table of exit codes: each of envshim's has its row.
-    let envshim_codes = envshim::error::ExitCode::ALL.into_iter().filter(|c| c.meaning(envshim::error::Tool::Envshim).is_some()).map(|c| c.number().to_string());
+    let envshim_codes = envshim::internals::ExitCode::ALL.into_iter().filter(|c| c.meaning(envshim::internals::Tool::Envshim).is_some()).map(|c| c.number().to_string());
     for code in envshim_codes.chain(["128+N".to_string()]) {
         assert!(codes.contains(&format!("\n| {code} |")), "reference §7 has no row for exit code {code}");
     }

@@ -22,7 +22,7 @@ struct Valued {
 /// Every long option of every subcommand, from the definition.
 fn options() -> Vec<Valued> {
     use clap::CommandFactory;
-    let mut cli = envshim::cli::Cli::command();
+    let mut cli = envshim::internals::Cli::command();
     cli.build();
     let mut all = Vec::new();
     for sub in cli.get_subcommands().filter(|s| s.get_name() != "help") {

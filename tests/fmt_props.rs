@@ -9,8 +9,8 @@
 //! the kubelet's grammar cannot hold, and fails only a file envshim's
 //! grammar fails. The fuzz target `fmt` checks the same on arbitrary bytes.
 
-use envshim::envfile::portable::{rewrite, Inexpressible};
-use envshim::envfile::EnvFile;
+use envshim::internals::portable::{rewrite, Inexpressible};
+use envshim::internals::EnvFile;
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 

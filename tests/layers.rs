@@ -8,7 +8,11 @@
 //! share) below them and above every other module. Read from the sources'
 //! `crate::` paths, and lib.rs's paths of its modules (test code excluded: a
 //! test may use anything). A `crate::` path to an item that is not a module
-//! is one to the root: `lib`.
+//! is one to the root: `lib`; a `$crate::` path, in an exported macro, is
+//! one of the crate that calls the macro, not of the module. The library's
+//! two public modules, `converter` (the converter's door) and `internals`
+//! (the shim's own benches, fuzz targets, tools and tests), re-export from
+//! the others and sit at the top with lib.rs; nothing of the library uses them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -82,7 +86,12 @@ fn crate_paths(text: &str) -> Vec<String> {
         }
         let mut rest = code;
         while let Some(at) = rest.find("crate::") {
+            // `$crate::`, in an exported macro, is a path of the crate that calls it (the binary).
+            let in_macro = rest[..at].ends_with('$');
             rest = &rest[at + "crate::".len()..];
+            if in_macro {
+                continue;
+            }
             let group = rest.strip_prefix('{').map(|g| &g[..g.find('}').unwrap_or(g.len())]);
             for item in group.map_or_else(|| vec![rest], |g| g.split(',').collect()) {
                 let ident: String = item.trim().chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
@@ -153,9 +162,69 @@ fn only_the_crate_root_the_commands_and_the_command_line_use_the_pipeline() {
 #[test]
 fn no_module_knows_the_command_line() {
     let graph = imports();
+    assert!(graph["lib"].contains("cli"), "lib.rs does not hand the binary its command line: {:?}", graph["lib"]);
     for (m, used) in &graph {
-        assert!(!used.contains("cli"), "{m} uses cli: the library takes plain options, and only the binary parses");
+        // The doors hand the definitions to the binaries: lib.rs to the shim's, converter to kubectl-envshim.
+        let door = ["lib", "converter", "internals"].contains(&m.as_str());
+        assert!(door || !used.contains("cli"), "{m} uses cli: the library takes plain options, and only the binary parses");
     }
+}
+
+/// The shim's library has two public modules: `converter`, the converter's
+/// one door, and `internals` (hidden), for the shim's own benches, fuzz
+/// targets, tools and tests; every other module is private.
+#[test]
+fn the_library_opens_two_modules_alone() {
+    let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
+    let public: Vec<&str> = lib.lines().filter_map(|l| l.trim().strip_prefix("pub mod ")).collect();
+    assert_eq!(public, ["converter;", "internals;"], "lib.rs's public modules");
+    assert!(lib.lines().all(|l| !l.trim().starts_with("pub(crate) mod ") && !l.trim().starts_with("pub(super) mod ")), "a module of lib.rs is private (`mod`) or one of the two doors");
+    for (m, used) in &imports() {
+        assert!(!used.contains("converter") && !used.contains("internals"), "{m} uses a door: the doors re-export the library, which never uses them");
+    }
+}
+
+/// The `envshim::` paths in `text` (not those of `kubectl_envshim::`), each
+/// up to the end of its first two segments: `envshim::converter::Error`
+/// gives `envshim::converter::`.
+fn envshim_paths(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(at) = text[from..].find("envshim::").map(|a| a + from) {
+        from = at + "envshim::".len();
+        if text[..at].chars().next_back().is_some_and(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        let segment: String = text[from..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == ':' || *c == '{').collect();
+        let first = segment.split("::").next().unwrap_or_default();
+        found.push(format!("envshim::{first}{}", if segment.len() > first.len() { "::" } else { "" }));
+    }
+    found
+}
+
+/// The converter (its sources and its tests, comments included: a pointer
+/// is a path too) reaches the shim's library through its door alone,
+/// `envshim::converter` (src/converter.rs).
+#[test]
+fn the_converter_uses_the_shim_through_its_door_alone() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("kubectl-envshim");
+    let mut files = Vec::new();
+    collect(&root.join("src"), &mut files);
+    collect(&root.join("tests"), &mut files);
+    let mut through_the_door = 0;
+    for file in files {
+        for path in envshim_paths(&std::fs::read_to_string(&file).unwrap()) {
+            assert_eq!(path, "envshim::converter::", "{}: the converter names `{path}`: it uses the shim's library through `envshim::converter` alone", file.display());
+            through_the_door += 1;
+        }
+    }
+    assert!(through_the_door > 20, "the converter names envshim::converter {through_the_door} times");
+}
+
+#[test]
+fn the_path_reader_names_each_envshim_path_and_skips_others() {
+    let text = "use envshim::converter::{Error, escape};\nuse kubectl_envshim::cli;\n// envshim::error::Error\nenvshim::fmt(x); envshim::{a, b}; envshim::WatchOptions";
+    assert_eq!(envshim_paths(text), ["envshim::converter::", "envshim::error::", "envshim::fmt", "envshim::{a", "envshim::WatchOptions"]);
 }
 
 #[test]
@@ -192,7 +261,7 @@ fn no_module_imports_one_that_imports_it_back() {
 
 #[test]
 fn the_reader_finds_grouped_and_nested_paths_and_skips_tests_and_comments() {
-    let text = "use crate::a::X;\n// crate::commented\nuse crate::{b, c::Y};\nfn f() { crate::d::g(); }\n#[cfg(test)]\nmod tests { use crate::e; }\n";
+    let text = "use crate::a::X;\n// crate::commented\nuse crate::{b, c::Y};\nfn f() { crate::d::g(); }\nmacro_rules! m { () => { $crate::Argv::new() } }\n#[cfg(test)]\nmod tests { use crate::e; }\n";
     assert_eq!(crate_paths(text), ["a", "b", "c", "d"]);
     let lib = "pub mod a;\npub mod b;\nmod c;\nuse a::X;\n// b::commented\npub use c::{Y, Z};\nfn f() { std::mem::drop(x::y()); }\n#[cfg(test)]\nmod tests { use b::e; }\n";
     let modules = ["a", "b", "c"].map(String::from).into();

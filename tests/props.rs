@@ -18,8 +18,8 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::common::command;
-use envshim::envfile::EnvFile;
-use envshim::expand::expand;
+use envshim::internals::EnvFile;
+use envshim::internals::expand;
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 use serde_json::{json, Value};
@@ -129,7 +129,7 @@ proptest! {
         };
         let full = expand(input.as_bytes(), lookup);
         let mut out = Vec::new();
-        let total = envshim::expand::expand_capped(input.as_bytes(), lookup, &mut out, limit);
+        let total = envshim::internals::expand_capped(input.as_bytes(), lookup, &mut out, limit);
         prop_assert_eq!(total, full.len());
         prop_assert!(out.len() <= limit && full.starts_with(&out));
         if limit >= full.len() {
@@ -348,10 +348,10 @@ proptest! {
 
     #[test]
     fn manifest_errors_carry_no_value((bytes, secrets) in manifest()) {
-        if let Err(errors) = envshim::manifest::parse(&bytes) {
+        if let Err(errors) = envshim::internals::parse_manifest(&bytes) {
             prop_assert!(!errors.is_empty());
             for e in errors {
-                prop_assert_eq!(e.code, envshim::error::ExitCode::Config);
+                prop_assert_eq!(e.code, envshim::internals::ExitCode::Config);
                 let message = e.to_string();
                 prop_assert!(!message.contains('\n'), "{:?}", message);
                 assert_no_leak(message.as_bytes(), &secrets, "manifest error");
@@ -361,7 +361,7 @@ proptest! {
 
     #[test]
     fn manifest_parse_never_panics_on_bytes(data in prop::collection::vec(any::<u8>(), 0..400)) {
-        let _ = envshim::manifest::parse(&data);
+        let _ = envshim::internals::parse_manifest(&data);
     }
 
     #[test]
@@ -372,7 +372,7 @@ proptest! {
             "true", "\"\\u0000\"", "\"\\ud800\"",
         ][..]), 0..80),
     ) {
-        let _ = envshim::manifest::parse(toks.concat().as_bytes());
+        let _ = envshim::internals::parse_manifest(toks.concat().as_bytes());
     }
 }
 
@@ -510,7 +510,7 @@ fn finding_1_multiplied_expansion_holds_at_most_the_limit() {
     let a = vec![b'x'; 32_000];
     let input = "$(A)".repeat(200);
     let mut out = Vec::new();
-    let total = envshim::expand::expand_capped(input.as_bytes(), |n| (n == b"A").then_some(&a[..]), &mut out, 131_071);
+    let total = envshim::internals::expand_capped(input.as_bytes(), |n| (n == b"A").then_some(&a[..]), &mut out, 131_071);
     assert_eq!(total, 6_400_000);
     assert!(out.len() <= 131_071);
     assert!(out.capacity() <= 2 * 131_071, "capacity {}", out.capacity());
@@ -523,7 +523,7 @@ fn finding_1_multiplied_expansion_holds_at_most_the_limit() {
 /// without `export`: the file is refused, naming the line.
 #[test]
 fn finding_10_fmt_refuses_a_name_export_hid() {
-    use envshim::envfile::portable::{rewrite, Inexpressible};
+    use envshim::internals::portable::{rewrite, Inexpressible};
     for input in ["finding-10-export-hash-name", "finding-10-export-export-name"] {
         let input = std::fs::read(format!("{}/fuzz/regressions/fmt/{input}", env!("CARGO_MANIFEST_DIR"))).unwrap();
         assert_eq!(rewrite(&input).unwrap().refused(), Some((2, Inexpressible::Name)));

@@ -1,5 +1,5 @@
 //! Generates the shell completions and the man pages from the command line's
-//! definition (`envshim::cli`, the very one the binary parses with), at build
+//! definition (`envshim::internals::Cli`, the very one the binary parses with), at build
 //! time: `cargo run --example cli-docs -- DIR` writes
 //!   DIR/completions/envshim.bash, DIR/completions/_envshim (zsh),
 //!   DIR/completions/envshim.fish,
@@ -16,8 +16,8 @@
 // A build tool, not in the binary: clippy.toml's rule of the shim's own sort is for the binary's size.
 #![allow(clippy::disallowed_methods)]
 
-use envshim::cli::Cli;
-use envshim::error::{exit_code_help, Tool};
+use envshim::internals::Cli;
+use envshim::internals::{exit_code_help, Tool};
 
 /// The converter's command line (a dev-dependency of this package).
 use kubectl_envshim::cli as converter;

@@ -17,10 +17,10 @@
 //!   of docs/reference.md §4.1.
 #![no_main]
 
-use envshim::envfile::reference::{self, reference, Entries};
-use envshim::envfile::{EnvFile, Problem};
-use envshim::limits::{MAX_NAME_BYTES, MAX_VALUE_BYTES};
-use envshim::names::is_relaxed;
+use envshim::internals::reference::{self, reference, Entries};
+use envshim::internals::{EnvFile, Problem};
+use envshim::internals::{MAX_NAME_BYTES, MAX_VALUE_BYTES};
+use envshim::internals::is_relaxed;
 use libfuzzer_sys::fuzz_target;
 
 /// The text after `line N: ` for each problem. Exhaustive on purpose: a new
@@ -90,14 +90,14 @@ fn kubelet(data: &[u8]) {
         };
         assert_eq!(got, reference::kubelet_value(data, key), "the kubelet's grammar differs from the reference reading of docs/reference.md §4.1");
     }
-    for (line, _) in envshim::envfile::kubelet::lint(data) {
+    for (line, _) in envshim::internals::kubelet::lint(data) {
         assert!(line as usize <= physical_lines(data));
     }
 }
 
 fuzz_target!(|data: &[u8]| {
     kubelet(data);
-    if data.len() <= envshim::limits::MAX_ENV_FILE_BYTES
+    if data.len() <= envshim::internals::MAX_ENV_FILE_BYTES
         && !data.starts_with(b"\xEF\xBB\xBF")
         && std::str::from_utf8(data).is_ok()
     {
@@ -150,7 +150,7 @@ fuzz_target!(|data: &[u8]| {
                 assert_eq!(file.get(name), Ok(Some((value, line))), "unique: the last occurrence");
             }
             let rendered = render(&file);
-            if rendered.len() <= envshim::limits::MAX_ENV_FILE_BYTES {
+            if rendered.len() <= envshim::internals::MAX_ENV_FILE_BYTES {
                 let again = EnvFile::parse(rendered).expect("a rendered file parses");
                 let a: Vec<_> = file.iter().map(|(n, v, _)| (n, v)).collect();
                 let b: Vec<_> = again.iter().map(|(n, v, _)| (n, v)).collect();

@@ -12,7 +12,7 @@
 //! - `expand_capped` returns the whole length and keeps a prefix within its limit.
 #![no_main]
 
-use envshim::expand::{expand, expand_capped};
+use envshim::internals::{expand, expand_capped};
 use libfuzzer_sys::fuzz_target;
 
 /// docs/reference.md §5 read literally, on bytes with UTF-8 characters kept whole.

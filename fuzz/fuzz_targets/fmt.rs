@@ -13,8 +13,8 @@
 //!   and rewriting the result changes nothing.
 #![no_main]
 
-use envshim::envfile::portable::{rewrite, Inexpressible};
-use envshim::envfile::EnvFile;
+use envshim::internals::portable::{rewrite, Inexpressible};
+use envshim::internals::EnvFile;
 use libfuzzer_sys::fuzz_target;
 
 fn keys(file: &EnvFile) -> Vec<(Vec<u8>, Vec<u8>)> {
@@ -40,7 +40,7 @@ fuzz_target!(|data: &[u8]| {
             Inexpressible::CrLf => value.is_some_and(|v| v.windows(2).any(|w| w == b"\r\n")),
             Inexpressible::Name => entry.is_some_and(|(n, _, _)| n.starts_with(b"#") || n.starts_with(b"export ") || n.starts_with(b"export\t")),
             Inexpressible::LongLine => p.text.len() >= 65_536 && !p.text.contains(&b'\n'),
-            Inexpressible::TooLarge => p.text.len() > envshim::limits::MAX_ENV_FILE_BYTES,
+            Inexpressible::TooLarge => p.text.len() > envshim::internals::MAX_ENV_FILE_BYTES,
         };
         assert!(holds, "refused for {why:?} on line {line}");
         return;

@@ -17,13 +17,13 @@ use serde_json::Value;
 const SENTINEL: &str = "SeNtInEl";
 
 fn check(bytes: &[u8]) {
-    let result = envshim::manifest::parse(bytes);
+    let result = envshim::internals::parse_manifest(bytes);
     let syntax_error = matches!(&result, Err(e) if e[0].to_string().starts_with("manifest is not valid JSON"));
     assert_eq!(syntax_error, serde_json::from_slice::<Value>(bytes).is_err(), "the JSON readers disagree");
     if let Err(errors) = result {
         assert!(!errors.is_empty());
         for e in &errors {
-            assert_eq!(e.code, envshim::error::ExitCode::Config);
+            assert_eq!(e.code, envshim::internals::ExitCode::Config);
             let message = e.to_string();
             assert!(message.starts_with("manifest"), "{message:?}");
             assert!(!message.contains('\n') && !message.contains('\r'), "{message:?}");

@@ -1,15 +1,15 @@
 // The command line of kubectl-envshim: its definition, with the docs `--help`
 // shows, and the one-line usage errors; tools/cli-docs.rs generates the man
 // pages and completions from it. Each value is checked by envshim's own parser
-// (`envshim::cli::values`): it means the same in both binaries.
+// (`envshim::converter::values`): it means the same in both binaries.
 
 use std::ffi::OsString;
 use std::marker::PhantomData;
 
 use clap::{Args, FromArgMatches, Parser, Subcommand};
-use envshim::cli::values::{self, AsWritten};
-use envshim::envfile::Grammar;
-use envshim::error::{exit_code_help, ExitCode, Tool};
+use envshim::converter::values::{self, AsWritten};
+use envshim::converter::Grammar;
+use envshim::converter::{exit_code_help, ExitCode, Tool};
 
 #[derive(Parser)]
 #[command(
@@ -43,7 +43,7 @@ pub enum Command {
 const FMT_ABOUT: &str = "Rewrite env files in place so that the kubelet's grammar and envshim's read the same variables from them";
 
 /// `fmt --help` and its man page: what it writes, what cannot be written in
-/// the kubelet's grammar (`envshim::envfile::portable`'s refusals) and the
+/// the kubelet's grammar (the portable form's refusals, src/envfile/portable.rs) and the
 /// ways around each.
 const FMT_HELP: &str = "\
 Rewrite env files in place so that the kubelet's grammar and envshim's read the same variables from them
@@ -152,7 +152,7 @@ pub struct Listen {
     pub listen: Option<String>,
 }
 
-// `envshim run --watch`'s settings (`envshim::WatchOptions`, one for one, defaults included: a test checks it).
+// `envshim run --watch`'s settings (`envshim::converter::WatchOptions`, one for one, defaults included: a test checks it).
 #[derive(Args)]
 #[group(skip)]
 pub struct WatchSettings {
@@ -293,7 +293,7 @@ pub struct KrmArgs {
 }
 
 /// The line for clap's error `e` on the command line `args`: envshim's own
-/// (`envshim::cli::refused_line`), pointing at this command's help.
+/// (`envshim::converter::refused_line`), pointing at this command's help.
 pub fn usage_line(e: &clap::Error, args: &[OsString]) -> String {
     use clap::CommandFactory;
     let mut cli = Cli::command();
@@ -305,13 +305,13 @@ pub fn usage_line(e: &clap::Error, args: &[OsString]) -> String {
     };
     // `kubectl envshim lint`, looked for by name: the lint is `fmt --check`.
     let lint = |wrong: &str| (wrong == "lint").then(|| "the lint is kubectl envshim fmt --check FILE...: every line the kubelet reads otherwise or cannot read".to_string());
-    envshim::cli::refused_line(e, &cli, args, &see, lint)
+    envshim::converter::refused_line(e, &cli, args, &see, lint)
 }
 
 /// The message for a word given where kubectl takes `-f FILE`.
 pub fn stray(word: &OsString, sub: &str) -> String {
     use std::os::unix::ffi::OsStrExt;
-    let word = envshim::error::escape(word.as_bytes());
+    let word = envshim::converter::escape(word.as_bytes());
     if word.starts_with('-') {
         return format!("unexpected argument \"{word}\" (see kubectl envshim {sub} --help)");
     }

@@ -12,10 +12,10 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use envshim::manifest::{SEEN_PREFIX, VALUE_PREFIX};
+use envshim::converter::{SEEN_PREFIX, VALUE_PREFIX};
 use serde_json::{Map, Value};
 
-use envshim::error::{escape, Error, ExitCode, JsonPath, Segment};
+use envshim::converter::{escape, Error, ExitCode, JsonPath, Segment};
 
 use crate::installer::{SHIM_DIR, SHIM_VOLUME};
 use crate::settings::Settings;
@@ -32,7 +32,7 @@ pub(crate) type Sequence = Vec<Value>;
 /// Where a volume a `fileKeyRef` names is mounted when the container does not mount it.
 pub(crate) const VOLUMES_DIR: &str = "/.envshim/volumes";
 /// The variable envshim reads its manifest's text from (`--manifest-json`'s).
-pub use envshim::engine::MANIFEST_VAR;
+pub use envshim::converter::MANIFEST_VAR;
 /// envshim reads every `ENVSHIM_*` variable as its own configuration.
 pub(crate) const RESERVED: &str = "ENVSHIM_";
 /// The platform-resolved sources of `valueFrom` (the kubelet resolves them).
@@ -335,7 +335,7 @@ impl Names {
     /// list: 100,000 names in one word took a minute).
     fn references(&mut self, text: &str) {
         let names = std::cell::RefCell::new(self);
-        envshim::expand::expand_capped(
+        envshim::converter::expand_capped(
             text.as_bytes(),
             |n| {
                 let n = String::from_utf8_lossy(n).into_owned();
@@ -501,19 +501,19 @@ fn manifest_text(rest: &[Value], command: Sequence, args: Option<Sequence>, moun
         Err(e) => return Err(vec![problem(JsonPath::default(), format!("cannot be written as JSON ({e})"))]),
     };
     // What envshim will read: checked by envshim's own parser now, not at the pod's start.
-    if let Err(errors) = envshim::manifest::parse(text.as_bytes()) {
+    if let Err(errors) = envshim::converter::parse_manifest(text.as_bytes()) {
         return Err(errors.into_iter().map(|e| manifest_problem(e, first)).collect());
     }
     // The kubelet turns `$$` back into `$`: the variable holds `text` as written.
     let size = MANIFEST_VAR.len() + 1 + text.len();
-    if size > envshim::limits::MAX_EXEC_STRING_BYTES {
+    if size > envshim::converter::MAX_EXEC_STRING_BYTES {
         return Err(vec![problem(
             env_entry(first),
             format!(
                 "the manifest envshim needs (the env list from the first fileKeyRef on, and the program line) is {size} bytes as \
                  {MANIFEST_VAR}=..., over Linux's limit of {} bytes for one variable: the pod could not start; \
                  move large literal values before the first fileKeyRef entry, or into a ConfigMap",
-                envshim::limits::MAX_EXEC_STRING_BYTES
+                envshim::converter::MAX_EXEC_STRING_BYTES
             ),
         )]);
     }
@@ -542,7 +542,7 @@ fn rewrite(c: &mut Mapping, env: &Sequence, first: usize, seen: &[String], text:
     new_env.extend(s.shim_env.iter().map(|(name, value)| mapping([("name", string(name)), ("value", string(value))])));
     new_env.extend(slots::entries(indexed, s));
     // Last: `$$` here means no kubelet expanded the list (envshim then does its part).
-    new_env.push(mapping([("name", string(envshim::engine::MARKER)), ("value", string("$$"))]));
+    new_env.push(mapping([("name", string(envshim::converter::MARKER)), ("value", string("$$"))]));
     let command: &[&str] = if s.watch { &[&s.shim_path, "run", "--watch"] } else { &[&s.shim_path, "run"] };
     c.insert("command".into(), strings(command));
     // `args: []` and `args: null` are unset: they stay as written (for `unconvert`).

@@ -7,7 +7,7 @@ use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use envshim::error::{escape, os_reason, Error, ExitCode};
+use envshim::converter::{escape, os_reason, Error, ExitCode};
 
 use crate::cli::Input;
 

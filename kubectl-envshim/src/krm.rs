@@ -13,7 +13,7 @@
 //!   `convert` does (a document it does not change is copied byte for byte).
 
 use clap::{ArgAction, Args, FromArgMatches};
-use envshim::error::{escape, ExitCode};
+use envshim::converter::{escape, ExitCode};
 use serde_json::{json, Map, Value};
 
 use crate::cli::{FunctionConfig, KrmArgs};
@@ -262,13 +262,13 @@ enum Job {
 
 impl Job {
     /// A container `--entrypoint` named that no converted document had.
-    fn unknown_entrypoints(&self) -> Result<(), envshim::error::Error> {
+    fn unknown_entrypoints(&self) -> Result<(), envshim::converter::Error> {
         match self {
             Job::Convert(s) => s.unknown_entrypoints(),
             Job::Unconvert => Ok(()),
         }
     }
-    fn run(&self, doc: &mut Value) -> Result<Vec<crate::warn::Note>, Vec<envshim::error::Error>> {
+    fn run(&self, doc: &mut Value) -> Result<Vec<crate::warn::Note>, Vec<envshim::converter::Error>> {
         match self {
             Job::Convert(s) => convert::document(doc, s),
             Job::Unconvert => crate::unconvert::document(doc),
@@ -308,7 +308,7 @@ fn options(config: &Value) -> Result<FunctionConfig, String> {
         };
         let Some(option) = cmd.get_arguments().find(|a| a.get_long() == Some(key.as_str())) else {
             let keys: Vec<&str> = cmd.get_arguments().filter_map(|a| a.get_long()).collect();
-            let hint = match envshim::suggest::closest(key.as_bytes(), &keys) {
+            let hint = match envshim::converter::closest(key.as_bytes(), &keys) {
                 Some(k) => format!("did you mean {k}?"),
                 None => format!("it takes {}", keys.join(", ")),
             };
@@ -318,7 +318,7 @@ fn options(config: &Value) -> Result<FunctionConfig, String> {
             words.extend(value.lines().map(str::trim).filter(|l| !l.is_empty()).map(|l| format!("--{key}={l}")));
         } else if matches!(option.get_action(), ArgAction::SetTrue) {
             // A flag (`watch`): its words as envshim's variables take them (`ENVSHIM_WATCH`).
-            match envshim::cli::values::switch(value) {
+            match envshim::converter::values::switch(value) {
                 Ok(true) => words.push(format!("--{key}")),
                 Ok(false) => {}
                 Err(e) => return Err(format!("data.{key}: {e} (quoted)")),
@@ -329,7 +329,7 @@ fn options(config: &Value) -> Result<FunctionConfig, String> {
     }
     let parsed = cmd.try_get_matches_from(words).and_then(|m| FunctionConfig::from_arg_matches(&m));
     // A value envshim's parser refuses: the key and what it takes, never the value.
-    parsed.map_err(|e| match envshim::cli::refused_value(&e) {
+    parsed.map_err(|e| match envshim::converter::refused_value(&e) {
         Some((option, expected)) => format!("data.{}: {expected}", option.trim_start_matches('-')),
         None => format!("data: {}", e.kind()),
     })

@@ -11,7 +11,7 @@
 //! container's manifest), [`krm`] (kpt's and kustomize's function protocols, `krm.rs`)
 //! or [`fmt`] (env files in the form the kubelet reads, envshim's code). This
 //! file holds the entry points alone: no module uses anything of it.
-//! Errors are envshim's own type (`envshim::error::Error`: an exit code of
+//! Errors are envshim's own type (`envshim::converter::Error`: an exit code of
 //! envshim's table, a subject, a JSON path, what is wrong).
 
 // clippy.toml's rule of the shim's own sort is the shim's: the converter's size does not count.
@@ -32,7 +32,7 @@ mod validate;
 mod warn;
 mod yaml;
 
-use envshim::error::ExitCode;
+use envshim::converter::ExitCode;
 
 use cli::{ConvertArgs, FmtArgs, KrmArgs, ManifestArgs, UnconvertArgs};
 use report::{fail, say, usage};
@@ -115,10 +115,10 @@ pub fn krm(args: &KrmArgs) -> ExitCode {
     stream::on_yaml_stack(|| krm::command(args))
 }
 
-/// `kubectl envshim fmt`: envshim's own code (`envshim::fmt`, which the shim's
+/// `kubectl envshim fmt`: envshim's own code (`envshim::converter::fmt`, which the shim's
 /// binary leaves out), its failures said as the converter says them.
 pub fn fmt(args: &FmtArgs) -> ExitCode {
-    envshim::fmt(&args.files, args.check, &mut |e| say(&e.to_string()))
+    envshim::converter::fmt(&args.files, args.check, &mut |e| say(&e.to_string()))
 }
 
 /// A command line clap refused: its one line, exit 2.

@@ -3,7 +3,7 @@
 //! with its code.
 
 use clap::{CommandFactory, FromArgMatches};
-use envshim::error::ExitCode;
+use envshim::converter::ExitCode;
 
 use kubectl_envshim::cli::{Cli, Command};
 

@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use envshim::error::{escape, Error, ExitCode};
+use envshim::converter::{escape, Error, ExitCode};
 
 use crate::cli::ManifestArgs;
 use crate::input::{self, data_error};
@@ -40,7 +40,7 @@ pub fn command(args: &ManifestArgs) -> ExitCode {
         Ok(b) => b,
         Err(e) => return fail(&[data_error(&shown, format!("cannot be written as JSON ({e})"))]),
     };
-    if let Err(errors) = envshim::manifest::parse_named(&bytes, &format!("manifest {shown}"), Some(&shown), Some(name.as_bytes())) {
+    if let Err(errors) = envshim::converter::parse_manifest_named(&bytes, &format!("manifest {shown}"), Some(&shown), Some(name.as_bytes())) {
         return fail(&errors);
     }
     // envshim found exactly one container of that name; messages show it escaped.

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use envshim::error::{escape, Error, ExitCode};
+use envshim::converter::{escape, Error, ExitCode};
 
 /// One `kubectl-envshim: ` line on stderr (a closed stderr is not a reason to panic).
 pub fn say(message: &str) {
@@ -46,7 +46,7 @@ pub fn fail(errors: &[Error]) -> ExitCode {
 /// Writes `bytes` to stdout (envshim's own writer: a closed pipe is not an
 /// error): OK, or IOERR when it cannot.
 pub fn write_stdout(bytes: &[u8]) -> ExitCode {
-    match envshim::report::write_stdout(bytes) {
+    match envshim::converter::write_stdout(bytes) {
         Ok(()) => ExitCode::Ok,
         Err(e) => {
             say(&e.to_string());

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 use clap::Args;
-use envshim::envfile::Grammar;
-use envshim::error::{escape, Error};
+use envshim::converter::Grammar;
+use envshim::converter::{escape, Error};
 
 use crate::cli::{Options, DEFAULT_SHIM_PATH};
 
@@ -102,14 +102,14 @@ fn checked(o: &Options, naming: Naming) -> Result<Settings, String> {
             return Err(format!("{}: expected a Kubernetes quantity (100m, 0.1, 32Mi)", opt(key)));
         }
     }
-    let grammar = envshim::cli::values::grammar_word(o.env_grammar);
+    let grammar = envshim::converter::values::grammar_word(o.env_grammar);
     // Each value was checked by envshim's own parser (cli.rs): it goes to envshim as given.
     // As envshim run: a setting of --watch without it is a mistake.
     if let Some((key, _)) = o.watch_settings.0.first().filter(|_| !o.watch) {
         return Err(format!("{} needs {} (it is a setting of envshim's --watch)", opt(key), opt("watch")));
     }
     let given = o.wait.0.iter().chain(&o.listen.0).map(|(k, v)| (k.as_str(), v.as_str())).chain([("env-grammar", grammar)]).chain(o.watch_settings.0.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    let variables = envshim::cli::values::variables();
+    let variables = envshim::converter::values::variables();
     let variable = |long: &str| variables.iter().find(|(l, _)| l == long).map(|(_, v)| v.clone());
     let shim_env = given.map(|(long, value)| (variable(long).expect("an option of envshim run with a variable"), value.to_string())).collect();
     // The converter's options that are envshim's (the same long name), with envshim's variable for each.
@@ -232,11 +232,11 @@ fn one_word_with_blanks(name: &str, word: &str, naming: Naming) -> String {
 /// envshim's own reading of the `--watch` settings `given` (long name,
 /// value), its variables left unread: None when one is refused (each was
 /// checked already).
-fn watch_options(given: &[(String, String)]) -> Option<envshim::WatchOptions> {
+fn watch_options(given: &[(String, String)]) -> Option<envshim::converter::WatchOptions> {
     use clap::FromArgMatches;
-    let options = envshim::WatchOptions::augment_args(clap::Command::new("watch").no_binary_name(true)).mut_args(|a| a.env(None));
+    let options = envshim::converter::WatchOptions::augment_args(clap::Command::new("watch").no_binary_name(true)).mut_args(|a| a.env(None));
     let matches = options.try_get_matches_from(given.iter().map(|(long, value)| format!("--{long}={value}"))).ok()?;
-    envshim::WatchOptions::from_arg_matches(&matches).ok()
+    envshim::converter::WatchOptions::from_arg_matches(&matches).ok()
 }
 
 /// Each `ENVSHIM_*` setting a converted container may carry after its
@@ -248,7 +248,7 @@ pub fn written() -> &'static [(String, String, bool)] {
 }
 
 fn written_now() -> Vec<(String, String, bool)> {
-    let variables = envshim::cli::values::variables();
+    let variables = envshim::converter::values::variables();
     let longs = |cmd: clap::Command| cmd.get_arguments().filter_map(|a| a.get_long().map(str::to_string)).collect::<Vec<_>>();
     let plain = ["env-grammar".to_string()].into_iter().chain(longs(crate::cli::Wait::augment_args(clap::Command::new("w")))).chain(longs(crate::cli::Listen::augment_args(clap::Command::new("l")))).map(|l| (l, false));
     let watch = longs(crate::cli::WatchSettings::augment_args(clap::Command::new("w"))).into_iter().map(|l| (l, true));

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use envshim::error::Error;
+use envshim::converter::Error;
 
 use crate::input::data_error;
 use crate::settings::Settings;

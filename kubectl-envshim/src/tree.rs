@@ -28,7 +28,7 @@ pub fn write(doc: &Value) -> String {
 #[derive(Clone, Copy)]
 struct Node<'v>(&'v Value);
 
-impl<'v> envshim::manifest::Tree<'v> for Node<'v> {
+impl<'v> envshim::converter::Tree<'v> for Node<'v> {
     fn fields(self) -> Option<impl Iterator<Item = (&'v str, Self)>> {
         Some(self.0.as_object()?.iter().map(|(k, v)| (k.as_str(), Node(v))))
     }
@@ -39,5 +39,5 @@ impl<'v> envshim::manifest::Tree<'v> for Node<'v> {
 
 /// Each container under `v`: envshim's walk (`--container` chooses among the same ones).
 pub fn containers<'v>(v: &'v Value, found: &mut impl FnMut(&'v Value)) {
-    envshim::manifest::containers(Node(v), &mut |_, c: Node<'v>| found(c.0));
+    envshim::converter::containers(Node(v), &mut |_, c: Node<'v>| found(c.0));
 }

@@ -10,8 +10,8 @@
 //! is refused (78) at its path, as `convert` refuses a pod. Names only in
 //! messages: never a value.
 
-use envshim::error::{escape, Error, ExitCode, JsonPath, Segment};
-use envshim::manifest::{SEEN_PREFIX, VALUE_PREFIX};
+use envshim::converter::{escape, Error, ExitCode, JsonPath, Segment};
+use envshim::converter::{SEEN_PREFIX, VALUE_PREFIX};
 use serde_json::Value;
 
 use crate::cli::{UnconvertArgs, DEFAULT_SHIM_PATH};
@@ -228,7 +228,7 @@ struct Manifest {
 }
 
 fn manifest(entry: &Value, at: usize) -> Result<Manifest, Vec<Error>> {
-    manifest_read(entry, at).map_err(|e| vec![e]).and_then(|(m, text)| match envshim::manifest::parse(text.as_bytes()) {
+    manifest_read(entry, at).map_err(|e| vec![e]).and_then(|(m, text)| match envshim::converter::parse_manifest(text.as_bytes()) {
         Ok(_) => Ok(m),
         // What envshim refuses at the start, as `envshim check` refuses it: its verdict, its words.
         Err(errors) => Err(errors

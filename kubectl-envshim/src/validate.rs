@@ -8,7 +8,7 @@
 
 use std::collections::HashSet;
 
-use envshim::error::{Error, JsonPath, Segment};
+use envshim::converter::{Error, JsonPath, Segment};
 use serde_json::{Map, Value};
 
 use crate::convert::problem;
@@ -160,8 +160,8 @@ fn fails(rule: &Rule, v: Option<&Value>, parent: Option<&Map<String, Value>>, vo
     let ok = match rule.check {
         Check::Required => !text.is_empty(),
         Check::Text => true,
-        Check::EnvName => text.is_empty() || envshim::names::is_relaxed(text.as_bytes()),
-        Check::KeyLength => text.len() <= envshim::limits::MAX_NAME_BYTES,
+        Check::EnvName => text.is_empty() || envshim::converter::is_relaxed(text.as_bytes()),
+        Check::KeyLength => text.len() <= envshim::converter::MAX_NAME_BYTES,
         Check::DnsLabel => text.is_empty() || dns_label(text),
         Check::DnsSubdomain => dns_subdomain(text),
         Check::ConfigMapKey => text.is_empty() || config_map_key(text),

@@ -8,7 +8,7 @@
 use std::collections::HashSet;
 use std::fmt::Write;
 
-use envshim::error::escape;
+use envshim::converter::escape;
 use serde_json::Value;
 
 /// One object (the document, or an item of a `List`) the conversion changed.

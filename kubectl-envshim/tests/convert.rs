@@ -129,7 +129,7 @@ fn kubelet_env(env: &Value, platform: &BTreeMap<&str, &str>) -> Vec<(String, Str
             (Some(v), None) => {
                 let v = v.as_str().unwrap();
                 let known: BTreeMap<String, String> = out.iter().cloned().collect();
-                Some(String::from_utf8(envshim::expand::expand(v.as_bytes(), |n| known.get(std::str::from_utf8(n).ok()?).map(|v| v.as_bytes()))).unwrap())
+                Some(String::from_utf8(envshim::converter::expand(v.as_bytes(), |n| known.get(std::str::from_utf8(n).ok()?).map(|v| v.as_bytes()))).unwrap())
             }
             (None, None) => Some(String::new()),
         };
@@ -145,7 +145,7 @@ fn kubelet_env(env: &Value, platform: &BTreeMap<&str, &str>) -> Vec<(String, Str
 fn manifest_seen(container: &Value) -> serde_json::Value {
     let env = kubelet_env(&container["env"], &BTreeMap::from([("NS", "prod")]));
     let text = &env.iter().find(|(n, _)| n == "ENVSHIM_MANIFEST_JSON").expect("ENVSHIM_MANIFEST_JSON").1;
-    envshim::manifest::parse(text.as_bytes()).unwrap_or_else(|_| panic!("envshim cannot read {text}"));
+    envshim::converter::parse_manifest(text.as_bytes()).unwrap_or_else(|_| panic!("envshim cannot read {text}"));
     serde_json::from_str(text).unwrap()
 }
 
@@ -476,7 +476,7 @@ proptest! {
     #[test]
     fn doubling_dollars_is_the_inverse_of_expansion(text in arb_text(), vars in proptest::collection::btree_map("[A-Z(]{1,2}", "[$()a-z]{0,4}", 0..4)) {
         let doubled = text.replace('$', "$$");
-        let back = envshim::expand::expand(doubled.as_bytes(), |n| vars.get(std::str::from_utf8(n).ok()?).map(|v| v.as_bytes()));
+        let back = envshim::converter::expand(doubled.as_bytes(), |n| vars.get(std::str::from_utf8(n).ok()?).map(|v| v.as_bytes()));
         prop_assert_eq!(String::from_utf8(back).unwrap(), text);
     }
 }

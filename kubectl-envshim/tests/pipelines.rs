@@ -279,7 +279,7 @@ fn manifest_prints_one_container_for_envshim() {
         assert_eq!(keys, ["command", "env", "volumeMounts"]);
         assert_eq!(printed["env"][1], serde_json::json!({"name": "DB_URL", "value": "postgres://u:$(TOKEN)@db"}));
         // What envshim reads, as it reads it.
-        let m = envshim::manifest::parse(out.stdout.as_bytes()).unwrap_or_else(|e| panic!("{:?}", e.iter().map(ToString::to_string).collect::<Vec<_>>()));
+        let m = envshim::converter::parse_manifest(out.stdout.as_bytes()).unwrap_or_else(|e| panic!("{:?}", e.iter().map(ToString::to_string).collect::<Vec<_>>()));
         assert_eq!((m.env.len(), m.command.len(), m.volume_mounts.len()), (3, 1, 1));
     }
     let side: serde_json::Value = serde_json::from_str(envshim(&["manifest", "-f", file, "--container", "side"], "").succeeds()).unwrap();

@@ -9,7 +9,7 @@
 //! value is a key the kubelet does not find. There is no `export` and no
 //! name check: the name is what is before `=`. Its line endings, blanks,
 //! comment lines and what may follow a closing quote are the rules it shares
-//! with envshim's grammar ([`super::lex`]).
+//! with envshim's grammar (`super::lex`).
 //!
 //! [`lint`] lists every line of a file that this grammar rejects or reads
 //! otherwise than envshim's own (the portability lint of `check`).

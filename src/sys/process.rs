@@ -91,7 +91,7 @@ macro_rules! c_main {
         #[no_mangle]
         extern "C" fn main(argc: ::std::ffi::c_int, argv: *const *const ::std::ffi::c_char) -> ::std::ffi::c_int {
             // SAFETY: these are C main's own arguments.
-            $run(unsafe { $crate::sys::Argv::new(argc, argv) })
+            $run(unsafe { $crate::Argv::new(argc, argv) })
         }
     };
 }

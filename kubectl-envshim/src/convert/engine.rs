@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use super::{mapping, platform_source, string, Mapping, VALUE_PREFIX};
 
-/// `converted`'s `before`, `values` and `envFrom` ([`envshim::manifest::Converted`]):
+/// `converted`'s `before`, `values` and `envFrom` (the shim's `Converted`, src/manifest.rs):
 /// each entry of `env[..first]` as a letter (`l` a literal, `p` a reference
 /// the platform resolves, `o` an optional one) and its name; the literal
 /// values the engine's variables cannot hold (a later entry that the engine

@@ -9,9 +9,9 @@
 
 use std::collections::HashSet;
 
-use envshim::engine::MARKER;
-use envshim::error::{escape, Error, JsonPath};
-use envshim::manifest::VALUE_PREFIX;
+use envshim::converter::MARKER;
+use envshim::converter::{escape, Error, JsonPath};
+use envshim::converter::VALUE_PREFIX;
 use serde_json::Value;
 
 use super::{container_field, name, Manifest, ADDED, CHANGED};

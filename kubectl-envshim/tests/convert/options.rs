@@ -107,6 +107,6 @@ fn help_and_version() {
     let help = kubectl_envshim(&["--help"], "");
     assert!(help.ok().contains("kubectl envshim"));
     // The exit codes: envshim's table, the converter's rows (as envshim's own help ends).
-    assert!(help.ok().trim_end().ends_with(envshim::error::exit_code_help(envshim::error::Tool::Converter)), "{}", help.stdout);
+    assert!(help.ok().trim_end().ends_with(envshim::converter::exit_code_help(envshim::converter::Tool::Converter)), "{}", help.stdout);
     assert!(help.ok().contains("\n  1      convert --check: a document would change; fmt --check: a line to fix\n"), "{}", help.stdout);
 }

@@ -30,7 +30,7 @@ const PER_POD: [&str; 1] = ["--pod-index"];
 #[test]
 fn the_settings_are_every_one_of_envshims() {
     use clap::Args;
-    let whole = envshim::WatchOptions::augment_args(clap::Command::new("run"));
+    let whole = envshim::converter::WatchOptions::augment_args(clap::Command::new("run"));
     let defined: Vec<&clap::Arg> = whole.get_arguments().filter(|a| !PER_POD.contains(&format!("--{}", a.get_long().unwrap()).as_str())).collect();
     assert_eq!(defined.len() + PER_POD.len(), whole.get_arguments().count(), "each of PER_POD is a setting of envshim's");
     let envshim: Vec<String> = defined.iter().map(|a| format!("--{}", a.get_long().unwrap())).collect();
