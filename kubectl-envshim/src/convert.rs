@@ -203,6 +203,20 @@ fn words(c: &Mapping, key: &str) -> Option<Sequence> {
     c.get(key).and_then(Value::as_array).filter(|l| !l.is_empty()).cloned()
 }
 
+/// What no container of a pod may have (envshim's own fields), converted or
+/// not, in the containers of `lists`: each `located` (index, list, path in the container, what).
+fn foreign(spec: &Mapping, lists: [&str; 3], located: impl Fn(usize, &str, JsonPath, String) -> Error) -> Vec<Error> {
+    let mut foreign = Vec::new();
+    for list in lists {
+        for (i, c) in spec.get(list).and_then(Value::as_array).into_iter().flatten().enumerate() {
+            let name = c.get("name").and_then(Value::as_str).unwrap_or("(no name)");
+            let found = c.as_object().map(crate::validate::every).unwrap_or_default();
+            foreign.extend(found.into_iter().map(|p| located(i, list, p.path().cloned().unwrap_or_default(), format!("container {name}: {}", p.what))));
+        }
+    }
+    foreign
+}
+
 /// Converts a pod spec in place; Ok: whether it changed.
 fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings, indexed: Option<Indexed>) -> Result<bool, Vec<Error>> {
     const LISTS: [&str; 2] = ["initContainers", "containers"];
@@ -210,15 +224,7 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings, indexed: Option<
     s.met(lists.flatten().filter_map(|c| Some(c.get("name")?.as_str()?.to_string())));
     let located = |path: JsonPath, what: String| Error::in_manifest(ExitCode::Config, object, path, None, what);
     let before = undone(spec).map_err(|p| p.into_iter().map(|p| Error { code: p.code, ..located(at.json().join(p.at.and_then(|a| a.path).unwrap_or_default()), p.what) }).collect::<Vec<_>>())?;
-    // What no container of a pod may have (envshim's own fields), converted or not.
-    let mut foreign = Vec::new();
-    for list in [LISTS[0], LISTS[1], "ephemeralContainers"] {
-        for (i, c) in spec.get(list).and_then(Value::as_array).into_iter().flatten().enumerate() {
-            let name = c.get("name").and_then(Value::as_str).unwrap_or("(no name)");
-            let found = c.as_object().map(crate::validate::every).unwrap_or_default();
-            foreign.extend(found.into_iter().map(|p| located(at.json().key(list).index(i).join(p.path().cloned().unwrap_or_default()), format!("container {name}: {}", p.what))));
-        }
-    }
+    let foreign = foreign(spec, [LISTS[0], LISTS[1], "ephemeralContainers"], |i, list, path, what| located(at.json().key(list).index(i).join(path), what));
     if !foreign.is_empty() {
         return Err(foreign);
     }
