@@ -84,7 +84,7 @@ fn watching(opts: &Options, run: &RunOptions, init: &InitOptions, watch: &WatchO
         verbose(&first.env);
     }
     watch::warn_fixed_files(&first.files);
-    let handed = match Handed::new(&run.listen, watch.on_change == watch::OnChange::Handover) {
+    let handed = match Handed::new(&run.listen, watch.on_change() == watch::OnChange::Handover) {
         Ok(h) => h,
         Err(e) => return fail(opts, &[e]),
     };
@@ -104,7 +104,7 @@ fn watching(opts: &Options, run: &RunOptions, init: &InitOptions, watch: &WatchO
 fn watch_build(opts: &Options, run: &RunOptions, mode: Mode) -> Result<watch::Build, Vec<Error>> {
     let mut text = Vec::new();
     let mut plan = prepare(opts, mode, &run.program, !run.no_expand_args, &mut text)?;
-    if !run.listen.is_empty() || run.init.as_ref().and_then(|i| i.watch).is_some_and(|w| w.on_change == watch::OnChange::Handover) {
+    if !run.listen.is_empty() || run.init.as_ref().and_then(|i| i.watch).is_some_and(|w| w.on_change() == watch::OnChange::Handover) {
         Handed::unset(&mut plan.env);
     }
     if plan.line.is_empty() {

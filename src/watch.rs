@@ -118,11 +118,11 @@ impl Rider for Watch<'_> {
                 match action {
                     Action::Say(line) => report::say(&line),
                     Action::Signal(sig) => order = Some(Order::Signal(sig)),
-                    Action::Stop => order = Some(Order::Stop { signal: self.opts.restart_signal, timeout: self.opts.restart_timeout }),
+                    Action::Stop => order = Some(Order::Stop { signal: self.opts.restart_signal(), timeout: self.opts.restart_timeout() }),
                     Action::Handover => {
                         let o = self.opts;
-                        let ready_delay = (!o.ready_delay.is_zero()).then_some(o.ready_delay);
-                        order = Some(Order::Handover { signal: o.restart_signal, timeout: o.restart_timeout, ready_timeout: o.ready_timeout, ready_delay });
+                        let ready_delay = Some(o.ready_delay()).filter(|d| !d.is_zero());
+                        order = Some(Order::Handover { signal: o.restart_signal(), timeout: o.restart_timeout(), ready_timeout: o.ready_timeout(), ready_delay });
                     }
                     Action::Read => {}
                 }
@@ -220,9 +220,9 @@ fn names_list(names: &[&[u8]]) -> String {
 /// `--watch-splay`: this replica's slot of it when it has an index and the
 /// replicas are known (replica I acts at (I mod R)/R of it), else [`random`].
 fn splay(opts: &WatchOptions) -> Duration {
-    match (opts.index.0, opts.replicas) {
-        (Some(i), Some(r)) => slot(opts.splay, i, r),
-        _ => random(opts.splay),
+    match (opts.index(), opts.replicas) {
+        (Some(i), Some(r)) => slot(opts.splay(), i, r),
+        _ => random(opts.splay()),
     }
 }
 
@@ -309,7 +309,7 @@ mod tests {
         let s = Duration::from_secs(60);
         let slots: Vec<Duration> = (0..4).map(|i| slot(s, i, 3)).collect();
         assert_eq!(slots, [Duration::ZERO, Duration::from_secs(20), Duration::from_secs(40), Duration::ZERO]);
-        let mut opts = WatchOptions { on_change: OnChange::Restart, restart_signal: 15, restart_timeout: s, settle: s, poll: s, splay: s, replicas: Some(3), index: settings::PodIndex(Some(2)), ready_timeout: s, ready_delay: Duration::ZERO };
+        let mut opts = WatchOptions { on_change: Some(OnChange::Restart), restart_signal: Some(15), restart_timeout: Some(s), settle: Some(s), poll: Some(s), splay: Some(s), replicas: Some(3), index: Some(settings::PodIndex(Some(2))), ready_timeout: Some(s), ready_delay: None };
         assert_eq!(splay(&opts), Duration::from_secs(40));
         // Without the replicas (or the index): random.
         opts.replicas = None;

@@ -116,7 +116,7 @@ fn checked(o: &Options, naming: Naming) -> Result<Settings, String> {
     let ours = Options::augment_args(clap::Command::new("options"));
     let settable = ours.get_arguments().filter_map(|a| a.get_long()).filter_map(|long| Some((variable(long)?, long.to_string()))).collect();
     let watch = watch_options(&o.watch_settings.0);
-    let splay_slots = watch.is_some_and(|w| !w.splay.is_zero());
+    let splay_slots = watch.is_some_and(|w| !w.splay().is_zero());
     let replicas_given = watch.is_some_and(|w| w.replicas.is_some());
     let entrypoints = entrypoints(&o.entrypoint, naming)?;
     let no_shim_image = match naming {

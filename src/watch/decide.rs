@@ -75,7 +75,7 @@ impl<B: Content> Decision<B> {
     /// The program of `running` has just started; a read right away sees a
     /// change made between the first read and the watches.
     pub(crate) fn new(running: B, settings: WatchOptions, now: Instant) -> Self {
-        Decision { settings, running, pending: None, due: Some(now), next_poll: now + settings.poll, stopping: None, problem: None, handover: None, rejected: None, ending: false }
+        Decision { settings, running, pending: None, due: Some(now), next_poll: now + settings.poll(), stopping: None, problem: None, handover: None, rejected: None, ending: false }
     }
 
     /// The build of the program running (or being stopped).
@@ -108,7 +108,7 @@ impl<B: Content> Decision<B> {
     /// An event concerning a source: a read once it has been quiet for `--watch-settle`.
     pub(crate) fn changed(&mut self, now: Instant) {
         if !self.ending {
-            self.due = Some(now + self.settings.settle);
+            self.due = Some(now + self.settings.settle());
         }
     }
 
@@ -119,7 +119,7 @@ impl<B: Content> Decision<B> {
             return None;
         }
         if now >= self.next_poll {
-            self.next_poll = now + self.settings.poll;
+            self.next_poll = now + self.settings.poll();
             self.due.get_or_insert(now);
         }
         if self.due.is_some_and(|d| now >= d) {
@@ -164,7 +164,7 @@ impl<B: Content> Decision<B> {
             Some(p) if p.same(&build) => actions.extend(self.act(build)),
             _ => {
                 self.pending = Some(build);
-                self.due = Some(now + self.settings.settle + splay);
+                self.due = Some(now + self.settings.settle() + splay);
             }
         }
         actions
@@ -173,7 +173,7 @@ impl<B: Content> Decision<B> {
     /// Applies `build`, read twice the same.
     fn act(&mut self, build: B) -> Vec<Action> {
         let what = self.running.describe(&build);
-        match self.settings.on_change {
+        match self.settings.on_change() {
             OnChange::Signal(sig) => {
                 self.running = build;
                 vec![Action::Say(format!("watch: {what}: signal {sig} sent to the program, which keeps its environment")), Action::Signal(sig)]
@@ -266,7 +266,7 @@ mod tests {
     /// A watch of `v1` started at `t0`, its first read made (the same).
     fn started(on_change: OnChange) -> (Decision<B>, Instant) {
         let t0 = Instant::now();
-        let mut d = Decision::new(B("v1", "a"), WatchOptions { settle: SETTLE, poll: POLL, on_change, restart_signal: libc::SIGTERM, restart_timeout: Duration::from_secs(10), splay: Duration::ZERO, replicas: None, index: crate::watch::settings::PodIndex(None), ready_timeout: Duration::from_secs(60), ready_delay: Duration::ZERO }, t0);
+        let mut d = Decision::new(B("v1", "a"), WatchOptions { settle: Some(SETTLE), poll: Some(POLL), on_change: Some(on_change), restart_signal: None, restart_timeout: None, splay: None, replicas: None, index: None, ready_timeout: None, ready_delay: None }, t0);
         assert_eq!(d.tick(t0), Some(Action::Read), "a read at once");
         assert_eq!(d.read(Ok(B("v1", "a")), t0, Duration::ZERO), []);
         (d, t0)
