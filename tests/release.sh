@@ -75,7 +75,7 @@ ok "the files: ${files[*]} and oci/"
 # Man pages and completions of both binaries; kubectl's plugin completion runs.
 docs=(completions/envshim.bash completions/_envshim completions/envshim.fish completions/kubectl-envshim.bash
       completions/_kubectl-envshim completions/kubectl-envshim.fish man/envshim.1 man/envshim-run.1 man/envshim-check.1
-      man/envshim-render.1 man/envshim-install.1 man/envshim-fmt.1 man/kubectl-envshim.1 man/kubectl-envshim-convert.1
+      man/envshim-render.1 man/envshim-install.1 man/kubectl-envshim.1 man/kubectl-envshim-convert.1 man/kubectl-envshim-fmt.1
       man/kubectl-envshim-unconvert.1 man/kubectl-envshim-manifest.1 man/kubectl-envshim-krm.1)
 [ "$(find completions man -type f | sort)" = "$(printf '%s\n' "${docs[@]}" | sort)" ] || fail "completions and man: $(find completions man -type f | xargs)"
 [ -x kubectl_complete-envshim ] && [ "$(./kubectl_complete-envshim co)" = "$(printf 'convert\n:4')" ] || fail "kubectl_complete-envshim co: $(./kubectl_complete-envshim co)"
