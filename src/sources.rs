@@ -109,15 +109,23 @@ impl Sources {
     /// `mounts` in order: the manifest's `volumeMounts`, then `--volume`s; for
     /// a name given twice the last one wins.
     pub fn new(mounts: Vec<(String, OsString)>) -> Self {
-        let volumes: Vec<Volume> = mounts
-            .into_iter()
-            .map(|(name, mount_path)| Volume { name, mount_path, root: OnceCell::new() })
-            .collect();
+        let volumes: Vec<Volume> = mounts.into_iter().map(|(name, mount_path)| Volume { name, mount_path, root: OnceCell::new() }).collect();
         let mut volume_names = NameIndex::with_capacity(volumes.len());
         for (i, v) in volumes.iter().enumerate() {
             volume_names.put(v.name.as_bytes(), i as u32, |i| volumes[i as usize].name.as_bytes());
         }
-        Sources { volumes, volume_names, files: Vec::new(), file_keys: NameIndex::default(), probe: Vec::new(), last: None, waited: None, read: 0, warnings: Vec::new(), read_as: ReadAs::default() }
+        Sources {
+            volumes,
+            volume_names,
+            files: Vec::new(),
+            file_keys: NameIndex::default(),
+            probe: Vec::new(),
+            last: None,
+            waited: None,
+            read: 0,
+            warnings: Vec::new(),
+            read_as: ReadAs::default(),
+        }
     }
 
     /// Reads the env files as `read_as` says (envshim's grammar by default).
@@ -170,8 +178,7 @@ impl Sources {
     pub fn load_in_volume(&mut self, volume: &str, path: &str, at: &dyn Fn() -> JsonPath, errors: &mut Vec<Error>) -> Loaded {
         let volumes = &self.volumes;
         let last = self.last.and_then(|i| self.files[i].volume).filter(|&vi| same(volumes[vi].name.as_bytes(), volume.as_bytes()));
-        let Some(vi) = last.or_else(|| self.volume_names.get(volume.as_bytes(), |i| volumes[i as usize].name.as_bytes()).map(|i| i as usize))
-        else {
+        let Some(vi) = last.or_else(|| self.volume_names.get(volume.as_bytes(), |i| volumes[i as usize].name.as_bytes()).map(|i| i as usize)) else {
             let what = format!("volume \"{}\" is not in volumeMounts (or --volume)", escape(volume.as_bytes()));
             errors.push(Error::in_manifest(ExitCode::Config, "manifest", at().key("volumeName"), None, what));
             return Loaded::Failed;
@@ -205,32 +212,20 @@ impl Sources {
         }
         let display: Rc<str> = format!("{}/{}", escape(volume.as_bytes()), escape(key)).into();
         let v = &self.volumes[vi];
-        let root = v.root.get_or_init(|| match files::open_dir(&v.mount_path) {
-            Ok(fd) => Some(fd),
-            Err(e) => {
-                let e = match e.raw_os_error() {
-                    Some(libc::EACCES) => Error::new(
-                        ExitCode::NoPerm,
-                        format!("volume {}: permission denied opening mountPath {} (uid {})", escape(v.name.as_bytes()), escape(v.mount_path.as_bytes()), sys::uid()),
-                    ),
-                    _ => Error::config(format!(
-                        "volume {}: mountPath {} is not a directory in this container ({}){}",
-                        escape(v.name.as_bytes()),
-                        escape(v.mount_path.as_bytes()),
-                        crate::error::os_reason(&e),
-                        relative_hint(v.name.as_bytes(), v.mount_path.as_bytes()),
-                    )),
-                };
-                // check --format json: the directory in `file`.
-                errors.push(e.located(None, Some(&escape(v.mount_path.as_bytes()))));
-                None
-            }
-        });
+        let root = v.root.get_or_init(|| open_root(v, errors));
         let outcome = match root {
             None => Outcome::Failed,
             Some(_) if self.read > MAX_READ_BYTES => Outcome::Failed,
             // Messages about the file name it as the manifest does: by volume and path.
-            Some(root) => outcome(files::read_in_root(root.as_fd(), key, MAX_ENV_FILE_BYTES), Named::Volume(volume, key), &display, self.read_as, &mut self.read, errors, &mut self.warnings),
+            Some(root) => outcome(
+                files::read_in_root(root.as_fd(), key, MAX_ENV_FILE_BYTES),
+                Named::Volume(volume, key),
+                &display,
+                self.read_as,
+                &mut self.read,
+                errors,
+                &mut self.warnings,
+            ),
         };
         self.add(Some(vi), display, outcome)
     }
@@ -358,7 +353,15 @@ pub fn missing_error(message: String, waited: Option<&str>) -> Error {
 /// files together, a manifest naming thousands of distinct files is refused
 /// (65, reported once; the callers read no more files) instead of reading
 /// and keeping them all.
-fn outcome(read: Result<Vec<u8>, ReadError>, named: Named, display: &str, read_as: ReadAs, total: &mut usize, errors: &mut Vec<Error>, warnings: &mut Vec<String>) -> Outcome {
+fn outcome(
+    read: Result<Vec<u8>, ReadError>,
+    named: Named,
+    display: &str,
+    read_as: ReadAs,
+    total: &mut usize,
+    errors: &mut Vec<Error>,
+    warnings: &mut Vec<String>,
+) -> Outcome {
     // Made only for a message: a format for every file read cost instructions at each start.
     let shown = || match named {
         Named::Volume(volume, path) => format!("volume {}, path {}", escape(volume.as_bytes()), escape(path)),
@@ -374,10 +377,9 @@ fn outcome(read: Result<Vec<u8>, ReadError>, named: Named, display: &str, read_a
     };
     *total += data.len();
     if *total > MAX_READ_BYTES {
-        errors.push(Error::new(
-            ExitCode::DataErr,
-            format!("{}: the env files read pass {MAX_READ_BYTES} bytes in all; no more are read", shown()),
-        ).at(display, 0));
+        errors.push(
+            Error::new(ExitCode::DataErr, format!("{}: the env files read pass {MAX_READ_BYTES} bytes in all; no more are read", shown())).at(display, 0),
+        );
         return Outcome::Failed;
     }
     if read_as.lint && lint(&data, display, errors) {
@@ -451,6 +453,37 @@ pub fn check_path(path: &str) -> Result<bool, &'static str> {
         }
     }
     Ok(plain)
+}
+
+/// The directory of the volume `v`'s mountPath, opened once for every file
+/// read in it; `None` (and the reason in `errors`) if it cannot be.
+fn open_root(v: &Volume, errors: &mut Vec<Error>) -> Option<OwnedFd> {
+    match files::open_dir(&v.mount_path) {
+        Ok(fd) => Some(fd),
+        Err(e) => {
+            let e = match e.raw_os_error() {
+                Some(libc::EACCES) => Error::new(
+                    ExitCode::NoPerm,
+                    format!(
+                        "volume {}: permission denied opening mountPath {} (uid {})",
+                        escape(v.name.as_bytes()),
+                        escape(v.mount_path.as_bytes()),
+                        sys::uid()
+                    ),
+                ),
+                _ => Error::config(format!(
+                    "volume {}: mountPath {} is not a directory in this container ({}){}",
+                    escape(v.name.as_bytes()),
+                    escape(v.mount_path.as_bytes()),
+                    crate::error::os_reason(&e),
+                    relative_hint(v.name.as_bytes(), v.mount_path.as_bytes()),
+                )),
+            };
+            // check --format json: the directory in `file`.
+            errors.push(e.located(None, Some(&escape(v.mount_path.as_bytes()))));
+            None
+        }
+    }
 }
 
 /// For a relative mountPath: what it is relative to, and how to map it.

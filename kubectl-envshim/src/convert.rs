@@ -90,11 +90,7 @@ struct Walk<'s> {
 /// `Kind/name` of an object (a mapping with a `kind`), else `outer`; as messages show it ([`escape`]d).
 pub(crate) fn object_name<'o>(v: &Value, outer: &'o str) -> Cow<'o, str> {
     let Some(kind) = v.get("kind").and_then(Value::as_str) else { return Cow::Borrowed(outer) };
-    let name = v
-        .get("metadata")
-        .and_then(|m| m.get("name").or_else(|| m.get("generateName")))
-        .and_then(Value::as_str)
-        .unwrap_or("(no name)");
+    let name = v.get("metadata").and_then(|m| m.get("name").or_else(|| m.get("generateName"))).and_then(Value::as_str).unwrap_or("(no name)");
     Cow::Owned(format!("{}/{}", escape(kind.as_bytes()), escape(name.as_bytes())))
 }
 
@@ -109,12 +105,10 @@ impl Walk<'_> {
         // node made the walk quadratic under a long name.
         let object = object_name(v, outer);
         match v {
-            Value::Object(map) if map.get("containers").is_some_and(Value::is_array) => {
-                match pod(map, at, &object, self.s, indexed) {
-                    Ok(changed) => self.changed |= changed,
-                    Err(p) => self.problems.extend(p),
-                }
-            }
+            Value::Object(map) if map.get("containers").is_some_and(Value::is_array) => match pod(map, at, &object, self.s, indexed) {
+                Ok(changed) => self.changed |= changed,
+                Err(p) => self.problems.extend(p),
+            },
             Value::Object(map) => {
                 let indexed = slots::of(map).unwrap_or(indexed);
                 for (k, child) in map.iter_mut() {
@@ -211,7 +205,9 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings, indexed: Option<
     let lists = LISTS.iter().filter_map(|l| spec.get(*l).and_then(Value::as_array));
     s.met(lists.flatten().filter_map(|c| Some(c.get("name")?.as_str()?.to_string())));
     let located = |path: JsonPath, what: String| Error::in_manifest(ExitCode::Config, object, path, None, what);
-    let before = undone(spec).map_err(|p| p.into_iter().map(|p| Error { code: p.code, ..located(at.json().join(p.at.and_then(|a| a.path).unwrap_or_default()), p.what) }).collect::<Vec<_>>())?;
+    let before = undone(spec).map_err(|p| {
+        p.into_iter().map(|p| Error { code: p.code, ..located(at.json().join(p.at.and_then(|a| a.path).unwrap_or_default()), p.what) }).collect::<Vec<_>>()
+    })?;
     foreign(spec, at, &located)?;
     let wanted = LISTS.iter().any(|l| spec.get(*l).and_then(Value::as_array).is_some_and(|cs| cs.iter().any(has_file_key_ref)));
     if !wanted {
@@ -240,24 +236,18 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings, indexed: Option<
             let c_at = At::Index(&list_at, i);
             if let Some(c) = c.as_object_mut() {
                 let found = container(c, &volumes, s, indexed);
-                problems.extend(found.into_iter().map(|p| located(c_at.json().join(p.at.and_then(|a| a.path).unwrap_or_default()), format!("container {name}: {}", p.what))));
+                problems.extend(
+                    found
+                        .into_iter()
+                        .map(|p| located(c_at.json().join(p.at.and_then(|a| a.path).unwrap_or_default()), format!("container {name}: {}", p.what))),
+                );
             }
         }
     }
     if !problems.is_empty() {
         return Err(problems);
     }
-    if let Some(image) = &s.shim_image {
-        // No image given nor found: the one the pod's installer had, if it had one.
-        let image = match before.as_ref().and_then(installer_image) {
-            Some(carried) if s.image_missing.is_some() => carried,
-            _ => {
-                s.image_written();
-                image.clone()
-            }
-        };
-        crate::installer::add(spec, &image, s);
-    }
+    install(spec, s, before.as_ref());
     match before {
         // The same settings: nothing changes (the pod as it came, key order included).
         Some(before) if *spec == before => {
@@ -268,6 +258,21 @@ fn pod(spec: &mut Mapping, at: &At, object: &str, s: &Settings, indexed: Option<
     }
 }
 
+/// Adds the installer when envshim is not in the image (`--shim-image`):
+/// with the image given or found, else the one the pod's installer had
+/// (`before`, the pod as converted before), if it had one.
+fn install(spec: &mut Mapping, s: &Settings, before: Option<&Mapping>) {
+    let Some(image) = &s.shim_image else { return };
+    let image = match before.and_then(installer_image) {
+        Some(carried) if s.image_missing.is_some() => carried,
+        _ => {
+            s.image_written();
+            image.clone()
+        }
+    };
+    crate::installer::add(spec, &image, s);
+}
+
 /// What no container of a pod may have (envshim's own fields, [`crate::validate::every`]), converted or not.
 fn foreign(spec: &Mapping, at: &At, located: &impl Fn(JsonPath, String) -> Error) -> Result<(), Vec<Error>> {
     let mut found = Vec::new();
@@ -275,7 +280,11 @@ fn foreign(spec: &Mapping, at: &At, located: &impl Fn(JsonPath, String) -> Error
         for (i, c) in spec.get(list).and_then(Value::as_array).into_iter().flatten().enumerate() {
             let name = c.get("name").and_then(Value::as_str).unwrap_or("(no name)");
             let problems = c.as_object().map(crate::validate::every).unwrap_or_default();
-            found.extend(problems.into_iter().map(|p| located(at.json().key(list).index(i).join(p.path().cloned().unwrap_or_default()), format!("container {name}: {}", p.what))));
+            found.extend(
+                problems
+                    .into_iter()
+                    .map(|p| located(at.json().key(list).index(i).join(p.path().cloned().unwrap_or_default()), format!("container {name}: {}", p.what))),
+            );
         }
     }
     if found.is_empty() {
@@ -442,7 +451,13 @@ fn seen_names<'w>(rest: &[Value], words: impl Iterator<Item = &'w Value>) -> Vec
 fn late_references(c: &Mapping, rest: &[Value], seen: &[String]) -> Vec<Error> {
     let mut problems = Vec::new();
     if let Some(n) = seen.iter().find(|n| n.starts_with(RESERVED)) {
-        problems.push(problem(JsonPath::default().key("env"), format!("$({}) refers to envshim's configuration (every {RESERVED}* name is), which a converted container keeps from the program", escape(n.as_bytes()))));
+        problems.push(problem(
+            JsonPath::default().key("env"),
+            format!(
+                "$({}) refers to envshim's configuration (every {RESERVED}* name is), which a converted container keeps from the program",
+                escape(n.as_bytes())
+            ),
+        ));
     }
     // The kubelet expands a mount's subPathExpr with the container's final
     // variables: one defined by envshim's part of the list would differ.
@@ -453,7 +468,10 @@ fn late_references(c: &Mapping, rest: &[Value], seen: &[String]) -> Vec<Error> {
         if let Some(n) = refs.list.iter().find(|n| defined_late.contains(n.as_str())) {
             problems.push(problem(
                 JsonPath::item("volumeMounts", i).key("subPathExpr"),
-                format!("refers to $({}), which is defined at or after the first fileKeyRef entry: the kubelet would expand it without the value envshim sets", escape(n.as_bytes())),
+                format!(
+                    "refers to $({}), which is defined at or after the first fileKeyRef entry: the kubelet would expand it without the value envshim sets",
+                    escape(n.as_bytes())
+                ),
             ));
         }
     }
@@ -463,7 +481,15 @@ fn late_references(c: &Mapping, rest: &[Value], seen: &[String]) -> Vec<Error> {
 /// The manifest: the list from the first fileKeyRef on, the program line,
 /// where the volumes are, the names seen; as JSON, checked by envshim's own
 /// parser now, not at the pod's start, and within the limit of one variable.
-fn manifest_text(rest: &[Value], command: Sequence, args: Option<Sequence>, mounts: &Mounts, seen: &[String], own: Mapping, first: usize) -> Result<String, Vec<Error>> {
+fn manifest_text(
+    rest: &[Value],
+    command: Sequence,
+    args: Option<Sequence>,
+    mounts: &Mounts,
+    seen: &[String],
+    own: Mapping,
+    first: usize,
+) -> Result<String, Vec<Error>> {
     let mut manifest = Mapping::new();
     manifest.insert("env".into(), Value::Array(rest.iter().map(without_nulls).collect()));
     manifest.insert("command".into(), Value::Array(command));
@@ -507,7 +533,9 @@ fn manifest_text(rest: &[Value], command: Sequence, args: Option<Sequence>, moun
 fn rewrite(c: &mut Mapping, env: &Sequence, first: usize, seen: &[String], text: &str, mounts: &Mounts, s: &Settings, indexed: Option<Indexed>) {
     let rest = &env[first..];
     let mut new_env: Sequence = env[..first].to_vec();
-    new_env.extend(seen.iter().enumerate().map(|(j, n)| mapping([("name", Value::String(format!("{SEEN_PREFIX}{j}"))), ("value", Value::String(format!("$({n})")))])));
+    new_env.extend(
+        seen.iter().enumerate().map(|(j, n)| mapping([("name", Value::String(format!("{SEEN_PREFIX}{j}"))), ("value", Value::String(format!("$({n})")))])),
+    );
     for (i, e) in rest.iter().enumerate() {
         if is_file_key_ref(e) {
             continue;
@@ -560,5 +588,5 @@ fn manifest_problem(e: Error, first: usize) -> Error {
 }
 
 mod engine;
-pub use engine::double_dollars;
 pub(crate) use engine::copies;
+pub use engine::double_dollars;

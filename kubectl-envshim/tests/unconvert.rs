@@ -85,7 +85,10 @@ fn json_gives_json_and_what_is_not_converted_comes_out_byte_for_byte() {
     assert_eq!(check.stderr, "kubectl-envshim: stdin: document 3 (Deployment/web): would unconvert containers app\n");
     assert_eq!(kubectl_envshim(&["unconvert", "--check"], &format!("{other}---\n{NATIVE}")).ok(), "");
     // Undone, converting again gives the same conversion.
-    assert_eq!(kubectl_envshim(&["convert", "--entrypoint", r#"app=["/app","$(x)"]"#, "--wait", "5s"], &kubectl_envshim(&["unconvert"], &converted()).stdout).stdout, converted());
+    assert_eq!(
+        kubectl_envshim(&["convert", "--entrypoint", r#"app=["/app","$(x)"]"#, "--wait", "5s"], &kubectl_envshim(&["unconvert"], &converted()).stdout).stdout,
+        converted()
+    );
 }
 
 type Edit = dyn Fn(&mut Value);
@@ -119,11 +122,17 @@ fn a_workload_changed_by_hand_is_refused_with_its_path() {
         let input = format!("{NATIVE}---\n{}", edited(&edit));
         let out = kubectl_envshim(&["unconvert"], &input);
         let stderr = out.fails(78, &["stdin: document 2 (Deployment/web): ", &message]);
-        assert!(["changed since the conversion, so it cannot be undone exactly", "after the conversion: edit the original and convert again"].iter().any(|w| stderr.contains(w)), "{what}: {stderr}");
+        assert!(
+            ["changed since the conversion, so it cannot be undone exactly", "after the conversion: edit the original and convert again"]
+                .iter()
+                .any(|w| stderr.contains(w)),
+            "{what}: {stderr}"
+        );
         assert!(!stderr.contains("added changed"), "{what}: {stderr}");
         // convert and convert --check refuse it as well, with the same line (with the settings it was converted with, or others);
         // a container wired by hand (a manifest not the converter's) is not theirs to undo: left as it is.
-        for args in [&["convert", "--entrypoint", r#"app=["/app","$(x)"]"#, "--wait", "5s"][..], &["convert", "--check", "--entrypoint", "app=/app", "--watch"]] {
+        for args in [&["convert", "--entrypoint", r#"app=["/app","$(x)"]"#, "--wait", "5s"][..], &["convert", "--check", "--entrypoint", "app=/app", "--watch"]]
+        {
             let out = kubectl_envshim(args, &input);
             if what == "wired by hand" && args[1] == "--check" {
                 assert_eq!((out.code, out.stderr.as_str()), (1, "kubectl-envshim: stdin: document 1 (Deployment/web): would convert containers app\n"));
@@ -163,7 +172,8 @@ fn kpt_and_kustomize_run_it_as_a_function() {
     assert_eq!(docs(&back), [docs(NATIVE), docs(other)].concat());
     // A workload it cannot undo: 78 and the path, nothing written.
     let edited = edited(&|c| c["command"] = json!(["/app"]));
-    kubectl_envshim(&["krm", config.to_str().unwrap()], &edited).fails(78, &["spec.template.spec.containers[0].command: container app: is not the converter's"]);
+    kubectl_envshim(&["krm", config.to_str().unwrap()], &edited)
+        .fails(78, &["spec.template.spec.containers[0].command: container app: is not the converter's"]);
     // "false" converts, as without the key.
     std::fs::write(&config, "kind: ConfigMap\ndata:\n  unconvert: \"false\"\n  shim-image: r/e:1\n  entrypoint: app=/app\n").unwrap();
     assert!(kubectl_envshim(&["krm", config.to_str().unwrap()], NATIVE).ok().contains("ENVSHIM_MANIFEST_JSON"));
@@ -184,29 +194,7 @@ fn manifest_edited(c: &mut Value, edit: impl Fn(&mut Value)) {
 #[test]
 fn what_the_converter_did_not_write_is_refused_each_once() {
     let at = "spec.template.spec.containers[0]";
-    // env: PLAIN, ENVSHIM_SEEN_0..1, DB_URL, ENVSHIM_MANIFEST_JSON, ENVSHIM_WAIT, ENVSHIM_ENV_GRAMMAR, ENVSHIM_EXPANDED.
-    let insert = |e: Value| move |c: &mut Value| c["env"].as_array_mut().unwrap().insert(7, e.clone());
-    let added = "added after the conversion: edit the original and convert again";
-    let changed = "changed after the conversion: edit the original and convert again";
-    let cases: Vec<(Box<Edit>, Vec<String>)> = vec![
-        (Box::new(|c| c["command"].as_array_mut().unwrap().push(json!(r#"--manifest-json={"env":[],"command":["/bin/sh"]}"#))), vec![format!("command[2]: container app: a word after the converter's [SHIM, \"run\"], which envshim reads as an option of its own: {added}")]),
-        (Box::new(|c| c["command"].as_array_mut().unwrap().push(json!("--volume=config=/elsewhere"))), vec![format!("command[2]: container app: a word after")]),
-        (Box::new(|c| c["command"].as_array_mut().unwrap().extend([json!("--watch"), json!("--env-file=/x")])), vec![format!("command[3]: container app: a word after")]),
-        (Box::new(insert(json!({"name": "ENVSHIM_MANIFEST_JSON", "value": r#"{"env":[],"command":["/bin/sh"]}"#}))), vec![format!("env[7]: container app: a second ENVSHIM_MANIFEST_JSON (the kubelet keeps the last, and envshim reads it): {added}")]),
-        (Box::new(insert(json!({"name": "ENVSHIM_ENV_FILE", "value": "/tmp/x.env"}))), vec![format!("env[7]: container app: ENVSHIM_ENV_FILE is not a setting the converter writes: {added}")]),
-        (Box::new(insert(json!({"name": "ENVSHIM_WATCH", "value": "true"}))), vec![format!("env[7]: container app: ENVSHIM_WATCH is not a setting the converter writes")]),
-        (Box::new(insert(json!({"name": "ENVSHIM_WAIT", "value": "1s"}))), vec![format!("env[7]: container app: ENVSHIM_WAIT again (the converter writes each of its settings once; the kubelet keeps the last): {added}")]),
-        (Box::new(insert(json!({"name": "ENVSHIM_ON_CHANGE", "value": "exit"}))), vec![format!("env[7]: container app: ENVSHIM_ON_CHANGE is a setting of --watch, which the command does not give")]),
-        (Box::new(|c| c["env"][5] = json!({"name": "ENVSHIM_WAIT", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}})), vec![format!("env[5]: container app: ENVSHIM_WAIT is not a literal value, as the converter writes it: {changed}")]),
-        (Box::new(|c| c["env"][7]["value"] = json!("$")), vec![format!("env[7]: container app: ENVSHIM_EXPANDED is not the converter's")]),
-        (Box::new(|c| drop(c["env"].as_array_mut().unwrap().remove(6))), vec![format!("env: container app: lacks ENVSHIM_ENV_GRAMMAR")]),
-        (Box::new(|c| c["env"].as_array_mut().unwrap().insert(0, json!({"name": "ENVSHIM_VALUE_0_A", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}))), vec![format!("env[0]: container app: ENVSHIM_VALUE_0_A is not the copy the converter writes")]),
-        (Box::new(|c| c["envFrom"] = json!([{"prefix": "ENVSHIM_", "configMapRef": {"name": "cm"}}])), vec![format!("envFrom[0].prefix: container app: starts with ENVSHIM_")]),
-        (Box::new(|c| c["volumeMounts"][0]["mountPath"] = json!("/elsewhere")), vec![format!("volumeMounts[0]: container app: not the converter's mount of envshim, read-only at /.envshim/bin: {changed}")]),
-        (Box::new(|c| c["volumeMounts"][1]["readOnly"] = json!(false)), vec![format!("volumeMounts[1]: container app: not the converter's mount of config, read-only at /.envshim/volumes/config")]),
-        (Box::new(|c| drop(c["volumeMounts"].as_array_mut().unwrap().remove(0))), vec![format!("volumeMounts: container app: lacks the converter's read-only mount of envshim at /.envshim/bin: {changed}")]),
-        (Box::new(|c| c["volumeMounts"].as_array_mut().unwrap().push(json!({"name": "config", "mountPath": "/.envshim/bin/envshim"}))), vec![format!("volumeMounts[2]: container app: not a mount the converter writes")]),
-    ];
+    let cases = program_and_env_edits().into_iter().chain(mount_edits());
     for (edit, messages) in cases {
         let input = edited(&edit);
         let out = kubectl_envshim(&["unconvert"], &input);
@@ -229,12 +217,103 @@ fn what_the_converter_did_not_write_is_refused_each_once() {
             assert!(line.starts_with(&format!("kubectl-envshim: stdin: container app: {path}: {what}")), "{line}\nwanted {m}");
         }
     }
-    // A volume the manifest reads through the container's own mount: moved, envshim would read another directory.
+}
+
+const ADDED: &str = "added after the conversion: edit the original and convert again";
+const CHANGED: &str = "changed after the conversion: edit the original and convert again";
+
+/// Hand edits of the program line and of `env`, each with the message it gets.
+fn program_and_env_edits() -> Vec<(Box<Edit>, Vec<String>)> {
+    let (added, changed) = (ADDED, CHANGED);
+    // env: PLAIN, ENVSHIM_SEEN_0..1, DB_URL, ENVSHIM_MANIFEST_JSON, ENVSHIM_WAIT, ENVSHIM_ENV_GRAMMAR, ENVSHIM_EXPANDED.
+    let insert = |e: Value| move |c: &mut Value| c["env"].as_array_mut().unwrap().insert(7, e.clone());
+    vec![
+        (
+            Box::new(|c| c["command"].as_array_mut().unwrap().push(json!(r#"--manifest-json={"env":[],"command":["/bin/sh"]}"#))),
+            vec![format!("command[2]: container app: a word after the converter's [SHIM, \"run\"], which envshim reads as an option of its own: {added}")],
+        ),
+        (
+            Box::new(|c| c["command"].as_array_mut().unwrap().push(json!("--volume=config=/elsewhere"))),
+            vec![format!("command[2]: container app: a word after")],
+        ),
+        (
+            Box::new(|c| c["command"].as_array_mut().unwrap().extend([json!("--watch"), json!("--env-file=/x")])),
+            vec![format!("command[3]: container app: a word after")],
+        ),
+        (
+            Box::new(insert(json!({"name": "ENVSHIM_MANIFEST_JSON", "value": r#"{"env":[],"command":["/bin/sh"]}"#}))),
+            vec![format!("env[7]: container app: a second ENVSHIM_MANIFEST_JSON (the kubelet keeps the last, and envshim reads it): {added}")],
+        ),
+        (
+            Box::new(insert(json!({"name": "ENVSHIM_ENV_FILE", "value": "/tmp/x.env"}))),
+            vec![format!("env[7]: container app: ENVSHIM_ENV_FILE is not a setting the converter writes: {added}")],
+        ),
+        (
+            Box::new(insert(json!({"name": "ENVSHIM_WATCH", "value": "true"}))),
+            vec![format!("env[7]: container app: ENVSHIM_WATCH is not a setting the converter writes")],
+        ),
+        (
+            Box::new(insert(json!({"name": "ENVSHIM_WAIT", "value": "1s"}))),
+            vec![format!("env[7]: container app: ENVSHIM_WAIT again (the converter writes each of its settings once; the kubelet keeps the last): {added}")],
+        ),
+        (
+            Box::new(insert(json!({"name": "ENVSHIM_ON_CHANGE", "value": "exit"}))),
+            vec![format!("env[7]: container app: ENVSHIM_ON_CHANGE is a setting of --watch, which the command does not give")],
+        ),
+        (
+            Box::new(|c| c["env"][5] = json!({"name": "ENVSHIM_WAIT", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}})),
+            vec![format!("env[5]: container app: ENVSHIM_WAIT is not a literal value, as the converter writes it: {changed}")],
+        ),
+        (Box::new(|c| c["env"][7]["value"] = json!("$")), vec![format!("env[7]: container app: ENVSHIM_EXPANDED is not the converter's")]),
+        (Box::new(|c| drop(c["env"].as_array_mut().unwrap().remove(6))), vec![format!("env: container app: lacks ENVSHIM_ENV_GRAMMAR")]),
+        (
+            Box::new(|c| {
+                c["env"].as_array_mut().unwrap().insert(0, json!({"name": "ENVSHIM_VALUE_0_A", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}}))
+            }),
+            vec![format!("env[0]: container app: ENVSHIM_VALUE_0_A is not the copy the converter writes")],
+        ),
+        (
+            Box::new(|c| c["envFrom"] = json!([{"prefix": "ENVSHIM_", "configMapRef": {"name": "cm"}}])),
+            vec![format!("envFrom[0].prefix: container app: starts with ENVSHIM_")],
+        ),
+    ]
+}
+
+/// Hand edits of the converter's mounts, each with the message it gets.
+fn mount_edits() -> Vec<(Box<Edit>, Vec<String>)> {
+    let changed = CHANGED;
+    vec![
+        (
+            Box::new(|c| c["volumeMounts"][0]["mountPath"] = json!("/elsewhere")),
+            vec![format!("volumeMounts[0]: container app: not the converter's mount of envshim, read-only at /.envshim/bin: {changed}")],
+        ),
+        (
+            Box::new(|c| c["volumeMounts"][1]["readOnly"] = json!(false)),
+            vec![format!("volumeMounts[1]: container app: not the converter's mount of config, read-only at /.envshim/volumes/config")],
+        ),
+        (
+            Box::new(|c| drop(c["volumeMounts"].as_array_mut().unwrap().remove(0))),
+            vec![format!("volumeMounts: container app: lacks the converter's read-only mount of envshim at /.envshim/bin: {changed}")],
+        ),
+        (
+            Box::new(|c| c["volumeMounts"].as_array_mut().unwrap().push(json!({"name": "config", "mountPath": "/.envshim/bin/envshim"}))),
+            vec![format!("volumeMounts[2]: container app: not a mount the converter writes")],
+        ),
+    ]
+}
+
+/// A volume the manifest reads through the container's own mount, moved:
+/// refused (envshim would read another directory). What the converter
+/// writes passes: `--watch` and its settings, each once.
+#[test]
+fn a_moved_mount_the_manifest_reads_is_refused_and_the_watch_settings_pass() {
+    let at = "spec.template.spec.containers[0]";
+    let changed = CHANGED;
     let own = NATIVE.replace("        env:\n", "        volumeMounts: [{name: config, mountPath: /etc/cfg}]\n        env:\n");
     let mut doc = docs(kubectl_envshim(&["convert", "--entrypoint", "app=/app"], &own).ok()).remove(0);
     doc["spec"]["template"]["spec"]["containers"][0]["volumeMounts"][0]["mountPath"] = json!("/elsewhere");
-    kubectl_envshim(&["unconvert"], &doc.to_string()).fails(78, &[&format!("{at}.volumeMounts: container app: no longer mounts config at /etc/cfg, where the manifest reads it: {changed}")]);
-    // What the converter writes passes: --watch and its settings, each once.
+    kubectl_envshim(&["unconvert"], &doc.to_string())
+        .fails(78, &[&format!("{at}.volumeMounts: container app: no longer mounts config at /etc/cfg, where the manifest reads it: {changed}")]);
     let watch = kubectl_envshim(&["convert", "--entrypoint", "app=/app", "--watch", "--on-change", "exit", "--restart-timeout", "3s"], NATIVE).ok().to_string();
     assert_eq!(docs(kubectl_envshim(&["unconvert"], &watch).ok()), docs(NATIVE));
     kubectl_envshim(&["manifest"], &watch).succeeds();
@@ -245,7 +324,7 @@ fn what_the_converter_did_not_write_is_refused_each_once() {
 #[test]
 fn the_listen_and_handover_settings_come_back_and_a_changed_one_is_refused() {
     let at = "spec.template.spec.containers[0]";
-    let changed = "changed after the conversion: edit the original and convert again";
+    let changed = CHANGED;
     // --listen (with or without --watch) and the handover's settings, as written.
     let handover = ["--watch", "--on-change", "handover", "--ready-timeout", "30s", "--ready-delay", "2s", "--watch-splay", "30s", "--watch-replicas", "3"];
     for watch in [&[][..], &handover] {
@@ -281,8 +360,15 @@ fn a_manifest_envshim_refuses_is_refused_as_envshim_check_does() {
         assert_eq!(check.status.code(), Some(78));
         assert!(String::from_utf8_lossy(&check.stderr).contains(&format!("--manifest-json: {reason}")), "{}", String::from_utf8_lossy(&check.stderr));
         let path = "spec.template.spec.containers[0].env[4].value";
-        kubectl_envshim(&["unconvert"], &input).fails(78, &[&format!("stdin: document 1 (Deployment/web): {path}: container app: the manifest in ENVSHIM_MANIFEST_JSON: {reason}: envshim refuses it at the start")]);
-        kubectl_envshim(&["manifest", "-c", "app"], &input).fails(78, &[&format!("stdin: container app: env[4].value: the manifest in ENVSHIM_MANIFEST_JSON: {reason}")]);
-        kubectl_envshim(&["convert", "--check", "--entrypoint", "app=/app"], &input).fails(78, &[&format!("{path}: container app: the manifest in ENVSHIM_MANIFEST_JSON: {reason}")]);
+        kubectl_envshim(&["unconvert"], &input).fails(
+            78,
+            &[&format!(
+                "stdin: document 1 (Deployment/web): {path}: container app: the manifest in ENVSHIM_MANIFEST_JSON: {reason}: envshim refuses it at the start"
+            )],
+        );
+        kubectl_envshim(&["manifest", "-c", "app"], &input)
+            .fails(78, &[&format!("stdin: container app: env[4].value: the manifest in ENVSHIM_MANIFEST_JSON: {reason}")]);
+        kubectl_envshim(&["convert", "--check", "--entrypoint", "app=/app"], &input)
+            .fails(78, &[&format!("{path}: container app: the manifest in ENVSHIM_MANIFEST_JSON: {reason}")]);
     }
 }

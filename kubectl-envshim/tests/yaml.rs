@@ -65,7 +65,34 @@ fn env_value<'a>(doc: &'a Value, name: &str) -> &'a Value {
 
 #[test]
 fn quoted_words_and_numbers_stay_strings() {
-    let words = ["yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON", "off", "OFF", "y", "Y", "n", "N", "true", "null", "~", "1_000", "0x1F", "0o17", "030", "1:20", ".inf", "1e3", "2001-12-14"];
+    let words = [
+        "yes",
+        "Yes",
+        "YES",
+        "no",
+        "No",
+        "NO",
+        "on",
+        "On",
+        "ON",
+        "off",
+        "OFF",
+        "y",
+        "Y",
+        "n",
+        "N",
+        "true",
+        "null",
+        "~",
+        "1_000",
+        "0x1F",
+        "0o17",
+        "030",
+        "1:20",
+        ".inf",
+        "1e3",
+        "2001-12-14",
+    ];
     let env: String = words.iter().enumerate().map(|(i, w)| format!("    - name: W{i}\n      value: \"{w}\"\n")).collect();
     let input = pod("", "").replace("    env:\n", &format!("    env:\n{env}"));
     let out = convert(&input);
@@ -78,7 +105,8 @@ fn quoted_words_and_numbers_stay_strings() {
 #[test]
 fn plain_numbers_are_read_as_kubectl_reads_them() {
     let extra = "    ports: [{containerPort: 08080}, {containerPort: 0x1F90}, {containerPort: 8_080}]\n    volumeMounts: [{name: s, mountPath: /s}]\n";
-    let input = pod("", extra).replace("  volumes:\n", "  volumes:\n  - name: s\n    secret: {secretName: s, defaultMode: 0600, items: [{key: k, path: k, mode: 030}]}\n");
+    let input = pod("", extra)
+        .replace("  volumes:\n", "  volumes:\n  - name: s\n    secret: {secretName: s, defaultMode: 0600, items: [{key: k, path: k, mode: 030}]}\n");
     let out = convert(&input);
     let doc = &pyyaml(out.ok())[0];
     let ports: Vec<f64> = app(doc)["ports"].as_array().unwrap().iter().map(|p| p["containerPort"].as_f64().unwrap()).collect();
@@ -107,7 +135,8 @@ fn mode_text_is_never_rewritten() {
 
 #[test]
 fn merge_keys_only_when_plain_and_binary_decoded() {
-    let meta = "  labels: &base {a: \"1\", b: \"2\"}\n  annotations:\n    \"<<\": quoted-key\n    <<: *base\n    b: explicit\n    bin: !!binary aGVsbG8gd29ybGQ=\n";
+    let meta =
+        "  labels: &base {a: \"1\", b: \"2\"}\n  annotations:\n    \"<<\": quoted-key\n    <<: *base\n    b: explicit\n    bin: !!binary aGVsbG8gd29ybGQ=\n";
     let out = convert(&pod(meta, ""));
     let doc = &pyyaml(out.ok())[0];
     assert_eq!(doc["metadata"]["annotations"], json!({"<<": "quoted-key", "a": "1", "b": "explicit", "bin": "hello world"}), "{}", out.stdout);
@@ -291,8 +320,7 @@ fn kubectl_reads_alike(input: &str) -> Vec<Value> {
     let converted = annotate(out.ok()).unwrap_or_else(|e| panic!("kubectl cannot read the output:\n{}\n{e}", out.stdout));
     let read = annotate(input).unwrap_or_else(|e| panic!("kubectl cannot read the input:\n{input}\n{e}"));
     let json_in: String = read.iter().map(|d| d.to_string() + "\n").collect();
-    let expected: Vec<Value> =
-        serde_json::Deserializer::from_str(convert(&json_in).ok()).into_iter::<Value>().map(Result::unwrap).collect();
+    let expected: Vec<Value> = serde_json::Deserializer::from_str(convert(&json_in).ok()).into_iter::<Value>().map(Result::unwrap).collect();
     // The manifest envshim gets is JSON text: compared as JSON (its key order is the input's).
     let (converted_j, expected_j) = (Value::from_iter(converted.iter().map(json_texts)), Value::from_iter(expected.iter().map(json_texts)));
     if let Some(at) = difference(&converted_j, &expected_j, String::new()) {
@@ -301,23 +329,138 @@ fn kubectl_reads_alike(input: &str) -> Vec<Value> {
     converted
 }
 
+/// Annotation values YAML readers tell apart (kubectl_reads_the_output_as_the_converted_input).
+const NASTY: &[&str] = &[
+    "yes",
+    "No",
+    "on",
+    "OFF",
+    "y",
+    "N",
+    "~",
+    "null",
+    "1_000",
+    "0x1F",
+    "0o17",
+    "030",
+    "08080",
+    "1:20",
+    "1e3",
+    ".5",
+    "<<",
+    "=",
+    "-",
+    "- a",
+    "a: b",
+    "a #b",
+    "#c",
+    " lead",
+    "trail ",
+    "x\ny\n",
+    "x\n\n",
+    "é",
+    "'q'",
+    "\"dq\"",
+    "\\",
+    "\t",
+    "2001-12-14",
+];
+
+/// Plain scalars and keys as go-yaml v2 resolves them (the resolver's table, against kubectl).
+const SCALARS: &[&str] = &[
+    "yes",
+    "yEs",
+    "030",
+    "08080",
+    "0x1F",
+    "-0x1F",
+    "+12",
+    "1_000",
+    "1__0",
+    "~",
+    "NULL",
+    "nULL",
+    "0o17",
+    "0b101",
+    "-0b11",
+    ".5",
+    "-.5",
+    ".5e3",
+    "1e3",
+    "1e400",
+    "9223372036854775808",
+    "18446744073709551615",
+    "18446744073709551616",
+    "2001-12-14",
+    "2001-02-30",
+    "2001-12-14T21:59:43.10Z",
+    "-x",
+    "0x",
+    "08",
+    "0_1",
+    "1:20",
+    "!!binary aGk=",
+    "!!str 12",
+    "!!float 3",
+    "!!int \"0x10\"",
+    "! 12",
+    "!custom yes",
+    ".5_0",
+    ".0_5",
+    "._5",
+    ".5_",
+    ".5__0",
+    ".5e1_0",
+    "!!float .5_0",
+    "!!null ~",
+    "!!null",
+    "!!null \"\"",
+    "!!null 'Null'",
+    "!<tag:yaml.org,2002:binary> aGVsbG8=",
+    "!<tag:yaml.org,2002:int> \"12\"",
+    "!<tag:yaml.org,2002:bool> 'yes'",
+    "!<tag:yaml.org,2002:float> \"1\"",
+    "!<tag:yaml.org,2002:null> ~",
+    "!<tag:yaml.org,2002:str> 12",
+    "!<tag:yaml.org,2002:merge> x",
+    "{a: .inf, a: 1}",
+    "{a: [.nan], a: 1}",
+    "{<<: {a: .inf}, a: 1}",
+];
+
+/// The texts the generated forms tag (generated_tag_merge_and_float_key_forms_read_as_kubectl_reads_them).
+const TEXTS: &[&str] = &[
+    "12",
+    "\"12\"",
+    "yes",
+    "'yes'",
+    "~",
+    "null",
+    "\"\"",
+    "0x1F",
+    "1_000",
+    ".5_0",
+    "._5",
+    "1e39",
+    "-3.5e38",
+    "3.4028235e38",
+    "3.40282357e38",
+    "1e-46",
+    ".inf",
+    "-.Inf",
+    "aGVsbG8=",
+    "2001-12-14",
+    "text",
+    "<<",
+    "\"<<\"",
+];
+
 /// kubectl's own reading of converted YAML equals the conversion of kubectl's reading of the input.
 #[test]
 #[ignore = "needs kubectl"]
 fn kubectl_reads_the_output_as_the_converted_input() {
-    let nasty = ["yes", "No", "on", "OFF", "y", "N", "~", "null", "1_000", "0x1F", "0o17", "030", "08080", "1:20", "1e3", ".5", "<<", "=", "-", "- a", "a: b", "a #b", "#c", " lead", "trail ", "x\ny\n", "x\n\n", "é", "'q'", "\"dq\"", "\\", "\t", "2001-12-14"];
-    let labels: String = nasty.iter().enumerate().map(|(i, s)| format!("    k{i}: {}\n", serde_json::to_string(s).unwrap())).collect();
-    // Plain scalars and keys as go-yaml v2 resolves them (the resolver's table, against kubectl).
-    let scalars = [
-        "yes", "yEs", "030", "08080", "0x1F", "-0x1F", "+12", "1_000", "1__0", "~", "NULL", "nULL", "0o17", "0b101", "-0b11", ".5", "-.5",
-        ".5e3", "1e3", "1e400", "9223372036854775808", "18446744073709551615", "18446744073709551616", "2001-12-14", "2001-02-30",
-        "2001-12-14T21:59:43.10Z", "-x", "0x", "08", "0_1", "1:20", "!!binary aGk=", "!!str 12", "!!float 3", "!!int \"0x10\"", "! 12",
-        "!custom yes", ".5_0", ".0_5", "._5", ".5_", ".5__0", ".5e1_0", "!!float .5_0", "!!null ~", "!!null", "!!null \"\"", "!!null 'Null'",
-        "!<tag:yaml.org,2002:binary> aGVsbG8=", "!<tag:yaml.org,2002:int> \"12\"", "!<tag:yaml.org,2002:bool> 'yes'",
-        "!<tag:yaml.org,2002:float> \"1\"", "!<tag:yaml.org,2002:null> ~", "!<tag:yaml.org,2002:str> 12", "!<tag:yaml.org,2002:merge> x",
-        "{a: .inf, a: 1}", "{a: [.nan], a: 1}", "{<<: {a: .inf}, a: 1}",
-    ];
-    let mut plain: String = scalars.iter().enumerate().map(|(i, s)| format!("      p{i}: {s}\n")).collect();
+    let labels: String = NASTY.iter().enumerate().map(|(i, s)| format!("    k{i}: {}\n", serde_json::to_string(s).unwrap())).collect();
+    let mut plain: String = SCALARS.iter().enumerate().map(|(i, s)| format!("      p{i}: {s}\n")).collect();
     plain = format!("    x-plain:\n{plain}    x-keys: {{1: a, yes: b, 1.5: c, 0x10: d, 0.1: e, 1e7: f, 2001-12-14: g, ~x: h, .inf: i, 030: j, .5_0: k}}\n    x-far: [{{1e39: a}}, {{3.5e38: a}}, {{-1e39: a}}, {{3.4028235e38: a}}, {{!!float 1e39: a}}]\n");
     let merges = "    x-merge: [{!!merge <<: {a: 1}}, {!<tag:yaml.org,2002:merge> <<: [{a: 1}, {b: 2}]}, {!!merge \"<<\": {a: 1}}, {!!str <<: {a: 1}}]\n";
     let meta = format!("  annotations:\n{labels}  labels:\n    <<: {{a: \"1\"}}\n    \"<<\": kept\n  generateName:\n    \"-\"\n");
@@ -344,17 +487,13 @@ fn generated_tag_merge_and_float_key_forms_read_as_kubectl_reads_them() {
         tags.push(format!("!!{c} "));
         tags.push(format!("!<tag:yaml.org,2002:{c}> "));
     }
-    let texts = [
-        "12", "\"12\"", "yes", "'yes'", "~", "null", "\"\"", "0x1F", "1_000", ".5_0", "._5", "1e39", "-3.5e38", "3.4028235e38", "3.40282357e38",
-        "1e-46", ".inf", "-.Inf", "aGVsbG8=", "2001-12-14", "text", "<<", "\"<<\"",
-    ];
     let values = ["{a: 1}", "[{a: 1}, {a: 2, c: 3}]", "v", ".inf", "{a: .inf}"];
     let seed: u64 = std::env::var("YAML_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x7961_6d6c_3335);
     let count: usize = std::env::var("YAML_FORMS").ok().and_then(|s| s.parse().ok()).unwrap_or(160);
     let mut rng = Rng::new(seed);
     let mut forms: Vec<String> = (0..count)
         .map(|_| {
-            let (t, x) = (rng.pick(&tags), rng.pick(&texts));
+            let (t, x) = (rng.pick(&tags), rng.pick(TEXTS));
             match rng.below(3) {
                 0 => format!("{{v: {t}{x}}}"),
                 1 => format!("{{{t}{x}: v, b: 2}}"),
@@ -369,7 +508,11 @@ fn generated_tag_merge_and_float_key_forms_read_as_kubectl_reads_them() {
     let (mut read, mut refused_forms) = (Vec::new(), Vec::new());
     for f in &forms {
         let input = pod("", &format!("    x-f: {f}\n"));
-        if convert(&input).code == 0 { read.push(f) } else { refused_forms.push(input) }
+        if convert(&input).code == 0 {
+            read.push(f)
+        } else {
+            refused_forms.push(input)
+        }
     }
     eprintln!("YAML_SEED={seed}: {} forms read, {} refused", read.len(), refused_forms.len());
     let lines: String = read.iter().enumerate().map(|(i, f)| format!("      f{i}: {f}\n")).collect();
@@ -383,7 +526,9 @@ fn generated_tag_merge_and_float_key_forms_read_as_kubectl_reads_them() {
 fn difference(a: &Value, b: &Value, at: String) -> Option<String> {
     match (a, b) {
         (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x.iter().zip(y).enumerate().find_map(|(i, (a, b))| difference(a, b, format!("{at}[{i}]"))),
-        (Value::Object(x), Value::Object(y)) if x.len() == y.len() && x.keys().all(|k| y.contains_key(k)) => x.iter().find_map(|(k, v)| difference(v, &y[k], format!("{at}.{k}"))),
+        (Value::Object(x), Value::Object(y)) if x.len() == y.len() && x.keys().all(|k| y.contains_key(k)) => {
+            x.iter().find_map(|(k, v)| difference(v, &y[k], format!("{at}.{k}")))
+        }
         _ => (a != b).then(|| format!("{at}: {a} (kubectl, of the output) != {b} (expected)")),
     }
 }

@@ -9,9 +9,8 @@ use super::*;
 /// Every batch checked by three workers, each taking every third batch.
 fn check_batches<'c>(batches: &[(&'c [Case], Format)]) -> Vec<Verdict<'c>> {
     std::thread::scope(|s| {
-        let workers: Vec<_> = (0..3)
-            .map(|w| s.spawn(move || batches.iter().skip(w).step_by(3).flat_map(|(b, f)| check_batch(b, *f)).collect::<Vec<_>>()))
-            .collect();
+        let workers: Vec<_> =
+            (0..3).map(|w| s.spawn(move || batches.iter().skip(w).step_by(3).flat_map(|(b, f)| check_batch(b, *f)).collect::<Vec<_>>())).collect();
         workers.into_iter().flat_map(|w| w.join().unwrap()).collect()
     })
 }
@@ -186,7 +185,8 @@ fn random_pods_unconvert_to_what_was_written() {
         let refs: Vec<&Case> = batch.iter().collect();
         let (convertible, whole) = convertible(&refs, format, options, b % 2 == 1);
         // The batch's own conversion, unless it had to be halved.
-        let converted = whole.unwrap_or_else(|| harness::kubectl_envshim(&convert_args(&convertible, options, b % 2 == 1), &harness::write(&pods_of(&convertible), format)));
+        let converted = whole
+            .unwrap_or_else(|| harness::kubectl_envshim(&convert_args(&convertible, options, b % 2 == 1), &harness::write(&pods_of(&convertible), format)));
         assert_eq!(converted.code, 0, "{}", converted.stderr);
         let back = harness::kubectl_envshim(&["unconvert".into()], &converted.stdout);
         assert_eq!((back.code, back.stderr.as_str()), (0, ""), "batch {b}");
@@ -273,7 +273,8 @@ fn random_pods_convert_again() {
     let mut rng = generate::Rng::new(seed);
     let pool = generate::pool(&mut rng, root.path());
     let cases: Vec<Case> = (0..pods).map(|n| generate::case(&mut rng, n, &pool, harness::printer())).collect();
-    let settings: [(&[&str], bool); 3] = [(&[], false), (&["--wait", "5s", "--watch"], true), (&["--env-grammar", "envshim", "--watch", "--watch-splay", "30s"], true)];
+    let settings: [(&[&str], bool); 3] =
+        [(&[], false), (&["--wait", "5s", "--watch"], true), (&["--env-grammar", "envshim", "--watch", "--watch-splay", "30s"], true)];
     let (mut again_checked, mut changed, mut edits) = (0, 0, 0);
     for (b, batch) in cases.chunks(100).enumerate() {
         let format = harness::FORMATS[b % 4];
@@ -296,17 +297,7 @@ fn random_pods_convert_again() {
         again_checked += convertible.len();
         changed += usize::from(check.code == 1);
 
-        // A hand edit in each converted pod, the kinds in turn.
-        let mut edited = Vec::new();
-        for (case, doc) in convertible.iter().zip(harness::read(&once.stdout)) {
-            let Some(c) = harness::container(&doc, &case.container).filter(|c| c["env"].as_array().is_some_and(|env| env.iter().any(|e| e["name"] == "ENVSHIM_MANIFEST_JSON"))) else { continue };
-            let kinds = crate::support::edits::hand_edits(c);
-            let (_, c) = &kinds[edited.len() % kinds.len()];
-            let mut doc = doc.clone();
-            doc["spec"]["containers"][0] = c.clone();
-            assert_eq!(doc["spec"]["containers"][0]["name"], case.container.as_str());
-            edited.push(doc);
-        }
+        let edited = hand_edited(&convertible, &once.stdout);
         let mut check = convert_args(&convertible, &o1, i1);
         check.insert(1, "--check".into());
         let out = harness::kubectl_envshim(&check, &harness::write(&edited, format));
@@ -315,10 +306,34 @@ fn random_pods_convert_again() {
         for doc in &edited {
             let (name, container) = (doc["metadata"]["name"].as_str().unwrap(), doc["spec"]["containers"][0]["name"].as_str().unwrap());
             let named = format!("(Pod/{name}): ");
-            assert!(out.stderr.lines().any(|l| l.contains(&named) && l.contains("spec.containers[0]") && l.contains(&format!("container {container}: "))), "batch {b}: pod {name} edited, not refused: {}", out.stderr);
+            assert!(
+                out.stderr.lines().any(|l| l.contains(&named) && l.contains("spec.containers[0]") && l.contains(&format!("container {container}: "))),
+                "batch {b}: pod {name} edited, not refused: {}",
+                out.stderr
+            );
         }
         edits += edited.len();
     }
     eprintln!("convert again: seed {seed}, {again_checked} pods converted again ({changed} batches changed), {edits} hand edits refused");
     assert!(again_checked * 10 >= pods * 9 && edits * 10 >= pods * 9, "{again_checked} pods converted again, {edits} edited");
+}
+
+/// A hand edit in each pod of `convertible` as `converted` has it (the
+/// kinds in turn): the pods edited.
+fn hand_edited(convertible: &[&Case], converted: &str) -> Vec<Value> {
+    let mut edited = Vec::new();
+    for (case, doc) in convertible.iter().zip(harness::read(converted)) {
+        let Some(c) = harness::container(&doc, &case.container)
+            .filter(|c| c["env"].as_array().is_some_and(|env| env.iter().any(|e| e["name"] == "ENVSHIM_MANIFEST_JSON")))
+        else {
+            continue;
+        };
+        let kinds = crate::support::edits::hand_edits(c);
+        let (_, c) = &kinds[edited.len() % kinds.len()];
+        let mut doc = doc.clone();
+        doc["spec"]["containers"][0] = c.clone();
+        assert_eq!(doc["spec"]["containers"][0]["name"], case.container.as_str());
+        edited.push(doc);
+    }
+    edited
 }
