@@ -20,7 +20,10 @@ fn main() {
     println!("cargo:rerun-if-env-changed=ENVSHIM_BUILD_COMMIT");
     let here = std::env::var("CARGO_MANIFEST_DIR").ok().and_then(|d| Path::new(&d).canonicalize().ok());
     let ours = output("git", &["rev-parse", "--show-toplevel"]).and_then(|t| Path::new(&t).canonicalize().ok()).is_some_and(|top| Some(top) == here);
-    let commit = std::env::var("ENVSHIM_BUILD_COMMIT").ok().filter(|c| !c.is_empty()).or_else(|| ours.then(|| output("git", &["rev-parse", "--short=12", "HEAD"])).flatten());
+    let commit = std::env::var("ENVSHIM_BUILD_COMMIT")
+        .ok()
+        .filter(|c| !c.is_empty())
+        .or_else(|| ours.then(|| output("git", &["rev-parse", "--short=12", "HEAD"])).flatten());
     if ours {
         // Build again when HEAD moves: HEAD itself, the branch it points to, packed refs.
         let mut watched = vec!["HEAD".to_string(), "packed-refs".to_string()];

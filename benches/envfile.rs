@@ -108,11 +108,7 @@ fn bench_parse(c: &mut Criterion) {
         // iteration gets a fresh copy, made in the untimed setup, as envshim
         // hands over the buffer it read. Dropping the parsed file is timed.
         group.bench_function(name, |b| {
-            b.iter_batched(
-                || text.clone().into_bytes(),
-                |data| black_box(EnvFile::parse(black_box(data)).is_ok()),
-                criterion::BatchSize::SmallInput,
-            )
+            b.iter_batched(|| text.clone().into_bytes(), |data| black_box(EnvFile::parse(black_box(data)).is_ok()), criterion::BatchSize::SmallInput)
         });
     }
     group.finish();
@@ -156,10 +152,7 @@ fn bench_fmt(c: &mut Criterion) {
 }
 
 fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(3))
-        .sample_size(60)
+    Criterion::default().warm_up_time(Duration::from_millis(500)).measurement_time(Duration::from_secs(3)).sample_size(60)
 }
 
 criterion_group! { name = benches; config = config(); targets = bench_parse, bench_lookup, bench_fmt }

@@ -97,10 +97,7 @@ fn bench_expand(c: &mut Criterion) {
 }
 
 fn config() -> Criterion {
-    Criterion::default()
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(2))
-        .sample_size(40)
+    Criterion::default().warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(2)).sample_size(40)
 }
 
 criterion_group! { name = benches; config = config(); targets = bench_expand }

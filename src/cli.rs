@@ -37,12 +37,8 @@ const EXIT_CODES: &str = exit_code_help(Tool::Envshim);
 
 /// `--version`: the crate's version, then what build.rs found (a build without
 /// git, from a source tarball, says `unknown` unless ENVSHIM_BUILD_COMMIT is set).
-pub const LONG_VERSION: &str = concat!(
-    env!("CARGO_PKG_VERSION"),
-    "\ncommit: ", env!("BUILD_COMMIT"),
-    "\ntarget: ", env!("BUILD_TARGET"),
-    "\nrustc: ", env!("BUILD_RUSTC"),
-);
+pub const LONG_VERSION: &str =
+    concat!(env!("CARGO_PKG_VERSION"), "\ncommit: ", env!("BUILD_COMMIT"), "\ntarget: ", env!("BUILD_TARGET"), "\nrustc: ", env!("BUILD_RUSTC"),);
 
 #[derive(Parser)]
 #[command(name = "envshim", version, long_version = LONG_VERSION, after_help = EXIT_CODES, about = "A container entrypoint: kubelet-exact env files, fileKeyRef and $(VAR) expansion, then exec.")]

@@ -61,7 +61,9 @@ mod tests {
     #[test]
     fn the_manifest_is_read_by_the_shims_reader() {
         assert!(parse_manifest(br#"{"env": [{"name": "A", "value": "x"}]}"#).is_ok());
-        let errors = parse_manifest_named(br#"{"env": [{"name": "A", "value": "sentinel-secret-1"}], "env": 1}"#, "manifest m", Some("m"), None).map(|_| ()).unwrap_err();
+        let errors = parse_manifest_named(br#"{"env": [{"name": "A", "value": "sentinel-secret-1"}], "env": 1}"#, "manifest m", Some("m"), None)
+            .map(|_| ())
+            .unwrap_err();
         assert!(errors.iter().all(|e| e.code == ExitCode::Config), "{errors:?}");
         assert!(errors.iter().all(|e| !e.to_string().contains("sentinel-secret-1")), "{errors:?}");
         assert!(errors.iter().any(|e| e.to_string().contains("manifest m")), "{errors:?}");

@@ -53,9 +53,10 @@ const DATA: &[u8] = b"..data";
 /// `read` counts the bytes read (with the env files': [`MAX_READ_BYTES`]).
 #[inline(never)]
 pub fn read(path: &OsStr, shown: &str, read: &mut usize, errors: &mut Vec<Error>) -> DirRead {
-    let dir = match CString::new(path.as_bytes()).map_err(|_| std::io::Error::from_raw_os_error(libc::ENOENT)).and_then(|c| {
-        sys::openat(None, &c, libc::O_RDONLY | libc::O_DIRECTORY)
-    }) {
+    let dir = match CString::new(path.as_bytes())
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::ENOENT))
+        .and_then(|c| sys::openat(None, &c, libc::O_RDONLY | libc::O_DIRECTORY))
+    {
         Ok(fd) => fd,
         Err(e) if e.raw_os_error() == Some(libc::ENOENT) => return DirRead::Missing,
         Err(e) => {
@@ -64,7 +65,9 @@ pub fn read(path: &OsStr, shown: &str, read: &mut usize, errors: &mut Vec<Error>
                 _ => ReadError::from(e),
             };
             errors.push(match e {
-                ReadError::NotRegular => Error::config(format!("--env-dir {shown} is not a directory (for an env file of NAME=VALUE lines: --env-file {shown})")),
+                ReadError::NotRegular => {
+                    Error::config(format!("--env-dir {shown} is not a directory (for an env file of NAME=VALUE lines: --env-file {shown})"))
+                }
                 e => read_error(e, &format!("--env-dir {shown}")),
             });
             return DirRead::Failed;

@@ -9,8 +9,8 @@ use std::fmt;
 use memchr::memchr;
 
 use crate::index::{SmallIndex, SMALL_MAX};
-use keys::Keys;
 use crate::limits::{MAX_ENV_FILE_BYTES, MAX_NAME_BYTES, MAX_VALUE_BYTES};
+use keys::Keys;
 
 /// Why a file does not parse. No variant carries file content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +61,11 @@ impl fmt::Display for Problem {
             TextAfterQuote => "has text after a closing quote (only blanks or a # comment may follow)",
             BlankBeforeEquals => "has a blank before '=', which the kubelet's grammar does not allow (write NAME='value')",
             LineTooLong => {
-                return write!(f, "is a line of {} bytes or more without a line feed, which the kubelet's reader refuses (token too long)", kubelet::SCANNER_MAX_TOKEN)
+                return write!(
+                    f,
+                    "is a line of {} bytes or more without a line feed, which the kubelet's reader refuses (token too long)",
+                    kubelet::SCANNER_MAX_TOKEN
+                )
             }
             NotSingleQuoted => {
                 "has a value not enclosed in single quotes, which the kubelet's grammar requires (write NAME='value'; \
@@ -121,7 +125,6 @@ pub enum Grammar {
     /// The kubelet's, exactly ([`kubelet`]).
     Kubelet,
 }
-
 
 const _: () = assert!(std::mem::size_of::<Entry>() == 16);
 const _: () = assert!(MAX_NAME_BYTES <= u8::MAX as usize && MAX_VALUE_BYTES <= u16::MAX as usize);
@@ -372,7 +375,13 @@ impl EnvFile {
             line: line as u32,
             value_len: value_len as u16,
             name_len: name.len() as u8,
-            flags: if value.in_arena { IN_ARENA } else if in_place { IN_PLACE } else { 0 },
+            flags: if value.in_arena {
+                IN_ARENA
+            } else if in_place {
+                IN_PLACE
+            } else {
+                0
+            },
         });
         // `NAME=VALUE` as written, with a byte after it that no span holds
         // (a blank, CR or LF ending an unquoted value, a closing quote): a
@@ -502,8 +511,8 @@ pub mod kubelet;
 mod lex;
 pub use lex::written;
 pub mod portable;
-mod scan;
 #[cfg(any(test, fuzzing))]
 pub mod reference;
+mod scan;
 #[cfg(test)]
 mod tests;

@@ -17,9 +17,15 @@ pub const SERVICE_URL: &[u8] = b"KUBERNETES_SERVICE_URL";
 pub enum Source {
     Inherited,
     /// A key of an `envFrom` file: its name came from the file.
-    EnvFrom { file: Rc<str>, line: u32 },
+    EnvFrom {
+        file: Rc<str>,
+        line: u32,
+    },
     /// `env[i]` of the manifest via `fileKeyRef`.
-    FileKey { file: Rc<str>, line: u32 },
+    FileKey {
+        file: Rc<str>,
+        line: u32,
+    },
     /// `--file-env NAME`: the file named by `NAME_FILE`, shown as `NAME_FILE PATH`.
     FileEnv(Rc<str>),
     /// `env[i]` of the manifest, a literal.
@@ -416,8 +422,8 @@ impl Environment {
 
 mod build;
 mod engine;
-mod platform;
 mod import;
+mod platform;
 pub use build::{build, has_reference, rule_text, unresolved_warning, Built, Inputs};
 
 #[cfg(test)]

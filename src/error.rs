@@ -102,13 +102,19 @@ impl ExitCode {
                 Some("--check: a line the kubelet reads otherwise or cannot read (each one\nlisted on stdout), or a file that would change"),
                 Some("convert --check: a document would change; fmt --check: a line to fix"),
             ],
-            ExitCode::Usage => [Some("usage error: a bad option or configuration variable, no program line"), Some("usage error"), Some("usage error: a bad option or config")],
+            ExitCode::Usage => {
+                [Some("usage error: a bad option or configuration variable, no program line"), Some("usage error"), Some("usage error: a bad option or config")]
+            }
             ExitCode::DataErr => [
                 Some("an env file does not parse, has an invalid name or exceeds a limit;\nan --env-dir or NAME_FILE value is too large or holds a NUL"),
                 Some("a file does not parse, or holds values the kubelet's grammar cannot\nhold (each line named); the file is left as it was"),
                 Some("an input that cannot be read or parsed"),
             ],
-            ExitCode::NoInput => [Some("a file, directory or key is missing and not optional (with --wait:\nafter waiting)"), Some("a file is missing"), Some("fmt: a file is missing")],
+            ExitCode::NoInput => [
+                Some("a file, directory or key is missing and not optional (with --wait:\nafter waiting)"),
+                Some("a file is missing"),
+                Some("fmt: a file is missing"),
+            ],
             ExitCode::OsErr => [Some("with --init: a system call envshim needs failed; --listen: an address\ncannot be bound"), None, None],
             ExitCode::CantCreat => [
                 Some("install cannot create DEST"),
@@ -117,7 +123,9 @@ impl ExitCode {
             ],
             ExitCode::IoErr => [Some("render cannot write its output"), None, Some("the output cannot be written")],
             ExitCode::TempFail => [Some("with --watch --on-change exit: a change stopped the program"), None, None],
-            ExitCode::NoPerm => [Some("permission denied reading a file"), Some("permission denied reading a file"), Some("fmt: permission denied reading a file")],
+            ExitCode::NoPerm => {
+                [Some("permission denied reading a file"), Some("permission denied reading a file"), Some("fmt: permission denied reading a file")]
+            }
             ExitCode::Config => [
                 Some("configuration: the manifest, a volume, a path, an env name; with\ncheck --strict, a warning"),
                 Some("a file is not a regular file"),
@@ -480,7 +488,10 @@ mod tests {
         let envshim = exit_code_help(Tool::Envshim);
         assert!(envshim.contains("\n  126    the program cannot be executed"), "{envshim}");
         // A meaning of two lines: the second under the first.
-        assert!(envshim.starts_with("Exit codes:\n  0      success (run: the program's own code, as envshim becomes the program;\n         with --init,"), "{envshim}");
+        assert!(
+            envshim.starts_with("Exit codes:\n  0      success (run: the program's own code, as envshim becomes the program;\n         with --init,"),
+            "{envshim}"
+        );
         assert_eq!(with_exit_codes!("Intro.", Tool::Fmt).strip_prefix("Intro.\n\n"), Some(exit_code_help(Tool::Fmt)));
     }
 

@@ -106,10 +106,7 @@ pub fn check_sizes(line: &[Word], argv: &[CString], env: &Environment, path_len:
     if total > limit {
         let largest = env.vars().max_by_key(|v| v.text.len());
         let which = largest.map_or(String::new(), |v| format!("; the largest is {} ({} bytes)", v.describe(), v.text.len()));
-        errors.push(Error::new(
-            ExitCode::NoExec,
-            format!("the environment and arguments total {total} bytes, over the system limit of {limit} bytes{which}"),
-        ));
+        errors.push(Error::new(ExitCode::NoExec, format!("the environment and arguments total {total} bytes, over the system limit of {limit} bytes{which}")));
     }
     errors
 }
@@ -243,7 +240,9 @@ pub fn exec_error(e: &Exec, err: io::Error) -> Error {
             format!("program {shown} cannot be executed: its interpreter or dynamic loader is missing ({})", crate::error::os_reason(&err)),
         ),
         Some(libc::E2BIG) => Error::new(ExitCode::NoExec, format!("program {shown}: argument list too long for execve ({})", crate::error::os_reason(&err))),
-        _ => Error::new(ExitCode::NoExec, format!("program {shown} cannot be executed ({}){}", crate::error::os_reason(&err), env_file_hint(e.path.as_bytes()))),
+        _ => {
+            Error::new(ExitCode::NoExec, format!("program {shown} cannot be executed ({}){}", crate::error::os_reason(&err), env_file_hint(e.path.as_bytes())))
+        }
     }
 }
 

@@ -21,12 +21,7 @@ pub fn expand_into<'a>(input: &[u8], lookup: impl Fn(&[u8]) -> Option<&'a [u8]>,
 /// so refuse a result too large for `execve` without ever holding it: a
 /// manifest that multiplies a value (`$(A)$(A)…`, chained over entries)
 /// cannot exhaust memory.
-pub fn expand_capped<'a>(
-    input: &[u8],
-    lookup: impl Fn(&[u8]) -> Option<&'a [u8]>,
-    out: &mut Vec<u8>,
-    limit: usize,
-) -> usize {
+pub fn expand_capped<'a>(input: &[u8], lookup: impl Fn(&[u8]) -> Option<&'a [u8]>, out: &mut Vec<u8>, limit: usize) -> usize {
     let mut total = 0usize;
     let mut emit = |out: &mut Vec<u8>, bytes: &[u8]| {
         total = total.saturating_add(bytes.len());
@@ -141,13 +136,7 @@ mod tests {
         assert_eq!((names, more), (vec![&b"X1"[..], b"X2"], 1));
     }
 
-    const MAPPING: &[(&str, &str)] = &[
-        ("VAR_A", "A"),
-        ("VAR_B", "B"),
-        ("VAR_C", "C"),
-        ("VAR_REF", "$(VAR_A)"),
-        ("VAR_EMPTY", ""),
-    ];
+    const MAPPING: &[(&str, &str)] = &[("VAR_A", "A"), ("VAR_B", "B"), ("VAR_C", "C"), ("VAR_REF", "$(VAR_A)"), ("VAR_EMPTY", "")];
 
     fn lookup(name: &[u8]) -> Option<&'static [u8]> {
         MAPPING.iter().find(|(k, _)| k.as_bytes() == name).map(|(_, v)| v.as_bytes())

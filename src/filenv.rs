@@ -18,7 +18,14 @@ use crate::sources::{missing_error, read_error};
 /// Applies each NAME in order. Errors go to `errors`; each file looked at
 /// to `read` (for `--watch`); the files that were missing are returned, for
 /// `--wait`. `waited`: `--wait` ran out after this long.
-pub fn apply(env: &mut Environment, names: &[Vec<u8>], rule: NameRule, waited: Option<&str>, errors: &mut Vec<Error>, read: &mut Vec<Vec<u8>>) -> Vec<Awaited<'static>> {
+pub fn apply(
+    env: &mut Environment,
+    names: &[Vec<u8>],
+    rule: NameRule,
+    waited: Option<&str>,
+    errors: &mut Vec<Error>,
+    read: &mut Vec<Vec<u8>>,
+) -> Vec<Awaited<'static>> {
     let mut missing = Vec::new();
     for name in names {
         let shown = escape(name);

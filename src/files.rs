@@ -252,9 +252,7 @@ pub fn read_bounded(fd: BorrowedFd, limit: usize) -> Result<Vec<u8>, ReadError> 
 pub fn read_error(e: ReadError, display: &str) -> Error {
     match e {
         ReadError::NotFound => Error::new(ExitCode::NoInput, format!("{display} not found")),
-        ReadError::PermissionDenied => {
-            Error::new(ExitCode::NoPerm, format!("{display}: permission denied (uid {})", sys::uid()))
-        }
+        ReadError::PermissionDenied => Error::new(ExitCode::NoPerm, format!("{display}: permission denied (uid {})", sys::uid())),
         ReadError::NotRegular => Error::config(format!("{display} is not a regular file")),
         ReadError::TooLarge(limit) => Error::new(ExitCode::DataErr, format!("{display} is larger than {limit} bytes")),
         ReadError::Loop => Error::config(format!("{display}: too many levels of symbolic links")),

@@ -98,7 +98,9 @@ fn not_replaced(shown: &str, e: Failed) -> Error {
     let why = match e {
         Failed::Io(e) => format!("cannot be rewritten ({})", os_reason(&e)),
         Failed::Xattr(name, e) => format!("cannot be rewritten with its extended attribute {} ({}): it is left as it was", escape(&name), os_reason(&e)),
-        Failed::Changed => "changed while kubectl envshim fmt read it (written again, or its name re-pointed to another file): it is left as it was; run it again".into(),
+        Failed::Changed => {
+            "changed while kubectl envshim fmt read it (written again, or its name re-pointed to another file): it is left as it was; run it again".into()
+        }
     };
     Error::new(ExitCode::CantCreat, format!("{shown}: {why}"))
 }

@@ -131,11 +131,7 @@ impl HashKeys {
             i += 7;
         }
         if i < n {
-            let last = if n >= 8 {
-                word(n - 8) >> (8 * (8 - (n - i)))
-            } else {
-                name.iter().rev().fold(0, |w, &b| w << 8 | b as u64)
-            };
+            let last = if n >= 8 { word(n - 8) >> (8 * (8 - (n - i))) } else { name.iter().rev().fold(0, |w, &b| w << 8 | b as u64) };
             h = step(h, last);
         }
         let h = if h >= P { h - P } else { h };
@@ -347,7 +343,29 @@ mod tests {
 
     #[test]
     fn same_is_slice_equality() {
-        let names: Vec<&[u8]> = vec![b"", b"A", b"B", b"AB", b"ABC", b"ABD", b"ABCD", b"XBCD", b"ABCX", b"ABCDE", b"ABXDE", b"ABCDEFG", b"ABCDEFH", b"XBCDEFG", b"ABCXEFG", b"ABCDEFGH", b"ABCDEFGX", b"XBCDEFGH", b"ABCDEFGHIJKLMNOPQ", b"ABCDEFGHIJKLMNOPX", b"ABCDEFGHXJKLMNOPQ"];
+        let names: Vec<&[u8]> = vec![
+            b"",
+            b"A",
+            b"B",
+            b"AB",
+            b"ABC",
+            b"ABD",
+            b"ABCD",
+            b"XBCD",
+            b"ABCX",
+            b"ABCDE",
+            b"ABXDE",
+            b"ABCDEFG",
+            b"ABCDEFH",
+            b"XBCDEFG",
+            b"ABCXEFG",
+            b"ABCDEFGH",
+            b"ABCDEFGX",
+            b"XBCDEFGH",
+            b"ABCDEFGHIJKLMNOPQ",
+            b"ABCDEFGHIJKLMNOPX",
+            b"ABCDEFGHXJKLMNOPQ",
+        ];
         for a in &names {
             for b in &names {
                 assert_eq!(same(a, b), a == b, "{a:?} {b:?}");
@@ -400,10 +418,7 @@ mod tests {
             assert_eq!(index.get_or_insert(n, i as u32, name_of), Err(i as u32));
         }
         let mask = index.slots.len() - 1;
-        (0..index.slots.len())
-            .filter(|&i| index.slots[i].1 != EMPTY)
-            .map(|i| i.wrapping_sub((index.slots[i].0 >> index.shift) as usize) & mask)
-            .sum()
+        (0..index.slots.len()).filter(|&i| index.slots[i].1 != EMPTY).map(|i| i.wrapping_sub((index.slots[i].0 >> index.shift) as usize) & mask).sum()
     }
 
     #[test]

@@ -70,8 +70,8 @@ pub fn parse_rewrite(text: &str) -> Result<(c_int, c_int), String> {
 pub fn signal_number(text: &str) -> Result<c_int, String> {
     // Linux numbers them 1 to 31 in this order, on every architecture envshim is built for.
     const NAMES: [&str; 31] = [
-        "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2", "PIPE", "ALRM", "TERM", "STKFLT",
-        "CHLD", "CONT", "STOP", "TSTP", "TTIN", "TTOU", "URG", "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",
+        "HUP", "INT", "QUIT", "ILL", "TRAP", "ABRT", "BUS", "FPE", "KILL", "USR1", "SEGV", "USR2", "PIPE", "ALRM", "TERM", "STKFLT", "CHLD", "CONT", "STOP",
+        "TSTP", "TTIN", "TTOU", "URG", "XCPU", "XFSZ", "VTALRM", "PROF", "WINCH", "IO", "PWR", "SYS",
     ];
     let name = match text.get(..3) {
         Some(sig) if sig.eq_ignore_ascii_case("SIG") => &text[3..],

@@ -98,7 +98,8 @@ pub fn install(source: &Path, dest: &Path, force: bool) -> Result<PathBuf, Error
         dir.join(name)
     };
 
-    let mut src = File::open(source).map_err(|e| Error::new(ExitCode::CantCreat, format!("install: cannot read {} ({})", shown(source), crate::error::os_reason(&e))))?;
+    let mut src =
+        File::open(source).map_err(|e| Error::new(ExitCode::CantCreat, format!("install: cannot read {} ({})", shown(source), crate::error::os_reason(&e))))?;
     let mut n = 0;
     let (tmp, mut out) = loop {
         let tmp = tmp_name(n);

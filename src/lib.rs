@@ -15,15 +15,15 @@
 mod cli;
 mod commands;
 pub mod converter;
-mod envdir;
 mod engine;
+mod envdir;
 mod envfile;
 mod environment;
 mod error;
 mod exec;
 mod expand;
-mod files;
 mod filenv;
+mod files;
 mod fmt;
 mod hints;
 mod index;
@@ -31,8 +31,8 @@ mod init;
 mod install;
 #[doc(hidden)]
 pub mod internals;
-mod listen;
 mod limits;
+mod listen;
 mod manifest;
 mod names;
 mod pipeline;
@@ -52,9 +52,9 @@ mod words;
 pub use commands::{check, install, render, run};
 // What the binary parses the command line into, and starts from (src/main.rs).
 pub use cli::{parse as parse_command_line, Invocation, Refused};
-pub use sys::{Argv, Arena};
 pub use pipeline::{CheckOptions, InitOptions, Options, RunOptions, DEFAULT_MANIFEST};
 pub use render::Format;
+pub use sys::{Arena, Argv};
 pub use watch::{OnChange, WatchOptions};
 
 /// What the binary does first, before it reads its command line. Until it

@@ -95,7 +95,9 @@ impl Address {
             Address::Tcp(Some(ip), port) => sys::listen_tcp(&SocketAddr::new(*ip, *port)),
             Address::Tcp(None, port) => match sys::listen_tcp(&SocketAddr::new(IpAddr::V6(Ipv6Addr::UNSPECIFIED), *port)) {
                 // No IPv6 in this network namespace: IPv4's every address.
-                Err(e) if matches!(e.raw_os_error(), Some(libc::EAFNOSUPPORT | libc::EADDRNOTAVAIL)) => sys::listen_tcp(&SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), *port)),
+                Err(e) if matches!(e.raw_os_error(), Some(libc::EAFNOSUPPORT | libc::EADDRNOTAVAIL)) => {
+                    sys::listen_tcp(&SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), *port))
+                }
                 r => r,
             },
             Address::Unix(path) => {
@@ -152,7 +154,10 @@ impl Handed {
         }
         let notify = if handover {
             let (fd, name) = sys::notify_socket().map_err(|e| failed("--on-change handover: cannot make the notify socket".into(), e))?;
-            vars.push(CString::new([&b"NOTIFY_SOCKET=@"[..], &name].concat()).map_err(|_| failed("--on-change handover: the notify socket's name".into(), io::Error::from_raw_os_error(libc::EINVAL)))?);
+            vars.push(
+                CString::new([&b"NOTIFY_SOCKET=@"[..], &name].concat())
+                    .map_err(|_| failed("--on-change handover: the notify socket's name".into(), io::Error::from_raw_os_error(libc::EINVAL)))?,
+            );
             Some(fd)
         } else {
             None
@@ -231,7 +236,22 @@ mod tests {
         assert_eq!(parse("tcp::80"), Ok(Address::Tcp(None, 80)));
         assert_eq!(parse("tcp:[::1]:0"), Ok(Address::Tcp(Some(IpAddr::V6(Ipv6Addr::LOCALHOST)), 0)));
         assert_eq!(parse("unix:/run/app.sock"), Ok(Address::Unix(CString::new("/run/app.sock").unwrap())));
-        for bad in ["", "tcp:", "tcp:80", "tcp::", "tcp::65536", "tcp::+80", "tcp::-1", "tcp:localhost:80", "tcp:::1:80", "tcp:[::1:80", "udp::53", "unix:", "8080", ":8080"] {
+        for bad in [
+            "",
+            "tcp:",
+            "tcp:80",
+            "tcp::",
+            "tcp::65536",
+            "tcp::+80",
+            "tcp::-1",
+            "tcp:localhost:80",
+            "tcp:::1:80",
+            "tcp:[::1:80",
+            "udp::53",
+            "unix:",
+            "8080",
+            ":8080",
+        ] {
             assert!(parse(bad).is_err(), "{bad}");
         }
         assert!(parse(&format!("unix:/{}", "a".repeat(107))).is_err());

@@ -141,12 +141,7 @@ pub fn parse_named<'a>(bytes: &'a [u8], subject: &str, file: Option<&str>, conta
     let mut errors = Vec::new();
     let manifest = read(bytes, |r| r.manifest(&mut errors)).map_err(|e| vec![syntax_error(bytes, subject, file, e)])?;
     let m = &manifest;
-    let empty = m.volume_mounts.is_empty()
-        && m.env_from.is_empty()
-        && m.env.is_empty()
-        && m.command.is_empty()
-        && m.args.is_empty()
-        && m.converted.is_none();
+    let empty = m.volume_mounts.is_empty() && m.env_from.is_empty() && m.env.is_empty() && m.command.is_empty() && m.args.is_empty() && m.converted.is_none();
     if container.is_some() || empty {
         return select::select(bytes, subject, file, container, manifest, errors);
     }

@@ -52,10 +52,7 @@ pub fn is_relaxed(name: &[u8]) -> bool {
 pub fn is_strict(name: &[u8]) -> bool {
     let Some((&first, rest)) = name.split_first() else { return false };
     let word = |b: u8| b == b'-' || b == b'.' || b == b'_' || b.is_ascii_alphabetic();
-    word(first)
-        && rest.iter().all(|&b| word(b) || b.is_ascii_digit())
-        && name != b"."
-        && !name.starts_with(b"..")
+    word(first) && rest.iter().all(|&b| word(b) || b.is_ascii_digit()) && name != b"." && !name.starts_with(b"..")
 }
 
 #[cfg(test)]

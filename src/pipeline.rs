@@ -93,7 +93,14 @@ pub struct InitOptions {
 impl InitOptions {
     /// What the supervision loop reads of them (`verbose`: `--verbose`).
     pub(crate) fn settings<'a>(&'a self, verbose: bool, handed: Option<&'a crate::listen::Handed>) -> crate::init::Settings<'a> {
-        crate::init::Settings { group: self.group, term_delay: self.term_delay, success_exits: &self.success_exits, rewrites: &self.rewrite_signals, verbose, handed }
+        crate::init::Settings {
+            group: self.group,
+            term_delay: self.term_delay,
+            success_exits: &self.success_exits,
+            rewrites: &self.rewrite_signals,
+            verbose,
+            handed,
+        }
     }
 }
 
@@ -250,7 +257,11 @@ fn read<'m>(opts: &'m Options, text: &'m mut Vec<u8>) -> Result<Read<'m>, Vec<Er
         errors.extend(e);
         Manifest::default()
     });
-    if errors.is_empty() { Ok((manifest, cli_env, cli_volumes)) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok((manifest, cli_env, cli_volumes))
+    } else {
+        Err(errors)
+    }
 }
 
 /// The program line: `run` needs one; `check` validates the one `run` would have (none is no error).
@@ -267,8 +278,7 @@ fn program_line(manifest: &Manifest, mode: Mode, program: &[OsString], expand: b
 
 /// The volumes: the manifest's `volumeMounts`, then `--volume`s.
 fn mounts(manifest: &Manifest, cli_volumes: Vec<(Vec<u8>, Vec<u8>)>) -> Result<Vec<(String, OsString)>, Vec<Error>> {
-    let mut mounts: Vec<(String, OsString)> =
-        manifest.volume_mounts.iter().map(|v| (v.name.to_string(), OsString::from(&*v.mount_path))).collect();
+    let mut mounts: Vec<(String, OsString)> = manifest.volume_mounts.iter().map(|v| (v.name.to_string(), OsString::from(&*v.mount_path))).collect();
     for (name, dir) in cli_volumes {
         let name = String::from_utf8(name).map_err(|_| vec![Error::usage("--volume: the NAME must be UTF-8")])?;
         mounts.push((name, OsString::from(OsStr::from_bytes(&dir))));

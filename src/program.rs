@@ -24,10 +24,7 @@ pub struct Word {
 /// the trailing PROGRAM/ARGS. Empty when there is none.
 pub fn program_line(manifest: &Manifest<'_>, trailing: &[OsString], expand_trailing: bool) -> Vec<Word> {
     let from_manifest = |list: &[std::borrow::Cow<'_, str>], name: &str| {
-        list.iter()
-            .enumerate()
-            .map(|(i, s)| Word { text: s.as_bytes().to_vec(), expand: true, origin: format!("{name}[{i}]") })
-            .collect::<Vec<_>>()
+        list.iter().enumerate().map(|(i, s)| Word { text: s.as_bytes().to_vec(), expand: true, origin: format!("{name}[{i}]") }).collect::<Vec<_>>()
     };
     let from_trailing = |words: &[OsString]| {
         words
@@ -104,11 +101,7 @@ mod tests {
     }
 
     fn m<'a>(command: &[&'a str], args: &[&'a str]) -> Manifest<'a> {
-        Manifest {
-            command: command.iter().map(|&s| s.into()).collect(),
-            args: args.iter().map(|&s| s.into()).collect(),
-            ..Manifest::default()
-        }
+        Manifest { command: command.iter().map(|&s| s.into()).collect(), args: args.iter().map(|&s| s.into()).collect(), ..Manifest::default() }
     }
 
     #[test]

@@ -75,8 +75,7 @@ impl Warnings {
     /// counting those not kept (with the first one's code).
     pub fn into_errors(self) -> Vec<Error> {
         let first = self.codes.first().copied().unwrap_or(ExitCode::Config);
-        let mut errors: Vec<Error> =
-            self.kept.into_iter().zip(self.codes).map(|(m, c)| Error::new(c, format!("{m} (check --strict)"))).collect();
+        let mut errors: Vec<Error> = self.kept.into_iter().zip(self.codes).map(|(m, c)| Error::new(c, format!("{m} (check --strict)"))).collect();
         if self.more > 0 {
             errors.push(Error::new(first, format!("{} more warnings not shown (check --strict)", self.more)));
         }
@@ -147,7 +146,11 @@ pub fn json(errors: &[Error], warnings: &Warnings, summary: Option<&Summary>, te
         out.push_str(&if at.line == 0 { "null".to_string() } else { at.line.to_string() });
         out.push('}');
     }
-    out.push_str(&format!("{}],\n  \"errors_not_shown\": {},\n  \"warnings\": [", if errors.is_empty() { "" } else { "\n  " }, errors.len().saturating_sub(MAX_ERROR_LINES)));
+    out.push_str(&format!(
+        "{}],\n  \"errors_not_shown\": {},\n  \"warnings\": [",
+        if errors.is_empty() { "" } else { "\n  " },
+        errors.len().saturating_sub(MAX_ERROR_LINES)
+    ));
     for (i, w) in warnings.kept.iter().enumerate() {
         out.push_str(if i == 0 { "\n    {\"message\": " } else { ",\n    {\"message\": " });
         text(&mut out, Some(w));

@@ -32,8 +32,7 @@ pub enum Waited {
 }
 
 /// The signals that end a wait (each with 128 + its number), and their names.
-const STOPS: [(libc::c_int, &str); 4] =
-    [(libc::SIGTERM, "SIGTERM"), (libc::SIGINT, "SIGINT"), (libc::SIGHUP, "SIGHUP"), (libc::SIGQUIT, "SIGQUIT")];
+const STOPS: [(libc::c_int, &str); 4] = [(libc::SIGTERM, "SIGTERM"), (libc::SIGINT, "SIGINT"), (libc::SIGHUP, "SIGHUP"), (libc::SIGQUIT, "SIGQUIT")];
 
 /// Waits until every file of `files` exists, or `deadline` (None: never);
 /// `how_long` says for how long when the wait begins (`up to 30s`).
@@ -84,7 +83,8 @@ fn look(files: &[Awaited], deadline: Option<Instant>, how_long: &str, stop: &Sig
             Some(l) => l.min(WAIT_POLL),
             None => WAIT_POLL,
         };
-        let signal = sys::wait_signal(stop, Some(nap)).map_err(|e| Error::new(ExitCode::OsErr, format!("--wait: sigtimedwait failed ({})", crate::error::os_reason(&e))))?;
+        let signal = sys::wait_signal(stop, Some(nap))
+            .map_err(|e| Error::new(ExitCode::OsErr, format!("--wait: sigtimedwait failed ({})", crate::error::os_reason(&e))))?;
         if let Some(sig) = signal {
             let name = STOPS.iter().find(|(s, _)| *s == sig).map_or("a signal", |(_, n)| n);
             let names = if missing.is_empty() { "none left".to_string() } else { names(&missing) };

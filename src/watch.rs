@@ -75,7 +75,14 @@ pub struct Hooks<'a> {
 /// `--init`'s loop. Returns envshim's exit code.
 pub fn supervise<'a>(first: Build, settings: Settings<'a>, opts: &'a WatchOptions, hooks: Hooks<'a>) -> ExitCode {
     let fail = hooks.fail;
-    let mut watch = Watch { notifier: Notifier::new(&first.files), decision: Decision::new(first, *opts, Instant::now()), opts, hooks, armed_for_first_read: true, started: false };
+    let mut watch = Watch {
+        notifier: Notifier::new(&first.files),
+        decision: Decision::new(first, *opts, Instant::now()),
+        opts,
+        hooks,
+        armed_for_first_read: true,
+        started: false,
+    };
     init::supervise_with(&mut watch, settings, fail)
 }
 
@@ -122,7 +129,8 @@ impl Rider for Watch<'_> {
                     Action::Handover => {
                         let o = self.opts;
                         let ready_delay = Some(o.ready_delay()).filter(|d| !d.is_zero());
-                        order = Some(Order::Handover { signal: o.restart_signal(), timeout: o.restart_timeout(), ready_timeout: o.ready_timeout(), ready_delay });
+                        order =
+                            Some(Order::Handover { signal: o.restart_signal(), timeout: o.restart_timeout(), ready_timeout: o.ready_timeout(), ready_delay });
                     }
                     Action::Read => {}
                 }
@@ -309,7 +317,18 @@ mod tests {
         let s = Duration::from_secs(60);
         let slots: Vec<Duration> = (0..4).map(|i| slot(s, i, 3)).collect();
         assert_eq!(slots, [Duration::ZERO, Duration::from_secs(20), Duration::from_secs(40), Duration::ZERO]);
-        let mut opts = WatchOptions { on_change: Some(OnChange::Restart), restart_signal: Some(15), restart_timeout: Some(s), settle: Some(s), poll: Some(s), splay: Some(s), replicas: Some(3), index: Some(settings::PodIndex(Some(2))), ready_timeout: Some(s), ready_delay: None };
+        let mut opts = WatchOptions {
+            on_change: Some(OnChange::Restart),
+            restart_signal: Some(15),
+            restart_timeout: Some(s),
+            settle: Some(s),
+            poll: Some(s),
+            splay: Some(s),
+            replicas: Some(3),
+            index: Some(settings::PodIndex(Some(2))),
+            ready_timeout: Some(s),
+            ready_delay: None,
+        };
         assert_eq!(splay(&opts), Duration::from_secs(40));
         // Without the replicas (or the index): random.
         opts.replicas = None;

@@ -66,7 +66,10 @@ fn a_skipped_keys_warning_lists_ten_names_and_counts_the_rest() {
     let first = format!("={}...K0, ", "x".repeat(128 - 3 - 3));
     assert!(lines[0].starts_with(&format!("envshim: warning: Keys [{first}")), "{}", &lines[0][..300]);
     assert!(
-        lines[0].ends_with(&format!("...K1005] and {} more from the EnvFrom file v/keys.env were skipped since they are considered invalid environment variable names.", n - 10)),
+        lines[0].ends_with(&format!(
+            "...K1005] and {} more from the EnvFrom file v/keys.env were skipped since they are considered invalid environment variable names.",
+            n - 10
+        )),
         "{}",
         lines[0]
     );

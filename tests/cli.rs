@@ -36,8 +36,16 @@ fn subcommand_help_lists_every_option() {
     out.ok();
     let text = out.stdout_str();
     for opt in [
-        "--manifest", "--env-file", "--env", "--volume", "--strict-names", "--no-expand-args",
-        "--no-service-url", "--termination-log", "--init", "--init-group",
+        "--manifest",
+        "--env-file",
+        "--env",
+        "--volume",
+        "--strict-names",
+        "--no-expand-args",
+        "--no-service-url",
+        "--termination-log",
+        "--init",
+        "--init-group",
     ] {
         assert!(text.contains(opt), "run --help lacks {opt}:\n{text}");
     }
@@ -139,8 +147,7 @@ fn program_line_starts_at_double_dash() {
 #[test]
 fn program_line_starts_at_first_non_option_word() {
     // Options after the program belong to the program, `--` included.
-    let out = envshim(["run", "--env", "A=1", "/bin/sh", "-c", PRINT_ARGS, "x", "--env", "B=2", "--", "--no-expand-args", "$(A)"])
-        .run();
+    let out = envshim(["run", "--env", "A=1", "/bin/sh", "-c", PRINT_ARGS, "x", "--env", "B=2", "--", "--no-expand-args", "$(A)"]).run();
     out.ok();
     assert_eq!(out.args0(), ["x", "--env", "B=2", "--", "--no-expand-args", "1"]);
     let out = envshim(["run", "--env", "A=1", "/usr/bin/env", "-0", "--env"]).run();

@@ -110,7 +110,9 @@ fn the_converters_completions_and_man_pages_are_generated_too() {
         let text = std::fs::read_to_string(d.join(file)).unwrap();
         assert!(text.contains(needle) && text.contains("installer-memory"), "{file}:\n{text}");
     }
-    for page in ["kubectl-envshim", "kubectl-envshim-convert", "kubectl-envshim-unconvert", "kubectl-envshim-manifest", "kubectl-envshim-krm", "kubectl-envshim-fmt"] {
+    for page in
+        ["kubectl-envshim", "kubectl-envshim-convert", "kubectl-envshim-unconvert", "kubectl-envshim-manifest", "kubectl-envshim-krm", "kubectl-envshim-fmt"]
+    {
         let text = std::fs::read_to_string(d.join(&format!("man/{page}.1"))).unwrap();
         assert!(text.contains(&format!(".TH {page} 1")), "{text}");
     }
@@ -204,7 +206,11 @@ fn help_ends_with_the_exit_codes() {
         for code in ["0 ", "2 ", "65 ", "66 ", "73 ", "77 ", "78 ", "126 ", "127 ", "128+N "] {
             assert!(table.lines().any(|l| l.trim_start().starts_with(code)), "{args:?}: no {code}\n{table}");
         }
-        assert_eq!(table.trim_end().lines().last().map(str::trim_start).map(|l| l.starts_with("128+N")), Some(true), "{args:?}: the table is not the end\n{text}");
+        assert_eq!(
+            table.trim_end().lines().last().map(str::trim_start).map(|l| l.starts_with("128+N")),
+            Some(true),
+            "{args:?}: the table is not the end\n{text}"
+        );
     }
 }
 
@@ -273,7 +279,8 @@ fn the_reference_names_every_option_variable_and_exit_code_of_the_definition() {
     }
     let codes = section("## 7. Failures and exit codes", "## 8. ");
     // The library's table of exit codes: each of envshim's has its row.
-    let envshim_codes = envshim::internals::ExitCode::ALL.into_iter().filter(|c| c.meaning(envshim::internals::Tool::Envshim).is_some()).map(|c| c.number().to_string());
+    let envshim_codes =
+        envshim::internals::ExitCode::ALL.into_iter().filter(|c| c.meaning(envshim::internals::Tool::Envshim).is_some()).map(|c| c.number().to_string());
     for code in envshim_codes.chain(["128+N".to_string()]) {
         assert!(codes.contains(&format!("\n| {code} |")), "reference §7 has no row for exit code {code}");
     }
@@ -349,7 +356,10 @@ fn every_shell_offers_the_words_an_option_takes() {
         // zsh: the option's spec ends with its words, `:` escaped.
         let zsh = std::fs::read_to_string(d.join(&format!("completions/_{bin}"))).unwrap();
         let list = format!("({})'", words.iter().map(|w| w.replace(':', "\\:")).collect::<Vec<_>>().join(" "));
-        assert!(zsh.lines().any(|l| l.starts_with(&format!("'{option}=")) && l.trim_end_matches([' ', '\\']).ends_with(&list)), "zsh: {bin} {option}: no {list}");
+        assert!(
+            zsh.lines().any(|l| l.starts_with(&format!("'{option}=")) && l.trim_end_matches([' ', '\\']).ends_with(&list)),
+            "zsh: {bin} {option}: no {list}"
+        );
         // fish: the option's line under the subcommand, each word an argument.
         let fish = std::fs::read_to_string(d.join(&format!("completions/{bin}.fish"))).unwrap();
         let under = format!("using_subcommand {sub}\" -l {}", &option[2..]);

@@ -136,10 +136,7 @@ fn an_inherited_envshim_variable_configures_a_converted_container() {
     vol.file("app.env", "F='f'\n");
     vol.file("extra.env", format!("EXTRA='{SENTINEL}'\n"));
     let env = json!([file_key_ref("F", "cfg", "app.env", "F", false)]);
-    let out = envshim(["run"])
-        .env("ENVSHIM_MANIFEST_JSON", manifest(env, &[], &[], &vol))
-        .env("ENVSHIM_ENV_FILE", format!("{}/extra.env", vol.dir()))
-        .run();
+    let out = envshim(["run"]).env("ENVSHIM_MANIFEST_JSON", manifest(env, &[], &[], &vol)).env("ENVSHIM_ENV_FILE", format!("{}/extra.env", vol.dir())).run();
     out.ok();
     let env = out.env_map();
     assert_eq!(env.get("EXTRA").map(String::as_str), Some(SENTINEL), "{env:?}");

@@ -46,15 +46,10 @@ fn a_kubernetes_secret_volume_gives_each_key_its_bytes_exactly() {
     out.code(0);
     assert_eq!(out.stderr_str(), "");
     let got = rendered(&out, |_| true);
-    let want: BTreeMap<String, (String, String)> = [
-        ("EMPTY", ""),
-        ("USER", "app"),
-        ("ca.crt", "-----BEGIN\r\nx\n\n"),
-        ("password", &format!("{SENTINEL}\n")),
-    ]
-    .iter()
-    .map(|(k, val)| (k.to_string(), (format!("{dir}/{k}"), val.to_string())))
-    .collect();
+    let want: BTreeMap<String, (String, String)> = [("EMPTY", ""), ("USER", "app"), ("ca.crt", "-----BEGIN\r\nx\n\n"), ("password", &format!("{SENTINEL}\n"))]
+        .iter()
+        .map(|(k, val)| (k.to_string(), (format!("{dir}/{k}"), val.to_string())))
+        .collect();
     assert_eq!(got, want);
     // Byte order of the names, after the inherited variables; run passes them on.
     let out = envshim(["run", "--env-dir", &format!("{dir}/"), "--"]).args(print_env()).env("A", "inherited").run();
@@ -105,9 +100,7 @@ fn an_update_during_the_read_gives_the_old_set_or_the_new_one_never_a_mix() {
     let dir = v.path().to_path_buf();
     // Version N has keys K000..K(40 + N % 5 * 20), each valued `vN-Kiii`: a mix
     // of versions shows as two values, a mix of sets as a wrong set of keys.
-    let set = |n: u32| -> Vec<(String, Vec<u8>)> {
-        (0..40 + n % 5 * 20).map(|i| (format!("K{i:03}"), format!("v{n}-K{i:03}").into_bytes())).collect()
-    };
+    let set = |n: u32| -> Vec<(String, Vec<u8>)> { (0..40 + n % 5 * 20).map(|i| (format!("K{i:03}"), format!("v{n}-K{i:03}").into_bytes())).collect() };
     publish(&dir, 0, &set(0));
     let stop = Arc::new(AtomicBool::new(false));
     let published = Arc::new(AtomicU32::new(0));
@@ -139,8 +132,7 @@ fn an_update_during_the_read_gives_the_old_set_or_the_new_one_never_a_mix() {
         let env: BTreeMap<String, String> = out.env_map().into_iter().filter(|(k, _)| k.starts_with('K')).collect();
         let first = env.values().next().expect("no K variable");
         let n: u32 = first[1..first.find('-').unwrap()].parse().unwrap();
-        let want: BTreeMap<String, String> =
-            set(n).into_iter().map(|(k, v)| (k, String::from_utf8(v).unwrap())).collect();
+        let want: BTreeMap<String, String> = set(n).into_iter().map(|(k, v)| (k, String::from_utf8(v).unwrap())).collect();
         assert_eq!(env, want, "a mix of versions or of sets (version {n})");
         versions.insert(n);
     }
@@ -191,9 +183,8 @@ fn data_flipped_between_two_versions_during_the_read_never_mixes_them() {
             }
         })
     };
-    let want = |set: &[(String, Vec<u8>)]| -> BTreeMap<String, String> {
-        set.iter().map(|(k, v)| (k.clone(), String::from_utf8(v.clone()).unwrap())).collect()
-    };
+    let want =
+        |set: &[(String, Vec<u8>)]| -> BTreeMap<String, String> { set.iter().map(|(k, v)| (k.clone(), String::from_utf8(v.clone()).unwrap())).collect() };
     let (want_a, want_b) = (want(&a), want(&b));
     let mut seen = [0; 2];
     for _ in 0..150 {
@@ -203,8 +194,12 @@ fn data_flipped_between_two_versions_during_the_read_never_mixes_them() {
         match () {
             _ if env == want_a => seen[0] += 1,
             _ if env == want_b => seen[1] += 1,
-            _ => panic!("a mix of the two versions: {} keys, {} from a, {} from b", env.len(),
-                env.values().filter(|v| v.starts_with("a-")).count(), env.values().filter(|v| v.starts_with("b-")).count()),
+            _ => panic!(
+                "a mix of the two versions: {} keys, {} from a, {} from b",
+                env.len(),
+                env.values().filter(|v| v.starts_with("a-")).count(),
+                env.values().filter(|v| v.starts_with("b-")).count()
+            ),
         }
     }
     stop.store(true, Ordering::Relaxed);
@@ -312,9 +307,7 @@ fn precedence_after_the_manifest_envfrom_and_env_files_before_env() {
     one.file("C", "dir1");
     one.file("E", "dir1");
     two.file("E", "dir2");
-    let out = envshim(["run", "--manifest", &m, "--env-file", &file, "--env-dir", &one.dir(), "--env-dir", &two.dir(), "--"])
-        .args(print_env())
-        .run();
+    let out = envshim(["run", "--manifest", &m, "--env-file", &file, "--env-dir", &one.dir(), "--env-dir", &two.dir(), "--"]).args(print_env()).run();
     out.ok();
     let env = out.env_map();
     assert_eq!(
@@ -344,10 +337,7 @@ fn a_missing_directory_is_66_and_waited_for_and_a_file_is_78() {
     out.fails_with(78, &["plain is not a directory"]);
     out.no_sentinel();
     // --wait: the directory appears later, filled atomically (renamed into place).
-    let script = format!(
-        "sleep 0.4; mkdir {m}.tmp; printf '{SENTINEL}' > {m}.tmp/TOKEN; mv {m}.tmp {m}",
-        m = missing.display()
-    );
+    let script = format!("sleep 0.4; mkdir {m}.tmp; printf '{SENTINEL}' > {m}.tmp/TOKEN; mv {m}.tmp {m}", m = missing.display());
     let mut writer = std::process::Command::new("sh").args(["-ec", &script]).spawn().unwrap();
     let out = envshim(["run", "--wait", "15s", "--env-dir", missing.to_str().unwrap(), "--"]).args(print_env()).run();
     writer.wait().unwrap();

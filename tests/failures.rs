@@ -94,13 +94,8 @@ fn invalid_name_in_a_file_is_65() {
 
 #[test]
 fn invalid_manifest_env_name_is_78() {
-    let rows: &[(&str, &str)] = &[
-        ("A=B", "A=B"),
-        ("", "env[0].name"),
-        ("caf\u{e9}", "caf\\xc3\\xa9"),
-        ("new\nline", "new\\x0aline"),
-        ("tab\there", "tab\\x09here"),
-    ];
+    let rows: &[(&str, &str)] =
+        &[("A=B", "A=B"), ("", "env[0].name"), ("caf\u{e9}", "caf\\xc3\\xa9"), ("new\nline", "new\\x0aline"), ("tab\there", "tab\\x09here")];
     for (name, shown) in rows {
         let (_v, _d, m) = setup(&[], json!({"env": [{"name": name, "value": "x"}]}));
         let msg = run_manifest(&m).fails_with(78, &["env[0].name", shown]);
@@ -153,10 +148,7 @@ fn invalid_file_key_ref_key_is_78() {
 #[test]
 fn envfrom_invalid_keys_are_skipped_with_one_exact_warning_per_source() {
     let (_v, _d, m) = setup(
-        &[
-            ("all.env", "zeta key=1\n1BAD=2\nGOOD=3\nLogging:Level=4\n1BAD=5\n"),
-            ("two.env", "9x=1\n"),
-        ],
+        &[("all.env", "zeta key=1\n1BAD=2\nGOOD=3\nLogging:Level=4\n1BAD=5\n"), ("two.env", "9x=1\n")],
         json!({"envFrom": [file_ref("v", "all.env", false, None), file_ref("v", "/two.env", false, None)]}),
     );
     let out = envshim(["run", "--strict-names", "--manifest", &m, "--"]).args(print_env()).run();
@@ -315,10 +307,7 @@ fn symlink_loop_is_an_error() {
 
 #[test]
 fn not_a_regular_file_is_78_and_fast() {
-    let (vol, _d, m) = setup(
-        &[],
-        json!({"env": [file_key_ref("A", "v", "fifo", "A", true)]}),
-    );
+    let (vol, _d, m) = setup(&[], json!({"env": [file_key_ref("A", "v", "fifo", "A", true)]}));
     let fifo = vol.join("fifo");
     nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
     let out = run_manifest(&m);
@@ -375,7 +364,10 @@ fn manifest_errors_are_78_with_the_json_path() {
         (json!({"env": [{"name": "A", "valueFrom": {}}]}), "env[0].valueFrom"),
         (json!({"env": [{"name": "A", "valueFrom": {"secretKeyRef": {}, "configMapKeyRef": {}}}]}), "env[0].valueFrom"),
         (json!({"env": [{"name": "A", "valueFrom": {"fileKeyRef": {"volumeName": "v", "path": "p"}}}]}), "env[0].valueFrom.fileKeyRef.key"),
-        (json!({"env": [{"name": "A", "valueFrom": {"fileKeyRef": {"volumeName": "v", "path": "p", "key": "k", "optinal": true}}}]}), "env[0].valueFrom.fileKeyRef.optinal"),
+        (
+            json!({"env": [{"name": "A", "valueFrom": {"fileKeyRef": {"volumeName": "v", "path": "p", "key": "k", "optinal": true}}}]}),
+            "env[0].valueFrom.fileKeyRef.optinal",
+        ),
         (json!({"envFrom": [{"fileRef": {"volumeName": "v", "path": "p", "extra": 1}}]}), "envFrom[0].fileRef.extra"),
         (json!({"envFrom": [{"prefix": "P"}]}), "envFrom[0]"),
         (json!({"envFrom": [{"fileRef": {"volumeName": "v", "path": "p"}, "bogus": 1}]}), "envFrom[0].bogus"),
@@ -521,13 +513,13 @@ fn check_reports_every_problem_and_exits_with_the_first() {
     let out = envshim(["check", "--manifest", &m, "--env-file", missing.to_str().unwrap(), "--env", "1=ok", "--env", "=x"]).run();
     let lines = out.fails(66);
     let expect: &[&str] = &[
-        "envFrom[0]",            // 66 missing, first: exit 66
-        "missing.env",           // 66 --env-file
-        "volume v, path bad.env, line 2", // 65, reported once for the two entries
+        "envFrom[0]",                             // 66 missing, first: exit 66
+        "missing.env",                            // 66 --env-file
+        "volume v, path bad.env, line 2",         // 65, reported once for the two entries
         "env[1].valueFrom.fileKeyRef.volumeName", // 78
-        "env[2].name",           // 78
-        "--env #2",              // 78
-        "no-such-program-envshim", // 127
+        "env[2].name",                            // 78
+        "--env #2",                               // 78
+        "no-such-program-envshim",                // 127
     ];
     assert_eq!(lines.len(), expect.len(), "{lines:#?}");
     for (line, part) in lines.iter().zip(expect) {
@@ -546,9 +538,8 @@ fn check_reports_every_problem_and_exits_with_the_first() {
 fn check_reports_every_bad_option_and_the_manifest_errors_together() {
     let d = Volume::new();
     let missing = d.join("missing.json");
-    let out = envshim(["check", "--manifest", missing.to_str().unwrap(), "--env", "NOEQ1", "--env", "A=1", "--env", "NOEQ3"])
-        .args(["--volume", "novalue"])
-        .run();
+    let out =
+        envshim(["check", "--manifest", missing.to_str().unwrap(), "--env", "NOEQ1", "--env", "A=1", "--env", "NOEQ3"]).args(["--volume", "novalue"]).run();
     let lines = out.fails(2);
     let expect = ["--env #1", "--env #3", "--volume #1", "missing.json"];
     assert_eq!(lines.len(), expect.len(), "{lines:#?}");

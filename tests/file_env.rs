@@ -125,7 +125,10 @@ fn applied_after_env_and_before_the_program_line() {
     out.ok();
     assert_eq!(out.args0(), ["prog", SENTINEL, SENTINEL, SENTINEL]);
 
-    let env = env_with(&["--manifest", &m, "--env-file", &files, "--file-env", "A,B,C", "--env", "C_FILE=$(DIR)/secrets/pw", "--env", "SEES_C=[$(C)]"], &[("DIR", &v.dir())]);
+    let env = env_with(
+        &["--manifest", &m, "--env-file", &files, "--file-env", "A,B,C", "--env", "C_FILE=$(DIR)/secrets/pw", "--env", "SEES_C=[$(C)]"],
+        &[("DIR", &v.dir())],
+    );
     assert_eq!(env["SEES_B"], "[$(B)]");
     assert_eq!(env["SEES_C"], "[$(C)]");
     for n in ["A", "B", "C"] {

@@ -25,18 +25,18 @@ const OTHER: &[&str] = &["# comment\n", "  # it's a comment\n", "\n", "   \n", "
 /// One line: another (comment, blank) or an entry of a name, a form and value pieces.
 fn line() -> impl Strategy<Value = String> {
     let sel = |s: &'static [&'static str]| prop::sample::select(s);
-    let entry = (sel(PREFIX), sel(NAMES), sel(EQ), 0..3u8, prop_oneof![19 => prop::collection::vec(sel(CHARS), 1..6), 1 => Just(Vec::new())], sel(TRAILER), sel(END)).prop_map(
-        |(prefix, name, eq, form, pieces, trailer, end)| {
-            let raw: String = pieces.concat();
-            let value = match form {
-                // Unquoted: one line.
-                0 => raw.replace(['\n', '\r'], ""),
-                1 => format!("'{}'", raw.replace('\'', "")),
-                _ => format!("\"{}\"", raw.replace('"', "\\\"")),
-            };
-            format!("{prefix}{name}{eq}{value}{trailer}{end}")
-        },
-    );
+    let entry =
+        (sel(PREFIX), sel(NAMES), sel(EQ), 0..3u8, prop_oneof![19 => prop::collection::vec(sel(CHARS), 1..6), 1 => Just(Vec::new())], sel(TRAILER), sel(END))
+            .prop_map(|(prefix, name, eq, form, pieces, trailer, end)| {
+                let raw: String = pieces.concat();
+                let value = match form {
+                    // Unquoted: one line.
+                    0 => raw.replace(['\n', '\r'], ""),
+                    1 => format!("'{}'", raw.replace('\'', "")),
+                    _ => format!("\"{}\"", raw.replace('"', "\\\"")),
+                };
+                format!("{prefix}{name}{eq}{value}{trailer}{end}")
+            });
     prop_oneof![4 => entry, 1 => sel(OTHER).prop_map(String::from)]
 }
 

@@ -66,12 +66,14 @@ fn every_valid_row_through_env_file() {
         assert_eq!(out.code, 0, "rule {rule:?}: {}", out.stderr_str());
         // A row that gives a name twice gets the duplicates warning (by line, never a name or value), and only that.
         for line in out.stderr_lines() {
-            assert!(line.starts_with(&format!("envshim: warning: env file {path}: the name on line ")) && line.contains("the last one wins"), "rule {rule:?}: {line}");
+            assert!(
+                line.starts_with(&format!("envshim: warning: env file {path}: the name on line ")) && line.contains("the last one wins"),
+                "rule {rule:?}: {line}"
+            );
         }
         let got = rendered(&out);
         let want = expected(row);
-        let want: BTreeMap<String, (String, String)> =
-            want.into_iter().map(|(k, (v, line))| (k, (format!("{path}:{line}"), v))).collect();
+        let want: BTreeMap<String, (String, String)> = want.into_iter().map(|(k, (v, line))| (k, (format!("{path}:{line}"), v))).collect();
         assert_eq!(got, want, "rule {rule:?}");
         n += 1;
     }
@@ -176,7 +178,7 @@ fn invalid_utf8_names_the_line() {
         (b"A=1\nB=2\nC=ok\xc3(\n", 3),
         (b"# comment \xfe\n", 1),
         (b"A='multi\nline\n\xed\xa0\x80'\n", 3), // an encoded surrogate is not UTF-8
-        (b"A=1\n\xc3", 2),                      // truncated sequence at the end
+        (b"A=1\n\xc3", 2),                       // truncated sequence at the end
         (b"A=1\nN\xe9=x\n", 2),                  // Latin-1 in a name
     ];
     for (input, line) in cases {
@@ -268,9 +270,9 @@ fn value_length_limit() {
         let value = "v".repeat(len);
         let forms = [
             format!("A=1\nK={value}\n"),
-            format!("A=1\nK='{value}'\n"),        // the quotes do not count
-            format!("A=1\nK=\"{value}\" # c\n"),  // nor a comment
-            format!("A=1\nK={value}   \t\n"),     // nor trailing blanks
+            format!("A=1\nK='{value}'\n"),       // the quotes do not count
+            format!("A=1\nK=\"{value}\" # c\n"), // nor a comment
+            format!("A=1\nK={value}   \t\n"),    // nor trailing blanks
         ];
         for form in forms {
             let (_d, path, out) = render_file(&form);

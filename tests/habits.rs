@@ -19,11 +19,14 @@ fn a_pods_args_after_a_bare_run_entrypoint_say_where_program_arguments_go() {
     // ENTRYPOINT ["/envshim","run"] with the pod's `args: ["--port=SECRET", "--debug"]`.
     let port = format!("--port={SENTINEL}");
     let out = envshim(["run", &port, "--debug"]).run();
-    out.no_sentinel().fails_with(2, &[
-        "unexpected argument '--port' found",
-        "the program's arguments go after --: envshim run [OPTIONS] -- PROGRAM --port",
-        r#"ENTRYPOINT ["/envshim","run","--","/app"] lets a pod's args append"#,
-    ]);
+    out.no_sentinel().fails_with(
+        2,
+        &[
+            "unexpected argument '--port' found",
+            "the program's arguments go after --: envshim run [OPTIONS] -- PROGRAM --port",
+            r#"ENTRYPOINT ["/envshim","run","--","/app"] lets a pod's args append"#,
+        ],
+    );
     // A misspelt option of envshim's own still gets its suggestion.
     envshim(["run", "--verbos", "--", "true"]).run().fails_with(2, &["(did you mean --verbose? see envshim --help)"]);
     // With the documented ENTRYPOINT, the pod's args append.
@@ -162,13 +165,19 @@ fn messages_lead_somewhere_misspelt_fields_container_volume_env_dir_install() {
     // --container ap.
     let pod = json!({"kind": "Pod", "spec": {"containers": [{"name": "app", "env": [{"name": "S", "value": SENTINEL}]}, {"name": "sidecar"}]}});
     let m = v.manifest(&pod);
-    envshim(["check", "--manifest", &m, "--container", "ap"]).run().no_sentinel().fails_with(78, &["--container ap: no such container", "(it has app, sidecar); did you mean app?"]);
+    envshim(["check", "--manifest", &m, "--container", "ap"])
+        .run()
+        .no_sentinel()
+        .fails_with(78, &["--container ap: no such container", "(it has app, sidecar); did you mean app?"]);
     // Docker's -v habit.
     let out = envshim(["check", "--volume", "cfg:/tmp"]).env("S", SENTINEL).run();
     out.no_sentinel().fails_with(2, &["--volume #1: expected NAME=DIR (envshim's --volume takes NAME=DIR, not Docker's NAME:DIR)"]);
     // An env file given to --env-dir.
     let file = v.file_str("app.env", format!("A={SENTINEL}\n"));
-    envshim(["check", "--env-dir", &file]).run().no_sentinel().fails_with(78, &[&format!("--env-dir {file} is not a directory (for an env file of NAME=VALUE lines: --env-file {file})")]);
+    envshim(["check", "--env-dir", &file])
+        .run()
+        .no_sentinel()
+        .fails_with(78, &[&format!("--env-dir {file} is not a directory (for an env file of NAME=VALUE lines: --env-file {file})")]);
     // install into a directory that does not exist.
     let dest = v.join("no/such/dir/envshim");
     let out = envshim(["install", dest.to_str().unwrap()]).run();
@@ -180,9 +189,10 @@ fn messages_lead_somewhere_misspelt_fields_container_volume_env_dir_install() {
 fn a_yaml_manifest_points_to_the_converter_and_both_yqs() {
     let v = Volume::new();
     let m = v.file_str("m.yaml", format!("env:\n- name: A\n  value: {SENTINEL}\n"));
-    envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(78, &[
-        "it looks like YAML; convert it offline: kubectl envshim manifest -f FILE [--container NAME], or yq (Go yq: yq -o json FILE; Python yq: yq . FILE)",
-    ]);
+    envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(
+        78,
+        &["it looks like YAML; convert it offline: kubectl envshim manifest -f FILE [--container NAME], or yq (Go yq: yq -o json FILE; Python yq: yq . FILE)"],
+    );
 }
 
 #[test]
@@ -252,5 +262,8 @@ fn check_format_json_locates_volume_key_and_missing_file_errors_and_summarises_a
     let out = envshim(["check", "--format", "json", "--env-file", &env, "--env", "C=3", "--", "/bin/true"]).run();
     out.code(0).no_sentinel();
     let doc = out.json();
-    assert_eq!((doc["ok"].clone(), doc["variables"].clone(), doc["from_files"].clone(), doc["program"].clone()), (json!(true), json!(3), json!(2), json!("/bin/true")));
+    assert_eq!(
+        (doc["ok"].clone(), doc["variables"].clone(), doc["from_files"].clone(), doc["program"].clone()),
+        (json!(true), json!(3), json!(2), json!("/bin/true"))
+    );
 }

@@ -167,13 +167,7 @@ fn the_program_starts_with_default_dispositions_and_an_empty_mask() {
 // ---------------------------------------------------------------- exec failures
 
 fn envshim_init(program: &Path, log: &Path) -> std::process::Output {
-    command(false)
-        .args(["run", "--init", "--termination-log"])
-        .arg(log)
-        .arg("--")
-        .arg(program)
-        .output()
-        .unwrap()
+    command(false).args(["run", "--init", "--termination-log"]).arg(log).arg("--").arg(program).output().unwrap()
 }
 
 fn executable(dir: &Path, name: &str, content: &[u8], mode: u32) -> PathBuf {

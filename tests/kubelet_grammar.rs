@@ -115,7 +115,10 @@ fn the_variable_chooses_the_grammar() {
     let (_v, _d, m) = setup(&[("f.env", "K=plain\n")], json!({"env": [file_key_ref("OUT", "v", "f.env", "K", true)]}));
     envshim(["run", "--manifest", &m, "--", "/bin/true"]).env("ENVSHIM_ENV_GRAMMAR", "kubelet").run().fails_with(65, &["line 1"]);
     envshim(["run", "--manifest", &m, "--", "/bin/true"]).env("ENVSHIM_ENV_GRAMMAR", "envshim").run().ok();
-    envshim(["run", "--manifest", &m, "--", "/bin/true"]).env("ENVSHIM_ENV_GRAMMAR", "shell").run().fails_with(2, &["ENVSHIM_ENV_GRAMMAR", "envshim or kubelet"]);
+    envshim(["run", "--manifest", &m, "--", "/bin/true"])
+        .env("ENVSHIM_ENV_GRAMMAR", "shell")
+        .run()
+        .fails_with(2, &["ENVSHIM_ENV_GRAMMAR", "envshim or kubelet"]);
     envshim(["run", "--env-grammar", "dotenv", "--manifest", &m, "--", "/bin/true"]).run().fails_with(2, &["--env-grammar", "envshim or kubelet"]);
 }
 
@@ -130,7 +133,15 @@ fn check_lists_every_line_the_kubelet_reads_otherwise() {
     out.code(65);
     out.no_sentinel();
     let lines = out.stderr_lines();
-    for (n, reason) in [(2, "single quotes"), (3, "'export'"), (4, "a blank after '='"), (5, "empty value"), (6, "first on line 1"), (7, "a blank before '='"), (8, "text after a closing quote")] {
+    for (n, reason) in [
+        (2, "single quotes"),
+        (3, "'export'"),
+        (4, "a blank after '='"),
+        (5, "empty value"),
+        (6, "first on line 1"),
+        (7, "a blank before '='"),
+        (8, "text after a closing quote"),
+    ] {
         assert!(lines.iter().any(|l| l.contains(&format!("f.env:{n}: ")) && l.contains(reason)), "line {n} ({reason}) not listed: {lines:#?}");
     }
     assert!(!lines.iter().any(|l| l.contains("f.env:1:") || l.contains("f.env:9:") || l.contains("f.env:10:")), "{lines:#?}");

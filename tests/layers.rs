@@ -27,7 +27,11 @@ fn imports() -> BTreeMap<String, BTreeSet<String>> {
 /// [`imports`] of the crate whose sources are in `src`.
 fn imports_of(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let lib = std::fs::read_to_string(src.join("lib.rs")).unwrap();
-    let modules: BTreeSet<String> = lib.lines().filter_map(|l| l.trim().strip_prefix("pub mod ").or_else(|| l.trim().strip_prefix("mod "))).map(|m| m.trim_end_matches(';').to_string()).collect();
+    let modules: BTreeSet<String> = lib
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("pub mod ").or_else(|| l.trim().strip_prefix("mod ")))
+        .map(|m| m.trim_end_matches(';').to_string())
+        .collect();
     let mut graph = BTreeMap::new();
     graph.insert("lib".to_string(), module_paths(&lib, &modules));
     for entry in std::fs::read_dir(src).unwrap() {
@@ -154,7 +158,10 @@ fn only_the_crate_root_the_commands_and_the_command_line_use_the_pipeline() {
     assert!(graph["cli"].contains("pipeline"), "cli does not build the pipeline's options: {:?}", graph["cli"]);
     assert!(graph["commands"].contains("pipeline"), "the commands do not run the pipeline: {:?}", graph["commands"]);
     for (m, used) in &graph {
-        assert!(["lib", "cli", "commands"].contains(&m.as_str()) || !used.contains("pipeline"), "{m} uses the pipeline, which sits above every module but lib.rs, commands and cli");
+        assert!(
+            ["lib", "cli", "commands"].contains(&m.as_str()) || !used.contains("pipeline"),
+            "{m} uses the pipeline, which sits above every module but lib.rs, commands and cli"
+        );
         assert!(m == "lib" || !used.contains("commands"), "{m} uses the commands, which only lib.rs names");
     }
 }
@@ -178,7 +185,10 @@ fn the_library_opens_two_modules_alone() {
     let lib = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs")).unwrap();
     let public: Vec<&str> = lib.lines().filter_map(|l| l.trim().strip_prefix("pub mod ")).collect();
     assert_eq!(public, ["converter;", "internals;"], "lib.rs's public modules");
-    assert!(lib.lines().all(|l| !l.trim().starts_with("pub(crate) mod ") && !l.trim().starts_with("pub(super) mod ")), "a module of lib.rs is private (`mod`) or one of the two doors");
+    assert!(
+        lib.lines().all(|l| !l.trim().starts_with("pub(crate) mod ") && !l.trim().starts_with("pub(super) mod ")),
+        "a module of lib.rs is private (`mod`) or one of the two doors"
+    );
     for (m, used) in &imports() {
         assert!(!used.contains("converter") && !used.contains("internals"), "{m} uses a door: the doors re-export the library, which never uses them");
     }
@@ -214,7 +224,12 @@ fn the_converter_uses_the_shim_through_its_door_alone() {
     let mut through_the_door = 0;
     for file in files {
         for path in envshim_paths(&std::fs::read_to_string(&file).unwrap()) {
-            assert_eq!(path, "envshim::converter::", "{}: the converter names `{path}`: it uses the shim's library through `envshim::converter` alone", file.display());
+            assert_eq!(
+                path,
+                "envshim::converter::",
+                "{}: the converter names `{path}`: it uses the shim's library through `envshim::converter` alone",
+                file.display()
+            );
             through_the_door += 1;
         }
     }

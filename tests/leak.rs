@@ -186,9 +186,7 @@ impl Case {
 fn valid_files_with_secrets_never_show_them_when_something_else_fails() {
     let secrets = format!("A={S}\nB='{S}'\n1BAD={S}\nLogging:Level=\"{S}\"\n");
     let cases = vec![
-        Case::new("missing key in a file of secrets")
-            .file("s.env", &secrets)
-            .manifest(&json!({"env": [file_key_ref("X", "v", "s.env", "NOPE", false)]})),
+        Case::new("missing key in a file of secrets").file("s.env", &secrets).manifest(&json!({"env": [file_key_ref("X", "v", "s.env", "NOPE", false)]})),
         Case::new("skipped keys with secret values, then a missing file")
             .file("s.env", &secrets)
             .manifest(&json!({"envFrom": [file_ref("v", "s.env", false, None), file_ref("v", "gone.env", false, None)]}))
@@ -227,8 +225,7 @@ fn manifest_values_never_show_the_secret() {
         Case::new("value as an object").manifest(&json!({"env": [{"name": "A", "value": {"k": S}}]})),
         Case::new("secret beside an unknown field").manifest(&json!({"env": [{"name": "A", "value": S, "valu": 1}]})),
         Case::new("secret value then an invalid name").manifest(&json!({"env": [{"name": "A", "value": S}, {"name": "B=", "value": S}]})),
-        Case::new("secret value then a missing volume")
-            .manifest(&json!({"env": [{"name": "A", "value": S}, file_key_ref("B", "nope", "x.env", "B", false)]})),
+        Case::new("secret value then a missing volume").manifest(&json!({"env": [{"name": "A", "value": S}, file_key_ref("B", "nope", "x.env", "B", false)]})),
         Case::new("command of the wrong type").manifest(&json!({"command": S})),
         Case::new("args with a NUL").manifest(&json!({"args": [format!("{S}\u{0}")]})),
         Case::new("optional of the wrong type")
@@ -260,19 +257,13 @@ fn env_option_values_never_show_the_secret() {
         Case::new("--env secret under a strict-invalid name").args(&["--strict-names", "--env", &format!("1A={S}")]),
         Case::new("--env secret under a name with a control byte").args(&["--env", &format!("A\u{1}={S}")]),
         Case::new("--env secret, then a missing file").args(&["--env", &format!("A={S}"), "--env-file", "/nonexistent/x.env"]),
-        Case::new("--env secret, then a missing program")
-            .args(&["--env", &format!("A={S}")])
-            .program(&["/nonexistent/prog", "$(A)"])
-            .only_run_fails(),
+        Case::new("--env secret, then a missing program").args(&["--env", &format!("A={S}")]).program(&["/nonexistent/prog", "$(A)"]).only_run_fails(),
         Case::new("--env secret too large once expanded").args(&["--env", &format!("A={big}"), "--env", "B=$(A)$(A)$(A)$(A)"]),
         Case::new("--env secret in a program word too large")
             .args(&["--env", &format!("A={big}")])
             .program(&["/bin/true", "$(A)$(A)$(A)$(A)"])
             .only_run_fails(),
-        Case::new("--env secret, program not executable")
-            .args(&["--env", &format!("A={S}")])
-            .program(&["/dev/null", S])
-            .only_run_fails(),
+        Case::new("--env secret, program not executable").args(&["--env", &format!("A={S}")]).program(&["/dev/null", S]).only_run_fails(),
     ];
     for c in cases {
         c.assert_no_leak();
@@ -283,7 +274,10 @@ fn env_option_values_never_show_the_secret() {
 fn inherited_secrets_never_show() {
     let cases = vec![
         Case::new("inherited secret, missing program").inherit("TOKEN", S).program(&["/nonexistent/prog"]).only_run_fails(),
-        Case::new("inherited secret, bad file").inherit("TOKEN", S).file("bad.env", "A\n").manifest(&json!({"envFrom": [file_ref("v", "bad.env", false, None)]})),
+        Case::new("inherited secret, bad file")
+            .inherit("TOKEN", S)
+            .file("bad.env", "A\n")
+            .manifest(&json!({"envFrom": [file_ref("v", "bad.env", false, None)]})),
         Case::new("inherited secret referenced and overflowing")
             .inherit("TOKEN", &format!("{S}{}", "x".repeat(60_000)))
             .args(&["--env", "B=$(TOKEN)$(TOKEN)$(TOKEN)"]),

@@ -18,7 +18,8 @@ use crate::common::{assert_no_sentinel, command, envshim, Done, KubeletVolume, R
 const QUIET: Duration = Duration::from_millis(600);
 
 /// Sends `READY=1` to `$NOTIFY_SOCKET` (`@` an abstract name), from a child of the program.
-const NOTIFY: &str = r#"python3 -c 'import os,socket;a=os.environ["NOTIFY_SOCKET"];socket.socket(socket.AF_UNIX,socket.SOCK_DGRAM).sendto(b"READY=1",chr(0)+a[1:])'"#;
+const NOTIFY: &str =
+    r#"python3 -c 'import os,socket;a=os.environ["NOTIFY_SOCKET"];socket.socket(socket.AF_UNIX,socket.SOCK_DGRAM).sendto(b"READY=1",chr(0)+a[1:])'"#;
 
 /// A program that logs its start, its readiness and its stop with `$A`;
 /// `$MODE` says how it becomes ready: `die` (exits 3 first), `never`,
@@ -47,7 +48,11 @@ fn watch(args: &[&str], first: &str, script: &str) -> (Run, KubeletVolume) {
     let dir = tempfile::tempdir().unwrap();
     let vol = KubeletVolume::new(&dir.path().join("config"), &[("app.env", first)]);
     let mut cmd = command(false);
-    cmd.arg("run").args(["--watch", "--watch-settle", "50ms", "--env-file", "config/app.env"]).args(args).args(["--no-expand-args", "--", "sh", "-c", script]).current_dir(dir.path());
+    cmd.arg("run")
+        .args(["--watch", "--watch-settle", "50ms", "--env-file", "config/app.env"])
+        .args(args)
+        .args(["--no-expand-args", "--", "sh", "-c", script])
+        .current_dir(dir.path());
     (Run::spawn(cmd, dir, false), vol)
 }
 
@@ -94,7 +99,10 @@ fn every_restart_gets_the_same_sockets_as_fd_3_and_4_its_own_listen_pid_and_noth
     let dir = tempfile::tempdir().unwrap();
     let mut vol = KubeletVolume::new(&dir.path().join("config"), &[("app.env", &env_file(1, "ok"))]);
     let mut cmd = command(false);
-    cmd.arg("run").args(["--watch", "--watch-settle", "50ms", "--env-file", "config/app.env", "--listen", "tcp:127.0.0.1:0,unix:s.sock"]).args(["--no-expand-args", "--", "sh", "-c", FDS]).current_dir(dir.path());
+    cmd.arg("run")
+        .args(["--watch", "--watch-settle", "50ms", "--env-file", "config/app.env", "--listen", "tcp:127.0.0.1:0,unix:s.sock"])
+        .args(["--no-expand-args", "--", "sh", "-c", FDS])
+        .current_dir(dir.path());
     // SAFETY: dup2 only, between fork and exec.
     #[allow(unsafe_code)]
     unsafe {
@@ -180,7 +188,12 @@ fn a_bad_address_is_a_usage_error_naming_listen_and_a_failed_bind_runs_nothing()
     }
     // A file that is not a socket is never replaced.
     fs::write(dir.path().join("data"), SENTINEL).unwrap();
-    envshim(["run", "--listen", "unix:data", "--"]).args(program).cwd(dir.path()).run().fails_with(71, &["--listen unix:data: cannot listen"]).contains("exists");
+    envshim(["run", "--listen", "unix:data", "--"])
+        .args(program)
+        .cwd(dir.path())
+        .run()
+        .fails_with(71, &["--listen unix:data: cannot listen"])
+        .contains("exists");
     assert_eq!(fs::read_to_string(dir.path().join("data")).unwrap(), SENTINEL);
     assert!(!marker.exists(), "a program ran");
 }

@@ -64,7 +64,9 @@ fn errors_are_a_manifest_files_and_name_the_option_or_the_variable() {
     out.fails_with(78, &["--manifest-json is not valid JSON"]);
     out.no_sentinel();
     // A schema error names its JSON path.
-    let typo = format!(r#"{{"env":[{{"name":"S","value":"{SENTINEL}"}},{{"name":"T","valueFrom":{{"fileKeyRef":{{"volumeName":"v","path":"p","key":"k","optionl":true}}}}}}]}}"#);
+    let typo = format!(
+        r#"{{"env":[{{"name":"S","value":"{SENTINEL}"}},{{"name":"T","valueFrom":{{"fileKeyRef":{{"volumeName":"v","path":"p","key":"k","optionl":true}}}}}}]}}"#
+    );
     let out = envshim(["run", "--", "/bin/true"]).env("ENVSHIM_MANIFEST_JSON", &typo).run();
     out.fails_with(78, &["ENVSHIM_MANIFEST_JSON: env[1].valueFrom.fileKeyRef.optionl: unknown field"]);
     out.no_sentinel();
@@ -92,14 +94,19 @@ fn container_works_on_the_text_and_names_the_option_or_the_variable() {
         {"name": "a", "env": [{"name": "WHO", "value": "a"}]},
         {"name": "dup", "env": [{"name": "X", "value": SENTINEL}]},
         {"name": "dup"}
-    ]}}).to_string();
+    ]}})
+    .to_string();
     let out = envshim(["run", "--manifest-json", &pod, "--container", "a", "--"]).args(print_env()).run();
     out.ok();
     assert_eq!(out.env_map()["WHO"], "a");
-    envshim(["check", "--manifest-json", &pod, "--container", "dup"]).run().no_sentinel().fails_with(
-        78,
-        &["--container dup: two containers of --manifest-json have that name: spec.containers[1] and spec.containers[2]"],
-    );
-    envshim(["check", "--container", "dup"]).env("ENVSHIM_MANIFEST_JSON", &pod).run().no_sentinel().fails_with(78, &["two containers of ENVSHIM_MANIFEST_JSON have"]);
+    envshim(["check", "--manifest-json", &pod, "--container", "dup"])
+        .run()
+        .no_sentinel()
+        .fails_with(78, &["--container dup: two containers of --manifest-json have that name: spec.containers[1] and spec.containers[2]"]);
+    envshim(["check", "--container", "dup"])
+        .env("ENVSHIM_MANIFEST_JSON", &pod)
+        .run()
+        .no_sentinel()
+        .fails_with(78, &["two containers of ENVSHIM_MANIFEST_JSON have"]);
     envshim(["check", "--manifest-json", &pod]).run().no_sentinel().fails_with(78, &["--manifest-json is a Pod, not a container spec"]);
 }

@@ -41,7 +41,11 @@ fn container_picks_one_container_of_a_pod() {
     let v = Volume::new();
     let m = v.manifest(&pod(&v));
     for (how, name, var, want) in [("option", "side", "SIDE_KEY", "side"), ("variable", "init", "INIT_KEY", "init")] {
-        let shim = if how == "option" { envshim(["run", "--manifest", &m, "--container", name, "--"]) } else { envshim(["run", "--manifest", &m, "--"]).env("ENVSHIM_CONTAINER", name) };
+        let shim = if how == "option" {
+            envshim(["run", "--manifest", &m, "--container", name, "--"])
+        } else {
+            envshim(["run", "--manifest", &m, "--"]).env("ENVSHIM_CONTAINER", name)
+        };
         let out = shim.args(print_env()).run();
         out.ok();
         let env = out.env_map();
@@ -71,9 +75,15 @@ fn container_works_across_a_list_of_workloads_and_refuses_ambiguity() {
     }
     envshim(["check", "--manifest", &m, "--container", "dup"]).run().no_sentinel().fails_with(
         78,
-        &["--container dup: two containers of manifest", "items[1].spec.jobTemplate.spec.template.spec.initContainers[0] and items[2].template.spec.containers[1]"],
+        &[
+            "--container dup: two containers of manifest",
+            "items[1].spec.jobTemplate.spec.template.spec.initContainers[0] and items[2].template.spec.containers[1]",
+        ],
     );
-    envshim(["check", "--manifest", &m, "--container", "nope"]).run().no_sentinel().fails_with(78, &["--container nope: no such container in manifest", "a List (it has web, cron, tmpl, dup, dup)"]);
+    envshim(["check", "--manifest", &m, "--container", "nope"])
+        .run()
+        .no_sentinel()
+        .fails_with(78, &["--container nope: no such container in manifest", "a List (it has web, cron, tmpl, dup, dup)"]);
     envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(78, &["is a List, not a container spec"]);
     // A `kind` that is no kind's name is not shown: any text could be there.
     let odd = v.manifest(&json!({"kind": SENTINEL, "spec": {"containers": [{"name": "app"}]}}));
@@ -81,7 +91,10 @@ fn container_works_across_a_list_of_workloads_and_refuses_ambiguity() {
     // A schema error in the chosen container names its whole path.
     let bad = json!({"kind": "Deployment", "spec": {"template": {"spec": {"containers": [{"name": "web", "env": [{"name": "A", "valu": SENTINEL}]}]}}}});
     let m = v.manifest(&bad);
-    envshim(["check", "--manifest", &m, "--container", "web"]).run().no_sentinel().fails_with(78, &[&format!("manifest {m}: spec.template.spec.containers[0].env[0].valu: unknown field")]);
+    envshim(["check", "--manifest", &m, "--container", "web"])
+        .run()
+        .no_sentinel()
+        .fails_with(78, &[&format!("manifest {m}: spec.template.spec.containers[0].env[0].valu: unknown field")]);
 }
 
 #[test]
@@ -89,7 +102,10 @@ fn container_with_a_container_spec_must_name_it() {
     let v = Volume::new();
     let m = v.manifest(&json!({"name": "web", "env": [{"name": "A", "value": SENTINEL}]}));
     envshim(["check", "--manifest", &m, "--container", "web"]).run().ok();
-    envshim(["check", "--manifest", &m, "--container", "db"]).run().no_sentinel().fails_with(78, &[&format!("--container db: manifest {m} is a single container spec, named web")]);
+    envshim(["check", "--manifest", &m, "--container", "db"])
+        .run()
+        .no_sentinel()
+        .fails_with(78, &[&format!("--container db: manifest {m} is a single container spec, named web")]);
 }
 
 #[test]
@@ -102,7 +118,11 @@ fn value_beside_value_from_is_still_an_error_when_not_empty() {
 #[test]
 fn a_yaml_manifest_says_so_and_how_to_get_json() {
     let v = Volume::new();
-    for yaml in [format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {SENTINEL}\n"), format!("# app\nenv:\n- name: A\n  value: {SENTINEL}\n"), format!("---\nname: {SENTINEL}\n")] {
+    for yaml in [
+        format!("apiVersion: v1\nkind: Pod\nmetadata:\n  name: {SENTINEL}\n"),
+        format!("# app\nenv:\n- name: A\n  value: {SENTINEL}\n"),
+        format!("---\nname: {SENTINEL}\n"),
+    ] {
         let m = v.file_str("m.yaml", &yaml);
         envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(
             78,
@@ -171,7 +191,10 @@ fn an_unwritable_termination_log_is_warned_about() {
     out.no_sentinel().code(78);
     assert_eq!(
         out.stderr_lines(),
-        [format!("envshim: warning: cannot write the termination log {} (No such file or directory)", log.display()), format!("envshim: manifest {m}: env[0].valu: unknown field (did you mean value?)")]
+        [
+            format!("envshim: warning: cannot write the termination log {} (No such file or directory)", log.display()),
+            format!("envshim: manifest {m}: env[0].valu: unknown field (did you mean value?)")
+        ]
     );
     // A log that cannot take the text: the same, the exit code still the failure's own.
     let out = envshim(["check", "--termination-log", "/dev/full", "--manifest", &m]).run();
@@ -344,7 +367,10 @@ fn check_format_json_reports_every_problem_and_warning() {
     // Nothing wrong.
     let out = envshim(["check", "--format", "json"]).run();
     out.ok();
-    assert_eq!(out.json(), json!({"ok": true, "exit_code": 0, "errors": [], "errors_not_shown": 0, "warnings": [], "warnings_not_shown": 0, "variables": 0, "from_files": 0, "program": null}));
+    assert_eq!(
+        out.json(),
+        json!({"ok": true, "exit_code": 0, "errors": [], "errors_not_shown": 0, "warnings": [], "warnings_not_shown": 0, "variables": 0, "from_files": 0, "program": null})
+    );
 }
 
 /// A whole object of many containers under a long key is refused in bounded
@@ -371,10 +397,8 @@ fn many_containers_under_a_long_key_are_refused_in_bounded_memory() {
 
 #[test]
 fn a_missing_key_names_the_closest_key_of_the_file_never_a_value() {
-    let (_vol, _d, m) = setup(
-        &[("db.env", &format!("PASSWORD={SENTINEL}\nUSER=app\n"))],
-        json!({"env": [file_key_ref("DB_PASSWORD", "v", "db.env", "PASWORD", false)]}),
-    );
+    let (_vol, _d, m) =
+        setup(&[("db.env", &format!("PASSWORD={SENTINEL}\nUSER=app\n"))], json!({"env": [file_key_ref("DB_PASSWORD", "v", "db.env", "PASWORD", false)]}));
     let line = envshim(["check", "--manifest", &m]).run().no_sentinel().fails_with(66, &[]);
     assert_eq!(line, "envshim: manifest: env[0] (DB_PASSWORD): key \"PASWORD\" not found in v/db.env (did you mean PASSWORD?)");
     // Nothing close: no guess.
@@ -448,7 +472,11 @@ fn check_warns_of_an_unquoted_value_cut_at_a_comment_never_showing_it() {
             "envshim: ok: 3 variables (3 from files; env files read with envshim's grammar), no program line",
         ]
     );
-    envshim(["check", "--strict", "--env-file", "app.env"]).cwd(v.path()).run().no_sentinel().fails_with(78, &["line 2: the unquoted value of PW ends before ' #'"]);
+    envshim(["check", "--strict", "--env-file", "app.env"])
+        .cwd(v.path())
+        .run()
+        .no_sentinel()
+        .fails_with(78, &["line 2: the unquoted value of PW ends before ' #'"]);
     // run takes the value as the grammar says, silently.
     let out = envshim(["run", "--env-file", "app.env", "--"]).args(print_env()).cwd(v.path()).run();
     out.ok();

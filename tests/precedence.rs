@@ -120,8 +120,7 @@ fn inherited_values_are_not_expanded() {
 #[test]
 fn expansion_table_of_the_design_doc_through_env_values() {
     let doc: Value = serde_json::from_str(include_str!("data/expansion-seed-table.json")).unwrap();
-    let mapping: Vec<(String, String)> =
-        doc["mapping"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string())).collect();
+    let mapping: Vec<(String, String)> = doc["mapping"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_str().unwrap().to_string())).collect();
     let rows = doc["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 36);
     // Every row as a manifest env value, the mapping inherited.
@@ -251,12 +250,16 @@ fn duplicates_last_wins() {
     // The file's duplicate is warned about (the kubelet takes the first), the last still wins.
     let out = envshim(["run", "--manifest", &m, "--"]).args(print_env()).run();
     out.code(0);
-    assert_eq!(out.stderr_lines(), ["envshim: warning: volume v, path a.env: the name on line 1 is given again on line 2: the last one wins (the kubelet takes the first)"]);
+    assert_eq!(
+        out.stderr_lines(),
+        ["envshim: warning: volume v, path a.env: the name on line 1 is given again on line 2: the last one wins (the kubelet takes the first)"]
+    );
     let env = out.env_map();
     assert_eq!((env["D"].as_str(), env["K"].as_str(), env["M"].as_str()), ("2", "2", "2"));
     let b = vol.join("b.env");
     let a = vol.join("a.env");
-    let out = envshim(["run", "--env-file", a.to_str().unwrap(), "--env-file", b.to_str().unwrap(), "--env", "X=1", "--env", "X=2", "--"]).args(print_env()).run();
+    let out =
+        envshim(["run", "--env-file", a.to_str().unwrap(), "--env-file", b.to_str().unwrap(), "--env", "X=1", "--env", "X=2", "--"]).args(print_env()).run();
     out.code(0);
     let env = out.env_map();
     assert_eq!((env["D"].as_str(), env["X"].as_str()), ("3", "2"));
@@ -286,7 +289,10 @@ fn env_file_keys_reach_the_program_in_place_or_copied() {
         let out = envshim(["run"]).args(init).args(["--manifest", &m, "--"]).args(print_env()).env("L", "inh").run();
         out.code(0);
         // `A` is given twice in a.env: warned about once, though the file is imported twice.
-        assert_eq!(out.stderr_lines(), ["envshim: warning: volume v, path a.env: the name on line 1 is given again on line 8: the last one wins (the kubelet takes the first)"]);
+        assert_eq!(
+            out.stderr_lines(),
+            ["envshim: warning: volume v, path a.env: the name on line 1 is given again on line 8: the last one wins (the kubelet takes the first)"]
+        );
         assert_eq!(out.env0(), want, "{init:?}");
     }
 }
@@ -330,10 +336,7 @@ fn service_url_is_built_from_host_and_port() {
 
 #[test]
 fn an_inherited_service_url_is_kept() {
-    let env = program_env(
-        &[],
-        &[("KUBERNETES_SERVICE_HOST", "10.0.0.1"), ("KUBERNETES_SERVICE_PORT", "443"), ("KUBERNETES_SERVICE_URL", "https://custom")],
-    );
+    let env = program_env(&[], &[("KUBERNETES_SERVICE_HOST", "10.0.0.1"), ("KUBERNETES_SERVICE_PORT", "443"), ("KUBERNETES_SERVICE_URL", "https://custom")]);
     assert_eq!(env["KUBERNETES_SERVICE_URL"], "https://custom");
     // Even when empty: it is set.
     let env = program_env(&[], &[("KUBERNETES_SERVICE_HOST", "h"), ("KUBERNETES_SERVICE_PORT", "1"), ("KUBERNETES_SERVICE_URL", "")]);
@@ -343,10 +346,7 @@ fn an_inherited_service_url_is_kept() {
 #[test]
 fn service_url_is_a_platform_variable_env_can_reference_and_override() {
     let host = [("KUBERNETES_SERVICE_HOST", "fd00::1"), ("KUBERNETES_SERVICE_PORT", "443")];
-    let (_v, _d, m) = setup(
-        &[("a.env", "KUBERNETES_SERVICE_URL=from-file\n")],
-        json!({"env": [{"name": "API", "value": "$(KUBERNETES_SERVICE_URL)/api"}]}),
-    );
+    let (_v, _d, m) = setup(&[("a.env", "KUBERNETES_SERVICE_URL=from-file\n")], json!({"env": [{"name": "API", "value": "$(KUBERNETES_SERVICE_URL)/api"}]}));
     let env = program_env(&["--manifest", &m], &host);
     assert_eq!(env["API"], "https://[fd00::1]:443/api");
     // envFrom overrides it, like any platform variable.
@@ -365,10 +365,8 @@ fn service_url_is_a_platform_variable_env_can_reference_and_override() {
 fn service_url_comes_from_the_inherited_host_and_port_only() {
     // Step 1 builds it from the inherited environment: host and port set by
     // env files or env entries do not make one.
-    let (_v, _d, m) = setup(
-        &[("a.env", "KUBERNETES_SERVICE_HOST=10.0.0.9\nKUBERNETES_SERVICE_PORT=443\n")],
-        json!({"envFrom": [file_ref("v", "a.env", false, None)]}),
-    );
+    let (_v, _d, m) =
+        setup(&[("a.env", "KUBERNETES_SERVICE_HOST=10.0.0.9\nKUBERNETES_SERVICE_PORT=443\n")], json!({"envFrom": [file_ref("v", "a.env", false, None)]}));
     assert!(!program_env(&["--manifest", &m], &[]).contains_key("KUBERNETES_SERVICE_URL"));
     let env = program_env(&["--env", "KUBERNETES_SERVICE_HOST=10.0.0.9", "--env", "KUBERNETES_SERVICE_PORT=443"], &[]);
     assert!(!env.contains_key("KUBERNETES_SERVICE_URL"));
@@ -418,9 +416,7 @@ fn expansion_edge_cases_through_the_binary() {
         args.push(format!("R{i:02}={input}"));
     }
     let got = values(&render_values(&args));
-    let out = envshim(["run", "--env", "A=a", "--env", "E=", "--", "/bin/sh", "-c", PRINT_ARGS])
-        .args(rows.iter().map(|(input, _)| *input))
-        .run();
+    let out = envshim(["run", "--env", "A=a", "--env", "E=", "--", "/bin/sh", "-c", PRINT_ARGS]).args(rows.iter().map(|(input, _)| *input)).run();
     out.ok();
     let argv = out.args0();
     for (i, (input, want)) in rows.iter().enumerate() {

@@ -18,8 +18,8 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use crate::common::command;
-use envshim::internals::EnvFile;
 use envshim::internals::expand;
+use envshim::internals::EnvFile;
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 use serde_json::{json, Value};
@@ -159,18 +159,37 @@ const CLOSE: &[&[u8]] = &[b"", b"'", b"\"", b"\"", b"\\\"", b"'x'", b"\"\"", b"\
 const TRAILER: &[&[u8]] = &[b"", b"", b" # c", b"#x", b"x", b" ", b"\0", b"\xef\xbb\xbf", b"\xff", b"\xc3", b"$(A)"];
 const END: &[&[u8]] = &[b"\n", b"\n", b"\r\n", b"\r", b""];
 const TOKENS: &[&[u8]] = &[
-    b"=", b"'", b"\"", b"#", b" ", b"\t", b"\n", b"\r\n", b"\r", b"export ", b"\\", b"\\n", b"\\\"", b"\0",
-    b"\xef\xbb\xbf", b"\xff", b"\xe2\x82", b"$(", b")", b"$$",
+    b"=",
+    b"'",
+    b"\"",
+    b"#",
+    b" ",
+    b"\t",
+    b"\n",
+    b"\r\n",
+    b"\r",
+    b"export ",
+    b"\\",
+    b"\\n",
+    b"\\\"",
+    b"\0",
+    b"\xef\xbb\xbf",
+    b"\xff",
+    b"\xe2\x82",
+    b"$(",
+    b")",
+    b"$$",
 ];
 
 /// One line (or a few, with quotes spanning lines) and the secrets in it.
 fn env_line() -> impl Strategy<Value = (Vec<u8>, Vec<Vec<u8>>)> {
     let sel = |s: &'static [&'static [u8]]| prop::sample::select(s);
-    let structured = (sel(LEADING), secret(), sel(AROUND_EQ), sel(OPEN), secret(), sel(CLOSE), sel(TRAILER), sel(END))
-        .prop_map(|(lead, name, eq, open, value, close, trailer, end)| {
+    let structured = (sel(LEADING), secret(), sel(AROUND_EQ), sel(OPEN), secret(), sel(CLOSE), sel(TRAILER), sel(END)).prop_map(
+        |(lead, name, eq, open, value, close, trailer, end)| {
             let line = [lead, name.as_bytes(), eq, open, value.as_bytes(), close, trailer, end].concat();
             (line, vec![name.into_bytes(), value.into_bytes()])
-        });
+        },
+    );
     let tokens = prop::collection::vec(
         prop_oneof![3 => sel(TOKENS).prop_map(|t| (t.to_vec(), None)), 2 => secret().prop_map(|s| (s.clone().into_bytes(), Some(s.into_bytes())))],
         0..12,
@@ -313,7 +332,13 @@ fn manifest() -> impl Strategy<Value = (Vec<u8>, Vec<Vec<u8>>)> {
         .prop_map(|(vms, efs, envs, command, top, shape, cut)| {
             let mut secrets = vec![top.clone()];
             let mut take = |items: Vec<(Value, Vec<String>)>| -> Vec<Value> {
-                items.into_iter().map(|(v, s)| { secrets.extend(s); v }).collect()
+                items
+                    .into_iter()
+                    .map(|(v, s)| {
+                        secrets.extend(s);
+                        v
+                    })
+                    .collect()
             };
             let mut m = json!({
                 "name": "app",

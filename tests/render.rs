@@ -59,10 +59,13 @@ fn source_is_the_last_definition() {
     let m = d.manifest(&json!({"env": [{"name": "B", "value": "m"}]}));
     let out = envshim(["render", "--format", "json", "--manifest", &m, "--env-file", &f]).env("A", "inh").env("B", "inh").run();
     out.ok();
-    assert_eq!(out.json(), json!({
-        "A": {"source": format!("{f}:1"), "bytes": 4},
-        "B": {"source": "manifest env[0]", "bytes": 1},
-    }));
+    assert_eq!(
+        out.json(),
+        json!({
+            "A": {"source": format!("{f}:1"), "bytes": 4},
+            "B": {"source": "manifest env[0]", "bytes": 1},
+        })
+    );
 }
 
 #[test]
@@ -189,10 +192,7 @@ fn show_values_output_reparses_with_identical_values() {
 fn show_values_round_trip_of_file_values() {
     // Values read from a file (quoted forms, escapes, multi-line) round-trip too.
     let d = Volume::new();
-    let src = d.file_str(
-        "src.env",
-        "A='x\n  y\n# z'\nB=\"q\\\"\\\\\\n\\t\\r\\$\"\nC=v # c\nD=\"\\a\\b\"\nE='$(X)'\nF=\r\n",
-    );
+    let src = d.file_str("src.env", "A='x\n  y\n# z'\nB=\"q\\\"\\\\\\n\\t\\r\\$\"\nC=v # c\nD=\"\\a\\b\"\nE='$(X)'\nF=\r\n");
     let first = envshim(["render", "--show-values", "--env-file", &src]).run();
     first.ok();
     let copy = d.file_str("copy.env", &first.stdout);
@@ -238,10 +238,7 @@ fn render_does_not_validate_a_program() {
 
 #[test]
 fn the_service_url_is_a_platform_variable_whose_source_is_inherited() {
-    let out = envshim(["render", "--format", "json"])
-        .env("KUBERNETES_SERVICE_HOST", "fd00::1")
-        .env("KUBERNETES_SERVICE_PORT", "443")
-        .run();
+    let out = envshim(["render", "--format", "json"]).env("KUBERNETES_SERVICE_HOST", "fd00::1").env("KUBERNETES_SERVICE_PORT", "443").run();
     out.ok();
     let url = &out.json()["KUBERNETES_SERVICE_URL"];
     assert_eq!(url["source"], "inherited");

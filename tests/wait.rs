@@ -87,7 +87,8 @@ fn every_kind_of_required_file_is_waited_for() {
     let out = envshim(["run", "--manifest", &m, "--env-file", cli.to_str().unwrap(), "--file-env", "DB_PASSWORD", "--wait", "15s", "--"])
         .env("DB_PASSWORD_FILE", &secret)
         .args(print_env())
-        .run().waited();
+        .run()
+        .waited();
     out.ok();
     let env = out.env_map();
     for n in ["ALL_X", "KEY", "CLI", "DB_PASSWORD"] {
@@ -166,11 +167,7 @@ fn a_filled_directory_renamed_over_the_mount_path() {
         "envFrom": [file_ref("v", "all.env", false, Some("ALL_"))],
     }));
     let staged = d.join("vol.new");
-    let script = format!(
-        "mkdir '{s}'; printf 'X={SENTINEL}\\n' > '{s}/all.env'; mv -T '{s}' '{mp}'",
-        s = staged.display(),
-        mp = mount_path.display()
-    );
+    let script = format!("mkdir '{s}'; printf 'X={SENTINEL}\\n' > '{s}/all.env'; mv -T '{s}' '{mp}'", s = staged.display(), mp = mount_path.display());
     let _w = Writer::after(LATE, &script);
     let out = envshim(["run", "--manifest", &m, "--wait", "15s", "--"]).args(print_env()).run().waited();
     out.ok();
@@ -326,9 +323,8 @@ fn when_time_runs_out_the_usual_failure_says_after_waiting() {
     assert!(out.elapsed >= Duration::from_millis(700) && out.elapsed < Duration::from_secs(5), "{:?}", out.elapsed);
 
     // A bare number is seconds; NAME_FILE and --env-file files say it too.
-    let out = envshim(["check", "--wait", "1", "--file-env", "S", "--env-file", d.join("nope.env").to_str().unwrap()])
-        .env("S_FILE", d.join("secret"))
-        .run().waited();
+    let out =
+        envshim(["check", "--wait", "1", "--file-env", "S", "--env-file", d.join("nope.env").to_str().unwrap()]).env("S_FILE", d.join("secret")).run().waited();
     let lines = out.fails(66);
     assert_eq!(lines.len(), 2, "{lines:?}");
     assert!(lines[0].ends_with("nope.env: file not found after waiting 1s"), "{lines:?}");
@@ -359,12 +355,8 @@ fn no_cpu_while_nothing_changes() {
     let start = Instant::now();
     // Reaped by wait4 below, which also gives its CPU time.
     #[allow(clippy::zombie_processes)]
-    let child = command(false)
-        .args(["check", "--wait", "3s", "--env-file", d.join("never.env").to_str().unwrap()])
-        .env_clear()
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let child =
+        command(false).args(["check", "--wait", "3s", "--env-file", d.join("never.env").to_str().unwrap()]).env_clear().stderr(Stdio::null()).spawn().unwrap();
     let (status, usage) = wait4(child.id() as i32);
     let elapsed = start.elapsed();
     assert_eq!(libc::WEXITSTATUS(status), 66);

@@ -278,8 +278,22 @@ fn without_inotify_the_poll_applies_the_change_after_one_warning() {
     let dir = tempfile::tempdir().unwrap();
     let mut vol = KubeletVolume::new(&dir.path().join("config"), &[("app.env", &env_file(1))]);
     let mut cmd = command(false);
-    cmd.args(["run", "--watch", "--watch-settle", SETTLE, "--watch-poll", "100ms", "--env-file", "config/app.env", "--no-expand-args", "--", "sh", "-c", PROGRAM])
-        .current_dir(dir.path());
+    cmd.args([
+        "run",
+        "--watch",
+        "--watch-settle",
+        SETTLE,
+        "--watch-poll",
+        "100ms",
+        "--env-file",
+        "config/app.env",
+        "--no-expand-args",
+        "--",
+        "sh",
+        "-c",
+        PROGRAM,
+    ])
+    .current_dir(dir.path());
     without_inotify(&mut cmd);
     let mut run = Run::spawn(cmd, dir, false);
     lines(&mut run, 1);
@@ -388,7 +402,13 @@ fn a_restart_reads_the_changed_file_with_the_kubelet_grammar_when_it_was_started
     sleep(QUIET);
     assert_eq!(log(&run).len(), 3, "{:?}", log(&run));
     let done = stop(run);
-    assert!(done.stderr.contains("a change is not applied, the program keeps running: --env-file: env file config/app.env, line 1: has a value not enclosed in single quotes"), "{}", done.stderr);
+    assert!(
+        done.stderr.contains(
+            "a change is not applied, the program keeps running: --env-file: env file config/app.env, line 1: has a value not enclosed in single quotes"
+        ),
+        "{}",
+        done.stderr
+    );
     assert_eq!(done.stderr.matches("not applied").count(), 1, "{}", done.stderr);
     // The start's warning (a misspelt variable) is said once, not at each read.
     assert_eq!(done.stderr.matches("warning: ").count(), 1, "{}", done.stderr);

@@ -17,10 +17,10 @@
 //!   of docs/reference.md §4.1.
 #![no_main]
 
+use envshim::internals::is_relaxed;
 use envshim::internals::reference::{self, reference, Entries};
 use envshim::internals::{EnvFile, Problem};
 use envshim::internals::{MAX_NAME_BYTES, MAX_VALUE_BYTES};
-use envshim::internals::is_relaxed;
 use libfuzzer_sys::fuzz_target;
 
 /// The text after `line N: ` for each problem. Exhaustive on purpose: a new
@@ -97,10 +97,7 @@ fn kubelet(data: &[u8]) {
 
 fuzz_target!(|data: &[u8]| {
     kubelet(data);
-    if data.len() <= envshim::internals::MAX_ENV_FILE_BYTES
-        && !data.starts_with(b"\xEF\xBB\xBF")
-        && std::str::from_utf8(data).is_ok()
-    {
+    if data.len() <= envshim::internals::MAX_ENV_FILE_BYTES && !data.starts_with(b"\xEF\xBB\xBF") && std::str::from_utf8(data).is_ok() {
         let got = EnvFile::parse(data.to_vec())
             .map(|f| f.iter().map(|(n, v, l)| (n.to_vec(), v.to_vec(), l as usize)).collect::<Entries>())
             .map_err(|e| (e.line, e.problem));
@@ -135,8 +132,7 @@ fuzz_target!(|data: &[u8]| {
                 assert!(line as usize > last_line && line as usize <= lines, "line {line} after {last_line}");
                 last_line = line as usize;
                 let (got, got_line) = file.get(name).ok().flatten().expect("a parsed name is found");
-                let (want, want_line) =
-                    file.iter().filter(|(n, _, _)| *n == name).map(|(_, v, l)| (v, l)).last().unwrap();
+                let (want, want_line) = file.iter().filter(|(n, _, _)| *n == name).map(|(_, v, l)| (v, l)).last().unwrap();
                 assert_eq!((got, got_line), (want, want_line), "get must return the last occurrence");
             }
             // The final key set: each name once, in order of first occurrence,

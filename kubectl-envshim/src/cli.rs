@@ -304,7 +304,9 @@ pub fn usage_line(e: &clap::Error, args: &[OsString]) -> String {
         None => "see kubectl envshim --help".into(),
     };
     // `kubectl envshim lint`, looked for by name: the lint is `fmt --check`.
-    let lint = |wrong: &str| (wrong == "lint").then(|| "the lint is kubectl envshim fmt --check FILE...: every line the kubelet reads otherwise or cannot read".to_string());
+    let lint = |wrong: &str| {
+        (wrong == "lint").then(|| "the lint is kubectl envshim fmt --check FILE...: every line the kubelet reads otherwise or cannot read".to_string())
+    };
     envshim::converter::refused_line(e, &cli, args, &see, lint)
 }
 

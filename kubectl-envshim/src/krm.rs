@@ -121,7 +121,8 @@ fn output(stdin: &str, mut list: Map<String, Value>, items: &[Value], converted:
     // Each span replaced reads back as its item: the layout was understood.
     let understood = |spans: &Vec<std::ops::Range<usize>>| {
         let replaced = spans.iter().zip(items).zip(converted.into_iter().flatten()).filter(|(_, c)| c.is_some());
-        spans.len() == items.len() && replaced.into_iter().all(|((span, item), _)| tree::read(&unindent(&stdin[span.clone()])).is_ok_and(|d| d == [item.clone()]))
+        spans.len() == items.len()
+            && replaced.into_iter().all(|((span, item), _)| tree::read(&unindent(&stdin[span.clone()])).is_ok_and(|d| d == [item.clone()]))
     };
     match item_spans(stdin).filter(|s| !list.contains_key("results") && understood(s)) {
         Some(spans) => {
@@ -131,7 +132,13 @@ fn output(stdin: &str, mut list: Map<String, Value>, items: &[Value], converted:
                 let Some(item) = item else { continue };
                 out.push_str(&stdin[copied..span.start]);
                 for (i, line) in tree::write(item).lines().enumerate() {
-                    let indent = if i == 0 { "- " } else if line.is_empty() { "" } else { "  " };
+                    let indent = if i == 0 {
+                        "- "
+                    } else if line.is_empty() {
+                        ""
+                    } else {
+                        "  "
+                    };
                     out.push_str(&format!("{indent}{line}\n"));
                 }
                 copied = span.end;

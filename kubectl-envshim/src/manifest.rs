@@ -11,9 +11,9 @@ use serde_json::{Map, Value};
 use envshim::converter::{escape, Error, ExitCode};
 
 use crate::cli::ManifestArgs;
+use crate::convert::has_file_key_ref;
 use crate::input::{self, data_error};
 use crate::report::{fail, say, usage, write_stdout};
-use crate::convert::has_file_key_ref;
 use crate::tree;
 
 /// The container fields envshim reads (docs/reference.md §3).
@@ -52,13 +52,19 @@ pub fn command(args: &ManifestArgs) -> ExitCode {
         Some(Ok(Some(o))) => Value::Object(o),
         Some(Err(problems)) => {
             let subject = format!("{shown}: container {shown_name}");
-            return fail(&problems.into_iter().map(|p| Error::in_manifest(p.code, &subject, p.path().cloned().unwrap_or_default(), None, p.what)).collect::<Vec<_>>());
+            return fail(
+                &problems.into_iter().map(|p| Error::in_manifest(p.code, &subject, p.path().cloned().unwrap_or_default(), None, p.what)).collect::<Vec<_>>(),
+            );
         }
         _ => chosen.clone(),
     };
-    let manifest: Map<String, Value> = original.as_object().into_iter().flatten().filter(|(k, _)| FIELDS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
+    let manifest: Map<String, Value> =
+        original.as_object().into_iter().flatten().filter(|(k, _)| FIELDS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect();
     for volume in unmounted(&manifest) {
-        say(&format!("warning: container {shown_name} reads the volume {} without mounting it: mount it in the container, where envshim reads it", escape(volume.as_bytes())));
+        say(&format!(
+            "warning: container {shown_name} reads the volume {} without mounting it: mount it in the container, where envshim reads it",
+            escape(volume.as_bytes())
+        ));
     }
     match serde_json::to_string_pretty(&Value::Object(manifest)) {
         Ok(text) => write_stdout(format!("{text}\n").as_bytes()),

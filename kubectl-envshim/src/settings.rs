@@ -108,7 +108,14 @@ fn checked(o: &Options, naming: Naming) -> Result<Settings, String> {
     if let Some((key, _)) = o.watch_settings.0.first().filter(|_| !o.watch) {
         return Err(format!("{} needs {} (it is a setting of envshim's --watch)", opt(key), opt("watch")));
     }
-    let given = o.wait.0.iter().chain(&o.listen.0).map(|(k, v)| (k.as_str(), v.as_str())).chain([("env-grammar", grammar)]).chain(o.watch_settings.0.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+    let given = o
+        .wait
+        .0
+        .iter()
+        .chain(&o.listen.0)
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .chain([("env-grammar", grammar)])
+        .chain(o.watch_settings.0.iter().map(|(k, v)| (k.as_str(), v.as_str())));
     let variables = envshim::converter::values::variables();
     let variable = |long: &str| variables.iter().find(|(l, _)| l == long).map(|(_, v)| v.clone());
     let shim_env = given.map(|(long, value)| (variable(long).expect("an option of envshim run with a variable"), value.to_string())).collect();
@@ -176,7 +183,11 @@ impl Settings {
     pub fn unknown_entrypoints(&self) -> Result<(), Error> {
         let met = self.containers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let Some((name, _)) = self.entrypoints.iter().find(|(n, _)| !met.contains(n)) else { return Ok(()) };
-        let there = if met.is_empty() { "the input has no container".to_string() } else { format!("the input's containers: {}", met.iter().map(|n| escape(n.as_bytes())).collect::<Vec<_>>().join(", ")) };
+        let there = if met.is_empty() {
+            "the input has no container".to_string()
+        } else {
+            format!("the input's containers: {}", met.iter().map(|n| escape(n.as_bytes())).collect::<Vec<_>>().join(", "))
+        };
         let name = escape(name.as_bytes());
         Err(Error::usage(format!("{} {name}: no container of that name ({there})", self.naming.option("entrypoint"))))
     }
@@ -250,7 +261,11 @@ pub fn written() -> &'static [(String, String, bool)] {
 fn written_now() -> Vec<(String, String, bool)> {
     let variables = envshim::converter::values::variables();
     let longs = |cmd: clap::Command| cmd.get_arguments().filter_map(|a| a.get_long().map(str::to_string)).collect::<Vec<_>>();
-    let plain = ["env-grammar".to_string()].into_iter().chain(longs(crate::cli::Wait::augment_args(clap::Command::new("w")))).chain(longs(crate::cli::Listen::augment_args(clap::Command::new("l")))).map(|l| (l, false));
+    let plain = ["env-grammar".to_string()]
+        .into_iter()
+        .chain(longs(crate::cli::Wait::augment_args(clap::Command::new("w"))))
+        .chain(longs(crate::cli::Listen::augment_args(clap::Command::new("l"))))
+        .map(|l| (l, false));
     let watch = longs(crate::cli::WatchSettings::augment_args(clap::Command::new("w"))).into_iter().map(|l| (l, true));
     plain.chain(watch).filter_map(|(long, w)| Some((variables.iter().find(|(l, _)| *l == long)?.1.clone(), long, w))).collect()
 }
@@ -272,4 +287,3 @@ fn default_shim_image() -> Option<String> {
 }
 
 const NO_SHIM_IMAGE: &str = "no envshim image: pass --shim-image IMAGE (best pinned: REGISTRY/envshim@sha256:DIGEST) or set KUBECTL_ENVSHIM_SHIM_IMAGE (a release's converter defaults to its own image)";
-

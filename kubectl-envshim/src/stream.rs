@@ -158,7 +158,11 @@ pub fn each_input<'i>(inputs: &'i crate::input::Texts, step: Step) -> Result<Con
             Err(e) => errors.push(e.clone()),
         }
     }
-    if errors.is_empty() { Ok(outputs) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(outputs)
+    } else {
+        Err(errors)
+    }
 }
 
 /// The outputs as one stream: several files' YAML documents separated by
@@ -179,4 +183,3 @@ pub fn joined(outputs: &Converted) -> String {
     }
     all
 }
-

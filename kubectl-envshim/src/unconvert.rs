@@ -110,7 +110,9 @@ impl Walk {
                 None => self.notes.push(Note { object: object.to_string(), containers: done, warnings: Vec::new(), again: false }),
             },
             Err(problems) => self.problems.extend(
-                problems.into_iter().map(|p| Error::in_manifest(ExitCode::Config, object, at.clone().join(p.at.and_then(|a| a.path).unwrap_or_default()), None, p.what)),
+                problems
+                    .into_iter()
+                    .map(|p| Error::in_manifest(ExitCode::Config, object, at.clone().join(p.at.and_then(|a| a.path).unwrap_or_default()), None, p.what)),
             ),
         }
     }
@@ -186,7 +188,6 @@ fn name(entry: &Value) -> Option<&str> {
     entry.get("name").and_then(Value::as_str)
 }
 
-
 /// A field of a container, the path of some of its problems.
 fn container_field(key: &str) -> JsonPath {
     JsonPath::default().key(key)
@@ -235,7 +236,10 @@ fn manifest(entry: &Value, at: usize) -> Result<Manifest, Vec<Error>> {
             .into_iter()
             .map(|e| {
                 let below = e.path().filter(|p| !p.is_root()).map_or(String::new(), |p| format!("{p}: "));
-                Error { code: e.code, ..problem(env_entry(at).key("value"), format!("the manifest in {MANIFEST_VAR}: {below}{}: envshim refuses it at the start: {UNDO}", e.what)) }
+                Error {
+                    code: e.code,
+                    ..problem(env_entry(at).key("value"), format!("the manifest in {MANIFEST_VAR}: {below}{}: envshim refuses it at the start: {UNDO}", e.what))
+                }
             })
             .collect()),
     })
@@ -245,7 +249,10 @@ fn manifest(entry: &Value, at: usize) -> Result<Manifest, Vec<Error>> {
 fn manifest_read(entry: &Value, at: usize) -> Result<(Manifest, String), Error> {
     let path = env_entry(at).key("value");
     let Some(text) = entry.get("value").and_then(Value::as_str).filter(|_| entry.get("valueFrom").is_none_or(Value::is_null)) else {
-        return Err(problem(env_entry(at), format!("{MANIFEST_VAR} is not a literal value, as the converter writes it: the container was wired by hand; {UNDO}")));
+        return Err(problem(
+            env_entry(at),
+            format!("{MANIFEST_VAR} is not a literal value, as the converter writes it: the container was wired by hand; {UNDO}"),
+        ));
     };
     let Some(text) = halved(text) else {
         return Err(problem(path.clone(), format!("{MANIFEST_VAR} has a `$` that is not doubled (the converter doubles every one for the kubelet): {UNDO}")));
@@ -300,8 +307,12 @@ fn own_env(env: &[Value], at: usize, m: &Manifest) -> Result<Sequence, Error> {
         match name(e) {
             Some(n) if n.starts_with(SEEN_PREFIX) => seen.push(i),
             Some(n) if n.starts_with(VALUE_PREFIX) => {}
-            Some(n) if n.starts_with(RESERVED) => return Err(problem(env_entry(i).key("name"), format!("{} is not an entry the converter writes there: {ADDED}", escape(n.as_bytes())))),
-            _ if is_file_key_ref(e) => return Err(problem(env_entry(i).key("valueFrom").key("fileKeyRef"), format!("a fileKeyRef in a converted container: {ADDED}"))),
+            Some(n) if n.starts_with(RESERVED) => {
+                return Err(problem(env_entry(i).key("name"), format!("{} is not an entry the converter writes there: {ADDED}", escape(n.as_bytes()))))
+            }
+            _ if is_file_key_ref(e) => {
+                return Err(problem(env_entry(i).key("valueFrom").key("fileKeyRef"), format!("a fileKeyRef in a converted container: {ADDED}")))
+            }
             _ => own.push(i),
         }
     }
@@ -316,10 +327,17 @@ fn own_env(env: &[Value], at: usize, m: &Manifest) -> Result<Sequence, Error> {
     lined_up(env, &own[split..], &kept)?;
     let block = seen.first().is_none_or(|s| seen.iter().enumerate().all(|(j, i)| *i == s + j));
     let recorded = seen.len() == m.seen.len()
-        && seen.iter().zip(&m.seen).enumerate().all(|(j, (i, n))| name(&env[*i]) == Some(&format!("{SEEN_PREFIX}{j}")) && env[*i].get("value") == Some(&Value::String(format!("$({n})"))));
+        && seen
+            .iter()
+            .zip(&m.seen)
+            .enumerate()
+            .all(|(j, (i, n))| name(&env[*i]) == Some(&format!("{SEEN_PREFIX}{j}")) && env[*i].get("value") == Some(&Value::String(format!("$({n})"))));
     if !(block && recorded) {
         let i = seen.first().copied().unwrap_or(at);
-        return Err(problem(env_entry(i), format!("the {SEEN_PREFIX}<j> entries are not the ones the manifest's converted.seen names, where the list was split: {CHANGED}")));
+        return Err(problem(
+            env_entry(i),
+            format!("the {SEEN_PREFIX}<j> entries are not the ones the manifest's converted.seen names, where the list was split: {CHANGED}"),
+        ));
     }
     let mut mine = own[split..].iter().map(|i| env[*i].clone());
     let rest = m.rest.iter().map(|e| if is_file_key_ref(e) { Some(e.clone()) } else { mine.next() });
@@ -339,14 +357,20 @@ fn lined_up(env: &[Value], mine: &[usize], kept: &[&Value]) -> Result<(), Error>
     let shown = |e: &Value| escape(name(e).unwrap_or_default().as_bytes());
     if mine.len() == kept.len() + 1 && all_same(&mine[d + 1..], &kept[d..]) {
         let i = mine[d];
-        return Err(problem(env_entry(i), format!("{} is not in the list the manifest carries (envshim's part, from the first fileKeyRef's place on): {ADDED}", shown(&env[i]))));
+        return Err(problem(
+            env_entry(i),
+            format!("{} is not in the list the manifest carries (envshim's part, from the first fileKeyRef's place on): {ADDED}", shown(&env[i])),
+        ));
     }
     if mine.len() + 1 == kept.len() && all_same(&mine[d..], &kept[d + 1..]) {
         return Err(problem(container_field("env"), format!("lacks {}, an entry of the list the manifest carries: {REMOVED}", shown(kept[d]))));
     }
     Err(match (mine.get(d), kept.get(d)) {
         (Some(&i), Some(_)) => problem(env_entry(i), format!("{} differs from the entry the manifest's list holds for it: {CHANGED}", shown(&env[i]))),
-        _ => problem(container_field("env"), format!("its entries from the first fileKeyRef's place on are not the manifest's list without its fileKeyRef entries: {CHANGED}")),
+        _ => problem(
+            container_field("env"),
+            format!("its entries from the first fileKeyRef's place on are not the manifest's list without its fileKeyRef entries: {CHANGED}"),
+        ),
     })
 }
 
@@ -360,7 +384,10 @@ fn program(o: &mut Mapping, m: &Manifest, at: usize) -> Result<(), Error> {
         w.len() >= 2 && w[0].as_str().is_some_and(|s| s.starts_with('/')) && w[1] == "run"
     });
     if !shim {
-        return Err(problem(container_field("command"), format!("is not the converter's [SHIM, \"run\"] (the program line is the manifest's, in env[{at}]): {UNDO}")));
+        return Err(problem(
+            container_field("command"),
+            format!("is not the converter's [SHIM, \"run\"] (the program line is the manifest's, in env[{at}]): {UNDO}"),
+        ));
     }
     if words(o.get("args")).is_some() {
         return Err(problem(container_field("args"), format!("set on a converted container, whose program line is its manifest's: {UNDO}")));
@@ -385,7 +412,8 @@ fn remove_mounts(o: &mut Mapping, m: &Manifest) {
     let added = |v: &Value| {
         let (n, p) = (name(v).unwrap_or(""), v.get("mountPath").and_then(Value::as_str).unwrap_or(""));
         let ours = (n == SHIM_VOLUME && p == SHIM_DIR)
-            || (p.strip_prefix(VOLUMES_DIR).and_then(|p| p.strip_prefix('/')) == Some(n) && manifest_mounts.iter().any(|m| name(m) == Some(n) && m["mountPath"] == p));
+            || (p.strip_prefix(VOLUMES_DIR).and_then(|p| p.strip_prefix('/')) == Some(n)
+                && manifest_mounts.iter().any(|m| name(m) == Some(n) && m["mountPath"] == p));
         ours && v.get("readOnly") == Some(&Value::Bool(true))
     };
     let Some(mounts) = o.get_mut("volumeMounts").and_then(Value::as_array_mut) else { return };

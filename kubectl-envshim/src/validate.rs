@@ -124,7 +124,15 @@ fn apply(rules: &[Rule], c: &Map<String, Value>, volumes: &HashSet<String>) -> V
 
 /// Applies `rule` to `v` (None: absent) at `path`, unless `path` or a field
 /// above it was refused already; a refusal joins `refused` and `problems`.
-fn check(rule: &Rule, v: Option<&Value>, parent: Option<&Map<String, Value>>, volumes: &HashSet<String>, path: JsonPath, refused: &mut Vec<JsonPath>, problems: &mut Vec<Error>) {
+fn check(
+    rule: &Rule,
+    v: Option<&Value>,
+    parent: Option<&Map<String, Value>>,
+    volumes: &HashSet<String>,
+    path: JsonPath,
+    refused: &mut Vec<JsonPath>,
+    problems: &mut Vec<Error>,
+) {
     if refused.iter().any(|r| path.0.starts_with(&r.0)) {
         return;
     }

@@ -43,7 +43,11 @@ fn note(object: &Value, at: &str) -> Note {
     let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
     let name = object.get("metadata").and_then(|m| text(m.get("name")).or_else(|| text(m.get("generateName"))));
     let mut n = Note {
-        object: format!("{}/{}", escape(text(object.get("kind")).unwrap_or_default().as_bytes()), name.map_or_else(|| "(no name)".into(), |n| escape(n.as_bytes()))),
+        object: format!(
+            "{}/{}",
+            escape(text(object.get("kind")).unwrap_or_default().as_bytes()),
+            name.map_or_else(|| "(no name)".into(), |n| escape(n.as_bytes()))
+        ),
         containers: Vec::new(),
         warnings: Vec::new(),
         again: false,

@@ -182,7 +182,11 @@ fn every_kind_has_its_pod_converted() {
         assert!(app.get("args").is_none());
         let names: Vec<&str> = app["env"].as_sequence().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
         // The kubelet's view where the fileKeyRef entry was: what the rest and the program line refer to.
-        assert_eq!(names, ["NS", "ENVSHIM_SEEN_0", "ENVSHIM_SEEN_1", "ENVSHIM_SEEN_2", "URL", "SECRET", "ENVSHIM_MANIFEST_JSON", "ENVSHIM_ENV_GRAMMAR", "ENVSHIM_EXPANDED"], "{kind}");
+        assert_eq!(
+            names,
+            ["NS", "ENVSHIM_SEEN_0", "ENVSHIM_SEEN_1", "ENVSHIM_SEEN_2", "URL", "SECRET", "ENVSHIM_MANIFEST_JSON", "ENVSHIM_ENV_GRAMMAR", "ENVSHIM_EXPANDED"],
+            "{kind}"
+        );
         let seen: Vec<&str> = app["env"].as_sequence().unwrap()[1..4].iter().map(|e| e["value"].as_str().unwrap()).collect();
         assert_eq!(seen, ["$(TOKEN)", "$(NS)", "$(URL)"], "{kind}");
         assert_eq!(json_of(&app["resources"]), json_of(&before["containers"][0]["resources"]));
@@ -219,7 +223,8 @@ fn every_kind_has_its_pod_converted() {
 #[test]
 fn a_list_has_every_item_converted() {
     let items: Vec<String> = ["Pod", "Deployment", "CronJob"].iter().map(|k| indent(&workload(k).0, 4).replacen("    ", "  - ", 1)).collect();
-    let input = format!("apiVersion: v1\nkind: List\nmetadata: {{}}\nitems:\n{}\n  - apiVersion: v1\n    kind: Service\n    metadata: {{name: s}}\n", items.join("\n"));
+    let input =
+        format!("apiVersion: v1\nkind: List\nmetadata: {{}}\nitems:\n{}\n  - apiVersion: v1\n    kind: Service\n    metadata: {{name: s}}\n", items.join("\n"));
     let doc = yaml(convert(&input).ok());
     for (i, path) in [(0, vec!["spec"]), (1, vec!["spec", "template", "spec"]), (2, vec!["spec", "jobTemplate", "spec", "template", "spec"])] {
         let spec = at(&doc["items"][i], &path);
@@ -279,7 +284,10 @@ fn several_files_and_stdin() {
     std::fs::write(&a, &pod).unwrap();
     let b = dir.path().join("b.yaml");
     std::fs::write(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n").unwrap();
-    let out = kubectl_envshim(&["convert", "-f", a.to_str().unwrap(), "-f", "-", "-f", b.to_str().unwrap()], "apiVersion: v1\nkind: Namespace\nmetadata: {name: n}\n");
+    let out = kubectl_envshim(
+        &["convert", "-f", a.to_str().unwrap(), "-f", "-", "-f", b.to_str().unwrap()],
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: n}\n",
+    );
     let all = docs(out.ok());
     let kinds: Vec<&str> = all.iter().map(|d| d["kind"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["Pod", "Namespace", "ConfigMap"]);
@@ -345,13 +353,14 @@ fn errors_name_the_document_the_object_the_container_and_the_path() {
     // No command (78).
     let d = deployment.replace(NO_COMMAND.0, NO_COMMAND.1);
     assert_ne!(d, deployment);
-    convert(&format!("{cm}{d}")).fails(
-        78,
-        &["stdin: document 2 (Deployment/w-deployment): spec.template.spec.containers[0].command: container app: no command", "--entrypoint app="],
-    );
+    convert(&format!("{cm}{d}"))
+        .fails(78, &["stdin: document 2 (Deployment/w-deployment): spec.template.spec.containers[0].command: container app: no command", "--entrypoint app="]);
     // A fileKeyRef naming a volume the pod does not have (78).
     let d = deployment.replace("volumeName: config", "volumeName: nope");
-    convert(&d).fails(78, &["document 1 (Deployment/w-deployment): spec.template.spec.containers[0].env[1].valueFrom.fileKeyRef.volumeName: container app:", "\"nope\""]);
+    convert(&d).fails(
+        78,
+        &["document 1 (Deployment/w-deployment): spec.template.spec.containers[0].env[1].valueFrom.fileKeyRef.volumeName: container app:", "\"nope\""],
+    );
     // A Windows pod (78).
     let (pod, _) = workload("Pod");
     let w = pod.replace("spec:\n", "spec:\n  os: {name: windows}\n");
@@ -361,7 +370,11 @@ fn errors_name_the_document_the_object_the_container_and_the_path() {
     convert(&d).fails(78, &["spec.template.spec.containers[0].env[1].valueFrom.fileKeyRef.optionl: container app: unknown field"]);
     // A fileKeyRef added to a container converted already (78): a hand edit, as unconvert refuses it.
     let converted = convert(&deployment).stdout;
-    let again = converted.replacen("        env:\n", "        env:\n        - name: NEW\n          valueFrom: {fileKeyRef: {volumeName: config, path: app.env, key: NEW}}\n", 1);
+    let again = converted.replacen(
+        "        env:\n",
+        "        env:\n        - name: NEW\n          valueFrom: {fileKeyRef: {volumeName: config, path: app.env, key: NEW}}\n",
+        1,
+    );
     assert_ne!(again, converted);
     convert(&again).fails(78, &["spec.template.spec.containers[0].env[0].valueFrom.fileKeyRef: container app: a fileKeyRef in a converted container: added after the conversion: edit the original and convert again"]);
     // Every failing document is reported; nothing is written, even for the good ones.
@@ -455,18 +468,30 @@ spec:
     let text = String::from_utf8(out.stdout).unwrap();
     let (args, vars) = text.split_once('\n').unwrap();
     // $(TOKEN) from the file, chained with the platform's NS, in both orders; $$ kept as $.
-    assert_eq!(args.trim_end_matches('\0').split('\0').collect::<Vec<_>>(), ["--token=t$(NS)k", "--url=http://t$(NS)k/prod/$(NS)/$prod", "$(NS)", "$(MISSING)", "$$"]);
+    assert_eq!(
+        args.trim_end_matches('\0').split('\0').collect::<Vec<_>>(),
+        ["--token=t$(NS)k", "--url=http://t$(NS)k/prod/$(NS)/$prod", "$(NS)", "$(MISSING)", "$$"]
+    );
     // (PWD: the shell's own.)
     let vars: BTreeMap<&str, &str> = vars.split('\0').filter(|v| !v.is_empty() && !v.starts_with("PWD=")).map(|v| v.split_once('=').unwrap()).collect();
     assert_eq!(
         vars,
-        BTreeMap::from([("NS", "prod"), ("EARLY", "$(TOKEN)-prod"), ("TOKEN", "t$(NS)k"), ("URL", "http://t$(NS)k/prod/$(NS)/$prod"), ("LAST", "again-prod-$(OPT)")])
+        BTreeMap::from([
+            ("NS", "prod"),
+            ("EARLY", "$(TOKEN)-prod"),
+            ("TOKEN", "t$(NS)k"),
+            ("URL", "http://t$(NS)k/prod/$(NS)/$prod"),
+            ("LAST", "again-prod-$(OPT)")
+        ])
     );
 }
 
 fn arb_text() -> impl Strategy<Value = String> {
-    proptest::collection::vec(prop_oneof![Just("$".to_string()), Just("(".to_string()), Just(")".to_string()), Just("$(A)".to_string()), "[a-zA-Z_ é]{0,3}"], 0..12)
-        .prop_map(|parts| parts.concat())
+    proptest::collection::vec(
+        prop_oneof![Just("$".to_string()), Just("(".to_string()), Just(")".to_string()), Just("$(A)".to_string()), "[a-zA-Z_ é]{0,3}"],
+        0..12,
+    )
+    .prop_map(|parts| parts.concat())
 }
 
 proptest! {
@@ -486,7 +511,8 @@ fn arb_env_entry() -> impl Strategy<Value = serde_json::Value> {
     let name = "[A-Z]{1,3}";
     prop_oneof![
         (name, arb_text()).prop_map(|(n, v)| serde_json::json!({"name": n, "value": v})),
-        (name, prop_oneof![Just("v1"), Just("v2")], "[a-z][a-z.]{0,7}", any::<bool>()).prop_map(|(n, v, p, o)| serde_json::json!({"name": n, "valueFrom": {"fileKeyRef": {"volumeName": v, "path": p, "key": n, "optional": o}}})),
+        (name, prop_oneof![Just("v1"), Just("v2")], "[a-z][a-z.]{0,7}", any::<bool>())
+            .prop_map(|(n, v, p, o)| serde_json::json!({"name": n, "valueFrom": {"fileKeyRef": {"volumeName": v, "path": p, "key": n, "optional": o}}})),
         (name,).prop_map(|(n,)| serde_json::json!({"name": n, "valueFrom": {"secretKeyRef": {"name": "s", "key": "k"}}})),
     ]
 }
@@ -495,7 +521,14 @@ fn arb_env_entry() -> impl Strategy<Value = serde_json::Value> {
 type GenContainer = (Vec<serde_json::Value>, Option<Vec<String>>, Option<Vec<String>>, bool);
 
 fn arb_pod() -> impl Strategy<Value = serde_json::Value> {
-    let container = || (proptest::collection::vec(arb_env_entry(), 0..5), proptest::option::of(proptest::collection::vec(arb_text(), 1..3)), proptest::option::of(proptest::collection::vec(arb_text(), 0..3)), any::<bool>());
+    let container = || {
+        (
+            proptest::collection::vec(arb_env_entry(), 0..5),
+            proptest::option::of(proptest::collection::vec(arb_text(), 1..3)),
+            proptest::option::of(proptest::collection::vec(arb_text(), 0..3)),
+            any::<bool>(),
+        )
+    };
     (proptest::collection::vec(container(), 1..3), proptest::collection::vec(container(), 0..2), any::<bool>()).prop_map(|(cs, ics, json)| {
         let make = |prefix: &str, list: Vec<GenContainer>| {
             list.into_iter()

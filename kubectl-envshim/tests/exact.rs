@@ -387,7 +387,11 @@ fn a_null_file_key_ref_is_absent() {
 fn envshim_prefix_and_references_are_refused() {
     let dir = tempfile::tempdir().unwrap();
     let variants = [
-        ("an envFrom prefix", json!({"command": printer(&[]), "envFrom": [{"prefix": "ENVSHIM_", "configMapRef": {"name": "m", "optional": true}}], "env": [f()]}), "envFrom[0].prefix"),
+        (
+            "an envFrom prefix",
+            json!({"command": printer(&[]), "envFrom": [{"prefix": "ENVSHIM_", "configMapRef": {"name": "m", "optional": true}}], "env": [f()]}),
+            "envFrom[0].prefix",
+        ),
         ("a reference in a value", json!({"command": printer(&[]), "env": [f(), {"name": "G", "value": "$(ENVSHIM_WAIT)"}]}), "$(ENVSHIM_WAIT)"),
         ("a reference in the program line", json!({"command": printer(&["$(ENVSHIM_X)"]), "env": [f()]}), "$(ENVSHIM_X)"),
     ];

@@ -46,7 +46,11 @@ fn names_with_control_characters_are_escaped_in_every_message() {
     let out = kubectl_envshim(&["convert", "--check"], &native);
     assert_eq!(out.code, 1, "{}", out.stderr);
     clean(&out, 2);
-    assert!(out.stderr.contains("(Pod/web\\x0akubectl-envshim: converted 3 documents, all fine): would convert containers app\\x1b[31mred\n"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("(Pod/web\\x0akubectl-envshim: converted 3 documents, all fine): would convert containers app\\x1b[31mred\n"),
+        "{}",
+        out.stderr
+    );
     assert!(out.stderr.contains("which container app\\x1b[31mred gets only from envshim"), "{}", out.stderr);
     // A refusal naming an env entry, and a key of the document on a path.
     let mut refused = pod(FORGED, RED, "cfg");
@@ -57,7 +61,8 @@ fn names_with_control_characters_are_escaped_in_every_message() {
     clean(&out, 1);
     // (a name with a control character is no variable name the API server takes: refused as such)
     assert!(out.stderr.contains("env[2].name: container app\\x1b[31mred: is not a valid variable name"), "{}", out.stderr);
-    let out = kubectl_envshim(&["convert"], &pod(FORGED, RED, "cfg").to_string().replace("livenessProbe", "x\\u001b[2Jy\":{\"valueFrom\":{\"fileKeyRef\":{}}},\"l"));
+    let out =
+        kubectl_envshim(&["convert"], &pod(FORGED, RED, "cfg").to_string().replace("livenessProbe", "x\\u001b[2Jy\":{\"valueFrom\":{\"fileKeyRef\":{}}},\"l"));
     clean(&out, 1);
     assert!(out.stderr.contains("spec.containers[0].x\\x1b[2Jy.valueFrom.fileKeyRef: a fileKeyRef outside the env"), "{}", out.stderr);
     // unconvert and manifest: an entry the converter did not write.
@@ -81,7 +86,11 @@ fn names_with_control_characters_are_escaped_in_every_message() {
     let out = kubectl_envshim(&["manifest"], &linked);
     assert_eq!(out.code, 0, "{}", out.stderr);
     clean(&out, 1);
-    assert!(out.stderr.contains("container app\\x1b[31mred reads the volume cfg\\x1b]8;;https://example.com/\\x07link\\x1b]8;;\\x07 without mounting it"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("container app\\x1b[31mred reads the volume cfg\\x1b]8;;https://example.com/\\x07link\\x1b]8;;\\x07 without mounting it"),
+        "{}",
+        out.stderr
+    );
     let out = kubectl_envshim(&["manifest", "-c", "no\x1b[31mne"], &native);
     clean(&out, 1);
     // A file name and a stray word.

@@ -107,7 +107,8 @@ fn a_url_is_refused_and_a_bare_file_gets_told_to_use_f() {
     let d = tempfile::tempdir().unwrap();
     let file = write(d.path(), "app.yaml", DEPLOYMENT);
     let file = file.to_str().unwrap();
-    envshim(&["convert", file], "").failed(2, &[&format!("unexpected argument \"{file}\": files are given with -f, as kubectl takes them (kubectl envshim convert -f {file})")]);
+    envshim(&["convert", file], "")
+        .failed(2, &[&format!("unexpected argument \"{file}\": files are given with -f, as kubectl takes them (kubectl envshim convert -f {file})")]);
     envshim(&["manifest", file], "").failed(2, &["kubectl envshim manifest -f"]);
 }
 
@@ -279,7 +280,8 @@ fn manifest_prints_one_container_for_envshim() {
         assert_eq!(keys, ["command", "env", "volumeMounts"]);
         assert_eq!(printed["env"][1], serde_json::json!({"name": "DB_URL", "value": "postgres://u:$(TOKEN)@db"}));
         // What envshim reads, as it reads it.
-        let m = envshim::converter::parse_manifest(out.stdout.as_bytes()).unwrap_or_else(|e| panic!("{:?}", e.iter().map(ToString::to_string).collect::<Vec<_>>()));
+        let m =
+            envshim::converter::parse_manifest(out.stdout.as_bytes()).unwrap_or_else(|e| panic!("{:?}", e.iter().map(ToString::to_string).collect::<Vec<_>>()));
         assert_eq!((m.env.len(), m.command.len(), m.volume_mounts.len()), (3, 1, 1));
     }
     let side: serde_json::Value = serde_json::from_str(envshim(&["manifest", "-f", file, "--container", "side"], "").succeeds()).unwrap();
@@ -294,10 +296,16 @@ fn manifest_prints_one_container_for_envshim() {
     let unmounted = DEPLOYMENT.replace("        volumeMounts: [{name: config, mountPath: /config}]\n", "");
     let out = envshim(&["manifest"], &unmounted);
     assert_eq!(out.code, 0);
-    assert_eq!(out.stderr, "kubectl-envshim: warning: container app reads the volume config without mounting it: mount it in the container, where envshim reads it\n");
+    assert_eq!(
+        out.stderr,
+        "kubectl-envshim: warning: container app reads the volume config without mounting it: mount it in the container, where envshim reads it\n"
+    );
     // Documents without containers are left out (a deep one too); none at all: said.
     let deep = format!("apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: deep}}\nx: {}{}\n---\n{DEPLOYMENT}", "[".repeat(200), "]".repeat(200));
-    assert_eq!(serde_json::from_str::<serde_json::Value>(envshim(&["manifest", "-c", "side"], &deep).succeeds()).unwrap(), serde_json::json!({"command": ["/side"]}));
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(envshim(&["manifest", "-c", "side"], &deep).succeeds()).unwrap(),
+        serde_json::json!({"command": ["/side"]})
+    );
     envshim(&["manifest"], CONFIG_MAP).failed(78, &["stdin: no document holds a container"]);
     // A schema error envshim would give at start-up, given now.
     envshim(&["manifest"], &DEPLOYMENT.replace("path: app.env", "path: app.env, paht: x")).failed(78, &["paht"]);
@@ -361,7 +369,11 @@ fn a_kptfile_pipeline_runs_it_with_kpt_fn_render() {
     let d = package();
     let pkg = d.path().join("pkg");
     let bin = bin_dir();
-    write(&pkg, "envshim.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: envshim\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n  wait: 5s\n");
+    write(
+        &pkg,
+        "envshim.yaml",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: envshim\n  annotations:\n    config.kubernetes.io/local-config: \"true\"\ndata:\n  wait: 5s\n",
+    );
     write(&pkg, "Kptfile", "apiVersion: kpt.dev/v1\nkind: Kptfile\nmetadata:\n  name: app\npipeline:\n  mutators:\n  - exec: \"kubectl-envshim krm\"\n    configPath: envshim.yaml\n");
     let out = run("kpt", &["fn", "render", pkg.to_str().unwrap(), "--allow-exec"], "", Some(bin.path()), &[]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
@@ -416,7 +428,8 @@ fn krm_reads_a_resource_list_and_keeps_every_item_it_does_not_change() {
     assert_eq!(results[0]["resourceRef"], serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment", "name": "web"}));
     assert!(!out.stdout[out.stdout.find("results:").unwrap()..].contains("s3cr3t"));
     // A ResourceList laid out otherwise (JSON): written anew, converted the same.
-    let as_json = serde_json::json!({"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": docs(&format!("{CONFIG_MAP}---\n{DEPLOYMENT}"))});
+    let as_json =
+        serde_json::json!({"apiVersion": "config.kubernetes.io/v1", "kind": "ResourceList", "items": docs(&format!("{CONFIG_MAP}---\n{DEPLOYMENT}"))});
     let out = envshim(&["krm"], &as_json.to_string());
     let all = docs(out.succeeds());
     assert_eq!(all[0]["items"][0], docs(CONFIG_MAP)[0]);
@@ -426,7 +439,8 @@ fn krm_reads_a_resource_list_and_keeps_every_item_it_does_not_change() {
     let out = envshim(&["krm"], &bad);
     assert_eq!(out.code, 2, "{}", out.stderr);
     assert!(out.stdout.contains("message: 'functionConfig: data.wait:") || out.stdout.contains("functionConfig: data.wait:"), "{}", out.stdout);
-    let no_command = format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{}", indent_item(&DEPLOYMENT.replace("        command: [\"/app\"]\n", "")));
+    let no_command =
+        format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{}", indent_item(&DEPLOYMENT.replace("        command: [\"/app\"]\n", "")));
     let out = envshim(&["krm"], &no_command);
     assert_eq!(out.code, 78, "{}", out.stderr);
     let listed = &docs(&out.stdout)[0];
@@ -464,7 +478,9 @@ fn krm_results_of_a_list_without_items_are_one_document() {
 #[test]
 fn under_kpt_and_kustomize_messages_name_the_config_keys_not_flags() {
     let no_command = DEPLOYMENT.replace("        command: [\"/app\"]\n", "");
-    let list = |config: &str| format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{}functionConfig: {{data: {{{config}}}}}\n", indent_item(&no_command));
+    let list = |config: &str| {
+        format!("apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems:\n{}functionConfig: {{data: {{{config}}}}}\n", indent_item(&no_command))
+    };
     // kpt: the results name data.entrypoint, never a flag that cannot be passed there.
     let out = envshim(&["krm"], &list(""));
     assert_eq!(out.code, 78, "{}", out.stderr);
@@ -472,7 +488,10 @@ fn under_kpt_and_kustomize_messages_name_the_config_keys_not_flags() {
     assert!(message.ends_with("set command, or add the line app=PROGRAM to the config's data.entrypoint"), "{message}");
     let out = envshim(&["krm"], &list("shim-image: r/e:1, shim-path: /bin/envshim"));
     let message = docs(&out.stdout)[0]["results"][0]["message"].as_str().unwrap().to_string();
-    assert_eq!(message, "functionConfig: data.shim-image is for the envshim-install initContainer, which data.shim-path (envshim in the image) leaves out: give one");
+    assert_eq!(
+        message,
+        "functionConfig: data.shim-image is for the envshim-install initContainer, which data.shim-path (envshim in the image) leaves out: give one"
+    );
     // A program of one word with blanks: refused, in the config's terms.
     let out = envshim(&["krm"], &list("entrypoint: 'app=/docker-entrypoint.sh nginx -g daemon off;'"));
     assert_eq!(out.code, 2, "{}", out.stderr);
@@ -506,7 +525,11 @@ fn kubectl_kustomize_runs_it_as_an_exec_transformer_plugin() {
     write(d.path(), "app/deployment.yaml", DEPLOYMENT);
     write(d.path(), "app/cm.yaml", CONFIG_MAP);
     write(d.path(), "app/kustomization.yaml", "resources: [deployment.yaml, cm.yaml]\nnamePrefix: p-\ntransformers: [envshim.yaml]\n");
-    write(d.path(), "app/envshim.yaml", "apiVersion: envshim.io/v1\nkind: Convert\nmetadata: {name: envshim}\ndata:\n  shim-image: registry.example/envshim:2\n  installer-cpu: 20m\n");
+    write(
+        d.path(),
+        "app/envshim.yaml",
+        "apiVersion: envshim.io/v1\nkind: Convert\nmetadata: {name: envshim}\ndata:\n  shim-image: registry.example/envshim:2\n  installer-cpu: 20m\n",
+    );
     let env = [("KUSTOMIZE_PLUGIN_HOME", &*d.path().join("plugins"))];
     let out = run("kubectl", &["kustomize", "--enable-alpha-plugins", d.path().join("app").to_str().unwrap()], "", Some(bin.path()), &env);
     let all = docs(out.succeeds());
@@ -537,7 +560,8 @@ fn the_config_takes_every_option_of_convert_by_its_long_name() {
     let help = envshim(&["convert", "--help"], "");
     // Each option's line: `  -x, --long <VALUE>  help` (a help text naming another option is not one).
     let defined = help.stdout.lines().map(str::trim_start).filter(|l| l.starts_with('-'));
-    let mut options: Vec<&str> = defined.filter_map(|l| l.split_whitespace().find(|w| w.starts_with("--"))).map(|w| w.trim_end_matches([',', '=', '<'])).collect();
+    let mut options: Vec<&str> =
+        defined.filter_map(|l| l.split_whitespace().find(|w| w.starts_with("--"))).map(|w| w.trim_end_matches([',', '=', '<'])).collect();
     options.retain(|o| !["--filename", "--recursive", "--check", "--help"].contains(o));
     options.dedup();
     let config = write(d.path(), "c.yaml", &format!("kind: Convert\ndata:\n  zzzzzzzzzzzzzz: \"{SENTINEL}\"\n"));

@@ -2,9 +2,9 @@
 //! have), so the suite links once. Each module is one subject;
 //! `cargo test -p kubectl-envshim --test tests exact::` runs one of them.
 
-mod support;
 #[path = "../../tests/suite_files.rs"]
 mod suite_files;
+mod support;
 
 mod convert;
 mod exact;

@@ -135,7 +135,13 @@ fn an_env_from_file_ref_in_a_pod_is_refused() {
         "initContainers": [{"name": "init", "image": "i", "env": [{"name": "S", "value": SENTINEL}], "envFrom": [{"secretRef": {"name": "s"}}, {"fileRef": {"volumeName": "cfg", "path": "app.env"}}]}],
         "containers": [{"name": "app", "image": "app:1"}], "volumes": [{"name": "cfg", "emptyDir": {}}]}}}});
     let err = convert(&plain.to_string(), &[])
-        .fails(78, &["document 1 (Deployment/d): spec.template.spec.initContainers[0].envFrom[1].fileRef: container init: is envshim's own field", "belongs in an envshim manifest"])
+        .fails(
+            78,
+            &[
+                "document 1 (Deployment/d): spec.template.spec.initContainers[0].envFrom[1].fileRef: container init: is envshim's own field",
+                "belongs in an envshim manifest",
+            ],
+        )
         .to_string();
     assert_eq!(err.lines().count(), 1, "{err}");
 }

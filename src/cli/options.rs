@@ -11,7 +11,9 @@ use std::path::PathBuf;
 use clap::parser::ValueSource;
 use clap::{Args, CommandFactory, FromArgMatches};
 
-use super::{usage, CheckArgs, CheckFormat, Cli, Command, Hidden, InstallArgs, Reading, RenderArgs, RenderFormat, RunArgs, Sources, Starting, Supervision, Watching};
+use super::{
+    usage, CheckArgs, CheckFormat, Cli, Command, Hidden, InstallArgs, Reading, RenderArgs, RenderFormat, RunArgs, Sources, Starting, Supervision, Watching,
+};
 use crate::engine::JsonFrom;
 use crate::error::{Error, ExitCode};
 use crate::pipeline::{CheckOptions, InitOptions, Options, RunOptions};
@@ -71,7 +73,10 @@ pub fn parse(args: Vec<OsString>) -> Result<Invocation, Refused> {
         manifest_json: from("manifest_json"),
         env_files: from("env_files"),
         // The first of them given on the command line (its long name).
-        watch_setting: watch_settings.filter(|id| on_line(id.as_str())).min_by_key(|id| sub_matches.index_of(id.as_str())).and_then(|id| sub.get_arguments().find(|a| a.get_id() == id)?.get_long()),
+        watch_setting: watch_settings
+            .filter(|id| on_line(id.as_str()))
+            .min_by_key(|id| sub_matches.index_of(id.as_str()))
+            .and_then(|id| sub.get_arguments().find(|a| a.get_id() == id)?.get_long()),
     };
     // Moved out of the matches, not copied (the values are no longer needed there).
     let cli = Cli::from_arg_matches_mut(&mut matches).map_err(|e| usage::refused(e, &args))?;
@@ -146,7 +151,15 @@ fn invocation(command: Command, sub: &'static clap::Command, m: FromVariable) ->
             let watch = run.init.as_ref().is_some_and(|init| init.watch.is_some());
             Invocation::Check(options, CheckOptions { program, no_expand_args: run.no_expand_args, verbose: run.verbose, strict, json, watch })
         }
-        Command::Render(RenderArgs { sources, reading, starting: Hidden(starting), supervision: Hidden(supervision), watching: Hidden(watching), format, show_values }) => {
+        Command::Render(RenderArgs {
+            sources,
+            reading,
+            starting: Hidden(starting),
+            supervision: Hidden(supervision),
+            watching: Hidden(watching),
+            format,
+            show_values,
+        }) => {
             let format = match format {
                 RenderFormat::Env => Format::Env,
                 RenderFormat::Json => Format::Json,
@@ -159,7 +172,13 @@ fn invocation(command: Command, sub: &'static clap::Command, m: FromVariable) ->
 
 /// The options of run, check and render (docs/reference.md §1: one table for
 /// the three): what they share, and what run takes (check takes some of it).
-fn options(s: Sources, r: Reading, (starting, supervision, watching): (Starting, Supervision, Watching), sub: &'static clap::Command, from_variable: FromVariable) -> Result<(Options, RunOptions), String> {
+fn options(
+    s: Sources,
+    r: Reading,
+    (starting, supervision, watching): (Starting, Supervision, Watching),
+    sub: &'static clap::Command,
+    from_variable: FromVariable,
+) -> Result<(Options, RunOptions), String> {
     // `--env` and `--env-file` take values starting with `-`, but not `--`, which ends the options.
     if s.envs.iter().chain(&s.env_files).any(|v| v == "--") {
         return Err("--env and --env-file need a value (-- ends the options)".into());

@@ -15,8 +15,8 @@ pub use crate::words::{Text, Words};
 
 pub use crate::init::parse_rewrite as rewrite_signal;
 pub use crate::wait::duration;
-pub use crate::watch::{parse_on_change, parse_poll as poll, parse_signal as signal};
 pub use crate::watch::parse_replicas as replicas;
+pub use crate::watch::{parse_on_change, parse_poll as poll, parse_signal as signal};
 
 /// `ENVSHIM_LISTEN`'s value (addresses, comma-separated): each checked as
 /// envshim checks it; the converter passes the text on.

@@ -45,10 +45,7 @@ pub(super) fn line(data: &[u8], pos: usize, line: usize, arena: &mut Vec<u8>) ->
             (Span { start: start as u32, end: (start + v.len()) as u32, in_arena: false }, next)
         }
     };
-    let in_place = !value.in_arena
-        && name.end == offset(data, text) + eq
-        && value.start as usize == name.end + 1
-        && (value.end as usize) < data.len();
+    let in_place = !value.in_arena && name.end == offset(data, text) + eq && value.start as usize == name.end + 1 && (value.end as usize) < data.len();
     // An entry that ends on its first line consumed one line (or the last
     // one, without a newline: then the parse ends); only a quoted value
     // spanning lines needs counting.

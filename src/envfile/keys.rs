@@ -59,7 +59,13 @@ impl Keys {
         let mut index = SmallIndex::with_capacity(order.len());
         let name_of = |e: &Entry| &data[e.name_start as usize..e.name_start as usize + e.name_len as usize];
         for (k, (&i, &hash)) in order.iter().zip(&hashes).enumerate() {
-            let _ = index.get_or_insert_hashed(name_of(&entries[i as usize]), hash, k as u32, |k| hashes[k as usize], |k| name_of(&entries[order[k as usize] as usize]));
+            let _ = index.get_or_insert_hashed(
+                name_of(&entries[i as usize]),
+                hash,
+                k as u32,
+                |k| hashes[k as usize],
+                |k| name_of(&entries[order[k as usize] as usize]),
+            );
         }
         (self.index, self.order, self.hashes, self.absent) = (index, order, hashes, absent);
     }
@@ -68,7 +74,14 @@ impl Keys {
     /// (after the parse, when their number is known).
     pub(super) fn new(data: &[u8], entries: &[Entry]) -> Keys {
         let n = entries.len();
-        let mut keys = Keys { index: SmallIndex::with_capacity(n), order: Vec::with_capacity(n), hashes: Vec::with_capacity(n), bytes: 0, duplicates: (0, None), absent: 0 };
+        let mut keys = Keys {
+            index: SmallIndex::with_capacity(n),
+            order: Vec::with_capacity(n),
+            hashes: Vec::with_capacity(n),
+            bytes: 0,
+            duplicates: (0, None),
+            absent: 0,
+        };
         let Keys { index, order, hashes, bytes, duplicates, .. } = &mut keys;
         let name_of = |e: &Entry| &data[e.name_start as usize..e.name_start as usize + e.name_len as usize];
         let hash_keys = crate::index::keys();

@@ -142,8 +142,7 @@ pub(super) fn unescape(data: &[u8], mut i: usize, arena: &mut Vec<u8>) -> Option
 /// when [`unquoted`] reads it whole, else double-quoted with the
 /// `\\ \" \n \t \r \$` escapes.
 pub fn written(value: &[u8]) -> Vec<u8> {
-    let needs_quotes = value.iter().any(|b| matches!(b, b'\n' | b'\r' | b'\t' | b'"' | b'\'' | b'\\' | b'$'))
-        || unquoted(value).0.len() != value.len();
+    let needs_quotes = value.iter().any(|b| matches!(b, b'\n' | b'\r' | b'\t' | b'"' | b'\'' | b'\\' | b'$')) || unquoted(value).0.len() != value.len();
     if !needs_quotes {
         return value.to_vec();
     }
@@ -205,7 +204,9 @@ mod tests {
 
     #[test]
     fn only_comment_after_a_quote_rows() {
-        for (rest, want) in [(&b""[..], true), (b"   ", true), (b" # c", true), (b"#c", true), (b"\t#", true), (b"x", false), (b" 'b'", false), (b"  x # c", false)] {
+        for (rest, want) in
+            [(&b""[..], true), (b"   ", true), (b" # c", true), (b"#c", true), (b"\t#", true), (b"x", false), (b" 'b'", false), (b"  x # c", false)]
+        {
             assert_eq!(only_comment(rest), want, "{:?}", s(rest));
         }
     }

@@ -358,4 +358,3 @@ pub fn looks_like_env_file(value: &[u8]) -> bool {
     }
     any
 }
-

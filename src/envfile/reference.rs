@@ -172,10 +172,19 @@ fn quoted_part(cur: &[u8], q: u8, value: &mut Vec<u8>) -> Option<usize> {
         match cur[k] {
             c if c == q => return Some(k),
             b'\\' if q == b'"' => match cur.get(k + 1).and_then(|&b| lex::escaped(b)) {
-                Some(b) => { value.push(b); k += 2; }
-                None => { value.push(b'\\'); k += 1; }
+                Some(b) => {
+                    value.push(b);
+                    k += 2;
+                }
+                None => {
+                    value.push(b'\\');
+                    k += 1;
+                }
             },
-            c => { value.push(c); k += 1; }
+            c => {
+                value.push(c);
+                k += 1;
+            }
         }
     }
     None

@@ -3,8 +3,18 @@ use super::*;
 fn problem_named(name: &str) -> Problem {
     use Problem::*;
     [
-        TooLarge, ByteOrderMark, InvalidUtf8, NoEquals, EmptyName, InvalidName, NameTooLong, ValueTooLong,
-        NulInValue, UnclosedSingleQuote, UnclosedDoubleQuote, TextAfterQuote,
+        TooLarge,
+        ByteOrderMark,
+        InvalidUtf8,
+        NoEquals,
+        EmptyName,
+        InvalidName,
+        NameTooLong,
+        ValueTooLong,
+        NulInValue,
+        UnclosedSingleQuote,
+        UnclosedDoubleQuote,
+        TextAfterQuote,
     ]
     .into_iter()
     .find(|p| format!("{p:?}") == name)
@@ -29,10 +39,8 @@ fn grammar_table() {
             assert!(!e.to_string().contains(sentinel), "{rule}");
         } else {
             let file = parsed.unwrap_or_else(|e| panic!("{rule}: {e}"));
-            let got: Vec<(String, String, u64)> = file
-                .iter()
-                .map(|(n, v, l)| (String::from_utf8(n.to_vec()).unwrap(), String::from_utf8(v.to_vec()).unwrap(), l as u64))
-                .collect();
+            let got: Vec<(String, String, u64)> =
+                file.iter().map(|(n, v, l)| (String::from_utf8(n.to_vec()).unwrap(), String::from_utf8(v.to_vec()).unwrap(), l as u64)).collect();
             let want: Vec<(String, String, u64)> = row["entries"]
                 .as_array()
                 .unwrap()
@@ -97,10 +105,7 @@ fn get_returns_last_occurrence() {
 
 #[test]
 fn error_messages_name_only_the_line() {
-    for (input, msg) in [
-        (&b"x"[..], "line 1: has no '=' (expected NAME=VALUE)"),
-        (b"A='", "line 1: opens a single quote that is never closed"),
-    ] {
+    for (input, msg) in [(&b"x"[..], "line 1: has no '=' (expected NAME=VALUE)"), (b"A='", "line 1: opens a single quote that is never closed")] {
         assert_eq!(EnvFile::parse(input.to_vec()).unwrap_err().to_string(), msg);
     }
 }
@@ -192,9 +197,34 @@ impl Rng {
 /// Pieces of lines: plain names and values of lengths around the word size,
 /// and every byte the parse treats specially.
 const PIECES: &[&[u8]] = &[
-    b"A", b"NAME", b"APP_CONFIG_KEY_0001", b"x", b"value", b"v1234567", b"=", b"==", b" ", b"\t", b"\n", b"\r\n",
-    b"\r", b"#", b" #", b"'", b"\"", b"\\", b"\\n", b"export ", b"export", b"\0", b"\x01", b"\x7f", b"\xc3\xa9", b"~!@",
-    b"$(X)", b"a.b-c:d",
+    b"A",
+    b"NAME",
+    b"APP_CONFIG_KEY_0001",
+    b"x",
+    b"value",
+    b"v1234567",
+    b"=",
+    b"==",
+    b" ",
+    b"\t",
+    b"\n",
+    b"\r\n",
+    b"\r",
+    b"#",
+    b" #",
+    b"'",
+    b"\"",
+    b"\\",
+    b"\\n",
+    b"export ",
+    b"export",
+    b"\0",
+    b"\x01",
+    b"\x7f",
+    b"\xc3\xa9",
+    b"~!@",
+    b"$(X)",
+    b"a.b-c:d",
 ];
 
 /// A line (without its ending) for the differential tests: mostly
@@ -353,7 +383,8 @@ fn scans_stop_at_the_first_byte_of_their_set() {
     }
     // Several marked bytes (the first one found must be the first one).
     let mut rng = Rng(0x7363_616e_7332);
-    let alphabet = [0u8, 1, b'\t', b'\n', b'\r', b' ', b'!', b'=', b'\'', b'"', b'\\', 0x1f, 0x20, b'<', b'>', b'a', b'~', 0x7f, 0x80, 0xa0, 0xa1, 0xc3, 0xfe, 0xff];
+    let alphabet =
+        [0u8, 1, b'\t', b'\n', b'\r', b' ', b'!', b'=', b'\'', b'"', b'\\', 0x1f, 0x20, b'<', b'>', b'a', b'~', 0x7f, 0x80, 0xa0, 0xa1, 0xc3, 0xfe, 0xff];
     for _ in 0..20_000 {
         let data: Vec<u8> = (0..rng.below(48)).map(|_| alphabet[rng.below(alphabet.len())]).collect();
         for i in 0..=data.len() {
@@ -387,8 +418,30 @@ fn entries_grow_past_their_first_room() {
 fn the_kubelet_grammar_is_the_literal_reading_of_the_spec() {
     let mut rng = Rng(0x6b75_6265_6c65_7421);
     let pieces: [&[u8]; 24] = [
-        b"K", b"L", b"export K", b"=", b"'", b"''", b"\"", b" ", b"\t", b"#", b"\n", b"\r\n", b"\r", b"v", b"x y", b"$(K)", b"\\", b"\0", b"=",
-        b"\n#c\n", b"K='v'\n", b"L='a\nb'\n", b"K= 'w'\n", b"\xef\xbb\xbf",
+        b"K",
+        b"L",
+        b"export K",
+        b"=",
+        b"'",
+        b"''",
+        b"\"",
+        b" ",
+        b"\t",
+        b"#",
+        b"\n",
+        b"\r\n",
+        b"\r",
+        b"v",
+        b"x y",
+        b"$(K)",
+        b"\\",
+        b"\0",
+        b"=",
+        b"\n#c\n",
+        b"K='v'\n",
+        b"L='a\nb'\n",
+        b"K= 'w'\n",
+        b"\xef\xbb\xbf",
     ];
     for _ in 0..20_000 {
         let mut data = Vec::new();
@@ -411,15 +464,29 @@ fn the_kubelet_grammar_is_the_literal_reading_of_the_spec() {
             assert!(linted.iter().all(|(l, f)| !matches!(f, kubelet::Finding::Fails(_)) || *l > k_line), "{:?}: {linted:?}", String::from_utf8_lossy(&data));
         }
     }
-
 }
 
 /// A value [`written`] (`render --show-values`) reads back as itself.
 #[test]
 fn a_written_value_reads_back_as_itself() {
     let values: &[&[u8]] = &[
-        b"plain", b"", b"a b", b" lead", b"trail ", b"x #c", b"#x", b"q\"q", b"s'q", b"back\\slash",
-        b"$(VAR)", b"multi\nline", b"cr\rlf\r\n", b"tab\t", b"'single'", b"\"double\"", "caf\u{e9}".as_bytes(),
+        b"plain",
+        b"",
+        b"a b",
+        b" lead",
+        b"trail ",
+        b"x #c",
+        b"#x",
+        b"q\"q",
+        b"s'q",
+        b"back\\slash",
+        b"$(VAR)",
+        b"multi\nline",
+        b"cr\rlf\r\n",
+        b"tab\t",
+        b"'single'",
+        b"\"double\"",
+        "caf\u{e9}".as_bytes(),
     ];
     for v in values {
         let mut file = b"K=".to_vec();

@@ -395,10 +395,9 @@ impl Builder<'_, '_> {
                 Err(e) if f.report_stop() => b.errors.push(unread(&what(), &in_volume(file), &display, e)),
                 // Reported already (the entry fails all the same).
                 Err(_) => {}
-                Ok(None) => b.errors.push(
-                    Error::new(ExitCode::NoInput, missing_key(&what(), key, &f, &display))
-                        .located(Some(at().key("key")), Some(&display)),
-                ),
+                Ok(None) => {
+                    b.errors.push(Error::new(ExitCode::NoInput, missing_key(&what(), key, &f, &display)).located(Some(at().key("key")), Some(&display)))
+                }
             },
             Loaded::Missing(display) if !file.optional => {
                 let e = self.sources.required(&display, format!("{}: file {display} not found{}", what(), relative(&file.path)));
@@ -417,12 +416,7 @@ impl Builder<'_, '_> {
                 return;
             }
             if !inputs.rule.accepts(name) {
-                b.errors.push(Error::config(format!(
-                    "--env #{}: \"{}\" is not a valid variable name ({})",
-                    i + 1,
-                    escape(name),
-                    rule_text(inputs.rule)
-                )));
+                b.errors.push(Error::config(format!("--env #{}: \"{}\" is not a valid variable name ({})", i + 1, escape(name), rule_text(inputs.rule))));
                 continue;
             }
             let what = || format!("--env #{} ({})", i + 1, escape(name));
@@ -483,14 +477,7 @@ pub fn unresolved_warning(warnings: &mut Warnings, env: &Environment, input: &[u
 /// Expands `input` into `value` (emptied first: one buffer serves every
 /// value, so a value of 100 KB is not a block that musl's allocator maps and
 /// unmaps each time, past the arena: docs/security.md).
-pub(super) fn expand_value<'v>(
-    b: &mut Built,
-    value: &'v mut Vec<u8>,
-    name: &[u8],
-    input: &[u8],
-    what: &dyn Fn() -> String,
-    full: &mut bool,
-) -> &'v [u8] {
+pub(super) fn expand_value<'v>(b: &mut Built, value: &'v mut Vec<u8>, name: &[u8], input: &[u8], what: &dyn Fn() -> String, full: &mut bool) -> &'v [u8] {
     let per_string = MAX_EXEC_STRING_BYTES.saturating_sub(name.len() + 1);
     let budget = MAX_EXEC_TOTAL_BYTES.saturating_sub(b.env.exec_bytes());
     value.clear();
@@ -501,11 +488,7 @@ pub(super) fn expand_value<'v>(
     if len > per_string {
         b.errors.push(Error::new(
             ExitCode::NoExec,
-            format!(
-                "{}: is {} bytes as NAME=VALUE after expansion, over the execve limit of {MAX_EXEC_STRING_BYTES} bytes",
-                what(),
-                name.len() + 1 + len
-            ),
+            format!("{}: is {} bytes as NAME=VALUE after expansion, over the execve limit of {MAX_EXEC_STRING_BYTES} bytes", what(), name.len() + 1 + len),
         ));
         return &[];
     }
@@ -535,9 +518,11 @@ pub(super) fn stop_when_full(b: &mut Built, full: &mut bool, place: impl FnOnce(
         return false;
     }
     *full = true;
-    let largest = b.env.vars().max_by_key(|v| v.text.len()).map_or(String::new(), |v| {
-        format!("; the largest is {} ({} bytes)", v.describe(), v.name.len() + 1 + v.value.len())
-    });
+    let largest = b
+        .env
+        .vars()
+        .max_by_key(|v| v.text.len())
+        .map_or(String::new(), |v| format!("; the largest is {} ({} bytes)", v.describe(), v.name.len() + 1 + v.value.len()));
     b.errors.push(Error::new(
         ExitCode::NoExec,
         format!("the environment passes {MAX_EXEC_TOTAL_BYTES} bytes at {}, more than execve ever takes{largest}", place()),

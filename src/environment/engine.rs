@@ -89,7 +89,9 @@ impl<'e> Kubelet<'e> {
 /// what the engine set.
 fn run<'e>(engine: &Environment, c: &'e Converted, m: &'e Manifest) -> Result<(Values<'e>, Values<'e>), Error> {
     let Some(before) = &c.before else {
-        return Err(Error::config(format!("{CANNOT}: kubectl envshim convert wrote this container before it recorded the container's own entries; convert the original again")));
+        return Err(Error::config(format!(
+            "{CANNOT}: kubectl envshim convert wrote this container before it recorded the container's own entries; convert the original again"
+        )));
     };
     let entries: Vec<(u8, &[u8])> = before.iter().map(|w| w.as_bytes()).map(|w| (w.first().copied().unwrap_or(0), w.get(1..).unwrap_or_default())).collect();
     let mut k = Kubelet::default();

@@ -152,10 +152,7 @@ pub(super) fn skipped_warning(display: &str, prefix: &[u8], keys: &mut [&[u8]]) 
         0 => String::new(),
         n => format!(" and {n} more"),
     };
-    format!(
-        "Keys [{}]{more} from the EnvFrom file {display} were skipped since they are considered invalid environment variable names.",
-        names.join(", ")
-    )
+    format!("Keys [{}]{more} from the EnvFrom file {display} were skipped since they are considered invalid environment variable names.", names.join(", "))
 }
 
 /// `prefix` + `key` as the warning shows it: escaped, and when longer than

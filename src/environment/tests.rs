@@ -1,7 +1,7 @@
-use crate::limits::MAX_SHOWN_NAME_BYTES;
 use super::import::*;
 use super::platform::*;
 use super::*;
+use crate::limits::MAX_SHOWN_NAME_BYTES;
 
 fn url(host: &str, port: &str) -> Option<String> {
     let mut env = Environment::default();
@@ -174,8 +174,7 @@ fn compaction_in_place_keeps_every_variable_and_its_order() {
 #[test]
 fn at_most_max_held_files() {
     let mut env = Environment::default();
-    let files: Vec<Rc<EnvFile>> =
-        (0..=MAX_HELD_FILES).map(|i| Rc::new(EnvFile::parse(format!("K{i}=v\n").into_bytes()).unwrap())).collect();
+    let files: Vec<Rc<EnvFile>> = (0..=MAX_HELD_FILES).map(|i| Rc::new(EnvFile::parse(format!("K{i}=v\n").into_bytes()).unwrap())).collect();
     for (i, f) in files.iter().enumerate() {
         let held = env.hold(f);
         assert_eq!(held.is_some(), i < MAX_HELD_FILES);

@@ -61,9 +61,7 @@ fn check(open: fn(BorrowedFd, &[u8]) -> io::Result<OwnedFd>) {
     let (v, _outside) = volume();
     let root = open_dir(v.path().as_os_str()).unwrap();
     for (path, want) in CASES {
-        let got = open(root.as_fd(), path.as_bytes())
-            .map_err(ReadError::from)
-            .and_then(|fd| read_bounded(fd.as_fd(), 1000));
+        let got = open(root.as_fd(), path.as_bytes()).map_err(ReadError::from).and_then(|fd| read_bounded(fd.as_fd(), 1000));
         match (got, want) {
             (Ok(bytes), Ok(text)) => assert_eq!(bytes, text.as_bytes(), "{path}"),
             (Err(e), Err(k)) => assert_eq!(kind(&e), *k, "{path}"),

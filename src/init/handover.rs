@@ -96,7 +96,10 @@ impl Handover {
                 if kill_at.is_some_and(|at| now >= at) {
                     *kill_at = None;
                     let whom = if self.status.is_some() { "what is left of its process group" } else { "it and its process group" };
-                    report::say(&format!("watch: the program stopped in a handover did not stop within {}: SIGKILL to {whom}", crate::wait::show(self.timeout)));
+                    report::say(&format!(
+                        "watch: the program stopped in a handover did not stop within {}: SIGKILL to {whom}",
+                        crate::wait::show(self.timeout)
+                    ));
                     self.program.signal(libc::SIGKILL, true);
                 }
                 if self.status.is_none() {
@@ -107,7 +110,10 @@ impl Handover {
                 }
                 if !std::mem::replace(group, true) {
                     if verbose {
-                        report::say(&format!("watch: the program stopped in a handover ended, its process group outlives it: signal {} to the group", self.signal));
+                        report::say(&format!(
+                            "watch: the program stopped in a handover ended, its process group outlives it: signal {} to the group",
+                            self.signal
+                        ));
                     }
                     self.program.signal(self.signal, true);
                 }

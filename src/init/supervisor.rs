@@ -93,7 +93,18 @@ impl<'a> Supervisor<'a> {
         let signals = sys::signal_fd(&waited).map_err(|e| os_error("signalfd", e))?;
         register_subreaper();
         let foreground = owns_terminal();
-        Ok(Supervisor { program: Program::new(0), settings, foreground, signals, term: TermDelay::new(settings.term_delay), stop: None, ending: false, handover: None, ended: None, new_first: false })
+        Ok(Supervisor {
+            program: Program::new(0),
+            settings,
+            foreground,
+            signals,
+            term: TermDelay::new(settings.term_delay),
+            stop: None,
+            ending: false,
+            handover: None,
+            ended: None,
+            new_first: false,
+        })
     }
 
     /// Starts `target` as the program.
@@ -194,7 +205,10 @@ impl<'a> Supervisor<'a> {
             // (section 14), once the other is gone (a new one not ready is stopped).
             self.ended = Some(status);
             if !self.ending {
-                report::say(&format!("watch: the program ended ({}) during a handover: envshim exits with its status once the other one is gone", status_text(status)));
+                report::say(&format!(
+                    "watch: the program ended ({}) during a handover: envshim exits with its status once the other one is gone",
+                    status_text(status)
+                ));
             }
             if h.starting() {
                 h.leave(Instant::now(), self.settings.group);
@@ -260,7 +274,10 @@ impl<'a> Supervisor<'a> {
                     Ok(pid) => {
                         self.handover = Some(Handover::new(Program::new(pid), (signal, timeout), ready_timeout, ready_delay, now));
                         if self.settings.verbose {
-                            report::say(&format!("watch: the new program started (pid {pid}), the old one (pid {}) serves until it is ready", self.program.pid));
+                            report::say(&format!(
+                                "watch: the new program started (pid {pid}), the old one (pid {}) serves until it is ready",
+                                self.program.pid
+                            ));
                         }
                     }
                     Err(e) => {

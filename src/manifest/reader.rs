@@ -486,7 +486,6 @@ impl<'a> Reader<'a> {
             _ => self.other(),
         }
     }
-
 }
 
 /// The length of the plain run at the start of a string's bytes `b`: the
@@ -520,10 +519,8 @@ pub(super) fn plain_run(b: &[u8]) -> Option<usize> {
 /// those powers are needed, the same literals as serde_json's table.
 #[cold]
 fn finite_as_serde_json(n: &[u8]) -> bool {
-    const POW10: [f64; 20] = [
-        1e289, 1e290, 1e291, 1e292, 1e293, 1e294, 1e295, 1e296, 1e297, 1e298, 1e299, 1e300, 1e301, 1e302, 1e303, 1e304, 1e305,
-        1e306, 1e307, 1e308,
-    ];
+    const POW10: [f64; 20] =
+        [1e289, 1e290, 1e291, 1e292, 1e293, 1e294, 1e295, 1e296, 1e297, 1e298, 1e299, 1e300, 1e301, 1e302, 1e303, 1e304, 1e305, 1e306, 1e307, 1e308];
     let push = |sig: &mut u64, c: u8| sig.checked_mul(10).and_then(|s| s.checked_add(u64::from(c - b'0'))).map(|s| *sig = s).is_some();
     let (mut sig, mut exp) = (0u64, 0i32);
     let mut i = usize::from(n[0] == b'-');

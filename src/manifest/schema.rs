@@ -23,12 +23,7 @@ impl<'a> Reader<'a> {
     /// (true) or leaves it (false); the others are skipped and reported,
     /// sorted and each once, as unknown fields (typos). False, the value
     /// skipped and the error reported, if the value is not an object.
-    pub(super) fn schema_object(
-        &mut self,
-        path: &Path,
-        errors: &mut Vec<Error>,
-        mut f: impl FnMut(&mut Self, Option<&[u8]>) -> Option<bool>,
-    ) -> Option<bool> {
+    pub(super) fn schema_object(&mut self, path: &Path, errors: &mut Vec<Error>, mut f: impl FnMut(&mut Self, Option<&[u8]>) -> Option<bool>) -> Option<bool> {
         if self.peek() != Some(b'{') {
             let v = self.value(false)?;
             fail(errors, path, format_args!("expected an object, found {}", kind(&v)));
@@ -189,10 +184,7 @@ impl<'a> Reader<'a> {
                 name = Some(r.got_string()?);
             } else if r.named(key, b"mountPath\"")? {
                 mount_path = Some(r.got_string()?);
-            } else if r.named(key, b"readOnly\"")?
-                || r.named(key, b"mountPropagation\"")?
-                || r.named(key, b"recursiveReadOnly\"")?
-            {
+            } else if r.named(key, b"readOnly\"")? || r.named(key, b"mountPropagation\"")? || r.named(key, b"recursiveReadOnly\"")? {
                 r.skip()?;
             } else if r.named(key, b"subPath\"")? {
                 sub[0] = true;
@@ -227,12 +219,7 @@ impl<'a> Reader<'a> {
     }
 
     /// `fileRef`, or with `key` `fileKeyRef`.
-    pub(super) fn file_key_ref(
-        &mut self,
-        path: &Path,
-        with_key: bool,
-        errors: &mut Vec<Error>,
-    ) -> Option<Option<(FileRef<'a>, Option<Cow<'a, str>>)>> {
+    pub(super) fn file_key_ref(&mut self, path: &Path, with_key: bool, errors: &mut Vec<Error>) -> Option<Option<(FileRef<'a>, Option<Cow<'a, str>>)>> {
         let (mut texts, mut optional): ([Text; 3], _) = ([None, None, None], None);
         let object = self.schema_object(path, errors, |r, key| {
             let i = if r.named(key, b"volumeName\"")? {
@@ -370,8 +357,7 @@ impl<'a> Reader<'a> {
         if !object {
             return Some(None);
         }
-        let what =
-            "needs exactly one source (fileKeyRef, configMapKeyRef, secretKeyRef, fieldRef or resourceFieldRef)";
+        let what = "needs exactly one source (fileKeyRef, configMapKeyRef, secretKeyRef, fieldRef or resourceFieldRef)";
         let Some(file) = sources.one(errors, path, what) else { return Some(None) };
         Some(match file {
             None => Some(EnvSource::Platform(named)),
@@ -541,18 +527,59 @@ pub(super) fn list<T>(errors: &mut Vec<Error>, got: Option<Got<Below<Vec<T>>>>, 
 /// not read: accepted and ignored at the manifest's top level, where any
 /// other field is refused, as the API server's strict field validation does.
 const CONTAINER_FIELDS: &[&str] = &[
-    "name", "image", "workingDir", "ports", "resources", "resizePolicy", "restartPolicy", "restartPolicyRules", "volumeDevices",
-    "livenessProbe", "readinessProbe", "startupProbe", "lifecycle", "terminationMessagePath", "terminationMessagePolicy",
-    "imagePullPolicy", "securityContext", "stdin", "stdinOnce", "tty",
+    "name",
+    "image",
+    "workingDir",
+    "ports",
+    "resources",
+    "resizePolicy",
+    "restartPolicy",
+    "restartPolicyRules",
+    "volumeDevices",
+    "livenessProbe",
+    "readinessProbe",
+    "startupProbe",
+    "lifecycle",
+    "terminationMessagePath",
+    "terminationMessagePolicy",
+    "imagePullPolicy",
+    "securityContext",
+    "stdin",
+    "stdinOnce",
+    "tty",
 ];
 
 /// "unknown field", with the closest field of the schema when it is a likely misspelling of one.
 #[cold]
 fn unknown_field(key: &str) -> String {
     const FIELDS: &[&str] = &[
-        "args", "command", "configMapKeyRef", "configMapRef", "envFrom", "env", "fieldRef", "fileKeyRef", "fileRef", "key", "mountPath",
-        "mountPropagation", "name", "optional", "path", "prefix", "readOnly", "recursiveReadOnly", "resourceFieldRef", "secretKeyRef",
-        "secretRef", "subPathExpr", "subPath", "valueFrom", "value", "volumeMounts", "volumeName",
+        "args",
+        "command",
+        "configMapKeyRef",
+        "configMapRef",
+        "envFrom",
+        "env",
+        "fieldRef",
+        "fileKeyRef",
+        "fileRef",
+        "key",
+        "mountPath",
+        "mountPropagation",
+        "name",
+        "optional",
+        "path",
+        "prefix",
+        "readOnly",
+        "recursiveReadOnly",
+        "resourceFieldRef",
+        "secretKeyRef",
+        "secretRef",
+        "subPathExpr",
+        "subPath",
+        "valueFrom",
+        "value",
+        "volumeMounts",
+        "volumeName",
     ];
     // A field of the schema in the wrong object (`key` in a fileRef) gets no guess.
     let known: Vec<&str> = FIELDS.iter().chain(CONTAINER_FIELDS).copied().collect();

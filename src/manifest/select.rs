@@ -98,16 +98,18 @@ fn listed(found: &[Found]) -> String {
     if more > 0 {
         list.push(format!("and {more} more"));
     }
-    if list.is_empty() { "it has none".to_string() } else { format!("it has {}", list.join(", ")) }
+    if list.is_empty() {
+        "it has none".to_string()
+    } else {
+        format!("it has {}", list.join(", "))
+    }
 }
 
 /// What the document is, for a message: `a Pod`, `an Ingress`..., `a whole
 /// object` (also for a `kind` that is not a kind's name: any text could be
 /// there, and a message never shows the manifest's values).
 fn kind_of(doc: &Value) -> String {
-    let is_kind = |k: &&str| {
-        k.len() <= 63 && k.starts_with(|c: char| c.is_ascii_uppercase()) && k.bytes().all(|b| b.is_ascii_alphanumeric())
-    };
+    let is_kind = |k: &&str| k.len() <= 63 && k.starts_with(|c: char| c.is_ascii_uppercase()) && k.bytes().all(|b| b.is_ascii_alphanumeric());
     let kind = text(doc, "kind").filter(is_kind).unwrap_or("whole object");
     format!("{} {kind}", if kind.starts_with(['A', 'E', 'I', 'O', 'U']) { "an" } else { "a" })
 }

@@ -37,10 +37,7 @@ fn full_example_from_the_spec() {
     .unwrap();
     assert_eq!(m.volume_mounts, vec![VolumeMount { name: "config".into(), mount_path: "/data".into() }]);
     let file = |p: &'static str, optional| FileRef { volume_name: "config".into(), path: p.into(), optional };
-    assert_eq!(
-        m.env_from,
-        vec![EnvFrom::File { file: file("all.env", true), prefix: "APP_".into() }, EnvFrom::Platform]
-    );
+    assert_eq!(m.env_from, vec![EnvFrom::File { file: file("all.env", true), prefix: "APP_".into() }, EnvFrom::Platform]);
     assert_eq!(m.env[0].source, EnvSource::FileKey { file: file("config.env", false), key: "CONFIG_VAR".into() });
     assert_eq!(m.env[1].source, EnvSource::Value("http://$(H):$(P)".into()));
     assert_eq!(m.env[2].source, EnvSource::Platform("secretKeyRef s/k".into()));
@@ -58,18 +55,42 @@ fn every_error_names_its_json_path() {
         (r#"{"env": [{"value": "x"}]}"#, "manifest: env[0].name: required field is missing"),
         (r#"{"env": [{"name": 5}]}"#, "manifest: env[0].name: expected a string, found a number"),
         (r#"{"env": [{"name": "A", "value": "x", "valueFrom": {"fieldRef": {}}}]}"#, "manifest: env[0]: has both value and valueFrom"),
-        (r#"{"env": [{"name": "A", "valueFrom": {}}]}"#, "manifest: env[0].valueFrom: needs exactly one source (fileKeyRef, configMapKeyRef, secretKeyRef, fieldRef or resourceFieldRef)"),
-        (r#"{"env": [{"name": "A", "valueFrom": {"fieldRef": {}, "secretKeyRef": {}}}]}"#, "manifest: env[0].valueFrom: needs exactly one source (fileKeyRef, configMapKeyRef, secretKeyRef, fieldRef or resourceFieldRef)"),
-        (r#"{"env": [{"name": "A", "valueFrom": {"fileKeyRef": {"volumeName": "v", "path": "p", "key": "k", "optinal": true}}}]}"#, "manifest: env[0].valueFrom.fileKeyRef.optinal: unknown field (did you mean optional?)"),
-        (r#"{"env": [{"name": "A", "valueFrom": {"fileKeyRef": {"volumeName": "v", "path": "p"}}}]}"#, "manifest: env[0].valueFrom.fileKeyRef.key: required field is missing"),
-        (r#"{"env": [{"name": "A", "valueFrom": {"fileKeyRef": {"volumeName": "v", "path": "p", "key": "k", "optional": "yes"}}}]}"#, "manifest: env[0].valueFrom.fileKeyRef.optional: expected a boolean, found a string"),
+        (
+            r#"{"env": [{"name": "A", "valueFrom": {}}]}"#,
+            "manifest: env[0].valueFrom: needs exactly one source (fileKeyRef, configMapKeyRef, secretKeyRef, fieldRef or resourceFieldRef)",
+        ),
+        (
+            r#"{"env": [{"name": "A", "valueFrom": {"fieldRef": {}, "secretKeyRef": {}}}]}"#,
+            "manifest: env[0].valueFrom: needs exactly one source (fileKeyRef, configMapKeyRef, secretKeyRef, fieldRef or resourceFieldRef)",
+        ),
+        (
+            r#"{"env": [{"name": "A", "valueFrom": {"fileKeyRef": {"volumeName": "v", "path": "p", "key": "k", "optinal": true}}}]}"#,
+            "manifest: env[0].valueFrom.fileKeyRef.optinal: unknown field (did you mean optional?)",
+        ),
+        (
+            r#"{"env": [{"name": "A", "valueFrom": {"fileKeyRef": {"volumeName": "v", "path": "p"}}}]}"#,
+            "manifest: env[0].valueFrom.fileKeyRef.key: required field is missing",
+        ),
+        (
+            r#"{"env": [{"name": "A", "valueFrom": {"fileKeyRef": {"volumeName": "v", "path": "p", "key": "k", "optional": "yes"}}}]}"#,
+            "manifest: env[0].valueFrom.fileKeyRef.optional: expected a boolean, found a string",
+        ),
         (r#"{"env": [{"name": "A", "valueFrom": {"bogusRef": {}}}]}"#, "manifest: env[0].valueFrom.bogusRef: unknown field"),
         (r#"{"envFrom": [{"fileRef": {"volumeName": "v", "path": "p", "key": "k"}}]}"#, "manifest: envFrom[0].fileRef.key: unknown field"),
         (r#"{"envFrom": [{"prefix": "X"}]}"#, "manifest: envFrom[0]: needs exactly one of fileRef, configMapRef, secretRef"),
-        (r#"{"envFrom": [{"fileRef": {"volumeName": "v", "path": "p"}, "secretRef": {}}]}"#, "manifest: envFrom[0]: needs exactly one of fileRef, configMapRef, secretRef"),
+        (
+            r#"{"envFrom": [{"fileRef": {"volumeName": "v", "path": "p"}, "secretRef": {}}]}"#,
+            "manifest: envFrom[0]: needs exactly one of fileRef, configMapRef, secretRef",
+        ),
         (r#"{"envFrom": [{"fileRef": {"path": "p"}}]}"#, "manifest: envFrom[0].fileRef.volumeName: required field is missing"),
-        (r#"{"volumeMounts": [{"name": "v", "mountPath": "/d", "subPath": "x"}]}"#, "manifest: volumeMounts[0].subPath: is not supported (the volume root would be ambiguous)"),
-        (r#"{"volumeMounts": [{"name": "v", "mountPath": "/d", "subPathExpr": "x"}]}"#, "manifest: volumeMounts[0].subPathExpr: is not supported (the volume root would be ambiguous)"),
+        (
+            r#"{"volumeMounts": [{"name": "v", "mountPath": "/d", "subPath": "x"}]}"#,
+            "manifest: volumeMounts[0].subPath: is not supported (the volume root would be ambiguous)",
+        ),
+        (
+            r#"{"volumeMounts": [{"name": "v", "mountPath": "/d", "subPathExpr": "x"}]}"#,
+            "manifest: volumeMounts[0].subPathExpr: is not supported (the volume root would be ambiguous)",
+        ),
         (r#"{"volumeMounts": [{"name": "v", "mountPth": "/d"}]}"#, "manifest: volumeMounts[0].mountPth: unknown field (did you mean mountPath?)"),
         (r#"{"command": ["a", 1]}"#, "manifest: command[1]: expected a string, found a number"),
         (r#"{"args": "x"}"#, "manifest: args: expected an array, found a string"),
@@ -197,12 +218,7 @@ fn the_reader_agrees_with_serde_json() {
         inputs.push(deep_obj(n));
     }
     let mut bytes: Vec<Vec<u8>> = inputs.into_iter().map(String::into_bytes).collect();
-    bytes.extend([
-        b"[\"\xff\"]".to_vec(),
-        b"[\"\xc3\xa9\"]".to_vec(),
-        b"[\"\xed\xa0\x80\"]".to_vec(),
-        b"{\"\xff\":1}".to_vec(),
-    ]);
+    bytes.extend([b"[\"\xff\"]".to_vec(), b"[\"\xc3\xa9\"]".to_vec(), b"[\"\xed\xa0\x80\"]".to_vec(), b"{\"\xff\":1}".to_vec()]);
     for b in &bytes {
         let want = serde_json::from_slice::<serde_json::Value>(b).is_ok();
         let got = parse_json(b).is_ok();
@@ -216,9 +232,19 @@ fn the_reader_agrees_with_serde_json() {
 fn numbers_are_refused_exactly_as_serde_json_refuses_them() {
     let mut numbers: Vec<String> = Vec::new();
     let mantissas = [
-        "0", "1", "17976931348623157", "17976931348623158", "17976931348623159", "179769313486231570814527423731704356798",
-        "18446744073709551615", "18446744073709551616", "18446744073709551619", "1844674407370955161", "99999999999999999999999",
-        "000", "1797693134862315708145274237317043567980705675258449965989174768031572607949",
+        "0",
+        "1",
+        "17976931348623157",
+        "17976931348623158",
+        "17976931348623159",
+        "179769313486231570814527423731704356798",
+        "18446744073709551615",
+        "18446744073709551616",
+        "18446744073709551619",
+        "1844674407370955161",
+        "99999999999999999999999",
+        "000",
+        "1797693134862315708145274237317043567980705675258449965989174768031572607949",
     ];
     for m in mantissas {
         for point in [None, Some(1), Some(5), Some(19), Some(20), Some(25)] {
@@ -285,8 +311,27 @@ fn a_repeated_field_takes_its_last_value_and_unknown_fields_are_sorted() {
 #[test]
 fn the_typed_reader_agrees_with_serde_json_in_every_place() {
     let values = [
-        "1", "-0", "01", "1.", "1e400", "[1,]", "[1 2]", "{\"a\":1,}", "{1:2}", "tru", "true", "nul", "null", "\"\\q\"",
-        "\"\\ud800\"", "\"a\tb\"", "\"\\u0000\"", "\"\u{e9}\"", "{\"zz\": [{}]}", "[[[]]]", "\"unterminated",
+        "1",
+        "-0",
+        "01",
+        "1.",
+        "1e400",
+        "[1,]",
+        "[1 2]",
+        "{\"a\":1,}",
+        "{1:2}",
+        "tru",
+        "true",
+        "nul",
+        "null",
+        "\"\\q\"",
+        "\"\\ud800\"",
+        "\"a\tb\"",
+        "\"\\u0000\"",
+        "\"\u{e9}\"",
+        "{\"zz\": [{}]}",
+        "[[[]]]",
+        "\"unterminated",
     ];
     let places = [
         "{\"env\": X}",
@@ -323,11 +368,7 @@ fn the_typed_reader_agrees_with_serde_json_in_every_place() {
     }
     // Nesting counts at every level, the schema's objects included: 128 is refused.
     for n in [120, 121, 122, 123, 124, 130] {
-        let json = format!(
-            "{{\"env\": [{{\"name\": \"A\", \"valueFrom\": {{\"fileKeyRef\": {{\"zz\": {}{}}}}}}}]}}",
-            "[".repeat(n),
-            "]".repeat(n)
-        );
+        let json = format!("{{\"env\": [{{\"name\": \"A\", \"valueFrom\": {{\"fileKeyRef\": {{\"zz\": {}{}}}}}}}]}}", "[".repeat(n), "]".repeat(n));
         let syntax = matches!(parse(json.as_bytes()), Err(e) if e[0].to_string().starts_with("manifest is not valid JSON"));
         assert_eq!(syntax, serde_json::from_slice::<serde_json::Value>(json.as_bytes()).is_err(), "depth {n}");
     }
@@ -420,13 +461,22 @@ fn an_escaped_key_is_the_field_it_spells() {
     assert_eq!(m.env_from, vec![EnvFrom::File { file: file("p", false), prefix: "P_".into() }]);
     // A name that is only a prefix of the key, or the key a prefix of a name, is another field.
     let got = errors(r#"{"env": [{"name": "A", "names": 1, "nam": 2, "valueFro": 3, "n\u0061mes": 4}]}"#);
-    assert_eq!(got, [
-        "manifest: env[0].nam: unknown field (did you mean name?)",
-        "manifest: env[0].names: unknown field (did you mean name?)",
-        "manifest: env[0].valueFro: unknown field (did you mean valueFrom?)"
-    ]);
+    assert_eq!(
+        got,
+        [
+            "manifest: env[0].nam: unknown field (did you mean name?)",
+            "manifest: env[0].names: unknown field (did you mean name?)",
+            "manifest: env[0].valueFro: unknown field (did you mean valueFrom?)"
+        ]
+    );
     let got = errors(r#"{"volumeMounts": [{"name": "v", "mountPath": "/d", "subPat\u0068": "x", "subPathEx": 1}]}"#);
-    assert_eq!(got, ["manifest: volumeMounts[0].subPathEx: unknown field (did you mean subPathExpr?)", "manifest: volumeMounts[0].subPath: is not supported (the volume root would be ambiguous)"]);
+    assert_eq!(
+        got,
+        [
+            "manifest: volumeMounts[0].subPathEx: unknown field (did you mean subPathExpr?)",
+            "manifest: volumeMounts[0].subPath: is not supported (the volume root would be ambiguous)"
+        ]
+    );
 }
 
 /// The word-at-a-time comparison the reader's keys use agrees with `==`

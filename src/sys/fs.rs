@@ -17,9 +17,8 @@ pub fn openat(dir: Option<BorrowedFd>, path: &CStr, flags: libc::c_int) -> io::R
 
 /// `openat2(2)` with `RESOLVE_IN_ROOT`: `path` is resolved as if `root` were `/`.
 pub fn openat2_in_root(root: BorrowedFd, path: &CStr, flags: libc::c_int) -> io::Result<OwnedFd> {
-    let how = OpenHow::new()
-        .flags(OFlag::from_bits_retain(flags) | OFlag::O_CLOEXEC)
-        .resolve(ResolveFlag::RESOLVE_IN_ROOT | ResolveFlag::RESOLVE_NO_MAGICLINKS);
+    let how =
+        OpenHow::new().flags(OFlag::from_bits_retain(flags) | OFlag::O_CLOEXEC).resolve(ResolveFlag::RESOLVE_IN_ROOT | ResolveFlag::RESOLVE_NO_MAGICLINKS);
     Ok(nix::fcntl::openat2(root, path, how)?)
 }
 

@@ -6,8 +6,8 @@ use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::time::Duration;
 
-use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
 pub use nix::sys::inotify::WatchDescriptor;
+use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
 
 use super::{cvt, SigSet};
 
@@ -97,7 +97,8 @@ pub fn read_signal(fd: BorrowedFd) -> io::Result<Option<libc::c_int>> {
 pub fn poll_readable(fds: &[BorrowedFd], timeout: Option<Duration>) -> io::Result<u32> {
     let mut polled: Vec<libc::pollfd> = fds.iter().map(|fd| libc::pollfd { fd: fd.as_raw_fd(), events: libc::POLLIN, revents: 0 }).collect();
     // Rounded up, so a deadline is not woken for just before it.
-    let ms = timeout.map_or(-1, |t| t.as_secs().saturating_mul(1000).saturating_add(u64::from(t.subsec_nanos().div_ceil(1_000_000))).min(i32::MAX as u64) as libc::c_int);
+    let ms = timeout
+        .map_or(-1, |t| t.as_secs().saturating_mul(1000).saturating_add(u64::from(t.subsec_nanos().div_ceil(1_000_000))).min(i32::MAX as u64) as libc::c_int);
     // SAFETY: `polled` holds `polled.len()` entries and outlives the call.
     let r = unsafe { libc::poll(polled.as_mut_ptr(), polled.len() as libc::nfds_t, ms) };
     if r < 0 {

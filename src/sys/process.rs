@@ -125,9 +125,7 @@ pub fn spawn_shared<F: FnMut() -> libc::c_int>(child: &mut F) -> io::Result<libc
     let top = stack.as_mut_ptr().wrapping_add(1) as *mut libc::c_void;
     // SAFETY: `start` only runs `child` on `stack`, both alive for the whole
     // life of the child's use of them (CLONE_VFORK), then execs or _exits.
-    let pid = unsafe {
-        libc::clone(start::<F>, top, libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD, child as *mut F as *mut libc::c_void)
-    };
+    let pid = unsafe { libc::clone(start::<F>, top, libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD, child as *mut F as *mut libc::c_void) };
     cvt(pid)
 }
 

@@ -25,7 +25,8 @@ fn socket(family: libc::c_int, kind: libc::c_int) -> io::Result<OwnedFd> {
 
 fn set_int_option(fd: &OwnedFd, level: libc::c_int, name: libc::c_int, value: libc::c_int) -> io::Result<()> {
     // SAFETY: `value` is an int, the size passed, and outlives the call.
-    cvt(unsafe { libc::setsockopt(fd.as_raw_fd(), level, name, (&value as *const libc::c_int).cast(), std::mem::size_of::<libc::c_int>() as libc::socklen_t) }).map(drop)
+    cvt(unsafe { libc::setsockopt(fd.as_raw_fd(), level, name, (&value as *const libc::c_int).cast(), std::mem::size_of::<libc::c_int>() as libc::socklen_t) })
+        .map(drop)
 }
 
 /// `bind(2)` of `fd` to the address in `storage` (`len` bytes of it), then `listen(2)`.

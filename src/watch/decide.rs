@@ -75,7 +75,18 @@ impl<B: Content> Decision<B> {
     /// The program of `running` has just started; a read right away sees a
     /// change made between the first read and the watches.
     pub(crate) fn new(running: B, settings: WatchOptions, now: Instant) -> Self {
-        Decision { settings, running, pending: None, due: Some(now), next_poll: now + settings.poll(), stopping: None, problem: None, handover: None, rejected: None, ending: false }
+        Decision {
+            settings,
+            running,
+            pending: None,
+            due: Some(now),
+            next_poll: now + settings.poll(),
+            stopping: None,
+            problem: None,
+            handover: None,
+            rejected: None,
+            ending: false,
+        }
     }
 
     /// The build of the program running (or being stopped).
@@ -266,7 +277,22 @@ mod tests {
     /// A watch of `v1` started at `t0`, its first read made (the same).
     fn started(on_change: OnChange) -> (Decision<B>, Instant) {
         let t0 = Instant::now();
-        let mut d = Decision::new(B("v1", "a"), WatchOptions { settle: Some(SETTLE), poll: Some(POLL), on_change: Some(on_change), restart_signal: None, restart_timeout: None, splay: None, replicas: None, index: None, ready_timeout: None, ready_delay: None }, t0);
+        let mut d = Decision::new(
+            B("v1", "a"),
+            WatchOptions {
+                settle: Some(SETTLE),
+                poll: Some(POLL),
+                on_change: Some(on_change),
+                restart_signal: None,
+                restart_timeout: None,
+                splay: None,
+                replicas: None,
+                index: None,
+                ready_timeout: None,
+                ready_delay: None,
+            },
+            t0,
+        );
         assert_eq!(d.tick(t0), Some(Action::Read), "a read at once");
         assert_eq!(d.read(Ok(B("v1", "a")), t0, Duration::ZERO), []);
         (d, t0)
@@ -403,7 +429,10 @@ mod tests {
     fn handing_over() -> (Decision<B>, Instant) {
         let (mut d, t0) = started(OnChange::Handover);
         d.read(Ok(B("v2", "a")), t0, Duration::ZERO);
-        assert_eq!(d.read(Ok(B("v2", "a")), t0 + SETTLE, Duration::ZERO), [say("watch: v1 -> v2: starting the new program beside the old one"), Action::Handover]);
+        assert_eq!(
+            d.read(Ok(B("v2", "a")), t0 + SETTLE, Duration::ZERO),
+            [say("watch: v1 -> v2: starting the new program beside the old one"), Action::Handover]
+        );
         (d, t0)
     }
 

@@ -69,7 +69,10 @@ fn an_etc_envshim_without_manifest_json_is_66_not_an_empty_manifest() {
     // A ConfigMap mounted at /etc/envshim whose key is not manifest.json.
     let (code, _, err) = with_private_etc(&format!("mkdir /etc/envshim && echo '{SENTINEL}' > /etc/envshim/manifest.yaml"), &["check"]);
     assert_eq!(code, 66, "{err}");
-    assert!(err.starts_with("envshim: /etc/envshim exists but has no manifest.json") && err.contains("the key manifest.json") && err.lines().count() == 1, "{err}");
+    assert!(
+        err.starts_with("envshim: /etc/envshim exists but has no manifest.json") && err.contains("the key manifest.json") && err.lines().count() == 1,
+        "{err}"
+    );
     assert_no_sentinel(err.as_bytes(), "stderr");
     let (code, out, err) = with_private_etc("mkdir /etc/envshim", &["run", "--", "/bin/echo", "started"]);
     assert_eq!((code, out.as_str()), (66, ""), "{err}");
@@ -81,7 +84,10 @@ fn an_etc_envshim_without_manifest_json_is_66_not_an_empty_manifest() {
     // Without the directory the default stays optional; with the file, it is read.
     let (code, out, err) = with_private_etc("true", &["run", "--", "/bin/echo", "started"]);
     assert_eq!((code, out.as_str(), err.as_str()), (0, "started\n", ""));
-    let (code, out, err) = with_private_etc(r#"mkdir /etc/envshim && echo '{"env": [{"name": "FROM", "value": "etc"}]}' > /etc/envshim/manifest.json"#, &["render", "--show-values"]);
+    let (code, out, err) = with_private_etc(
+        r#"mkdir /etc/envshim && echo '{"env": [{"name": "FROM", "value": "etc"}]}' > /etc/envshim/manifest.json"#,
+        &["render", "--show-values"],
+    );
     assert!(code == 0 && out.contains("\nFROM=etc\n"), "{out}{err}");
 }
 
@@ -303,10 +309,7 @@ fn no_service_url_option() {
 fn a_usage_error_from_a_configuration_variable_reaches_the_termination_log() {
     let v = Volume::new();
     let log = v.join("termination-log");
-    envshim(["check", "--termination-log", log.to_str().unwrap()])
-        .env("ENVSHIM_STRICT_NAMES", "maybe")
-        .run()
-        .fails_with(2, &["ENVSHIM_STRICT_NAMES"]);
+    envshim(["check", "--termination-log", log.to_str().unwrap()]).env("ENVSHIM_STRICT_NAMES", "maybe").run().fails_with(2, &["ENVSHIM_STRICT_NAMES"]);
     let text = std::fs::read_to_string(&log).unwrap();
     assert_eq!(text, "envshim: ENVSHIM_STRICT_NAMES must be one of 1/0, true/false, yes/no, on/off\n");
 }

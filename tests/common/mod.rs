@@ -109,10 +109,7 @@ pub fn am_root() -> bool {
 #[track_caller]
 pub fn assert_no_sentinel(bytes: &[u8], what: &str) {
     let text = String::from_utf8_lossy(bytes);
-    assert!(
-        !text.contains(SENTINEL) && !text.contains(SENTINEL_FRAGMENT),
-        "the sentinel leaked into {what}:\n{text}"
-    );
+    assert!(!text.contains(SENTINEL) && !text.contains(SENTINEL_FRAGMENT), "the sentinel leaked into {what}:\n{text}");
 }
 
 pub fn os<S: AsRef<OsStr> + ?Sized>(s: &S) -> OsString {

@@ -66,12 +66,7 @@ fn total_size_over_the_system_limit_names_the_largest_and_the_total() {
     }));
     let out = envshim(["run", "--manifest", &m, "--", "/bin/true"]).stack_limit(512 << 10).run();
     let msg = out.fails_with(126, &["variable LARGEST", "131072"]);
-    let total: usize = msg
-        .split_whitespace()
-        .skip_while(|w| *w != "total")
-        .nth(1)
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no total in {msg}"));
+    let total: usize = msg.split_whitespace().skip_while(|w| *w != "total").nth(1).and_then(|n| n.parse().ok()).unwrap_or_else(|| panic!("no total in {msg}"));
     assert!(total > 6 * 30_000 + 32_000, "{msg}");
     // The largest read from an envFrom file is named by file and line, not by name.
     let m = d.manifest(&json!({

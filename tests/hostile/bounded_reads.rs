@@ -42,12 +42,8 @@ fn specials(dir: &Path) -> Specials {
     mkfifo(&dir.join("fifo"));
     fs::create_dir(dir.join("directory")).unwrap();
     big_file(&dir.join("big-50mb"));
-    let mut kinds = vec![
-        ("socket", dir.join("socket")),
-        ("fifo", dir.join("fifo")),
-        ("directory", dir.join("directory")),
-        ("50 MB file", dir.join("big-50mb")),
-    ];
+    let mut kinds =
+        vec![("socket", dir.join("socket")), ("fifo", dir.join("fifo")), ("directory", dir.join("directory")), ("50 MB file", dir.join("big-50mb"))];
     if mknod_char(&dir.join("zero"), 1, 5) && mknod_char(&dir.join("null"), 1, 3) {
         kinds.push(("/dev/zero node", dir.join("zero")));
         kinds.push(("/dev/null node", dir.join("null")));
@@ -216,9 +212,10 @@ pub(super) fn peak_rss(args: &[OsString]) -> (i64, Option<i32>, Duration) {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     // libtest prints `test NAME ... ` before the probe's line, on the same line.
-    let line = text.lines().find_map(|l| l.split_once("rss-probe: ").map(|(_, r)| r)).unwrap_or_else(|| {
-        panic!("no probe output ({}): {text} {}", out.status, String::from_utf8_lossy(&out.stderr))
-    });
+    let line = text
+        .lines()
+        .find_map(|l| l.split_once("rss-probe: ").map(|(_, r)| r))
+        .unwrap_or_else(|| panic!("no probe output ({}): {text} {}", out.status, String::from_utf8_lossy(&out.stderr)));
     let v: Vec<i64> = line.split(' ').map(|n| n.parse().unwrap()).collect();
     (v[0], (v[1] >= 0).then_some(v[1] as i32), Duration::from_micros(v[2] as u64))
 }

@@ -219,9 +219,7 @@ fn openat2_probe_child() {
     }
     let how = OpenHow { flags: libc::O_RDONLY as u64, mode: 0, resolve: 0 };
     // SAFETY: a plain syscall with valid pointers.
-    let r = unsafe {
-        libc::syscall(libc::SYS_openat2, libc::AT_FDCWD, c"/".as_ptr(), &how as *const OpenHow, std::mem::size_of::<OpenHow>())
-    };
+    let r = unsafe { libc::syscall(libc::SYS_openat2, libc::AT_FDCWD, c"/".as_ptr(), &how as *const OpenHow, std::mem::size_of::<OpenHow>()) };
     println!("openat2-probe: ret={r} errno={}", io::Error::last_os_error().raw_os_error().unwrap_or(0));
 }
 

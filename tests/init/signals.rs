@@ -245,8 +245,7 @@ fn sigterm_during_start_up_as_pid_1_ends_envshim_at_once_with_143() {
     need_namespaces!();
     let dir = tempfile::tempdir().unwrap();
     // About 1 MB of env entries: ~0.2 s of work for the debug build, seconds at 3%.
-    let env: Vec<serde_json::Value> =
-        (0..30_000).map(|i| serde_json::json!({"name": format!("V{i}"), "value": "v"})).collect();
+    let env: Vec<serde_json::Value> = (0..30_000).map(|i| serde_json::json!({"name": format!("V{i}"), "value": "v"})).collect();
     let manifest = dir.path().join("manifest.json");
     fs::write(&manifest, serde_json::to_vec(&serde_json::json!({ "env": env })).unwrap()).unwrap();
     for mode in [&["--init"][..], &[][..]] {

@@ -239,10 +239,7 @@ fn an_inherited_ignored_sigterm_does_not_end_the_wait() {
     let took = started.elapsed();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(66), "{err}");
-    assert!(
-        took >= Duration::from_millis(1400),
-        "ended after {took:?}: {err}"
-    );
+    assert!(took >= Duration::from_millis(1400), "ended after {took:?}: {err}");
     assert!(err.contains("after waiting 1500ms"), "{err}");
     assert!(!err.contains(SENTINEL));
 }

@@ -71,7 +71,11 @@ fn a_restart_ends_the_old_programs_worker_before_the_new_program_starts() {
 
 #[test]
 fn a_worker_that_ignores_the_restart_signal_is_killed_before_the_new_program_starts() {
-    old_group_is_gone_before_the_new_program("trap '' TERM;", &["--restart-timeout", "300ms"], "did not stop within 300ms: SIGKILL to what is left of its process group");
+    old_group_is_gone_before_the_new_program(
+        "trap '' TERM;",
+        &["--restart-timeout", "300ms"],
+        "did not stop within 300ms: SIGKILL to what is left of its process group",
+    );
 }
 
 /// A user namespace of its own, where at most `watches` inotify watches may be made.

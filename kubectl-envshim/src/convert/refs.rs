@@ -33,7 +33,10 @@ pub(super) fn volume_mounts(c: &Mapping, rest: &[Value], first: usize, volumes: 
             continue;
         }
         if !volumes.contains(volume) {
-            problems.push(problem(env_entry(first + i).key("valueFrom").key("fileKeyRef").key("volumeName"), format!("the volume \"{}\" is not among the pod's volumes", envshim::converter::escape(volume.as_bytes()))));
+            problems.push(problem(
+                env_entry(first + i).key("valueFrom").key("fileKeyRef").key("volumeName"),
+                format!("the volume \"{}\" is not among the pod's volumes", envshim::converter::escape(volume.as_bytes())),
+            ));
             continue;
         }
         match own.get(volume) {

@@ -10,8 +10,8 @@
 use std::collections::HashSet;
 
 use envshim::converter::MARKER;
-use envshim::converter::{escape, Error, JsonPath};
 use envshim::converter::VALUE_PREFIX;
+use envshim::converter::{escape, Error, JsonPath};
 use serde_json::Value;
 
 use super::{container_field, name, Manifest, ADDED, CHANGED};
@@ -33,14 +33,18 @@ pub(super) fn foreign(c: &Mapping, at: usize, m: &Manifest) -> Vec<Error> {
     let watch = words.get(2).is_some_and(|w| w == "--watch");
     if words.get(1).is_some_and(|w| w == "run") {
         for k in (if watch { 3 } else { 2 })..words.len() {
-            problems.push(problem(JsonPath::item("command", k), format!("a word after the converter's [SHIM, \"run\"], which envshim reads as an option of its own: {ADDED}")));
+            problems.push(problem(
+                JsonPath::item("command", k),
+                format!("a word after the converter's [SHIM, \"run\"], which envshim reads as an option of its own: {ADDED}"),
+            ));
         }
     }
     settings(env, at, watch, &mut problems);
     copies_of_values(env, at, m, &mut problems);
     for (i, e) in c.get("envFrom").and_then(Value::as_array).into_iter().flatten().enumerate() {
         if e.get("prefix").and_then(Value::as_str).is_some_and(|p| p.starts_with(RESERVED)) {
-            problems.push(problem(JsonPath::item("envFrom", i).key("prefix"), format!("starts with {RESERVED}, which sets envshim's own configuration: {ADDED}")));
+            problems
+                .push(problem(JsonPath::item("envFrom", i).key("prefix"), format!("starts with {RESERVED}, which sets envshim's own configuration: {ADDED}")));
         }
     }
     mounts(c, words.first().is_some_and(|w| w == DEFAULT_SHIM_PATH), m, &mut problems);
@@ -110,12 +114,16 @@ fn copies_of_values(env: &[Value], at: usize, m: &Manifest, problems: &mut Vec<E
     for (j, e) in env.iter().enumerate().take(at).filter(|(_, e)| name(e).is_some_and(|n| n.starts_with(VALUE_PREFIX))) {
         if want.next().is_none_or(|w| w != without_nulls(e)) {
             let n = escape(name(e).unwrap_or_default().as_bytes());
-            problems.push(problem(env_entry(j), format!("{n} is not the copy the converter writes there of a platform entry of the manifest's list: {CHANGED}")));
+            problems
+                .push(problem(env_entry(j), format!("{n} is not the copy the converter writes there of a platform entry of the manifest's list: {CHANGED}")));
             return;
         }
     }
     if want.next().is_some() {
-        problems.push(problem(container_field("env"), format!("lacks {VALUE_PREFIX}* copies the converter writes of a platform entry of the manifest's list: {CHANGED}")));
+        problems.push(problem(
+            container_field("env"),
+            format!("lacks {VALUE_PREFIX}* copies the converter writes of a platform entry of the manifest's list: {CHANGED}"),
+        ));
     }
 }
 
@@ -125,10 +133,16 @@ fn copies_of_values(env: &[Value], at: usize, m: &Manifest, problems: &mut Vec<E
 /// the container's own mount still mounted there.
 fn mounts(c: &Mapping, shim_mounted: bool, m: &Manifest, problems: &mut Vec<Error>) {
     let mounts: &[Value] = c.get("volumeMounts").and_then(Value::as_array).map_or(&[], Vec::as_slice);
-    let read: Vec<(&str, &str)> = m.map.get("volumeMounts").and_then(Value::as_array).into_iter().flatten().filter_map(|v| Some((name(v)?, v.get("mountPath")?.as_str()?))).collect();
+    let read: Vec<(&str, &str)> =
+        m.map.get("volumeMounts").and_then(Value::as_array).into_iter().flatten().filter_map(|v| Some((name(v)?, v.get("mountPath")?.as_str()?))).collect();
     let added = |(n, p): &(&str, &str)| p.strip_prefix(VOLUMES_DIR).and_then(|p| p.strip_prefix('/')) == Some(*n);
     let mount = |n: &str, p: &str| crate::convert::mapping([("name", n.into()), ("mountPath", p.into()), ("readOnly", Value::Bool(true))]);
-    let mut want: Vec<(Value, bool)> = shim_mounted.then(|| mount(SHIM_VOLUME, SHIM_DIR)).into_iter().chain(read.iter().filter(|r| added(r)).map(|(n, p)| mount(n, p))).map(|w| (w, false)).collect();
+    let mut want: Vec<(Value, bool)> = shim_mounted
+        .then(|| mount(SHIM_VOLUME, SHIM_DIR))
+        .into_iter()
+        .chain(read.iter().filter(|r| added(r)).map(|(n, p)| mount(n, p)))
+        .map(|w| (w, false))
+        .collect();
     for (k, v) in mounts.iter().enumerate() {
         let (n, p) = (name(v).unwrap_or_default(), v.get("mountPath").and_then(Value::as_str).unwrap_or_default().trim_end_matches('/'));
         if !((shim_mounted && n == SHIM_VOLUME) || p == OURS || p.starts_with(&format!("{OURS}/"))) {
@@ -142,7 +156,11 @@ fn mounts(c: &Mapping, shim_mounted: bool, m: &Manifest, problems: &mut Vec<Erro
         let what = match want.iter_mut().find(|(w, found)| !found && name(w) == Some(n)) {
             Some((w, found)) => {
                 *found = true;
-                format!("not the converter's mount of {}, read-only at {}", escape(n.as_bytes()), escape(w["mountPath"].as_str().unwrap_or_default().as_bytes()))
+                format!(
+                    "not the converter's mount of {}, read-only at {}",
+                    escape(n.as_bytes()),
+                    escape(w["mountPath"].as_str().unwrap_or_default().as_bytes())
+                )
             }
             None => format!("not a mount the converter writes (only it mounts {SHIM_VOLUME} and under {OURS}/, read-only, each once)"),
         };

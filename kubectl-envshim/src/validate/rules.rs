@@ -38,14 +38,30 @@ pub(super) const CONVERTED: &[Rule] = &[
     rule("env[].valueFrom", NotBesideValue, "may not be set when value is not empty"),
     // validateConfigMapKeySelector, validateSecretKeySelector.
     rule("env[].valueFrom.configMapKeyRef", Mapping, "expected a mapping (name, key, optional)"),
-    rule("env[].valueFrom.configMapKeyRef.name", DnsSubdomain, "the ConfigMap's name: required, a lowercase RFC 1123 subdomain (a-z, 0-9, '-' and '.', at most 253 characters)"),
+    rule(
+        "env[].valueFrom.configMapKeyRef.name",
+        DnsSubdomain,
+        "the ConfigMap's name: required, a lowercase RFC 1123 subdomain (a-z, 0-9, '-' and '.', at most 253 characters)",
+    ),
     rule("env[].valueFrom.configMapKeyRef.key", Required, "required: the ConfigMap's key"),
-    rule("env[].valueFrom.configMapKeyRef.key", ConfigMapKey, "is not a valid key: a-z, A-Z, 0-9, '-', '_' and '.', at most 253 characters, not '.' and not starting with '..'"),
+    rule(
+        "env[].valueFrom.configMapKeyRef.key",
+        ConfigMapKey,
+        "is not a valid key: a-z, A-Z, 0-9, '-', '_' and '.', at most 253 characters, not '.' and not starting with '..'",
+    ),
     rule("env[].valueFrom.configMapKeyRef.optional", Bool, "expected true or false"),
     rule("env[].valueFrom.secretKeyRef", Mapping, "expected a mapping (name, key, optional)"),
-    rule("env[].valueFrom.secretKeyRef.name", DnsSubdomain, "the Secret's name: required, a lowercase RFC 1123 subdomain (a-z, 0-9, '-' and '.', at most 253 characters)"),
+    rule(
+        "env[].valueFrom.secretKeyRef.name",
+        DnsSubdomain,
+        "the Secret's name: required, a lowercase RFC 1123 subdomain (a-z, 0-9, '-' and '.', at most 253 characters)",
+    ),
     rule("env[].valueFrom.secretKeyRef.key", Required, "required: the Secret's key"),
-    rule("env[].valueFrom.secretKeyRef.key", ConfigMapKey, "is not a valid key: a-z, A-Z, 0-9, '-', '_' and '.', at most 253 characters, not '.' and not starting with '..'"),
+    rule(
+        "env[].valueFrom.secretKeyRef.key",
+        ConfigMapKey,
+        "is not a valid key: a-z, A-Z, 0-9, '-', '_' and '.', at most 253 characters, not '.' and not starting with '..'",
+    ),
     rule("env[].valueFrom.secretKeyRef.optional", Bool, "expected true or false"),
     // validateObjectFieldSelector, validateContainerResourceFieldSelector.
     rule("env[].valueFrom.fieldRef", Mapping, "expected a mapping (fieldPath)"),
@@ -69,11 +85,9 @@ pub(super) const CONVERTED: &[Rule] = &[
 
 /// Every container's (of a pod's `containers`, `initContainers` and
 /// `ephemeralContainers`): not Kubernetes, an envshim manifest's.
-pub(super) const EVERY: &[Rule] = &[
-    rule(
-        "envFrom[].fileRef",
-        Absent,
-        "is envshim's own field, not one of the Kubernetes API (the API server drops or refuses it): it belongs in an envshim manifest \
+pub(super) const EVERY: &[Rule] = &[rule(
+    "envFrom[].fileRef",
+    Absent,
+    "is envshim's own field, not one of the Kubernetes API (the API server drops or refuses it): it belongs in an envshim manifest \
          (--manifest, docs/reference.md §3); in a pod, name each key with env[].valueFrom.fileKeyRef, which the converter converts",
-    ),
-];
+)];

@@ -23,7 +23,10 @@ pub const MAX_ALIASED_BYTES: usize = 64 * 1024 * 1024;
 
 enum Node {
     /// A resolved scalar; `merge`: a `<<` go-yaml v2 takes as a merge key.
-    Scalar { value: Leaf, merge: bool },
+    Scalar {
+        value: Leaf,
+        merge: bool,
+    },
     Seq(Vec<Rc<Node>>),
     Map(Vec<(Rc<Node>, Rc<Node>)>),
     Alias(Rc<Node>),
@@ -94,7 +97,10 @@ impl<'t> Composer<'t> {
     fn event(&mut self, event: Event<'_>, span: Span) -> Result<(), Error> {
         let at = span.start.line();
         let of_root = self.root.is_none()
-            && matches!(event, Event::Alias(_) | Event::Scalar(..) | Event::SequenceStart(..) | Event::SequenceEnd | Event::MappingStart(..) | Event::MappingEnd);
+            && matches!(
+                event,
+                Event::Alias(_) | Event::Scalar(..) | Event::SequenceStart(..) | Event::SequenceEnd | Event::MappingStart(..) | Event::MappingEnd
+            );
         if of_root {
             self.first.get_or_insert(span);
             if span.start.index() != span.end.index() {

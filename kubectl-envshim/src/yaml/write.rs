@@ -168,12 +168,7 @@ fn plain(s: &str) -> bool {
         b'-' | b'.' => second.is_ascii_alphabetic(),
         _ => false,
     };
-    start_ok
-        && b.iter().all(|c| (b' '..=b'~').contains(c))
-        && !s.contains(": ")
-        && !s.contains(" #")
-        && !s.ends_with([' ', ':'])
-        && resolve::plain_is_string(s)
+    start_ok && b.iter().all(|c| (b' '..=b'~').contains(c)) && !s.contains(": ") && !s.contains(" #") && !s.ends_with([' ', ':']) && resolve::plain_is_string(s)
 }
 
 /// Single quotes keep every printable character of a one-line text as it is
@@ -198,8 +193,7 @@ fn literal(s: &str) -> bool {
 /// Characters every reader takes as written inside quotes (YAML 1.1's
 /// printable set less its line breaks U+0085, U+2028, U+2029 and the BOM).
 fn printable(c: char) -> bool {
-    matches!(c, ' '..='~' | '\u{A0}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..)
-        && !matches!(c, '\u{2028}' | '\u{2029}' | '\u{FEFF}')
+    matches!(c, ' '..='~' | '\u{A0}'..='\u{D7FF}' | '\u{E000}'..='\u{FFFD}' | '\u{10000}'..) && !matches!(c, '\u{2028}' | '\u{2029}' | '\u{FEFF}')
 }
 
 fn quoted(out: &mut String, s: &str) {
@@ -231,12 +225,60 @@ mod tests {
 
     #[test]
     fn strings_that_mean_something_else_are_quoted() {
-        for s in ["yes", "No", "on", "OFF", "y", "N", "1_000", "0x1F", "0o17", "030", "1:20", ".inf", "~", "null", "<<", "=", "", " a", "a ", "a: b", "a #b", "2001-12-14", "-", "é", "1e3", "0b1", "12:30", "2001-12-14t1:2:3Z", "-1", ".5", "..", "a:"] {
+        for s in [
+            "yes",
+            "No",
+            "on",
+            "OFF",
+            "y",
+            "N",
+            "1_000",
+            "0x1F",
+            "0o17",
+            "030",
+            "1:20",
+            ".inf",
+            "~",
+            "null",
+            "<<",
+            "=",
+            "",
+            " a",
+            "a ",
+            "a: b",
+            "a #b",
+            "2001-12-14",
+            "-",
+            "é",
+            "1e3",
+            "0b1",
+            "12:30",
+            "2001-12-14t1:2:3Z",
+            "-1",
+            ".5",
+            "..",
+            "a:",
+        ] {
             let mut out = String::new();
             string(&mut out, s, 0, false);
             assert!(out.starts_with(['"', '\'']), "{s:?} written as {out}");
         }
-        for s in ["envshim", "app.kubernetes.io/name", "/.envshim/bin/envshim", "$(HOME)/x", "Yess", "nope", "a b", "4Mi", "250m", "busybox:1.36", "-c", "echo 'x' > /a", ".env", "http://a/b"] {
+        for s in [
+            "envshim",
+            "app.kubernetes.io/name",
+            "/.envshim/bin/envshim",
+            "$(HOME)/x",
+            "Yess",
+            "nope",
+            "a b",
+            "4Mi",
+            "250m",
+            "busybox:1.36",
+            "-c",
+            "echo 'x' > /a",
+            ".env",
+            "http://a/b",
+        ] {
             assert!(plain(s), "{s:?}");
         }
     }

@@ -37,7 +37,11 @@ fn converting_again_applies_the_new_settings() {
     // --check with other settings: 1, the document named, nothing on stdout.
     let check = kubectl_envshim(&["convert", "--check", "-f", file, "--watch", "--watch-splay", "10s"], "");
     assert_eq!((check.code, check.stdout.as_str()), (1, ""), "{}", check.stderr);
-    assert!(check.stderr.starts_with(&format!("kubectl-envshim: {file}: document 1 (Deployment/envshim-convert-demo): would convert containers app again")), "{}", check.stderr);
+    assert!(
+        check.stderr.starts_with(&format!("kubectl-envshim: {file}: document 1 (Deployment/envshim-convert-demo): would convert containers app again")),
+        "{}",
+        check.stderr
+    );
     // The same settings: nothing changes, byte for byte, and --check says 0.
     let same = ["--shim-image", "envshim:0.1.0"];
     assert_eq!(kubectl_envshim(&[&["convert", "-f", file][..], &same].concat(), "").ok(), converted_yaml());
@@ -131,7 +135,9 @@ fn an_entry_appended_by_hand_is_refused_everywhere() {
         let file = file.to_str().unwrap();
         let what = "env[8]: container app: DB_ADDR comes after ENVSHIM_MANIFEST_JSON, where the converter writes only its own settings: added after the conversion: edit the original and convert again";
         let line = format!("kubectl-envshim: {file}: document 1 (Deployment/envshim-convert-demo): spec.template.spec.containers[0].{what}\n");
-        for args in [&["convert"][..], &["convert", "--check"], &["convert", "--check", "--watch", "--watch-splay", "10s"], &["unconvert"], &["unconvert", "--check"]] {
+        for args in
+            [&["convert"][..], &["convert", "--check"], &["convert", "--check", "--watch", "--watch-splay", "10s"], &["unconvert"], &["unconvert", "--check"]]
+        {
             let out = kubectl_envshim(&[args, &["-f", file]].concat(), "");
             assert_eq!(out.fails(78, &[]), line, "{args:?}");
         }

@@ -9,7 +9,8 @@ fn options_entrypoint_wait_shim_image_and_shim_path() {
     let no_command = pod.replace(NO_COMMAND.0, NO_COMMAND.1);
     assert_ne!(no_command, pod);
     // --entrypoint: a JSON array, or one path; the container's args follow it.
-    for (given, expected) in [(r#"app=["/bin/app","--serve"]"#, serde_json::json!(["/bin/app", "--serve"])), ("app=/bin/app", serde_json::json!(["/bin/app"]))] {
+    for (given, expected) in [(r#"app=["/bin/app","--serve"]"#, serde_json::json!(["/bin/app", "--serve"])), ("app=/bin/app", serde_json::json!(["/bin/app"]))]
+    {
         let doc = yaml(kubectl_envshim(&["convert", "--entrypoint", given], &no_command).ok());
         let m = manifest_seen(&doc["spec"]["containers"][0]);
         assert_eq!(m["command"], expected);
@@ -71,7 +72,10 @@ fn options_entrypoint_wait_shim_image_and_shim_path() {
     assert_eq!(spec["initContainers"].as_sequence().unwrap().len(), 1);
     assert_eq!(spec["volumes"].as_sequence().unwrap().len(), 1);
     assert_eq!(json_of(&spec["containers"][0]["command"]), serde_json::json!(["/usr/local/bin/envshim", "run"]));
-    assert_eq!(json_of(&spec["containers"][0]["volumeMounts"]), serde_json::json!([{"name": "config", "mountPath": "/.envshim/volumes/config", "readOnly": true}]));
+    assert_eq!(
+        json_of(&spec["containers"][0]["volumeMounts"]),
+        serde_json::json!([{"name": "config", "mountPath": "/.envshim/volumes/config", "readOnly": true}])
+    );
 }
 
 #[test]

@@ -152,7 +152,9 @@ fn with_entry(pod: &str, name: &str, value: &str) -> String {
 #[test]
 fn an_envshim_entry_in_the_pod_names_the_option_that_sets_it() {
     let (pod, _) = workload("Pod");
-    for (entry, flag) in [("ENVSHIM_WATCH_SPLAY", "--watch-splay"), ("ENVSHIM_WAIT", "--wait"), ("ENVSHIM_WATCH", "--watch"), ("ENVSHIM_ENV_GRAMMAR", "--env-grammar")] {
+    for (entry, flag) in
+        [("ENVSHIM_WATCH_SPLAY", "--watch-splay"), ("ENVSHIM_WAIT", "--wait"), ("ENVSHIM_WATCH", "--watch"), ("ENVSHIM_ENV_GRAMMAR", "--env-grammar")]
+    {
         let with = with_entry(&pod, entry, SENTINEL);
         assert_ne!(with, pod);
         kubectl_envshim(&["convert"], &with).fails(78, &[&format!("{entry} is envshim's configuration: set it with `kubectl envshim convert {flag}`")]);
@@ -177,11 +179,13 @@ fn entrypoint_blanks_unknown_containers_and_one_word_with_blanks() {
     assert_eq!(manifest_seen(&doc["spec"]["containers"][0])["command"], serde_json::json!(["/bin/app", "serve"]));
     // A container the input lacks: exit 2, naming those it has (even when the one meant has no command).
     for input in [&pod, &no_command] {
-        kubectl_envshim(&["convert", "--entrypoint", "ap=/bin/app"], input).fails(2, &["--entrypoint ap: no container of that name (the input's containers: app, gen, plain)"]);
+        kubectl_envshim(&["convert", "--entrypoint", "ap=/bin/app"], input)
+            .fails(2, &["--entrypoint ap: no container of that name (the input's containers: app, gen, plain)"]);
     }
     kubectl_envshim(&["convert", "--check", "--entrypoint", "ap=/bin/app"], &pod).fails(2, &["--entrypoint ap: no container"]);
     std::fs::write(&config, "kind: Convert\ndata:\n  shim-image: r/e:1\n  entrypoint: ap=/bin/app\n").unwrap();
-    kubectl_envshim(&["krm", config.to_str().unwrap()], &no_command).fails(2, &["c.yaml: data.entrypoint ap: no container of that name (the input's containers: app, gen, plain)"]);
+    kubectl_envshim(&["krm", config.to_str().unwrap()], &no_command)
+        .fails(2, &["c.yaml: data.entrypoint ap: no container of that name (the input's containers: app, gen, plain)"]);
     // One word with blanks: refused, with the list to write.
     kubectl_envshim(&["convert", "--entrypoint", "app=/app serve"], &no_command).fails(2, &[r#"--entrypoint 'app=["/app","serve"]'"#]);
 }

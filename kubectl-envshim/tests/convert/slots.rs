@@ -66,7 +66,12 @@ fn an_indexed_workloads_pods_get_the_replicas_and_their_index() {
         // cluster before 1.28 has no label: the downward API gives "").
         for value in ["2", ""] {
             let env = kubelet_env(&app["env"], &BTreeMap::from([("NS", "prod"), ("ENVSHIM_POD_INDEX", value)]));
-            let check = Command::new(envshim_bin()).args(["check", "--watch"]).env_clear().envs(env.iter().filter(|(n, _)| n.starts_with("ENVSHIM_") && n != "ENVSHIM_MANIFEST_JSON").cloned()).output().unwrap();
+            let check = Command::new(envshim_bin())
+                .args(["check", "--watch"])
+                .env_clear()
+                .envs(env.iter().filter(|(n, _)| n.starts_with("ENVSHIM_") && n != "ENVSHIM_MANIFEST_JSON").cloned())
+                .output()
+                .unwrap();
             assert!(check.status.success(), "{value:?}: {}", String::from_utf8_lossy(&check.stderr));
         }
     }
@@ -86,7 +91,8 @@ fn other_pods_and_counts_the_converter_cannot_read_get_neither() {
         assert!(entries.iter().all(|e| e["name"] != "ENVSHIM_POD_INDEX" && e["name"] != "ENVSHIM_WATCH_REPLICAS"), "{args:?} {input}: {entries:?}");
     }
     // A Deployment with --watch-replicas: the given count, no index (a random delay).
-    let (entries, _) = after_manifest(kubectl_envshim(&["convert", "--watch", "--watch-splay", "60s", "--watch-replicas", "3"], &workload("Deployment").0).ok());
+    let (entries, _) =
+        after_manifest(kubectl_envshim(&["convert", "--watch", "--watch-splay", "60s", "--watch-replicas", "3"], &workload("Deployment").0).ok());
     assert_eq!(entries.last().unwrap(), &literal("ENVSHIM_WATCH_REPLICAS", "3"));
     // A per-pod value is no option of the converter's.
     kubectl_envshim(&["convert", "--watch", "--pod-index", "2"], &workload("Pod").0).fails(2, &["--pod-index"]);
@@ -100,7 +106,10 @@ fn a_changed_index_entry_is_refused() {
     let k = converted.pointer(&format!("{containers}/env")).unwrap().as_array().unwrap().iter().position(|e| e["name"] == "ENVSHIM_POD_INDEX").unwrap();
     type Edit<'e> = &'e dyn Fn(&mut serde_json::Value);
     let edits: [(Edit, String); 3] = [
-        (&|c| c["env"][k]["valueFrom"]["fieldRef"]["fieldPath"] = "metadata.name".into(), format!("env[{k}]: container app: ENVSHIM_POD_INDEX is not the converter's entry")),
+        (
+            &|c| c["env"][k]["valueFrom"]["fieldRef"]["fieldPath"] = "metadata.name".into(),
+            format!("env[{k}]: container app: ENVSHIM_POD_INDEX is not the converter's entry"),
+        ),
         (&|c| drop(c["command"].as_array_mut().unwrap().pop()), format!("env[{k}]: container app: ENVSHIM_POD_INDEX is a setting of --watch")),
         (&|c| c["env"].as_array_mut().unwrap().insert(k + 1, index(ANNOTATION)), format!("env[{}]: container app: ENVSHIM_POD_INDEX again", k + 1)),
     ];

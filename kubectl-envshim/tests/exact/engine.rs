@@ -7,7 +7,8 @@
 
 use super::*;
 
-const NOTE: &str = "envshim: the engine did not expand $(VAR) in env (no kubelet): envshim expanded the container's env, command and args as the kubelet would\n";
+const NOTE: &str =
+    "envshim: the engine did not expand $(VAR) in env (no kubelet): envshim expanded the container's env, command and args as the kubelet would\n";
 const REFUSED: &str = "envshim: the engine did not expand $(VAR) in env (no kubelet), and envshim cannot do the kubelet's part exactly: ";
 
 /// An engine makes no service variables (no kubelet, no Services): the
@@ -33,12 +34,7 @@ fn exact_under_engine(case: &Case) -> Started {
     let (outcome, stderr) = harness::under_engine(&c, &w);
     let native = harness::native(case);
     let diffs = harness::differences(&native, &outcome);
-    assert!(
-        diffs.is_empty(),
-        "under the engine the program differs from the native one: {}\n{}",
-        diffs.join("; "),
-        describe(case)
-    );
+    assert!(diffs.is_empty(), "under the engine the program differs from the native one: {}\n{}", diffs.join("; "), describe(case));
     assert_eq!(stderr, NOTE);
     match native {
         Outcome::Started(s) => s,
@@ -75,10 +71,7 @@ fn under_an_engine_envshim_does_the_kubelets_part() {
     ]);
     let fields = json!({"command": printer(&["$(C)", "$$", "$(F)", "$(LATER)", "$(IMG)", "$(B)"]), "args": ["$(DUP)", "$$(A)"], "env": env});
     let mut case = no_services(pod(&dir, fields, "K='v'\n"));
-    case.world.config_maps.insert(
-        "cm".into(),
-        BTreeMap::from([("k".into(), "c$(A)$$".into())]),
-    );
+    case.world.config_maps.insert("cm".into(), BTreeMap::from([("k".into(), "c$(A)$$".into())]));
     let s = exact_under_engine(&case);
     assert_eq!(
         s.argv[1..],
@@ -93,10 +86,7 @@ fn under_an_engine_envshim_does_the_kubelets_part() {
             "$(A)"
         ]
     );
-    assert_eq!(
-        (s.env["EMPTY"].as_str(), s.env["USE"].as_str()),
-        ("", "onea|c$(A)$$")
-    );
+    assert_eq!((s.env["EMPTY"].as_str(), s.env["USE"].as_str()), ("", "onea|c$(A)$$"));
     // And under the kubelet, the marker `$`: exact as before.
     exact(&case, Format::JsonStream, &[]);
 }
@@ -115,23 +105,11 @@ fn under_an_engine_optional_references_env_from_and_the_image_entrypoint() {
         {"name": "OPT2", "valueFrom": {"secretKeyRef": {"name": "gone", "key": "k", "optional": true}}},
         {"name": "V", "value": "$(U)/$(OPT2)/$(F)"},
     ]);
-    let mut case = no_services(pod(
-        &dir,
-        json!({"args": ["$(V)", "$$"], "env": env, "envFrom": [{"configMapRef": {"name": "cm"}, "prefix": "CM_"}]}),
-        "K='v'\n",
-    ));
-    case.world
-        .config_maps
-        .insert("cm".into(), BTreeMap::from([("k".into(), "kv".into())]));
+    let mut case =
+        no_services(pod(&dir, json!({"args": ["$(V)", "$$"], "env": env, "envFrom": [{"configMapRef": {"name": "cm"}, "prefix": "CM_"}]}), "K='v'\n"));
+    case.world.config_maps.insert("cm".into(), BTreeMap::from([("k".into(), "kv".into())]));
     let s = exact_under_engine(&case);
-    assert_eq!(
-        (
-            s.env["U"].as_str(),
-            s.env["V"].as_str(),
-            s.env["CM_k"].as_str()
-        ),
-        ("$(OPT)+kv", "$(OPT)+kv/$(OPT2)/v", "kv")
-    );
+    assert_eq!((s.env["U"].as_str(), s.env["V"].as_str(), s.env["CM_k"].as_str()), ("$(OPT)+kv", "$(OPT)+kv/$(OPT2)/v", "kv"));
     assert!(!s.env.contains_key("OPT"));
     assert_eq!(s.argv[5..], ["$(OPT)+kv/$(OPT2)/v", "$"]);
 }
@@ -141,18 +119,10 @@ fn under_an_engine_optional_references_env_from_and_the_image_entrypoint() {
 fn without_the_marker_a_converted_container_reads_as_before() {
     let dir = tempfile::tempdir().unwrap();
     let env = json!([{"name": "A", "value": "a$$"}, f(), {"name": "C", "value": "$(A)/$(F)"}]);
-    let case = no_services(pod(
-        &dir,
-        json!({"command": printer(&["$(C)"]), "env": env}),
-        "K='v'\n",
-    ));
+    let case = no_services(pod(&dir, json!({"command": printer(&["$(C)"]), "env": env}), "K='v'\n"));
     let (mut c, w) = convert(&case);
     let list = c["env"].as_array_mut().unwrap();
-    assert_eq!(
-        list.last().unwrap(),
-        &json!({"name": "ENVSHIM_EXPANDED", "value": "$$"}),
-        "the marker is the last entry"
-    );
+    assert_eq!(list.last().unwrap(), &json!({"name": "ENVSHIM_EXPANDED", "value": "$$"}), "the marker is the last entry");
     list.pop();
     let diffs = harness::differences(&harness::native(&case), &harness::converted(&c, &w));
     assert!(diffs.is_empty(), "{}", diffs.join("; "));
@@ -169,10 +139,17 @@ fn under_an_engine_what_cannot_be_told_is_refused() {
     let s_ref = cm("S", "k");
     let variants: Vec<(&str, Variant)> = vec![
         // `docker run` given the converted env, without the value the kubelet resolves.
-        ("a reference the engine did not resolve", (json!([{"name": "X", "value": "x"}, s_ref.clone(), f()]), Some("S"), "env[2] (S): the engine did not resolve its reference (valueFrom)")),
+        (
+            "a reference the engine did not resolve",
+            (json!([{"name": "X", "value": "x"}, s_ref.clone(), f()]), Some("S"), "env[2] (S): the engine did not resolve its reference (valueFrom)"),
+        ),
         (
             "a name envFrom or the image may hold",
-            (json!([{"name": "U", "value": "$(PATH)"}, f()]), None, "env[1] (U) refers to $(PATH), which no entry before it sets: the engine does not say whether it came from envFrom"),
+            (
+                json!([{"name": "U", "value": "$(PATH)"}, f()]),
+                None,
+                "env[1] (U) refers to $(PATH), which no entry before it sets: the engine does not say whether it came from envFrom",
+            ),
         ),
         (
             "a resolved value a later entry replaced",
@@ -197,26 +174,15 @@ fn under_an_engine_what_cannot_be_told_is_refused() {
             fields["envFrom"] = json!([{"configMapRef": {"name": "cm"}}]);
         }
         let mut case = no_services(pod(&dir, fields, "K='v'\n"));
-        case.world
-            .config_maps
-            .insert("cm".into(), BTreeMap::from([("k".into(), "kv".into())]));
+        case.world.config_maps.insert("cm".into(), BTreeMap::from([("k".into(), "kv".into())]));
         let (mut c, w) = convert(&case);
         if let Some(name) = *drop {
-            c["env"]
-                .as_array_mut()
-                .unwrap()
-                .retain(|e| e["name"] != *name);
+            c["env"].as_array_mut().unwrap().retain(|e| e["name"] != *name);
         }
         let (outcome, stderr) = harness::under_engine(&c, &w);
-        assert!(
-            matches!(outcome, Outcome::Fails(ref why) if why.contains("Some(78)")),
-            "{outcome:?}"
-        );
+        assert!(matches!(outcome, Outcome::Fails(ref why) if why.contains("Some(78)")), "{outcome:?}");
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
-        assert!(
-            stderr.starts_with(&format!("{REFUSED}{message}")),
-            "{stderr}"
-        );
+        assert!(stderr.starts_with(&format!("{REFUSED}{message}")), "{stderr}");
     });
 }
 
@@ -224,19 +190,11 @@ fn under_an_engine_what_cannot_be_told_is_refused() {
 #[test]
 fn a_marker_changed_by_hand_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let case = no_services(pod(
-        &dir,
-        json!({"command": printer(&[]), "env": [f()]}),
-        "K='v'\n",
-    ));
+    let case = no_services(pod(&dir, json!({"command": printer(&[]), "env": [f()]}), "K='v'\n"));
     let (mut c, w) = convert(&case);
-    *c["env"].as_array_mut().unwrap().last_mut().unwrap() =
-        json!({"name": "ENVSHIM_EXPANDED", "value": "yes"});
+    *c["env"].as_array_mut().unwrap().last_mut().unwrap() = json!({"name": "ENVSHIM_EXPANDED", "value": "yes"});
     let (outcome, stderr) = harness::under_engine(&c, &w);
-    assert!(
-        matches!(outcome, Outcome::Fails(ref why) if why.contains("Some(78)")),
-        "{outcome:?}"
-    );
+    assert!(matches!(outcome, Outcome::Fails(ref why) if why.contains("Some(78)")), "{outcome:?}");
     assert!(stderr.starts_with("envshim: ENVSHIM_EXPANDED is neither $ (a kubelet expanded the container's env) nor $$"), "{stderr}");
 }
 
@@ -247,31 +205,17 @@ fn a_marker_changed_by_hand_is_refused() {
 fn runtime_messages_name_the_pods_own_entry() {
     let dir = tempfile::tempdir().unwrap();
     let gone = json!({"name": "GONE", "valueFrom": {"fileKeyRef": {"volumeName": "cfg", "path": "app.env", "key": "MISSING"}}});
-    let env =
-        json!([{"name": "SECRET", "value": SENTINEL}, {"name": "A", "value": "a"}, f(), gone]);
-    let case = no_services(pod(
-        &dir,
-        json!({"command": printer(&[]), "env": env}),
-        "K='v'\n",
-    ));
+    let env = json!([{"name": "SECRET", "value": SENTINEL}, {"name": "A", "value": "a"}, f(), gone]);
+    let case = no_services(pod(&dir, json!({"command": printer(&[]), "env": env}), "K='v'\n"));
     let (c, w) = convert(&case);
     let expected = "envshim: env[3] (GONE): key \"MISSING\" not found in ";
     match harness::converted(&c, &w) {
-        Outcome::Fails(why) => assert!(
-            why.contains("exits Some(66)") && why.contains(expected),
-            "under the kubelet: {why}"
-        ),
+        Outcome::Fails(why) => assert!(why.contains("exits Some(66)") && why.contains(expected), "under the kubelet: {why}"),
         started => panic!("under the kubelet: {started:?}"),
     }
     let (outcome, stderr) = harness::under_engine(&c, &w);
-    assert!(
-        matches!(outcome, Outcome::Fails(ref why) if why.contains("Some(66)")),
-        "{outcome:?}"
-    );
-    assert!(
-        stderr.starts_with(expected) && stderr.lines().count() == 1,
-        "under the engine: {stderr}"
-    );
+    assert!(matches!(outcome, Outcome::Fails(ref why) if why.contains("Some(66)")), "{outcome:?}");
+    assert!(stderr.starts_with(expected) && stderr.lines().count() == 1, "under the engine: {stderr}");
 }
 
 /// A refusal over what an entry after the first fileKeyRef, or the program
@@ -315,19 +259,11 @@ fn under_an_engine_a_refusal_names_the_entry_or_the_word() {
     ];
     every(variants, |(fields, message)| {
         let mut case = no_services(pod(&dir, fields.clone(), "K='v'\n"));
-        case.world
-            .config_maps
-            .insert("cm".into(), BTreeMap::from([("k".into(), "kv".into())]));
+        case.world.config_maps.insert("cm".into(), BTreeMap::from([("k".into(), "kv".into())]));
         let (c, w) = convert(&case);
         let (outcome, stderr) = harness::under_engine(&c, &w);
-        assert!(
-            matches!(outcome, Outcome::Fails(ref why) if why.contains("Some(78)")),
-            "{outcome:?}"
-        );
+        assert!(matches!(outcome, Outcome::Fails(ref why) if why.contains("Some(78)")), "{outcome:?}");
         assert_eq!(stderr.lines().count(), 1, "{stderr}");
-        assert!(
-            stderr.starts_with(&format!("{REFUSED}{message}")),
-            "{stderr}"
-        );
+        assert!(stderr.starts_with(&format!("{REFUSED}{message}")), "{stderr}");
     });
 }

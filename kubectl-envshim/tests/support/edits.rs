@@ -24,7 +24,10 @@ pub fn hand_edits(c: &Value) -> Vec<(&'static str, Value)> {
     };
     let mut edits = vec![
         ("an entry added", edit(&|env| env.push(json!({"name": "DB_ADDR", "value": SENTINEL})))),
-        ("a second manifest", edit(&|env| env.insert(at + 1, json!({"name": "ENVSHIM_MANIFEST_JSON", "value": format!("{{\"env\":[],\"command\":[\"{SENTINEL}\"]}}")})))),
+        (
+            "a second manifest",
+            edit(&|env| env.insert(at + 1, json!({"name": "ENVSHIM_MANIFEST_JSON", "value": format!("{{\"env\":[],\"command\":[\"{SENTINEL}\"]}}")}))),
+        ),
         ("an ENVSHIM_* entry the converter did not write", edit(&|env| env.insert(at + 1, json!({"name": "ENVSHIM_ENV_FILE", "value": SENTINEL})))),
     ];
     let mut word = c.clone();
@@ -39,4 +42,3 @@ pub fn hand_edits(c: &Value) -> Vec<(&'static str, Value)> {
     }
     edits
 }
-
