@@ -12,6 +12,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash tests/e2e/deps.sh
+# Formatting first (seconds, no build): rustfmt.toml's style, the fuzz crate (a workspace of its own) too.
+cargo fmt --all --check
+cargo fmt --manifest-path fuzz/Cargo.toml --all --check
 # --include-ignored: the tests the quick tier (`cargo test --workspace`) leaves out,
 # `#[ignore = "needs root"]` or `"needs kubectl"`; here they run, and fail if they cannot.
 cargo test --all-targets -- --include-ignored                      # envshim, built with exactly its own features

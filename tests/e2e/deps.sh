@@ -47,7 +47,7 @@ if ! python3 -c 'import kubernetes_validate, yaml' 2>/dev/null; then
 fi
 
 rustup target add x86_64-unknown-linux-musl aarch64-unknown-linux-musl
-rustup component add clippy
+rustup component add clippy rustfmt
 CYCLONEDX=0.5.9
 if [ "$(cargo cyclonedx --version 2>/dev/null | awk '{print $2}')" != "$CYCLONEDX" ]; then
   echo "deps: cargo install cargo-cyclonedx $CYCLONEDX"
