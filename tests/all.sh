@@ -11,23 +11,35 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash tests/e2e/deps.sh
+# Each stage timed (`stage`), the times listed on stderr at the end, a failed stage last: where CI's time goes.
+times=()
+stage() {
+  local t=$SECONDS rc=0 line
+  "$@" || rc=$?
+  line=$(printf '%5d s  %s' $((SECONDS - t)) "$*")
+  [ "$rc" = 0 ] || line+="  (failed: exit $rc)"
+  times+=("$line")
+  return "$rc"
+}
+trap 'printf "all.sh: %s\n" "${times[@]}" "$(printf "%5d s  in all" "$SECONDS")" >&2' EXIT
+
+stage bash tests/e2e/deps.sh
 # Formatting first (seconds, no build): rustfmt.toml's style, the fuzz crate (a workspace of its own) too.
-cargo fmt --all --check
-cargo fmt --manifest-path fuzz/Cargo.toml --all --check
+stage cargo fmt --all --check
+stage cargo fmt --manifest-path fuzz/Cargo.toml --all --check
 # --include-ignored: the tests the quick tier (`cargo test --workspace`) leaves out,
 # `#[ignore = "needs root"]` or `"needs kubectl"`; here they run, and fail if they cannot.
-cargo test --all-targets -- --include-ignored                      # envshim, built with exactly its own features
-cargo test -p kubectl-envshim --all-targets -- --include-ignored   # the converter (a second crate of the workspace)
-cargo clippy --workspace --all-targets -- -D warnings   # the [lints] of Cargo.toml and clippy's defaults
-bash tests/private-checkout.sh
-bash tests/e2e/run.sh
+stage cargo test --all-targets -- --include-ignored  # envshim, built with exactly its own features
+stage cargo test -p kubectl-envshim --all-targets -- --include-ignored  # the converter (a second crate of the workspace)
+stage cargo clippy --workspace --all-targets -- -D warnings  # the [lints] of Cargo.toml and clippy's defaults
+stage bash tests/private-checkout.sh
+stage bash tests/e2e/run.sh
 # The black-box suite again, against what ships (tests/e2e/run.sh has just built
 # dist/ with musl-build.sh if it was missing or older than the sources).
-ENVSHIM_TEST_BIN="$PWD/dist/envshim-linux-amd64" cargo test -p envshim --test tests -- --include-ignored
-bash tests/e2e/engines/run.sh                 # e60: the image pushed to a registry on loopback, pulled by digest
-bash tests/release.sh                         # release/build.sh twice: what it writes, and byte for byte the same
-python3 tests/release-workflow.py             # the release workflow: the key never where code compiles; pinned Debian packages only
-bash tests/readme-verify.sh                   # the README's verify-and-install blocks stop before installing a release that fails a check
-bash fuzz/smoke.sh
-DOCS_STRICT=1 python3 tests/docs.py
+stage env ENVSHIM_TEST_BIN="$PWD/dist/envshim-linux-amd64" cargo test -p envshim --test tests -- --include-ignored
+stage bash tests/e2e/engines/run.sh  # e60: the image pushed to a registry on loopback, pulled by digest
+stage bash tests/release.sh  # release/build.sh twice: what it writes, and byte for byte the same
+stage python3 tests/release-workflow.py  # the release workflow: the key never where code compiles; pinned Debian packages only
+stage bash tests/readme-verify.sh  # the README's verify-and-install blocks stop before installing a release that fails a check
+stage bash fuzz/smoke.sh
+stage env DOCS_STRICT=1 python3 tests/docs.py
