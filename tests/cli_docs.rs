@@ -129,11 +129,13 @@ fn the_converters_completions_and_man_pages_are_generated_too() {
         }
         assert!(text.contains(".SH \"KRM FUNCTION CONFIG\""), "{page}: {text}");
         let options = <kubectl_envshim::cli::Options as clap::Args>::augment_args(clap::Command::new("options"));
-        let keys: Vec<&str> = options.get_arguments().filter_map(|a| a.get_long()).collect();
-        assert!(keys.contains(&"watch-splay") && keys.contains(&"entrypoint"), "{keys:?}");
-        for key in keys {
-            assert!(text.contains(&format!("\n  {}: ", key.replace('-', "\\-"))), "{page}: no key {key}");
+        // A hidden option (the pod's index, which the converter writes itself) is no key.
+        for arg in options.get_arguments() {
+            let key = arg.get_long().unwrap();
+            let listed = text.contains(&format!("\n  {}: ", key.replace('-', "\\-")));
+            assert_eq!(listed, !arg.is_hide_set(), "{page}: key {key}");
         }
+        assert!(options.get_arguments().any(|a| a.get_long() == Some("watch-splay")), "the watch settings are keys");
     }
 }
 
@@ -275,6 +277,17 @@ fn the_reference_names_every_option_variable_and_exit_code_of_the_definition() {
             if let Some(var) = arg.get_env() {
                 assert!(options.contains(&format!("`{}`", var.to_str().unwrap())), "reference §1 does not name {var:?}");
             }
+            // Its row of the table of shared options: the option as the definition spells it, then its variable.
+            let shared = &options[..options.find("Only for some subcommands").unwrap()];
+            let Some(row) = shared.lines().find(|l| l.starts_with(&format!("| `--{long} ")) || l.starts_with(&format!("| `--{long}`"))) else { continue };
+            let cells: Vec<String> = row.replace("\\|", "/").split('|').skip(1).map(|c| c.trim().to_string()).collect();
+            let value = arg.get_value_names().filter(|_| arg.get_action().takes_values()).map(|v| format!(" {}", v[0].replace('|', "/"))).unwrap_or_default();
+            assert!(cells[0].starts_with(&format!("`--{long}{value}`")), "reference §1: the row of --{long} is not `--{long}{value}`: {row}");
+            let var = arg.get_env().map(|v| format!("`{}`", v.to_str().unwrap())).unwrap_or_default();
+            assert!(
+                cells[1].starts_with(&var) && (var.is_empty() == cells[1].is_empty()),
+                "reference §1: the row of --{long} does not name its variable {var}: {row}"
+            );
         }
     }
     let codes = section("## 7. Failures and exit codes", "## 8. ");
@@ -385,5 +398,89 @@ fn kubectl_offers_the_words_a_converter_option_takes() {
         let offered = kubectl_complete(bin.path(), &[sub, option, ""]);
         let expected: Vec<String> = words.iter().map(|w| w.to_string()).chain([":4".to_string()]).collect();
         assert_eq!(offered, expected, "kubectl envshim {sub} {option}");
+    }
+}
+
+/// `words` into lines of 100 columns at most, the first starting at column
+/// `first`, the others under `indent`.
+fn wrap(words: &[String], first: usize, indent: usize) -> String {
+    let mut lines = vec![String::new()];
+    for w in words {
+        let start = if lines.len() == 1 { first } else { indent };
+        if lines.last().is_some_and(|l| !l.is_empty() && start + l.len() + 1 + w.len() > 100) {
+            lines.push(String::new());
+        }
+        let line = lines.last_mut().unwrap();
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(w);
+    }
+    lines.join(&format!("\n{}", " ".repeat(indent)))
+}
+
+/// The converter's synopsis, rendered from its definition: a line a
+/// subcommand, in their order, `[--long VALUE]` an option (its short form if
+/// it has one), `...` a repeatable one, then the arguments; the settings of
+/// `--watch` (envshim's `WatchOptions`, flattened) inside `[--watch [...]]`
+/// on lines of their own; wrapped under the subcommand's name.
+fn converter_synopsis() -> String {
+    use clap::{ArgAction, Args, CommandFactory};
+    let watch = envshim::converter::WatchOptions::augment_args(clap::Command::new("watch"));
+    let of_watch = |a: &clap::Arg| watch.get_arguments().any(|w| w.get_id() == a.get_id());
+    let item = |a: &clap::Arg| {
+        let value = a.get_value_names().map(|v| v[0].to_string());
+        let repeated = matches!(a.get_action(), ArgAction::Append) || a.get_num_args().is_some_and(|n| n.max_values() > 1);
+        let more = if repeated { "..." } else { "" };
+        match (a.get_short(), a.get_long()) {
+            (None, None) if a.is_required_set() => format!("{}{more}", value.unwrap()),
+            (None, None) => format!("[{}]{more}", value.unwrap()),
+            (short, long) => {
+                let name = short.map_or_else(|| format!("--{}", long.unwrap()), |s| format!("-{s}"));
+                let value = value.filter(|_| a.get_action().takes_values()).map(|v| format!(" {v}")).unwrap_or_default();
+                format!("[{name}{value}]{more}")
+            }
+        }
+    };
+    let cli = kubectl_envshim::cli::Cli::command();
+    let mut out = String::new();
+    for sub in cli.get_subcommands() {
+        let head = format!("kubectl envshim {} ", sub.get_name());
+        let visible: Vec<&clap::Arg> = sub.get_arguments().filter(|a| !a.is_hide_set()).collect();
+        let (options, arguments): (Vec<&clap::Arg>, Vec<&clap::Arg>) = visible.into_iter().partition(|a| a.get_long().is_some() || a.get_short().is_some());
+        // Runs of plain options, each wrapped; `--watch` and its settings a block of their own.
+        let (mut blocks, mut run): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
+        for a in &options {
+            if of_watch(a) {
+                continue;
+            }
+            if a.get_long() == Some("watch") {
+                blocks.extend((!run.is_empty()).then(|| wrap(&std::mem::take(&mut run), head.len(), head.len())));
+                let settings: Vec<String> = options.iter().filter(|s| of_watch(s)).map(|s| item(s)).collect();
+                let indent = head.len() + "[--watch ".len();
+                blocks.push(format!("[--watch {}]", wrap(&settings, indent, indent)));
+                continue;
+            }
+            run.push(item(a));
+        }
+        run.extend(arguments.iter().map(|a| item(a)));
+        blocks.extend((!run.is_empty()).then(|| wrap(&run, head.len(), head.len())));
+        out += &format!("{head}{}\n", blocks.join(&format!("\n{}", " ".repeat(head.len()))));
+    }
+    out + "kubectl envshim --version | --help\n"
+}
+
+/// The converter's synopsis in the README and in the reference (§10) is
+/// the one its definition renders: an option added, renamed or dropped
+/// fails here until both copies say it.
+#[test]
+fn the_docs_synopsis_of_the_converter_is_its_definitions() {
+    let rendered = converter_synopsis();
+    for (doc, after) in [("README.md", "## The converter"), ("docs/reference.md", "## 10. ")] {
+        let text = std::fs::read_to_string(format!("{}/{doc}", env!("CARGO_MANIFEST_DIR"))).unwrap();
+        let section = &text[text.find(after).unwrap()..];
+        let start = section.find("```text\nkubectl envshim convert ").unwrap_or_else(|| panic!("{doc}: no synopsis of the converter")) + "```text\n".len();
+        let block = &section[start..start + section[start..].find("```").unwrap()];
+        assert_eq!(block, rendered, "{doc}'s synopsis of the converter is not its definition's; it renders as:\n{rendered}");
     }
 }

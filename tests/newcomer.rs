@@ -1,8 +1,8 @@
 //! A newcomer's three tasks each open few files (docs/contributing.md),
 //! and these tests keep it so where a test can see it: adding a setting to
-//! `--watch` is its definition, the code that uses it and the converter's
-//! option (`the_settings_are_every_one_of_envshims` in the converter's
-//! tests fails while the last is missing); fixing a rule of the watcher is
+//! `--watch` is its definition, the code that uses it and the docs (the
+//! converter flattens the definition: the setting is its option too, and the
+//! converter's tests derive their lists from it); fixing a rule of the watcher is
 //! its pure decision and that decision's unit tests; changing a rule of the
 //! env-file grammar is its tokenizer (src/envfile/lex.rs), the table its
 //! tests read (tests/data/envfile-grammar.json) and docs/reference.md §4.
@@ -48,8 +48,8 @@ fn watch_settings() -> Vec<[String; 2]> {
 /// `HIDDEN_IN_RENDER` and `WATCH_SETTINGS` once were, string lists of their
 /// ids that nothing checked): a file of either crate spelling two of them or
 /// more in a string (`"watch-settle"`, `"--watch-settle"`, `"settle"`) would
-/// be a fourth place to change when one is added. (The converter's options
-/// of the same names are held to envshim's by a test of the converter.)
+/// be another place to change when one is added. (The converter's options
+/// are envshim's definition, flattened.)
 #[test]
 fn the_watch_settings_are_listed_only_where_they_are_defined() {
     let settings = watch_settings();

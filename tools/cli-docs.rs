@@ -243,7 +243,8 @@ fn krm_keys() -> String {
     let mut text = String::from(
         "Under kpt (kubectl-envshim krm, a ResourceList on stdin) and kustomize (kubectl-envshim krm CONFIG), the options of convert are the data keys of the config, a ConfigMap, each value a string: a repeatable option one value a line, a flag one of true/false, 1/0, yes/no, on/off (quoted). A key that is no option, or a value the option refuses, stops the pipeline (2) with a message naming data.KEY.\n\n  apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: envshim\n  data:\n    shim-image: REGISTRY/envshim@sha256:DIGEST\n    watch: \"true\"\n    watch-splay: 30s\n    entrypoint: |\n      api=[\"/app\",\"serve\"]\n\nThe keys:\n",
     );
-    for arg in options.get_arguments() {
+    // (Not a hidden one: the pod's index, which the converter writes itself.)
+    for arg in options.get_arguments().filter(|a| !a.is_hide_set()) {
         let Some(long) = arg.get_long() else { continue };
         let value = match arg.get_action() {
             clap::ArgAction::SetTrue => "true|false".to_string(),

@@ -4,12 +4,14 @@
 // (`envshim::converter::values`): it means the same in both binaries.
 
 use std::ffi::OsString;
-use std::marker::PhantomData;
 
-use clap::{Args, FromArgMatches, Parser, Subcommand};
+use clap::builder::UnknownArgumentValueParser;
+use clap::{Args, Parser, Subcommand};
 use envshim::converter::values::{self, AsWritten};
-use envshim::converter::Grammar;
 use envshim::converter::{exit_code_help, ExitCode, Tool};
+use envshim::converter::{Grammar, WatchOptions};
+
+use crate::convert::slots::POD_INDEX_VAR;
 
 #[derive(Parser)]
 #[command(
@@ -100,8 +102,12 @@ pub const DEFAULT_ENV_GRAMMAR: &str = "kubelet";
 
 /// How pods are converted. A KRM function's config gives them too: its
 /// `data` keys are their long names, parsed with this very definition
-/// (krm.rs), so an option added here is a key there.
+/// (krm.rs), so an option added here is a key there. The options named as
+/// one of `envshim run`'s are passed on to it: each given is written to the
+/// converted containers as envshim's variable for it, its text as written
+/// (settings.rs), and each is checked by envshim's own parser.
 #[derive(Args)]
+#[command(mut_args = converters)]
 pub struct Options {
     /// The image whose /envshim the envshim-install initContainer copies [default: $KUBECTL_ENVSHIM_SHIM_IMAGE, else a release's own image, by digest]
     #[arg(long, value_name = "IMAGE")]
@@ -112,18 +118,22 @@ pub struct Options {
     /// The program the image of container CONTAINER runs, for a container without command: a JSON array of strings or one path (repeatable). The image's ENTRYPOINT and CMD, as JSON lists: docker image inspect -f '{{json .Config.Entrypoint}} {{json .Config.Cmd}}' IMAGE
     #[arg(long, value_name = "CONTAINER=PROGRAM")]
     pub entrypoint: Vec<String>,
-    #[command(flatten)]
-    pub wait: Passed<Wait>,
-    #[command(flatten)]
-    pub listen: Passed<Listen>,
+    /// Converted containers wait up to DURATION for missing env files (500ms, 30s, 2m; a bare number is seconds)
+    #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::duration))]
+    pub wait: Option<String>,
+    /// Converted containers' envshim listens on ADDR (tcp:HOST:PORT, tcp::PORT, unix:PATH; comma-separated) and hands the sockets to the program (fd 3, 4, ... with LISTEN_FDS)
+    #[arg(long, value_name = "ADDR", value_parser = AsWritten(values::listen))]
+    pub listen: Option<String>,
     /// How converted containers read env files: kubelet (exactly as the kubelet 1.35 will once the cluster reads fileKeyRef itself: NAME='value' lines, the first occurrence wins) or envshim (envshim's more forgiving grammar)
     #[arg(long, value_name = "kubelet|envshim", default_value = DEFAULT_ENV_GRAMMAR, value_parser = values::env_grammar(), hide_possible_values = true)]
     pub env_grammar: Grammar,
     /// Converted containers run envshim with --watch: a changed fileKeyRef file restarts the program with its new values
     #[arg(long)]
     pub watch: bool,
+    // `envshim run --watch`'s settings: envshim's own definition, help and
+    // defaults (`converters` keeps them from the converter's environment).
     #[command(flatten)]
-    pub watch_settings: Passed<WatchSettings>,
+    pub watch_settings: WatchOptions,
     /// The CPU the envshim-install initContainer requests and is limited to
     #[arg(long, value_name = "QUANTITY", default_value = DEFAULT_INSTALLER_CPU)]
     pub installer_cpu: String,
@@ -132,89 +142,16 @@ pub struct Options {
     pub installer_memory: String,
 }
 
-// The options passed on to envshim as its configuration variables
-// (settings.rs): each has the long name of an option of `envshim run`, and
-// envshim's own parser checks it. (`//`: a doc comment would be the
-// subcommand's help.)
-#[derive(Args)]
-#[group(skip)]
-pub struct Wait {
-    /// Converted containers wait up to DURATION for missing env files (500ms, 30s, 2m; a bare number is seconds)
-    #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::duration))]
-    pub wait: Option<String>,
-}
-
-#[derive(Args)]
-#[group(skip)]
-pub struct Listen {
-    /// Converted containers' envshim listens on ADDR (tcp:HOST:PORT, tcp::PORT, unix:PATH; comma-separated) and hands the sockets to the program (fd 3, 4, ... with LISTEN_FDS)
-    #[arg(long, value_name = "ADDR", value_parser = AsWritten(values::listen))]
-    pub listen: Option<String>,
-}
-
-// `envshim run --watch`'s settings (`envshim::converter::WatchOptions`, one for one, defaults included: a test checks it).
-#[derive(Args)]
-#[group(skip)]
-pub struct WatchSettings {
-    /// With --watch, what a change does: restart (the program, in the container), handover (start the new program beside the old one, stop the old one once the new one is ready: with --listen, no connection refused), exit (the container, which the kubelet restarts with its back-off), or signal:SIG (only send the program SIG) [default: restart]
-    #[arg(long, value_name = "ACTION", value_parser = AsWritten(values::on_change()), hide_possible_values = true)]
-    pub on_change: Option<String>,
-    /// With --watch, the signal that stops the program for a restart [default: TERM]
-    #[arg(long, value_name = "SIG", value_parser = AsWritten(values::signal))]
-    pub restart_signal: Option<String>,
-    /// With --watch, how long a stopping program gets before SIGKILL to it and its process group [default: 10s]
-    #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::duration))]
-    pub restart_timeout: Option<String>,
-    /// With --watch, the quiet time after a change before the files are read again [default: 1s]
-    #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::duration))]
-    pub watch_settle: Option<String>,
-    /// With --watch, how often the files are read again without an event [default: 60s]
-    #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::poll))]
-    pub watch_poll: Option<String>,
-    /// With --watch, a random delay of up to DURATION before a change is acted on, so replicas do not restart together (a StatefulSet's or an Indexed Job's pods: each its own slot of it, by its index) [default: 0]
-    #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::duration))]
-    pub watch_splay: Option<String>,
-    /// With --watch-splay, the workload's replicas R: the pod of index I acts at (I mod R)/R of the splay (not given: a StatefulSet's spec.replicas, an Indexed Job's parallelism, at most its completions) [default: ]
-    #[arg(long, value_name = "N", value_parser = AsWritten(values::replicas))]
-    pub watch_replicas: Option<String>,
-    /// With --on-change handover, how long the new program has to become ready [default: 60s]
-    #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::poll))]
-    pub ready_timeout: Option<String>,
-    /// With --on-change handover, for a program that does not send READY=1: ready once it has run DURATION (0: READY=1 is needed) [default: 0]
-    #[arg(long, value_name = "DURATION", value_parser = AsWritten(values::duration))]
-    pub ready_delay: Option<String>,
-}
-
-/// The options of `T` that were given: (long name, value as written).
-pub struct Passed<T>(pub Vec<(String, String)>, PhantomData<T>);
-
-impl<T: Args> Args for Passed<T> {
-    fn augment_args(cmd: clap::Command) -> clap::Command {
-        T::augment_args(cmd)
-    }
-
-    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
-        T::augment_args_for_update(cmd)
-    }
-}
-
-impl<T: Args> FromArgMatches for Passed<T> {
-    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
-        let defined = T::augment_args(clap::Command::new("passed"));
-        let mut given = Vec::new();
-        for a in defined.get_arguments() {
-            // Each is a string as written (`AsWritten`): another type is clap's error, not a panic.
-            let value = m.try_get_one::<String>(a.get_id().as_str()).map_err(|e| clap::Error::raw(clap::error::ErrorKind::ArgumentConflict, e))?;
-            if let (Some(long), Some(value)) = (a.get_long(), value) {
-                given.push((long.to_string(), value.clone()));
-            }
-        }
-        Ok(Passed(given, PhantomData))
-    }
-
-    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
-        *self = Self::from_arg_matches(m)?;
-        Ok(())
+/// An option as the converter takes it: envshim's settings are never read
+/// from the converter's own environment (their `ENVSHIM_*` variables are what
+/// it writes), and the one it writes itself for each pod, from the downward
+/// API (`--pod-index`), is refused as an argument it does not know.
+fn converters(arg: clap::Arg) -> clap::Arg {
+    let per_pod = arg.get_env().is_some_and(|v| v == POD_INDEX_VAR);
+    let arg = arg.env(None);
+    match per_pod {
+        true => arg.hide(true).value_parser(UnknownArgumentValueParser::suggest("the converter writes it for each pod, from the downward API")),
+        false => arg,
     }
 }
 

@@ -286,11 +286,11 @@ impl Job {
 /// The job a config's `data` gives. Err: why it gives none, as a usage
 /// error's message (`data.KEY` names the option).
 fn config_job(config: &Value) -> Result<Job, String> {
-    let config = options(config)?;
+    let (config, given) = options(config)?;
     if config.unconvert {
         return Ok(Job::Unconvert);
     }
-    let settings = settings(&config.options, Naming::Config).map_err(|e| e.what)?;
+    let settings = settings(&config.options, &given, Naming::Config).map_err(|e| e.what)?;
     settings.image_needed().map_err(|e| e.what)?;
     Ok(Job::Convert(Box::new(settings)))
 }
@@ -299,8 +299,8 @@ fn config_job(config: &Value) -> Result<Job, String> {
 /// one, each value a string (a repeatable option's, one value a line),
 /// parsed as `--KEY=VALUE` by the command line's own definition
 /// ([`FunctionConfig`]): an option added there is a key here. Err: a key or
-/// value it does not take.
-fn options(config: &Value) -> Result<FunctionConfig, String> {
+/// value it does not take. With the options, the matches they were parsed from.
+fn options(config: &Value) -> Result<(FunctionConfig, clap::ArgMatches), String> {
     let no_data = Map::new();
     let data = match config.get("data") {
         None | Some(Value::Null) => &no_data,
@@ -313,8 +313,9 @@ fn options(config: &Value) -> Result<FunctionConfig, String> {
         let Some(value) = value.as_str() else {
             return Err(format!("data.{} is not a string (quote it)", escape(key.as_bytes())));
         };
-        let Some(option) = cmd.get_arguments().find(|a| a.get_long() == Some(key.as_str())) else {
-            let keys: Vec<&str> = cmd.get_arguments().filter_map(|a| a.get_long()).collect();
+        // (Not a hidden one: the pod's index, which the converter writes itself.)
+        let Some(option) = cmd.get_arguments().find(|a| a.get_long() == Some(key.as_str()) && !a.is_hide_set()) else {
+            let keys: Vec<&str> = cmd.get_arguments().filter(|a| !a.is_hide_set()).filter_map(|a| a.get_long()).collect();
             let hint = match envshim::converter::closest(key.as_bytes(), &keys) {
                 Some(k) => format!("did you mean {k}?"),
                 None => format!("it takes {}", keys.join(", ")),
@@ -334,7 +335,7 @@ fn options(config: &Value) -> Result<FunctionConfig, String> {
             words.push(format!("--{key}={value}"));
         }
     }
-    let parsed = cmd.try_get_matches_from(words).and_then(|m| FunctionConfig::from_arg_matches(&m));
+    let parsed = cmd.try_get_matches_from(words).and_then(|m| Ok((FunctionConfig::from_arg_matches(&m)?, m)));
     // A value envshim's parser refuses: the key and what it takes, never the value.
     parsed.map_err(|e| match envshim::converter::refused_value(&e) {
         Some((option, expected)) => format!("data.{}: {expected}", option.trim_start_matches('-')),

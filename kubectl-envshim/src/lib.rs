@@ -39,12 +39,12 @@ use report::{fail, say, usage};
 use settings::{settings, Naming};
 
 /// Reads every input, converts every document; writes the result only when
-/// every document converted.
-pub fn convert(args: &ConvertArgs) -> ExitCode {
+/// every document converted. `given`: the matches `args` was parsed from.
+pub fn convert(args: &ConvertArgs, given: &clap::ArgMatches) -> ExitCode {
     if let Some(stray) = args.rewrite.stray.first() {
         return usage(&cli::stray(stray, "convert"));
     }
-    let settings = match settings(&args.options, Naming::Flags) {
+    let settings = match settings(&args.options, given, Naming::Flags) {
         Ok(s) => s,
         Err(e) => return fail(&[e]),
     };

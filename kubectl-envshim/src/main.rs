@@ -11,10 +11,11 @@ fn main() {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     // Its help names it as users type it (`kubectl envshim`); the generated
     // completions and man pages, as the file on PATH (`kubectl-envshim`).
-    let parsed = Cli::command().bin_name("kubectl envshim").try_get_matches_from(&args).and_then(|m| Cli::from_arg_matches(&m));
+    let parsed = Cli::command().bin_name("kubectl envshim").try_get_matches_from(&args).and_then(|m| Ok((Cli::from_arg_matches(&m)?, m)));
     let exit = match parsed {
-        Ok(cli) => match cli.command {
-            Command::Convert(args) => kubectl_envshim::convert(&args),
+        Ok((cli, m)) => match cli.command {
+            // The options passed on to envshim are written as given: their text is the matches'.
+            Command::Convert(args) => kubectl_envshim::convert(&args, m.subcommand().map_or(&m, |(_, given)| given)),
             Command::Manifest(args) => kubectl_envshim::manifest(&args),
             Command::Unconvert(args) => kubectl_envshim::unconvert(&args),
             Command::Krm(args) => kubectl_envshim::krm(&args),

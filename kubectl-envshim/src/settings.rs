@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use clap::Args;
+use clap::{ArgMatches, Args};
 use envshim::converter::Grammar;
 use envshim::converter::{escape, Error};
 
@@ -80,11 +80,13 @@ impl Naming {
 
 /// The conversion's settings from the options (the command line's, or a
 /// function's config, as `naming` says); Err: what is wrong, a usage error.
-pub fn settings(o: &Options, naming: Naming) -> Result<Settings, Error> {
-    checked(o, naming).map_err(Error::usage)
+/// `given`: the matches `o` was parsed from, for the text of each option
+/// passed on to envshim.
+pub fn settings(o: &Options, given: &ArgMatches, naming: Naming) -> Result<Settings, Error> {
+    checked(o, given, naming).map_err(Error::usage)
 }
 
-fn checked(o: &Options, naming: Naming) -> Result<Settings, String> {
+fn checked(o: &Options, given: &ArgMatches, naming: Naming) -> Result<Settings, String> {
     let opt = |key: &str| naming.option(key);
     let baked_in = o.shim_path != DEFAULT_SHIM_PATH;
     if baked_in && o.shim_image.is_some() {
@@ -102,27 +104,15 @@ fn checked(o: &Options, naming: Naming) -> Result<Settings, String> {
             return Err(format!("{}: expected a Kubernetes quantity (100m, 0.1, 32Mi)", opt(key)));
         }
     }
-    let grammar = envshim::converter::values::grammar_word(o.env_grammar);
-    // Each value was checked by envshim's own parser (cli.rs): it goes to envshim as given.
     // As envshim run: a setting of --watch without it is a mistake.
-    if let Some((key, _)) = o.watch_settings.0.first().filter(|_| !o.watch) {
-        return Err(format!("{} needs {} (it is a setting of envshim's --watch)", opt(key), opt("watch")));
+    if let Some(s) = shared().iter().find(|s| s.of_watch && !o.watch && given.get_raw(&s.id).is_some()) {
+        return Err(format!("{} needs {} (it is a setting of envshim's --watch)", opt(&s.long), opt("watch")));
     }
-    let given = o
-        .wait
-        .0
-        .iter()
-        .chain(&o.listen.0)
-        .map(|(k, v)| (k.as_str(), v.as_str()))
-        .chain([("env-grammar", grammar)])
-        .chain(o.watch_settings.0.iter().map(|(k, v)| (k.as_str(), v.as_str())));
-    let variables = envshim::converter::values::variables();
-    let variable = |long: &str| variables.iter().find(|(l, _)| l == long).map(|(_, v)| v.clone());
-    let shim_env = given.map(|(long, value)| (variable(long).expect("an option of envshim run with a variable"), value.to_string())).collect();
-    // The converter's options that are envshim's (the same long name), with envshim's variable for each.
-    let ours = Options::augment_args(clap::Command::new("options"));
-    let settable = ours.get_arguments().filter_map(|a| a.get_long()).filter_map(|long| Some((variable(long)?, long.to_string()))).collect();
-    let watch = watch_options(&o.watch_settings.0);
+    // Each value was checked by envshim's own parser (cli.rs): it goes to envshim as written.
+    let written = |s: &Shared| Some((s.variable.clone(), given.get_raw(&s.id)?.next()?.to_str()?.to_string()));
+    let shim_env = shared().iter().filter(|s| !s.flag).filter_map(written).collect();
+    let settable = shared().iter().map(|s| (s.variable.clone(), s.long.clone())).collect();
+    let watch = o.watch.then_some(&o.watch_settings);
     let splay_slots = watch.is_some_and(|w| !w.splay().is_zero());
     let replicas_given = watch.is_some_and(|w| w.replicas.is_some());
     let entrypoints = entrypoints(&o.entrypoint, naming)?;
@@ -240,34 +230,44 @@ fn one_word_with_blanks(name: &str, word: &str, naming: Naming) -> String {
     )
 }
 
-/// envshim's own reading of the `--watch` settings `given` (long name,
-/// value), its variables left unread: None when one is refused (each was
-/// checked already).
-fn watch_options(given: &[(String, String)]) -> Option<envshim::converter::WatchOptions> {
-    use clap::FromArgMatches;
-    let options = envshim::converter::WatchOptions::augment_args(clap::Command::new("watch").no_binary_name(true)).mut_args(|a| a.env(None));
-    let matches = options.try_get_matches_from(given.iter().map(|(long, value)| format!("--{long}={value}"))).ok()?;
-    envshim::converter::WatchOptions::from_arg_matches(&matches).ok()
+/// An option of the converter that is one of `envshim run`'s (the same long
+/// name): the converter passes it on to envshim as its variable.
+pub struct Shared {
+    pub id: String,
+    pub long: String,
+    /// envshim's variable for it (`ENVSHIM_WAIT`), from envshim's definition.
+    pub variable: String,
+    /// A setting of `--watch` (envshim's `WatchOptions`).
+    pub of_watch: bool,
+    /// A flag (`--watch`), which the converter writes in the command.
+    pub flag: bool,
+    /// It has a default: the converter always writes it (`--env-grammar`).
+    pub always: bool,
 }
 
-/// Each `ENVSHIM_*` setting a converted container may carry after its
-/// manifest, as `convert` writes them: (variable, the option's long name,
-/// whether it is a setting of `--watch`), `--env-grammar`'s first (always written).
-pub fn written() -> &'static [(String, String, bool)] {
-    static WRITTEN: std::sync::OnceLock<Vec<(String, String, bool)>> = std::sync::OnceLock::new();
-    WRITTEN.get_or_init(written_now)
-}
-
-fn written_now() -> Vec<(String, String, bool)> {
-    let variables = envshim::converter::values::variables();
-    let longs = |cmd: clap::Command| cmd.get_arguments().filter_map(|a| a.get_long().map(str::to_string)).collect::<Vec<_>>();
-    let plain = ["env-grammar".to_string()]
-        .into_iter()
-        .chain(longs(crate::cli::Wait::augment_args(clap::Command::new("w"))))
-        .chain(longs(crate::cli::Listen::augment_args(clap::Command::new("l"))))
-        .map(|l| (l, false));
-    let watch = longs(crate::cli::WatchSettings::augment_args(clap::Command::new("w"))).into_iter().map(|l| (l, true));
-    plain.chain(watch).filter_map(|(long, w)| Some((variables.iter().find(|(l, _)| *l == long)?.1.clone(), long, w))).collect()
+/// Each [`Shared`] option, in the definition's order (the order the
+/// converter writes their variables in), read from the definitions; not
+/// the hidden ones (the pod's index, which the converter writes itself).
+pub fn shared() -> &'static [Shared] {
+    static SHARED: std::sync::OnceLock<Vec<Shared>> = std::sync::OnceLock::new();
+    SHARED.get_or_init(|| {
+        let variables = envshim::converter::values::variables();
+        let watch = envshim::converter::WatchOptions::augment_args(clap::Command::new("watch"));
+        let options = Options::augment_args(clap::Command::new("options"));
+        let shared = options.get_arguments().filter(|a| !a.is_hide_set()).filter_map(|a| {
+            let long = a.get_long()?;
+            let (_, variable) = variables.iter().find(|(l, _)| l == long)?;
+            Some(Shared {
+                id: a.get_id().to_string(),
+                long: long.to_string(),
+                variable: variable.clone(),
+                of_watch: watch.get_arguments().any(|w| w.get_id() == a.get_id()),
+                flag: !a.get_action().takes_values(),
+                always: !a.get_default_values().is_empty(),
+            })
+        });
+        shared.collect()
+    })
 }
 
 /// Whether `value` is one the converter's option `long` takes (checked by envshim's own parser, as on the command line).

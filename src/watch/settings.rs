@@ -36,10 +36,10 @@ pub struct WatchOptions {
     /// With --watch, how often the files are read again without an event [default: 60s]
     #[arg(long = "watch-poll", value_name = "DURATION", value_parser = Text(parse_poll), env = "ENVSHIM_WATCH_POLL", hide_env_values = true)]
     pub poll: Option<Duration>,
-    /// With --watch, a random delay of up to DURATION before a change is acted on (with --pod-index and --watch-replicas: the replica's own slot of it) [default: 0]
+    /// With --watch, a random delay of up to DURATION before a change is acted on, so replicas do not restart together (a pod with an index, with --watch-replicas: its own slot of it) [default: 0]
     #[arg(long = "watch-splay", value_name = "DURATION", value_parser = Text(crate::wait::duration), env = "ENVSHIM_WATCH_SPLAY", hide_env_values = true)]
     pub splay: Option<Duration>,
-    /// With --watch-splay, the workload's replicas R: replica I acts at (I mod R)/R of the splay (the converter writes it)
+    /// With --watch-splay, the workload's replicas R: the pod of index I acts at (I mod R)/R of the splay (the converter writes the count it saw)
     #[arg(long = "watch-replicas", value_name = "N", value_parser = Text(parse_replicas), env = "ENVSHIM_WATCH_REPLICAS", hide_env_values = true)]
     pub replicas: Option<u32>,
     /// With --watch-splay, this replica's index I (a StatefulSet's or Indexed Job's pod index, from the downward API; empty: none)

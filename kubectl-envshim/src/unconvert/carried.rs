@@ -19,6 +19,7 @@ use crate::cli::DEFAULT_SHIM_PATH;
 use crate::convert::slots::{index_entry, INDEX_FIELDS, POD_INDEX_VAR};
 use crate::convert::{copies, env_entry, platform_source, problem, without_nulls, Mapping, MANIFEST_VAR, RESERVED, VOLUMES_DIR};
 use crate::installer::{SHIM_DIR, SHIM_VOLUME};
+use crate::settings::{shared, Shared};
 
 /// Where only the converter mounts.
 const OURS: &str = "/.envshim";
@@ -55,7 +56,7 @@ pub(super) fn foreign(c: &Mapping, at: usize, m: &Manifest) -> Vec<Error> {
 /// (`--watch`'s only with `--watch`; the pod's index as the downward-API
 /// entry the converter writes), then the marker, last.
 fn settings(env: &[Value], at: usize, watch: bool, problems: &mut Vec<Error>) {
-    let written = crate::settings::written();
+    let written: Vec<&Shared> = shared().iter().filter(|s| !s.flag).collect();
     let mut given: HashSet<&str> = HashSet::new();
     let literal = |e: &Value| e.as_object().is_some_and(|o| o.len() == 2) && e.get("value").is_some_and(Value::is_string);
     for (j, e) in env.iter().enumerate().skip(at + 1) {
@@ -79,7 +80,7 @@ fn settings(env: &[Value], at: usize, watch: bool, problems: &mut Vec<Error>) {
             } else {
                 continue;
             }
-        } else if let Some((_, long, of_watch)) = written.iter().find(|(v, _, _)| v == n) {
+        } else if let Some(Shared { long, of_watch, .. }) = written.iter().find(|s| s.variable == n) {
             if !given.insert(n) {
                 format!("{n} again (the converter writes each of its settings once; the kubelet keeps the last): {ADDED}")
             } else if !literal(e) {
@@ -99,8 +100,8 @@ fn settings(env: &[Value], at: usize, watch: bool, problems: &mut Vec<Error>) {
         problems.push(problem(env_entry(j), what));
     }
     // `--env-grammar`'s, which the converter always writes.
-    if let Some((grammar, _, _)) = written.first().filter(|(v, _, _)| !given.contains(v.as_str())) {
-        problems.push(problem(container_field("env"), format!("lacks {grammar}, which the converter writes after {MANIFEST_VAR}: {CHANGED}")));
+    for s in written.iter().filter(|s| s.always && !given.contains(s.variable.as_str())) {
+        problems.push(problem(container_field("env"), format!("lacks {}, which the converter writes after {MANIFEST_VAR}: {CHANGED}", s.variable)));
     }
     if !env.iter().skip(at + 1).any(|e| name(e) == Some(MARKER)) {
         problems.push(problem(container_field("env"), format!("lacks {MARKER}, which the converter writes last: {CHANGED}")));

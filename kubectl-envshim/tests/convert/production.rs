@@ -5,49 +5,62 @@
 
 use super::*;
 
-/// `--watch` and each of its settings, with a value envshim takes.
-const SETTINGS: [(&str, &str, &str); 9] = [
-    ("--on-change", "exit", "ENVSHIM_ON_CHANGE"),
-    ("--restart-signal", "SIGQUIT", "ENVSHIM_RESTART_SIGNAL"),
-    ("--restart-timeout", "30s", "ENVSHIM_RESTART_TIMEOUT"),
-    ("--watch-settle", "500ms", "ENVSHIM_WATCH_SETTLE"),
-    ("--watch-poll", "2m", "ENVSHIM_WATCH_POLL"),
-    ("--watch-splay", "45s", "ENVSHIM_WATCH_SPLAY"),
-    ("--watch-replicas", "3", "ENVSHIM_WATCH_REPLICAS"),
-    ("--ready-timeout", "90s", "ENVSHIM_READY_TIMEOUT"),
-    ("--ready-delay", "2s", "ENVSHIM_READY_DELAY"),
-];
-
-/// envshim's settings of `--watch` that hold a value of each pod, not of the
-/// workload: no converter option (one value for every pod would be wrong),
-/// the converter writes them as downward-API entries (tests/convert/slots.rs).
-const PER_POD: [&str; 1] = ["--pod-index"];
-
-/// The settings above are envshim's own, all of them but [`PER_POD`], in its
-/// order (read from envshim's definition): a setting added to `envshim run
-/// --watch` and not to the converter (kubectl-envshim/src/cli.rs,
-/// `WatchSettings`) fails here, and once listed above, fails the test below.
-#[test]
-fn the_settings_are_every_one_of_envshims() {
-    use clap::Args;
-    let whole = envshim::converter::WatchOptions::augment_args(clap::Command::new("run"));
-    let defined: Vec<&clap::Arg> = whole.get_arguments().filter(|a| !PER_POD.contains(&format!("--{}", a.get_long().unwrap()).as_str())).collect();
-    assert_eq!(defined.len() + PER_POD.len(), whole.get_arguments().count(), "each of PER_POD is a setting of envshim's");
-    let envshim: Vec<String> = defined.iter().map(|a| format!("--{}", a.get_long().unwrap())).collect();
-    let listed: Vec<&str> = SETTINGS.iter().map(|(flag, _, _)| *flag).collect();
-    assert_eq!(listed, envshim);
-    let converter = kubectl_envshim::cli::WatchSettings::augment_args(clap::Command::new("convert"));
-    let longs: Vec<String> = converter.get_arguments().map(|a| format!("--{}", a.get_long().unwrap())).collect();
-    assert_eq!(longs, envshim);
-    // Each converter option's help names envshim's default, as envshim's help
-    // does (its `[default: X]`, held to the value envshim uses by its own
-    // test; none shown: empty).
-    for (ours, theirs) in converter.get_arguments().zip(defined) {
-        let theirs = theirs.get_help().unwrap().to_string();
-        let default = theirs.rsplit_once("[default: ").and_then(|(_, d)| d.strip_suffix(']')).unwrap_or("");
-        let help = ours.get_help().unwrap().to_string();
-        assert!(help.ends_with(&format!("[default: {default}]")), "--{}: {help:?} against envshim's default {default:?}", ours.get_long().unwrap());
+/// A value envshim takes, for each kind of value a setting takes (its value
+/// name); `n` tells the settings' values apart.
+fn sample(value_name: &str, n: usize) -> String {
+    match value_name {
+        "ACTION" => "exit".into(),
+        "SIG" => "SIGQUIT".into(),
+        "DURATION" => format!("{}s", 40 + n),
+        "N" => "3".into(),
+        other => panic!("no sample value for a setting's {other}: add one here"),
     }
+}
+
+/// `--watch`'s settings, read from the definitions (the converter's options
+/// are envshim's own, flattened): each of envshim's settings the converter
+/// takes as an option (not the pod's index, which it writes itself), in
+/// their order, with a value envshim takes and envshim's variable for it:
+/// (flag, value, variable).
+fn settings() -> Vec<(String, String, String)> {
+    use clap::Args;
+    let envshim = envshim::converter::WatchOptions::augment_args(clap::Command::new("run"));
+    let converter = kubectl_envshim::cli::Options::augment_args(clap::Command::new("convert"));
+    let taken = |a: &&clap::Arg| converter.get_arguments().any(|c| c.get_id() == a.get_id() && !c.is_hide_set());
+    let settings: Vec<_> = envshim
+        .get_arguments()
+        .filter(taken)
+        .enumerate()
+        .map(|(n, a)| {
+            let value = sample(a.get_value_names().unwrap()[0].as_str(), n);
+            (format!("--{}", a.get_long().unwrap()), value, a.get_env().unwrap().to_str().unwrap().to_string())
+        })
+        .collect();
+    assert!(settings.len() >= 9 && settings.len() < envshim.get_arguments().count(), "{settings:?}");
+    settings
+}
+
+/// The converter reads none of envshim's variables from its own environment
+/// (they are what it writes), and the per-pod setting (`--pod-index`, which
+/// the converter writes from the downward API) is no option of its own: not
+/// in its help, not a functionConfig key.
+#[test]
+fn the_converters_settings_are_envshims_without_their_variables() {
+    let (pod, _) = workload("Pod");
+    let ours = kubectl_envshim(&["convert", "--watch"], &pod).ok().to_string();
+    let mut command = Command::new(BIN);
+    command.args(["convert", "--watch"]).env("KUBECTL_ENVSHIM_SHIM_IMAGE", IMAGE).env("ENVSHIM_POD_INDEX", SENTINEL);
+    for (_, _, variable) in settings() {
+        command.env(variable, SENTINEL);
+    }
+    assert_eq!(run(&mut command, &pod).ok(), ours);
+    kubectl_envshim(&["convert", "--watch", "--pod-index", "2"], &pod).fails(2, &["unexpected argument '--pod-index"]);
+    let help = kubectl_envshim(&["convert", "--help"], "").ok().to_string();
+    assert!(help.contains("--watch-splay") && !help.contains("--pod-index"), "{help}");
+    let d = tempfile::tempdir().unwrap();
+    let config = d.path().join("c.yaml");
+    std::fs::write(&config, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  watch: \"true\"\n  pod-index: \"2\"\n").unwrap();
+    kubectl_envshim(&["krm", config.to_str().unwrap()], &pod).fails(2, &["c.yaml: data.pod-index is not an option of kubectl envshim"]);
 }
 
 /// The converted app container's env (name, value), in order.
@@ -62,14 +75,15 @@ fn every_watch_setting_reaches_envshim_and_envshim_takes_it() {
     // A program envshim's check finds.
     let pod = pod.replace(r#"command: ["/app","#, r#"command: ["/bin/true","#);
     let mut args = vec!["convert", "--watch"];
-    args.extend(SETTINGS.iter().flat_map(|(flag, value, _)| [*flag, *value]));
+    let settings = settings();
+    args.extend(settings.iter().flat_map(|(flag, value, _)| [flag.as_str(), value.as_str()]));
     let doc = yaml(kubectl_envshim(&args, &pod).ok());
     let app = &doc["spec"]["containers"][0];
     let env = shim_env(&doc);
     // After the manifest and the grammar, in the options' order, each as given; the marker last.
     assert_eq!(env[env.len() - 1], ("ENVSHIM_EXPANDED".to_string(), "$$".to_string()));
-    let tail: Vec<(String, String)> = env[env.len() - 1 - SETTINGS.len()..env.len() - 1].to_vec();
-    let expected: Vec<(String, String)> = SETTINGS.iter().map(|(_, value, var)| (var.to_string(), value.to_string())).collect();
+    let tail: Vec<(String, String)> = env[env.len() - 1 - settings.len()..env.len() - 1].to_vec();
+    let expected: Vec<(String, String)> = settings.iter().map(|(_, value, var)| (var.clone(), value.clone())).collect();
     assert_eq!(tail, expected);
     let command: Vec<String> = app["command"].as_sequence().unwrap().iter().map(|w| w.as_str().unwrap().to_string()).collect();
     assert_eq!(command[1..], ["run", "--watch"]);
@@ -96,7 +110,7 @@ fn every_watch_setting_reaches_envshim_and_envshim_takes_it() {
 #[test]
 fn a_watch_setting_needs_watch_and_a_bad_value_is_named_never_shown() {
     let (pod, _) = workload("Pod");
-    for (flag, value, _) in SETTINGS {
+    for (flag, value, _) in settings() {
         let given = format!("{flag}={value}");
         kubectl_envshim(&["convert", &given], &pod).fails(2, &[&format!("{flag} needs --watch")]);
         let bad = format!("{flag}={SENTINEL}");
@@ -120,11 +134,13 @@ fn the_watch_settings_are_config_keys_under_kpt_and_kustomize() {
         path.to_str().unwrap().to_string()
     };
     // kustomize's transformer: the keys of the same names, a flag's words as envshim's variables take them.
-    let data: String = SETTINGS.iter().map(|(flag, value, _)| format!("  {}: \"{value}\"\n", &flag[2..])).collect();
+    let settings = settings();
+    let data: String = settings.iter().map(|(flag, value, _)| format!("  {}: \"{value}\"\n", &flag[2..])).collect();
     let good = config("good.yaml", &format!("  watch: \"yes\"\n{data}"));
     let doc = yaml(kubectl_envshim(&["krm", &good], &pod).ok());
     let env = shim_env(&doc);
-    assert_eq!(env[env.len() - 2], ("ENVSHIM_READY_DELAY".to_string(), "2s".to_string()));
+    let (_, value, variable) = settings.last().unwrap();
+    assert_eq!(env[env.len() - 2], (variable.clone(), value.clone()));
     assert_eq!(doc["spec"]["containers"][0]["command"][2], "--watch");
     let off = config("off.yaml", &format!("  watch: \"0\"\n{data}"));
     kubectl_envshim(&["krm", &off], &pod).fails(2, &["data.on-change needs data.watch"]);
