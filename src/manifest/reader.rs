@@ -95,6 +95,10 @@ pub(super) enum Got<T> {
     Not(&'static str),
 }
 
+// The helpers every token goes through (`skip_ws`, `blanks`, `eat`, `more`,
+// `literal`, `named`, `plain_run`) are `#[inline(always)]`: the release build
+// gives `#[inline]` no weight (musl-build.sh), and called, not inlined, they cost
+// `run` ~60 K instructions (+5%; docs/performance.md, binary size).
 impl<'a> Reader<'a> {
     /// The input as bytes: derived from `s`, so that the compiler knows
     /// them the same (a slice of `s` between two quotes found in them needs
@@ -112,7 +116,7 @@ impl<'a> Reader<'a> {
     /// Skips whitespace: inline only a single space (`"key": value`) and
     /// the test for none (the next byte is above a space), the common cases
     /// between tokens (a call for the space costs more than the test).
-    #[inline]
+    #[inline(always)]
     pub(super) fn skip_ws(&mut self) {
         self.i += usize::from(self.peek() == Some(b' '));
         if !matches!(self.peek(), Some(c) if c > b' ') {
@@ -123,6 +127,7 @@ impl<'a> Reader<'a> {
     /// Whitespace. The usual run, a line end and an indentation of fewer
     /// than eight spaces, in one word (under half a byte loop's
     /// instructions); the others in [`Reader::more_blanks`].
+    #[inline(always)]
     pub(super) fn blanks(&mut self) {
         let i = self.i;
         if let Some(&[b'\n', ref word @ ..]) = self.b().get(i..i + 9) {
@@ -165,7 +170,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Consumes `c` after optional whitespace.
-    #[inline]
+    #[inline(always)]
     pub(super) fn eat(&mut self, c: u8) -> bool {
         self.skip_ws();
         let hit = self.peek() == Some(c);
@@ -174,7 +179,7 @@ impl<'a> Reader<'a> {
     }
 
     /// After an item or a field: a comma (true) or `close` (false).
-    #[inline]
+    #[inline(always)]
     pub(super) fn more(&mut self, close: u8) -> Option<bool> {
         self.skip_ws();
         let c = self.peek()?;
@@ -182,7 +187,7 @@ impl<'a> Reader<'a> {
         (c == b',' || c == close).then_some(c == b',')
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn literal<T>(&mut self, word: &[u8], v: T) -> Option<T> {
         let hit = self.b()[self.i..].starts_with(word);
         self.i += word.len();
@@ -321,7 +326,7 @@ impl<'a> Reader<'a> {
     /// name holds no quote, backslash or control character, so the bytes
     /// `name"` there are that key and no other. This test costs a few
     /// instructions per name, far less than a key's scan and a match on its bytes.
-    #[inline]
+    #[inline(always)]
     pub(super) fn named(&mut self, key: Option<&[u8]>, quoted: &'static [u8]) -> Option<bool> {
         let name = &quoted[..quoted.len() - 1];
         let Some(_) = key else {
@@ -492,7 +497,7 @@ impl<'a> Reader<'a> {
 /// position of the first `"`, `\\` or control character, eight bytes at a
 /// time (a byte loop was the reader's largest cost; strings are too short
 /// for memchr's set-up to pay).
-#[inline]
+#[inline(always)]
 pub(super) fn plain_run(b: &[u8]) -> Option<usize> {
     // The bytes of `v` below `n` (at most 0x80) get 0x80: exact up to the
     // first one, the borrow may mark some above it (only the first counts).
