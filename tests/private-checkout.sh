@@ -14,10 +14,22 @@ trap 'rm -rf "$dir"' EXIT
 # the working tree as it is (committed or not), without build outputs
 git ls-files -z --cached --others --exclude-standard | tar --null -T - --ignore-failed-read -cf - 2>/dev/null |
   tar -C "$dir" -xf -
+root=$PWD
 cd "$dir"
 # each file's module path in the one test binary: tests/a.rs is a::, tests/a/b.rs is a::b::
 mapfile -t modules < <(grep -lE 'unprivileged\(\)|\.uid\(|setuid\(' tests/*.rs tests/*/*.rs |
   grep -v '^tests/common/' | sed -e 's|^tests/||' -e 's|\.rs$||' -e 's|/|::|g' -e 's|$|::|')
 [ ${#modules[@]} -gt 0 ] || { echo "private-checkout: no test drops privileges?" >&2; exit 1; }
+# The dependencies as the checkout's own build compiled them, linked (not copied)
+# into the private target directory, so that cargo compiles only envshim's own
+# crates (the compile of the dependencies was most of this stage's time). Their
+# outputs are left out of the links, and the fingerprints copied: what cargo
+# writes here is never written through a link into the checkout's target/.
+if [ -d "$root/target/debug/deps" ]; then
+  mkdir -p target/debug
+  cp -al "$root/target/debug/deps" "$root/target/debug/build" target/debug/
+  cp -a "$root/target/debug/.fingerprint" target/debug/
+  rm -rf target/debug/deps/*envshim* target/debug/build/*envshim*
+fi
 echo "private-checkout: cargo test ${modules[*]} in $dir (mode 0700)"
 cargo test --offline --quiet --no-fail-fast -p envshim --test tests -- --include-ignored "${modules[@]}"
