@@ -2,11 +2,24 @@
 //! configuration variable, help and default are written here, with clap's
 //! derive, and nowhere else; but `--watch`'s settings, which the watcher
 //! defines itself (`watch::WatchOptions`, in src/watch/settings.rs: the
-//! definition is also the library's value) and `Watching` flattens. The binary parses with it ([`parse`]), the man pages and
-//! completions are generated from it (tools/cli-docs.rs), and the tests read
-//! it. What the library sees is the plain values [`parse`] builds from
-//! clap's result ([`Invocation`]): `options.rs` makes them, `usage.rs` turns
-//! a refused command line into one line.
+//! definition is also the library's value) and `Watching` flattens. The
+//! binary parses with it ([`parse`]), the man pages and completions are
+//! generated from it (tools/cli-docs.rs), and the tests read it.
+//!
+//! clap does the whole job: it reads the options and their `ENVSHIM_*`
+//! variables (`env`), each value with clap's own parser (a plain `fn` of
+//! `values.rs`, or a few words), into these structs. What the library sees
+//! is the plain values [`parse`] builds from them ([`Invocation`]):
+//! `options.rs` makes them, with the rules clap has no setting for (a
+//! variable that adds to its option, settings that need `--init` or
+//! `--watch`), reading the few facts the structs do not hold (did a value
+//! come from the variable?) from clap's matches by the ids of this
+//! definition; `usage.rs` turns any refused command line into one line.
+//! What clap cannot do, and the smallest code that does it, beside each:
+//! the habits rewritten before clap reads the line (`options.rs`), a bad
+//! variable named without its value, also when its option wins
+//! (`usage::bad_variable`), the completions' words of a parser of text
+//! (`values::Words`).
 //!
 //! Adding an option (docs/contributing.md): a field of a group here, with
 //! its help and, if it has one, its variable (`env = "ENVSHIM_..."`); the
@@ -21,13 +34,13 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 
 use crate::envfile::Grammar;
 use crate::error::{exit_code_help, Tool};
 use crate::watch::WatchOptions;
 
-pub use options::{parse, Invocation, Refused};
+pub use options::{command, parse, Invocation, Refused};
 pub use usage::{refused_line, refused_value};
 
 /// The end of `--help` (and of `run`, `check` and `render --help`), made
@@ -114,9 +127,11 @@ pub struct CheckArgs {
     /// Fail on every warning too (exit 78 unless the problem has a code of its own)
     #[arg(long)]
     pub strict: bool,
+    // (Each format is a word of clap's `PossibleValuesParser`, the one parser
+    // of all such options: a `ValueEnum` is a parser of its own for each.)
     /// text (the default) or json: every problem and warning in one document on stdout
-    #[arg(long, value_name = "text|json")]
-    pub format: Option<CheckFormat>,
+    #[arg(long, value_name = "text|json", value_parser = ["text", "json"])]
+    pub format: Option<String>,
     /// The program line to check, as run would take it (after -- or the first non-option word)
     #[arg(trailing_var_arg = true, value_name = "PROGRAM")]
     pub program: Vec<OsString>,
@@ -142,8 +157,8 @@ pub struct RenderArgs {
     #[command(flatten)]
     pub watching: Watching,
     /// env (an env file with sources as comments) or json
-    #[arg(long, default_value = "env")]
-    pub format: RenderFormat,
+    #[arg(long, value_parser = ["env", "json"], default_value = "env")]
+    pub format: String,
     /// Print values (they are masked by default)
     #[arg(long)]
     pub show_values: bool,
@@ -289,18 +304,4 @@ pub struct Watching {
     pub watch: bool,
     #[command(flatten)]
     pub settings: WatchOptions,
-}
-
-/// `check --format`'s words.
-#[derive(Clone, Copy, ValueEnum)]
-pub enum CheckFormat {
-    Text,
-    Json,
-}
-
-/// `render --format`'s words.
-#[derive(Clone, Copy, ValueEnum)]
-pub enum RenderFormat {
-    Env,
-    Json,
 }

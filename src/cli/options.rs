@@ -1,8 +1,8 @@
 //! From the words of the command line to the library's plain options: clap
 //! reads them (and the configuration variables) with the definition of
-//! `cli.rs`; what clap does not decide is here: the rules that join an
-//! option and its variable, the settings that need `--init`, and what the
-//! library's values are made of.
+//! `cli.rs` into its structs; what clap does not decide is here: the rules
+//! that join an option and its variable, the settings that need `--init`
+//! or `--watch`, and what the library's values are made of.
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -11,10 +11,7 @@ use std::path::PathBuf;
 use clap::parser::ValueSource;
 use clap::{Args, CommandFactory, FromArgMatches};
 
-use super::{
-    usage, CheckArgs, CheckFormat, Cli, Command, InstallArgs, Reading, RenderArgs, RenderFormat, RunArgs, Sources, Starting, Supervision, Watching,
-    ENV_FILE_VAR,
-};
+use super::{usage, CheckArgs, Cli, Command, InstallArgs, Reading, RenderArgs, RunArgs, Sources, Starting, Supervision, Watching, ENV_FILE_VAR};
 use crate::engine::{JsonFrom, MANIFEST_VAR};
 use crate::error::{Error, ExitCode};
 use crate::pipeline::{CheckOptions, InitOptions, Options, RunOptions};
@@ -49,10 +46,15 @@ impl Refused {
     }
 }
 
-/// Reads `args` (the whole argv) with the definition: the one parser.
-pub fn parse(args: Vec<OsString>) -> Result<Invocation, Refused> {
+/// The definition, made once: the binary keeps it for the life of the
+/// process.
+pub fn command() -> clap::Command {
+    Cli::command()
+}
+
+/// Reads `args` (the whole argv) with the definition `cmd` ([`command`]): the one parser.
+pub fn parse(cmd: &mut clap::Command, args: Vec<OsString>) -> Result<Invocation, Refused> {
     let args = habits(args);
-    let mut cmd = Cli::command();
     let mut matches = match cmd.try_get_matches_from_mut(&args) {
         Ok(m) => m,
         Err(e) => return Err(usage::refused(e, cmd, &args)),
@@ -60,7 +62,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Invocation, Refused> {
     let (name, m) = matches.subcommand().expect("a subcommand is required");
     let read = Read::new(cmd.find_subcommand(name).expect("clap matched it"), m);
     // A variable whose option is also given: clap did not read it, but a bad one is still a mistake.
-    let variable = if read.given_too { usage::bad_variable(&mut cmd, &args[0], name.as_ref()) } else { None };
+    let variable = if read.given_too { usage::bad_variable(cmd, &args[0], name.as_ref()) } else { None };
     // Moved out of the matches, not copied (the values are no longer needed there).
     let cli = Cli::from_arg_matches_mut(&mut matches).map_err(|e| usage::refused(e, cmd, &args))?;
     let termination_log = cli.command.termination_log().cloned();
@@ -71,9 +73,11 @@ pub fn parse(args: Vec<OsString>) -> Result<Invocation, Refused> {
     }
 }
 
-/// tini's `ENTRYPOINT ["/envshim", "--", "/app"]` means `run`; `envshim help
-/// --help` (and `-h`) is the help of `help` (clap's would look for a
-/// subcommand named `--help`).
+/// The habits clap has no setting for, rewritten before it reads the line:
+/// tini's `ENTRYPOINT ["/envshim", "--", "/app"]` means `run` (clap has no
+/// default subcommand; run's options at the top, `args_conflicts_with_subcommands`,
+/// would list them in `envshim --help`); `envshim help --help` (and `-h`)
+/// is the help of `help` (clap's would look for a subcommand named `--help`).
 fn habits(mut args: Vec<OsString>) -> Vec<OsString> {
     if args.get(1).is_some_and(|a| a == "--") {
         args.insert(1, "run".into());
@@ -129,15 +133,12 @@ fn invocation(command: Command, read: Read) -> Result<Invocation, String> {
         }
         Command::Check(CheckArgs { sources, reading, starting, supervision, watching, strict, format, program }) => {
             let (options, run) = options(sources, reading, (starting, supervision, watching), read)?;
-            let json = matches!(format, Some(CheckFormat::Json));
+            let json = format.as_deref() == Some("json");
             let watch = run.init.as_ref().is_some_and(|init| init.watch.is_some());
             Invocation::Check(options, CheckOptions { program, no_expand_args: run.no_expand_args, verbose: run.verbose, strict, json, watch })
         }
         Command::Render(RenderArgs { sources, reading, starting, supervision, watching, format, show_values }) => {
-            let format = match format {
-                RenderFormat::Env => Format::Env,
-                RenderFormat::Json => Format::Json,
-            };
+            let format = if format == "json" { Format::Json } else { Format::Env };
             Invocation::Render(options(sources, reading, (starting, supervision, watching), read)?.0, format, show_values)
         }
         Command::Install(InstallArgs { dest, force }) => Invocation::Install(dest, force),

@@ -18,7 +18,7 @@ use super::TerminationLog;
 /// the definition that refused it.
 #[cold]
 #[inline(never)]
-pub(super) fn refused(e: clap::Error, mut cmd: clap::Command, args: &[OsString]) -> Refused {
+pub(super) fn refused(e: clap::Error, cmd: &mut clap::Command, args: &[OsString]) -> Refused {
     // --help and --version: printed on stdout, exit 0.
     if !e.use_stderr() {
         return Refused::Shown(e);
@@ -26,13 +26,13 @@ pub(super) fn refused(e: clap::Error, mut cmd: clap::Command, args: &[OsString])
     // A bad configuration variable is named as such (clap's message would
     // show its value, and name the option).
     let variable = match (e.kind(), args.get(1)) {
-        (ErrorKind::ValueValidation | ErrorKind::InvalidUtf8, Some(sub)) => bad_variable(&mut cmd, &args[0], sub),
+        (ErrorKind::ValueValidation | ErrorKind::InvalidUtf8, Some(sub)) => bad_variable(cmd, &args[0], sub),
         _ => None,
     };
     // Every subcommand's options (`defer`: those not used are not built yet).
     cmd.build();
-    let termination_log = termination_log(&mut cmd, args);
-    let message = variable.unwrap_or_else(|| usage_line(&e, &cmd, args));
+    let termination_log = termination_log(cmd, args);
+    let message = variable.unwrap_or_else(|| usage_line(&e, cmd, args));
     Refused::Usage { message, termination_log }
 }
 
@@ -40,7 +40,9 @@ pub(super) fn refused(e: clap::Error, mut cmd: clap::Command, args: &[OsString])
 /// option refuses, as one line naming it, never its value; `cmd` is the
 /// definition. Where no option is given, clap reads every variable that is
 /// set, in the definition's order, and stops at the first it refuses: so
-/// the command line `argv0 sub` alone.
+/// the command line `argv0 sub` alone. (What clap has no setting for: it
+/// reads no variable whose option is given, and its message names the
+/// option and shows the value.)
 pub(super) fn bad_variable(cmd: &mut clap::Command, argv0: &OsStr, sub: &OsStr) -> Option<String> {
     let e = cmd.try_get_matches_from_mut([argv0, sub]).err()?;
     let sub = cmd.find_subcommand(sub)?;
