@@ -19,7 +19,7 @@
 //! the habits rewritten before clap reads the line (`options.rs`), a bad
 //! variable named without its value, also when its option wins
 //! (`usage::bad_variable`), the completions' words of a parser of text
-//! (`values::Words`).
+//! (`Words`, src/words.rs).
 //!
 //! Adding an option (docs/contributing.md): a field of a group here, with
 //! its help and, if it has one, its variable (`env = "ENVSHIM_..."`); the

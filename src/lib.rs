@@ -45,6 +45,7 @@ mod suggest;
 mod sys;
 mod wait;
 mod watch;
+mod words;
 
 // The entry points: one a subcommand, each returning its exit code (`main`
 // makes it the process's number).

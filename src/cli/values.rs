@@ -11,6 +11,7 @@ use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::ErrorKind;
 
 use crate::envfile::Grammar;
+pub use crate::words::Words;
 
 pub use crate::init::parse_rewrite as rewrite_signal;
 pub use crate::wait::duration;
@@ -46,33 +47,6 @@ pub fn env_grammar() -> Words<Grammar> {
         GRAMMARS.into_iter().find(|g| grammar_word(*g) == text).ok_or_else(|| "expected envshim or kubelet".into())
     }
     Words { parse, words: &["envshim", "kubelet"] }
-}
-
-/// A parser of text (a plain `fn`, which clap takes as its value parser)
-/// that also names the words its option takes, for the completions
-/// (`--env-grammar`, `--on-change`; the help's own text says what they
-/// mean). The one parser of envshim's own, kept because clap cannot do
-/// both: its possible values come only from a value parser's, and its
-/// parsers of possible values (`PossibleValuesParser`, `ValueEnum`) refuse
-/// every other word (`signal:TERM`) in their own words (`expected one of
-/// ...`) where these say envshim's (`expected envshim or kubelet`, also the
-/// converter's, of a functionConfig's key).
-#[derive(Clone)]
-pub struct Words<T> {
-    pub parse: fn(&str) -> Result<T, String>,
-    pub words: &'static [&'static str],
-}
-
-impl<T: Clone + Send + Sync + 'static> TypedValueParser for Words<T> {
-    type Value = T;
-
-    fn parse_ref(&self, cmd: &clap::Command, arg: Option<&clap::Arg>, value: &OsStr) -> Result<T, clap::Error> {
-        self.parse.parse_ref(cmd, arg, value)
-    }
-
-    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
-        Some(Box::new(self.words.iter().map(|w| PossibleValue::new(*w))))
-    }
 }
 
 const GRAMMARS: [Grammar; 2] = [Grammar::Envshim, Grammar::Kubelet];

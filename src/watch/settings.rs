@@ -5,8 +5,8 @@ use std::time::Duration;
 use clap::Args;
 use libc::c_int;
 
-use crate::cli::values::Words;
 use crate::init;
+use crate::words::Words;
 
 // `--watch`'s settings, each needing `--watch`: their definition on the
 // command line (flattened by `cli::Watching`; their names, help and
