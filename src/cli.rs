@@ -2,11 +2,24 @@
 //! configuration variable, help and default are written here, with clap's
 //! derive, and nowhere else; but `--watch`'s settings, which the watcher
 //! defines itself (`watch::WatchOptions`, in src/watch/settings.rs: the
-//! definition is also the library's value) and `Watching` flattens. The binary parses with it ([`parse`]), the man pages and
-//! completions are generated from it (tools/cli-docs.rs), and the tests read
-//! it. What the library sees is the plain values [`parse`] builds from
-//! clap's result ([`Invocation`]): `options.rs` makes them, `usage.rs` turns
-//! a refused command line into one line.
+//! definition is also the library's value) and `Watching` flattens. The
+//! binary parses with it ([`parse`]), the man pages and completions are
+//! generated from it (tools/cli-docs.rs), and the tests read it.
+//!
+//! clap does the whole job: it reads the options and their `ENVSHIM_*`
+//! variables (`env`), each value with clap's own parser (a plain `fn` of
+//! `values.rs`, or a few words), into these structs. What the library sees
+//! is the plain values [`parse`] builds from them ([`Invocation`]):
+//! `options.rs` makes them, with the rules clap has no setting for (a
+//! variable that adds to its option, settings that need `--init` or
+//! `--watch`), reading the few facts the structs do not hold (did a value
+//! come from the variable?) from clap's matches by the ids of this
+//! definition; `usage.rs` turns any refused command line into one line.
+//! What clap cannot do, and the smallest code that does it, beside each:
+//! the habits rewritten before clap reads the line (`options.rs`), a bad
+//! variable named without its value, also when its option wins
+//! (`usage::bad_variable`), the completions' words of a parser of text
+//! (`Words`, src/words.rs).
 //!
 //! Adding an option (docs/contributing.md): a field of a group here, with
 //! its help and, if it has one, its variable (`env = "ENVSHIM_..."`); the
@@ -21,14 +34,13 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Args, FromArgMatches, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 
 use crate::envfile::Grammar;
 use crate::error::{exit_code_help, Tool};
 use crate::watch::WatchOptions;
-use crate::words::{OneOf, Text};
 
-pub use options::{parse, Invocation, Refused};
+pub use options::{command, parse, Invocation, Refused};
 pub use usage::{refused_line, refused_value};
 
 /// The end of `--help` (and of `run`, `check` and `render --help`), made
@@ -39,6 +51,10 @@ const EXIT_CODES: &str = exit_code_help(Tool::Envshim);
 /// git, from a source tarball, says `unknown` unless ENVSHIM_BUILD_COMMIT is set).
 pub const LONG_VERSION: &str =
     concat!(env!("CARGO_PKG_VERSION"), "\ncommit: ", env!("BUILD_COMMIT"), "\ntarget: ", env!("BUILD_TARGET"), "\nrustc: ", env!("BUILD_RUSTC"),);
+
+/// `--env-file`'s variable, which adds to the option rather than standing in
+/// for it (`options.rs` reads it itself when the option is given).
+const ENV_FILE_VAR: &str = "ENVSHIM_ENV_FILE";
 
 #[derive(Parser)]
 #[command(name = "envshim", version, long_version = LONG_VERSION, after_help = EXIT_CODES, about = "A container entrypoint: kubelet-exact env files, fileKeyRef and $(VAR) expansion, then exec.")]
@@ -63,6 +79,18 @@ pub enum Command {
     Render(RenderArgs),
     /// Copy this binary to DEST atomically (no shell needed)
     Install(InstallArgs),
+}
+
+impl Command {
+    /// `--termination-log`, of the subcommands that take it.
+    pub fn termination_log(&self) -> Option<&OsString> {
+        match self {
+            Command::Run(a) => a.reading.log.termination_log.as_ref(),
+            Command::Check(a) => a.reading.log.termination_log.as_ref(),
+            Command::Render(a) => a.reading.log.termination_log.as_ref(),
+            Command::Install(_) => None,
+        }
+    }
 }
 
 #[derive(Args)]
@@ -99,9 +127,11 @@ pub struct CheckArgs {
     /// Fail on every warning too (exit 78 unless the problem has a code of its own)
     #[arg(long)]
     pub strict: bool,
+    // (Each format is a word of clap's `PossibleValuesParser`, the one parser
+    // of all such options: a `ValueEnum` is a parser of its own for each.)
     /// text (the default) or json: every problem and warning in one document on stdout
-    #[arg(long, value_parser = CheckFormat::WORDS, value_name = "text|json")]
-    pub format: Option<CheckFormat>,
+    #[arg(long, value_name = "text|json", value_parser = ["text", "json"])]
+    pub format: Option<String>,
     /// The program line to check, as run would take it (after -- or the first non-option word)
     #[arg(trailing_var_arg = true, value_name = "PROGRAM")]
     pub program: Vec<OsString>,
@@ -114,64 +144,39 @@ pub struct CheckArgs {
 // (`//`: a doc comment would be render's help.)
 #[derive(Args)]
 #[group(skip)]
+#[command(mut_args = hide_program_options())]
 pub struct RenderArgs {
     #[command(flatten)]
     pub sources: Sources,
     #[command(flatten)]
     pub reading: Reading,
     #[command(flatten)]
-    pub starting: Hidden<Starting>,
+    pub starting: Starting,
     #[command(flatten)]
-    pub supervision: Hidden<Supervision>,
+    pub supervision: Supervision,
     #[command(flatten)]
-    pub watching: Hidden<Watching>,
+    pub watching: Watching,
     /// env (an env file with sources as comments) or json
-    #[arg(long, value_parser = RenderFormat::WORDS, default_value = "env")]
-    pub format: RenderFormat,
+    #[arg(long, value_parser = ["env", "json"], default_value = "env")]
+    pub format: String,
     /// Print values (they are masked by default)
     #[arg(long)]
     pub show_values: bool,
 }
 
-/// The options of `T`, taken but not shown in the help.
-pub struct Hidden<T>(pub T);
-
-impl<T: Args> Args for Hidden<T> {
-    fn augment_args(cmd: clap::Command) -> clap::Command {
-        let before = cmd.get_arguments().count();
-        hide_after(T::augment_args(cmd), before)
-    }
-
-    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
-        Self::augment_args(cmd)
-    }
-}
-
-/// `cmd` with its options after the first `before` hidden: one copy of this
-/// code for every `Hidden` (and no copy of each option).
-fn hide_after(cmd: clap::Command, before: usize) -> clap::Command {
-    let mut i = 0;
-    cmd.mut_args(|a| {
-        i += 1;
-        if i > before {
+/// `render`'s `mut_args`: hides the options of `Starting`, `Supervision` and
+/// `Watching`, known by their ids in those groups' own definition. (clap's
+/// `hide` is an option's, not a group's: `#[arg(hide = true)]` would hide
+/// them from `run` too.)
+fn hide_program_options() -> impl FnMut(clap::Arg) -> clap::Arg {
+    let program = Watching::augment_args(Supervision::augment_args(Starting::augment_args(clap::Command::new("render"))));
+    move |a| {
+        let hide = program.get_arguments().any(|p| p.get_id() == a.get_id());
+        if hide {
             a.hide(true)
         } else {
             a
         }
-    })
-}
-
-impl<T: FromArgMatches> FromArgMatches for Hidden<T> {
-    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
-        T::from_arg_matches(m).map(Hidden)
-    }
-
-    fn from_arg_matches_mut(m: &mut clap::ArgMatches) -> Result<Self, clap::Error> {
-        T::from_arg_matches_mut(m).map(Hidden)
-    }
-
-    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
-        self.0.update_from_arg_matches(m)
     }
 }
 
@@ -209,7 +214,7 @@ pub struct Sources {
     #[arg(long, value_name = "NAME", env = "ENVSHIM_CONTAINER", hide_env_values = true)]
     pub container: Option<OsString>,
     /// Load every key of an env file (repeatable; the files of ENVSHIM_ENV_FILE, comma-separated, come after these)
-    #[arg(long = "env-file", value_name = "PATH", allow_hyphen_values = true, env = "ENVSHIM_ENV_FILE", hide_env_values = true)]
+    #[arg(long = "env-file", value_name = "PATH", allow_hyphen_values = true, env = ENV_FILE_VAR, hide_env_values = true)]
     pub env_files: Vec<OsString>,
     /// Every regular file directly in DIR becomes a variable named after it, its bytes the value (repeatable, comma-separated)
     #[arg(long = "env-dir", value_name = "DIR[,DIR...]", value_delimiter = ',', env = "ENVSHIM_ENV_DIR", hide_env_values = true)]
@@ -232,14 +237,24 @@ pub struct Reading {
     #[arg(long, value_name = "envshim|kubelet", value_parser = values::env_grammar(), hide_possible_values = true, env = "ENVSHIM_ENV_GRAMMAR", hide_env_values = true)]
     pub env_grammar: Option<Grammar>,
     /// Validate names with the strict legacy rule
-    #[arg(long, value_parser = Text(values::switch), env = "ENVSHIM_STRICT_NAMES", hide_env_values = true)]
+    #[arg(long, value_parser = values::switch, env = "ENVSHIM_STRICT_NAMES", hide_env_values = true)]
     pub strict_names: bool,
     /// Wait up to DURATION for missing files that are not optional (500ms, 30s, 2m; a bare number is seconds)
-    #[arg(long, value_name = "DURATION", value_parser = Text(values::duration), env = "ENVSHIM_WAIT", hide_env_values = true)]
+    #[arg(long, value_name = "DURATION", value_parser = values::duration, env = "ENVSHIM_WAIT", hide_env_values = true)]
     pub wait: Option<Duration>,
     /// Do not add KUBERNETES_SERVICE_URL
     #[arg(long)]
     pub no_service_url: bool,
+    #[command(flatten)]
+    pub log: TerminationLog,
+}
+
+// `--termination-log`, a group of its own: the id of its option, read from
+// this definition, finds it in what clap read of a refused command line
+// (`usage.rs`), where the other values may not be whole.
+#[derive(Args)]
+#[group(skip)]
+pub struct TerminationLog {
     /// Also write failures here [default: /dev/termination-log if it exists and is writable]
     #[arg(long, value_name = "PATH")]
     pub termination_log: Option<OsString>,
@@ -251,13 +266,13 @@ pub struct Reading {
 #[group(skip)]
 pub struct Starting {
     /// Do not expand $(VAR) in the trailing PROGRAM/ARGS
-    #[arg(long, value_parser = Text(values::switch), env = "ENVSHIM_NO_EXPAND_ARGS", hide_env_values = true)]
+    #[arg(long, value_parser = values::switch, env = "ENVSHIM_NO_EXPAND_ARGS", hide_env_values = true)]
     pub no_expand_args: bool,
     /// Print each variable's source and size on stderr first
-    #[arg(short, long, value_parser = Text(values::switch), env = "ENVSHIM_VERBOSE", hide_env_values = true)]
+    #[arg(short, long, value_parser = values::switch, env = "ENVSHIM_VERBOSE", hide_env_values = true)]
     pub verbose: bool,
     /// Listen on ADDR (tcp:HOST:PORT, tcp::PORT, unix:PATH) before the program starts, and hand the socket to it (and to every restart) as fd 3, 4, ... with LISTEN_FDS (repeatable, comma-separated)
-    #[arg(long, value_name = "ADDR", value_parser = Text(crate::listen::parse), value_delimiter = ',', env = "ENVSHIM_LISTEN", hide_env_values = true)]
+    #[arg(long, value_name = "ADDR", value_parser = crate::listen::parse, value_delimiter = ',', env = "ENVSHIM_LISTEN", hide_env_values = true)]
     pub listen: Vec<crate::listen::Address>,
 }
 
@@ -265,19 +280,19 @@ pub struct Starting {
 #[group(skip)]
 pub struct Supervision {
     /// Stay as PID 1: fork, exec the program, forward signals, reap zombies
-    #[arg(long, value_parser = Text(values::switch), env = "ENVSHIM_INIT", hide_env_values = true)]
+    #[arg(long, value_parser = values::switch, env = "ENVSHIM_INIT", hide_env_values = true)]
     pub init: bool,
     /// With --init, forward signals to the child's whole process group (and to the child if it left it)
     #[arg(long)]
     pub init_group: bool,
     /// With --init, hold the first SIGTERM this long before forwarding it (500ms, 5s, 1m; a bare number is seconds)
-    #[arg(long, value_name = "DURATION", value_parser = Text(values::duration))]
+    #[arg(long, value_name = "DURATION", value_parser = values::duration)]
     pub term_delay: Option<Duration>,
     /// With --init, the program's exit code CODE (0-255; 128+N for signal N) counts as success: envshim exits 0 (repeatable)
-    #[arg(long = "success-exit", value_name = "CODE", value_parser = Text(values::exit_code))]
+    #[arg(long = "success-exit", value_name = "CODE", value_parser = values::exit_code)]
     pub success_exits: Vec<u8>,
     /// With --init, forward a received signal FROM as TO (TERM:QUIT, 15:3; TO 0 drops it) (repeatable)
-    #[arg(long = "rewrite-signal", value_name = "FROM:TO", value_parser = Text(values::rewrite_signal))]
+    #[arg(long = "rewrite-signal", value_name = "FROM:TO", value_parser = values::rewrite_signal)]
     pub rewrite_signals: Vec<(i32, i32)>,
 }
 
@@ -285,30 +300,8 @@ pub struct Supervision {
 #[group(skip)]
 pub struct Watching {
     /// Restart the program when a file its environment or program line came from changes (implies --init)
-    #[arg(long, value_parser = Text(values::switch), env = "ENVSHIM_WATCH", hide_env_values = true)]
+    #[arg(long, value_parser = values::switch, env = "ENVSHIM_WATCH", hide_env_values = true)]
     pub watch: bool,
     #[command(flatten)]
     pub settings: WatchOptions,
-}
-
-#[derive(Clone, Copy)]
-pub enum CheckFormat {
-    Text,
-    Json,
-}
-
-impl CheckFormat {
-    /// `check --format`'s words.
-    const WORDS: OneOf<Self> = OneOf { words: &["text", "json"], values: &[CheckFormat::Text, CheckFormat::Json] };
-}
-
-#[derive(Clone, Copy)]
-pub enum RenderFormat {
-    Env,
-    Json,
-}
-
-impl RenderFormat {
-    /// `render --format`'s words.
-    const WORDS: OneOf<Self> = OneOf { words: &["env", "json"], values: &[RenderFormat::Env, RenderFormat::Json] };
 }

@@ -51,7 +51,7 @@ mod words;
 // makes it the process's number).
 pub use commands::{check, install, render, run};
 // What the binary parses the command line into, and starts from (src/main.rs).
-pub use cli::{parse as parse_command_line, Invocation, Refused};
+pub use cli::{command as command_line, parse as parse_command_line, Invocation, Refused};
 pub use pipeline::{CheckOptions, InitOptions, Options, RunOptions, DEFAULT_MANIFEST};
 pub use render::Format;
 pub use sys::{Arena, Argv};

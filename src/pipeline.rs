@@ -56,7 +56,7 @@ pub struct Options {
     /// The configuration variables envshim knows (the command line's): every
     /// `ENVSHIM_*` variable is removed from the program's environment; one
     /// not among these also gets a warning naming the closest of them.
-    pub config_vars: &'static [&'static str],
+    pub config_vars: Vec<String>,
     /// `--env-grammar` / `ENVSHIM_ENV_GRAMMAR`: how env files are read.
     pub env_grammar: Grammar,
 }
@@ -215,7 +215,7 @@ pub fn prepare<'m>(opts: &'m Options, mode: Mode, program: &[OsString], expand: 
         rule: if opts.strict_names { NameRule::Strict } else { NameRule::Relaxed },
         service_url: !opts.no_service_url,
         warn_unresolved: mode == Mode::Check,
-        config_vars: opts.config_vars,
+        config_vars: &opts.config_vars,
     };
     let (Built { env, view, errors, mut warnings }, file_env_paths) = build(opts, &inputs, &mut sources)?;
     if mode == Mode::Run && errors.is_empty() && manifest.converted.as_ref().is_some_and(|c| c.unexpanded) {

@@ -3,40 +3,76 @@
 //! or subcommand and the hint a common mistake needs. Help and `--version`
 //! are clap's own, printed on stdout. Only a refused start comes here.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 
+use clap::builder::ValueParser;
 use clap::error::{ContextKind, ContextValue, ErrorKind};
-use clap::CommandFactory;
+use clap::Args;
 
-use super::options::{check_variables, Refused};
-use super::Cli;
+use super::options::Refused;
+use super::values::SWITCH_WORDS;
+use super::TerminationLog;
 
-/// What to print for clap's error `e` on the command line `args`.
+/// What to print for clap's error `e` on the command line `args`; `cmd` is
+/// the definition that refused it.
 #[cold]
 #[inline(never)]
-pub(super) fn refused(e: clap::Error, args: &[OsString]) -> Refused {
+pub(super) fn refused(e: clap::Error, cmd: &mut clap::Command, args: &[OsString]) -> Refused {
     // --help and --version: printed on stdout, exit 0.
     if !e.use_stderr() {
         return Refused::Shown(e);
     }
-    let mut cli = Cli::command();
-    cli.build();
-    let sub = args.get(1).and_then(|a| a.to_str()).and_then(|a| cli.find_subcommand(a));
     // A bad configuration variable is named as such (clap's message would
     // show its value, and name the option).
-    let variable = match e.kind() {
-        ErrorKind::ValueValidation | ErrorKind::InvalidUtf8 => sub.and_then(|s| check_variables(s, None).err()),
+    let variable = match (e.kind(), args.get(1)) {
+        (ErrorKind::ValueValidation | ErrorKind::InvalidUtf8, Some(sub)) => bad_variable(cmd, &args[0], sub),
         _ => None,
     };
-    let message = variable.unwrap_or_else(|| usage_line(&e, &cli, args));
-    Refused::Usage { message, termination_log: termination_log(args) }
+    // Every subcommand's options (`defer`: those not used are not built yet).
+    cmd.build();
+    let termination_log = termination_log(cmd, args);
+    let message = variable.unwrap_or_else(|| usage_line(&e, cmd, args));
+    Refused::Usage { message, termination_log }
 }
 
-/// The `--termination-log` of a refused command line, as far as clap can read it.
-fn termination_log(args: &[OsString]) -> Option<OsString> {
-    let m = Cli::command().ignore_errors(true).try_get_matches_from(args).ok()?;
-    let log = m.subcommand()?.1.try_get_one::<OsString>("termination_log").ok()??;
+/// The first configuration variable of the subcommand `sub` that its
+/// option refuses, as one line naming it, never its value; `cmd` is the
+/// definition. Where no option is given, clap reads every variable that is
+/// set, in the definition's order, and stops at the first it refuses: so
+/// the command line `argv0 sub` alone. (What clap has no setting for: it
+/// reads no variable whose option is given, and its message names the
+/// option and shows the value.)
+pub(super) fn bad_variable(cmd: &mut clap::Command, argv0: &OsStr, sub: &OsStr) -> Option<String> {
+    let e = cmd.try_get_matches_from_mut([argv0, sub]).err()?;
+    let sub = cmd.find_subcommand(sub)?;
+    let arg = match (e.kind(), e.get(ContextKind::InvalidArg)) {
+        (ErrorKind::ValueValidation, Some(ContextValue::String(shown))) => sub.get_arguments().find(|a| a.to_string() == *shown)?,
+        // Not UTF-8: clap names no option; the first variable that is not, of an option that reads text.
+        (ErrorKind::InvalidUtf8, _) => sub.get_arguments().find(|a| {
+            let text = a.get_value_parser().type_id() != ValueParser::os_string().type_id();
+            text && a.get_env().and_then(std::env::var_os).is_some_and(|v| v.to_str().is_none())
+        })?,
+        _ => return None,
+    };
+    let name = arg.get_env()?.to_string_lossy();
+    Some(match std::error::Error::source(&e) {
+        // A flag's variable: its words (`switch`) whatever went wrong.
+        _ if !arg.get_action().takes_values() => format!("{name} {SWITCH_WORDS}"),
+        Some(reason) => format!("{name}: {reason}"),
+        None => format!("{name}: not UTF-8"),
+    })
+}
+
+/// The `--termination-log` of the refused command line `args`, as far as
+/// clap read it before the mistake: `cmd` told to keep what it read.
+fn termination_log(cmd: &mut clap::Command, args: &[OsString]) -> Option<OsString> {
+    *cmd = std::mem::take(cmd).ignore_errors(true).mut_subcommands(|s| s.ignore_errors(true));
+    let m = cmd.try_get_matches_from_mut(args).ok()?;
+    // Not the typed value: the values clap left unread are not whole.
+    let log = TerminationLog::augment_args(clap::Command::new("log"));
+    let id = log.get_arguments().next()?.get_id();
+    let log = m.subcommand()?.1.try_get_one::<OsString>(id.as_str()).ok()??;
     Some(log.clone()).filter(|l| !l.is_empty())
 }
 

@@ -11,7 +11,7 @@ use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::ErrorKind;
 
 use crate::envfile::Grammar;
-pub use crate::words::{Text, Words};
+pub use crate::words::Words;
 
 pub use crate::init::parse_rewrite as rewrite_signal;
 pub use crate::wait::duration;

@@ -33,7 +33,7 @@ pub struct Inputs<'a> {
     /// `check`: warn about each `$(NAME)` an env value leaves unresolved (`run` is silent, as the kubelet is).
     pub warn_unresolved: bool,
     /// The `ENVSHIM_*` variables envshim knows: any other is warned about.
-    pub config_vars: &'a [&'a str],
+    pub config_vars: &'a [String],
 }
 
 /// The result of building: the environment as far as it could be built, every
@@ -72,11 +72,12 @@ pub fn rule_text(rule: NameRule) -> &'static str {
 /// An `ENVSHIM_*` variable, removed: a warning if envshim does not know it,
 /// naming the closest known one. Always false (the variable is not kept).
 #[cold]
-pub(super) fn unknown_config(name: &[u8], known: &[&str], warnings: &mut Warnings) -> bool {
+pub(super) fn unknown_config(name: &[u8], known: &[String], warnings: &mut Warnings) -> bool {
     if !known.iter().any(|k| k.as_bytes() == name) {
+        let known: Vec<&str> = known.iter().map(String::as_str).collect();
         let shown = crate::error::escape(&name[..name.len().min(crate::limits::MAX_SHOWN_NAME_BYTES)]);
         let more = if name.len() > crate::limits::MAX_SHOWN_NAME_BYTES { "..." } else { "" };
-        let hint = match crate::suggest::closest(name, known) {
+        let hint = match crate::suggest::closest(name, &known) {
             Some(k) => format!("did you mean {k}?"),
             None => "see envshim --help".to_string(),
         };
@@ -127,7 +128,7 @@ type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 /// `env` entries of step 3 take their values from it again), and, for a
 /// converted container, its private variables ([`Converted`]), in a store
 /// of their own (its index finds them by name).
-fn inherit(b: &mut Built, inherited: Vec<(OsString, OsString)>, with_service_url: bool, converted: bool, known: &[&str]) -> (Pairs, Environment) {
+fn inherit(b: &mut Built, inherited: Vec<(OsString, OsString)>, with_service_url: bool, converted: bool, known: &[String]) -> (Pairs, Environment) {
     let mut private = Environment::default();
     let inherited: Pairs = inherited
         .into_iter()

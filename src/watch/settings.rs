@@ -6,7 +6,7 @@ use clap::Args;
 use libc::c_int;
 
 use crate::init;
-use crate::words::{Text, Words};
+use crate::words::Words;
 
 // `--watch`'s settings, each needing `--watch`: their definition on the
 // command line (flattened by `cli::Watching`; their names, help and
@@ -25,31 +25,31 @@ pub struct WatchOptions {
     #[arg(long, value_name = "ACTION", value_parser = on_change_words(), hide_possible_values = true, env = "ENVSHIM_ON_CHANGE", hide_env_values = true)]
     pub on_change: Option<OnChange>,
     /// With --watch, the signal that stops the program for a restart [default: TERM]
-    #[arg(long, value_name = "SIG", value_parser = Text(parse_signal), env = "ENVSHIM_RESTART_SIGNAL", hide_env_values = true)]
+    #[arg(long, value_name = "SIG", value_parser = parse_signal, env = "ENVSHIM_RESTART_SIGNAL", hide_env_values = true)]
     pub restart_signal: Option<i32>,
     /// With --watch, how long a stopping program gets before SIGKILL to it and its process group [default: 10s]
-    #[arg(long, value_name = "DURATION", value_parser = Text(crate::wait::duration), env = "ENVSHIM_RESTART_TIMEOUT", hide_env_values = true)]
+    #[arg(long, value_name = "DURATION", value_parser = crate::wait::duration, env = "ENVSHIM_RESTART_TIMEOUT", hide_env_values = true)]
     pub restart_timeout: Option<Duration>,
     /// With --watch, the quiet time after a change before the files are read again [default: 1s]
-    #[arg(long = "watch-settle", value_name = "DURATION", value_parser = Text(crate::wait::duration), env = "ENVSHIM_WATCH_SETTLE", hide_env_values = true)]
+    #[arg(long = "watch-settle", value_name = "DURATION", value_parser = crate::wait::duration, env = "ENVSHIM_WATCH_SETTLE", hide_env_values = true)]
     pub settle: Option<Duration>,
     /// With --watch, how often the files are read again without an event [default: 60s]
-    #[arg(long = "watch-poll", value_name = "DURATION", value_parser = Text(parse_poll), env = "ENVSHIM_WATCH_POLL", hide_env_values = true)]
+    #[arg(long = "watch-poll", value_name = "DURATION", value_parser = parse_poll, env = "ENVSHIM_WATCH_POLL", hide_env_values = true)]
     pub poll: Option<Duration>,
     /// With --watch, a random delay of up to DURATION before a change is acted on, so replicas do not restart together (a pod with an index, with --watch-replicas: its own slot of it) [default: 0]
-    #[arg(long = "watch-splay", value_name = "DURATION", value_parser = Text(crate::wait::duration), env = "ENVSHIM_WATCH_SPLAY", hide_env_values = true)]
+    #[arg(long = "watch-splay", value_name = "DURATION", value_parser = crate::wait::duration, env = "ENVSHIM_WATCH_SPLAY", hide_env_values = true)]
     pub splay: Option<Duration>,
     /// With --watch-splay, the workload's replicas R: the pod of index I acts at (I mod R)/R of the splay (the converter writes the count it saw)
-    #[arg(long = "watch-replicas", value_name = "N", value_parser = Text(parse_replicas), env = "ENVSHIM_WATCH_REPLICAS", hide_env_values = true)]
+    #[arg(long = "watch-replicas", value_name = "N", value_parser = parse_replicas, env = "ENVSHIM_WATCH_REPLICAS", hide_env_values = true)]
     pub replicas: Option<u32>,
     /// With --watch-splay, this replica's index I (a StatefulSet's or Indexed Job's pod index, from the downward API; empty: none)
-    #[arg(long = "pod-index", value_name = "I", value_parser = Text(parse_index), env = "ENVSHIM_POD_INDEX", hide_env_values = true)]
+    #[arg(long = "pod-index", value_name = "I", value_parser = parse_index, env = "ENVSHIM_POD_INDEX", hide_env_values = true)]
     pub index: Option<PodIndex>,
     /// With --on-change handover, how long the new program has to become ready before it is stopped (the old one keeps serving) [default: 60s]
-    #[arg(long = "ready-timeout", value_name = "DURATION", value_parser = Text(parse_poll), env = "ENVSHIM_READY_TIMEOUT", hide_env_values = true)]
+    #[arg(long = "ready-timeout", value_name = "DURATION", value_parser = parse_poll, env = "ENVSHIM_READY_TIMEOUT", hide_env_values = true)]
     pub ready_timeout: Option<Duration>,
     /// With --on-change handover, for a program that does not send READY=1: it counts as ready once it has run DURATION (0: READY=1 is needed) [default: 0]
-    #[arg(long = "ready-delay", value_name = "DURATION", value_parser = Text(crate::wait::duration), env = "ENVSHIM_READY_DELAY", hide_env_values = true)]
+    #[arg(long = "ready-delay", value_name = "DURATION", value_parser = crate::wait::duration, env = "ENVSHIM_READY_DELAY", hide_env_values = true)]
     pub ready_delay: Option<Duration>,
 }
 
