@@ -119,6 +119,11 @@ for arch in "${archs[@]}"; do
     # `derive(Debug)` prints the type's name only: no message prints a derived
     # Debug (a message's `{:?}` of a str or a number is unchanged). -1.3 KB.
     nightly_flags="$nightly_flags -Zfmt-debug=shallow"
+    # The rare paths (install, render, check's report, --init, --watch, --listen,
+    # the messages of failures) built for size: `#[cfg_attr(envshim_size,
+    # optimize(size))]` on each (minsize, as at opt-level "z"); the start-up path
+    # stays at "s". -8.3 KB, instructions of `run` unchanged (src/lib.rs).
+    nightly_flags="$nightly_flags --cfg envshim_size"
   elif [ "${RELEASE:-}" = 1 ]; then
     die "RELEASE=1: $NIGHTLY with rust-src and $triple cannot be installed (NIGHTLY=$NIGHTLY); a release builds with it or not at all"
   elif [ "$NIGHTLY" != none ]; then

@@ -48,6 +48,7 @@ pub fn run(opts: &Options, run: &RunOptions) -> ExitCode {
 /// envshim's own process, which becomes the program (its pid is `LISTEN_PID`).
 #[cold]
 #[inline(never)]
+#[cfg_attr(envshim_size, optimize(size))]
 fn listening(opts: &Options, run: &RunOptions, mut plan: Plan) -> ExitCode {
     Handed::unset(&mut plan.env);
     let lookup = if run.init.is_some() { Lookup::Verify } else { Lookup::Lazy };
@@ -75,6 +76,7 @@ fn listening(opts: &Options, run: &RunOptions, mut plan: Plan) -> ExitCode {
 /// supervised, the sources read again when they may have changed.
 #[cold]
 #[inline(never)]
+#[cfg_attr(envshim_size, optimize(size))]
 fn watching(opts: &Options, run: &RunOptions, init: &InitOptions, watch: &WatchOptions) -> ExitCode {
     let first = match watch_build(opts, run, Mode::Run) {
         Ok(b) => b,
@@ -101,6 +103,7 @@ fn watching(opts: &Options, run: &RunOptions, init: &InitOptions, watch: &WatchO
 
 /// A complete build for `--watch`: the environment, the program line, and
 /// the sources they came from; every problem, as `run` finds them.
+#[cfg_attr(envshim_size, optimize(size))]
 fn watch_build(opts: &Options, run: &RunOptions, mode: Mode) -> Result<watch::Build, Vec<Error>> {
     let mut text = Vec::new();
     let mut plan = prepare(opts, mode, &run.program, !run.no_expand_args, &mut text)?;
@@ -118,6 +121,9 @@ fn watch_build(opts: &Options, run: &RunOptions, mode: Mode) -> Result<watch::Bu
 }
 
 /// `envshim check`: everything `run` validates, every problem reported; execs nothing.
+#[cfg_attr(envshim_size, optimize(size))]
+// Not inlined into `main` (which a start runs), so built for size: -0.2 KB.
+#[inline(never)]
 pub fn check(opts: &Options, check: &CheckOptions) -> ExitCode {
     let mut text = Vec::new();
     let mut plan = match prepare(opts, Mode::Check, &check.program, !check.no_expand_args, &mut text) {
@@ -171,6 +177,7 @@ pub fn check(opts: &Options, check: &CheckOptions) -> ExitCode {
 // Not inlined into `main` (nor `install`): their frames (`std::io::copy`'s
 // 8 KiB buffer among them) would be probed page by page at every start.
 #[inline(never)]
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn render(opts: &Options, format: Format, show_values: bool) -> ExitCode {
     let mut text = Vec::new();
     let plan = match prepare(opts, Mode::Render, &[], false, &mut text) {
@@ -189,6 +196,7 @@ pub fn render(opts: &Options, format: Format, show_values: bool) -> ExitCode {
 /// `envshim install [--force] DEST`: on success one line on stderr,
 /// `envshim: installed VERSION at DEST` (stdout stays empty, as for `check`).
 #[inline(never)]
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn install(dest: &Path, force: bool) -> ExitCode {
     match installer::install(Path::new(installer::SELF_EXE), dest, force) {
         Ok(dest) => {

@@ -359,17 +359,20 @@ impl Error {
     /// the whole document), in `file` when there is one: `SUBJECT: PATH: WHAT`
     /// (`WHAT` alone without a subject: one the parser names later, or a
     /// message that names the manifest itself).
+    #[cfg_attr(envshim_size, optimize(size))]
     pub fn in_manifest(code: ExitCode, subject: &str, path: JsonPath, file: Option<&str>, what: impl Into<String>) -> Self {
         let at = At { path: Some(path), file: file.map(str::to_string), ..At::default() };
         Error { code, subject: subject.to_string(), what: what.into(), at: Some(Box::new(at)) }
     }
     /// The same error, located in `file` at `line` (0: the whole file).
+    #[cfg_attr(envshim_size, optimize(size))]
     pub fn at(mut self, file: &str, line: usize) -> Self {
         self.at = Some(Box::new(At { file: Some(file.to_string()), line, ..At::default() }));
         self
     }
     /// The same error, at the manifest's JSON `path` and in `file` (each when
     /// there is one), for `check --format json`.
+    #[cfg_attr(envshim_size, optimize(size))]
     pub fn located(mut self, path: Option<JsonPath>, file: Option<&dyn fmt::Display>) -> Self {
         self.at = Some(Box::new(At { path, file: file.map(ToString::to_string), ..At::default() }));
         self
@@ -403,6 +406,7 @@ impl fmt::Display for Error {
 /// or directory`, not `No such file or directory (os error 2)`): messages
 /// put it in parentheses of their own.
 #[inline(never)]
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn os_reason(e: &std::io::Error) -> String {
     match e.raw_os_error() {
         Some(n) => crate::sys::strerror(n).to_string_lossy().into_owned(),

@@ -77,6 +77,7 @@ pub fn prepare<'e>(line: &[Word], expanded: Vec<Vec<u8>>, env: &'e Environment, 
 
 /// Checks `execve`'s limits: each string at most MAX_ARG_STRLEN, and the
 /// whole of argv + envp within what the stack rlimit allows.
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn check_sizes(line: &[Word], argv: &[CString], env: &Environment, path_len: usize) -> Vec<Error> {
     let mut errors = Vec::new();
     for (i, a) in argv.iter().enumerate() {
@@ -143,6 +144,7 @@ fn find(program: &[u8], path_var: Option<&[u8]>, lookup: Lookup, shown: &str) ->
 /// --env-file team/db.env`): when its name ends in `.env`, or it is a text
 /// file (no NUL, UTF-8, no `#!`) it could not execute, the option to use.
 #[cold]
+#[cfg_attr(envshim_size, optimize(size))]
 fn env_file_hint(program: &[u8]) -> String {
     use std::io::Read;
     use std::os::unix::{ffi::OsStrExt, fs::OpenOptionsExt};
@@ -229,6 +231,7 @@ pub fn exec_only(e: &Exec, envp: Option<&Envp>) -> io::Error {
 }
 
 /// The error for a failed `execve` of `e`.
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn exec_error(e: &Exec, err: io::Error) -> Error {
     let shown = &e.shown;
     match err.raw_os_error() {

@@ -249,6 +249,7 @@ pub fn read_bounded(fd: BorrowedFd, limit: usize) -> Result<Vec<u8>, ReadError> 
 }
 
 /// The error for a file that exists but cannot be read.
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn read_error(e: ReadError, display: &str) -> Error {
     match e {
         ReadError::NotFound => Error::new(ExitCode::NoInput, format!("{display} not found")),

@@ -14,6 +14,7 @@ use crate::report::Warnings;
 /// Every warning of this module about `env` and the program `line`.
 #[cold]
 #[inline(never)]
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn warn(warnings: &mut Warnings, env: &Environment, line: &[Word]) {
     // The trailing words only: a manifest's command is expanded on purpose, as the kubelet does.
     for w in line.iter().filter(|w| w.expand && (w.origin == "the program" || w.origin.starts_with("argument "))) {

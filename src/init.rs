@@ -57,6 +57,7 @@ impl Settings<'_> {
 
 /// `--rewrite-signal FROM:TO`: each a signal's name (`TERM`, `SIGTERM`, any
 /// case) or number; FROM one that `--init` forwards, TO any signal or 0 (drop it).
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn parse_rewrite(text: &str) -> Result<(c_int, c_int), String> {
     let (from, to) = text.split_once(':').ok_or_else(|| "expected FROM:TO (TERM:QUIT, 15:3)".to_string())?;
     let (from, to) = (signal_number(from)?, signal_number(to)?);
@@ -67,6 +68,7 @@ pub fn parse_rewrite(text: &str) -> Result<(c_int, c_int), String> {
 }
 
 /// A signal by name (with or without `SIG`, any case) or number (0 to SIGRTMAX).
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn signal_number(text: &str) -> Result<c_int, String> {
     // Linux numbers them 1 to 31 in this order, on every architecture envshim is built for.
     const NAMES: [&str; 31] = [
@@ -108,6 +110,7 @@ const TERMINAL_STOPS: [c_int; 2] = [libc::SIGTTIN, libc::SIGTTOU];
 /// Runs `target` as a child and supervises it; returns the child's exit code
 /// (128 + the signal number when a signal killed it), or `fail`'s code when
 /// envshim cannot supervise. `target` has been looked up and verified already.
+#[cfg_attr(envshim_size, optimize(size))]
 pub(crate) fn supervise(target: &Exec, settings: Settings, fail: &dyn Fn(Error) -> ExitCode) -> ExitCode {
     let run = || {
         let mut supervisor = Supervisor::new(settings)?;
@@ -119,6 +122,7 @@ pub(crate) fn supervise(target: &Exec, settings: Settings, fail: &dyn Fn(Error) 
 
 /// As [`supervise`], with `rider` (`--watch`) on the loop: it gives the
 /// program to start, at first and after each stop it asks for.
+#[cfg_attr(envshim_size, optimize(size))]
 pub(crate) fn supervise_with(rider: &mut dyn Rider, settings: Settings, fail: &dyn Fn(Error) -> ExitCode) -> ExitCode {
     let mut run = || {
         let mut supervisor = Supervisor::new(settings)?;
@@ -171,6 +175,7 @@ pub(crate) fn owns_terminal() -> bool {
 /// no copy-on-write faults), so it allocates nothing and leaves what failed,
 /// if anything, for envshim to report (the same message and exit code as a
 /// failed exec without `--init`).
+#[cfg_attr(envshim_size, optimize(size))]
 pub(crate) fn spawn(target: &Exec, foreground: bool, handed: Option<&Handed>) -> Result<pid_t, Error> {
     let mut failed: Option<ChildFailure> = None;
     let envp = handed.map(|h| h.envp(&target.envp));
@@ -256,6 +261,7 @@ impl Program {
     /// program is unreaped or the group has a member. A program that left
     /// that group (a `setpgid` of its own) gets `sig` by its pid as well; the
     /// group it moved into (envshim's own, say) is never signalled.
+    #[cfg_attr(envshim_size, optimize(size))]
     pub(crate) fn signal(&mut self, sig: c_int, group: bool) {
         // No pid yet (0 would be envshim's own group): nothing to signal.
         if sig == 0 || self.pid <= 0 {
@@ -287,6 +293,7 @@ impl Program {
 }
 
 /// `kill(target, sig)`; a target already gone is being reaped.
+#[cfg_attr(envshim_size, optimize(size))]
 fn send(target: pid_t, sig: c_int, whom: &str, pid: pid_t) {
     match sys::kill(target, sig) {
         Ok(()) => {}
@@ -323,6 +330,7 @@ pub(crate) fn exit_code(status: c_int) -> u8 {
     }
 }
 
+#[cfg_attr(envshim_size, optimize(size))]
 pub(crate) fn os_error(call: &str, e: io::Error) -> Error {
     Error::new(ExitCode::OsErr, format!("--init: {call} failed ({})", crate::error::os_reason(&e)))
 }

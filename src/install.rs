@@ -24,6 +24,7 @@ const MAX_SEARCH_BYTES: u64 = 64 << 20;
 
 /// Whether `file` is an envshim binary: an ELF file holding [`MARKER`] within
 /// its first [`MAX_SEARCH_BYTES`], read 64 KiB at a time.
+#[cfg_attr(envshim_size, optimize(size))]
 fn is_envshim(file: &mut File) -> io::Result<bool> {
     use io::Read;
     let mut buf = vec![0u8; (64 << 10) + MARKER.len()];
@@ -54,6 +55,7 @@ fn is_envshim(file: &mut File) -> io::Result<bool> {
 
 /// Whether an install may replace what is at `dest`: nothing there, an
 /// envshim binary, or anything with `force`.
+#[cfg_attr(envshim_size, optimize(size))]
 fn may_replace(dest: &Path, force: bool) -> Result<(), String> {
     if force || fs::symlink_metadata(dest).is_err() {
         return Ok(());
@@ -76,6 +78,7 @@ fn may_replace(dest: &Path, force: bool) -> Result<(), String> {
 /// Copies `source` to `dest` through a temporary file in DEST's directory
 /// (fsync, mode 0755, rename); a DEST that is a directory gets `envshim` in
 /// it. An existing DEST is replaced only when it is an envshim binary, or with `force`.
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn install(source: &Path, dest: &Path, force: bool) -> Result<PathBuf, Error> {
     use std::os::unix::ffi::OsStrExt;
     let shown = |p: &Path| escape(p.as_os_str().as_bytes());

@@ -11,6 +11,14 @@
 //! one door of the converter (`kubectl envshim`, which names no other
 //! `envshim::` path), and `internals` (hidden), what the shim's own
 //! benches, fuzz targets, tools and tests reach.
+// The release build (musl-build.sh, pinned nightly) sets `envshim_size`:
+// `#[cfg_attr(envshim_size, optimize(size))]` builds a function as at opt-level
+// "z" (its closures are not). On the rare paths (install, render, check's
+// report, --init, --watch, --listen, the messages of failures) and on four
+// functions a start runs once (`env_from`, `check_sizes`, `Pair::split`,
+// `Plan::target`): -8.3 KB, instructions of `run` unchanged
+// (docs/performance-history.md, round 5).
+#![cfg_attr(envshim_size, feature(optimize_attribute))]
 
 mod cli;
 mod commands;

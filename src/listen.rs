@@ -39,6 +39,9 @@ pub enum Address {
 
 /// `--listen ADDR`: `tcp:HOST:PORT` (HOST an IPv4 address, or an IPv6 one
 /// in brackets; empty: every address) or `unix:PATH`.
+#[cfg_attr(envshim_size, optimize(size))]
+// Not inlined into its clap value parser, so built for size there: -0.4 KB.
+#[inline(never)]
 pub fn parse(text: &str) -> Result<Address, String> {
     const EXPECTED: &str = "expected tcp:HOST:PORT, tcp::PORT, tcp:[IPv6]:PORT or unix:PATH";
     if let Some(path) = text.strip_prefix("unix:") {
@@ -67,6 +70,7 @@ pub fn parse(text: &str) -> Result<Address, String> {
 
 impl Address {
     /// As given on the command line.
+    #[cfg_attr(envshim_size, optimize(size))]
     fn shown(&self) -> String {
         match self {
             Address::Tcp(None, port) => format!("tcp::{port}"),
@@ -78,6 +82,7 @@ impl Address {
 
     /// Its name in `LISTEN_FDNAMES`: `tcp-PORT`, or `unix-` and the file's
     /// name (a name holds no `:`, the list's separator).
+    #[cfg_attr(envshim_size, optimize(size))]
     fn name(&self) -> Vec<u8> {
         match self {
             Address::Tcp(_, port) => format!("tcp-{port}").into_bytes(),
@@ -90,6 +95,7 @@ impl Address {
 
     /// A socket bound to it and listening. A unix path that is a socket
     /// already (left by an earlier run) is replaced; anything else there is refused.
+    #[cfg_attr(envshim_size, optimize(size))]
     fn bind(&self) -> io::Result<OwnedFd> {
         match self {
             Address::Tcp(Some(ip), port) => sys::listen_tcp(&SocketAddr::new(*ip, *port)),
@@ -133,6 +139,7 @@ impl Handed {
     /// Binds every address (none bound when one fails: the error names it
     /// and why, exit 71) and, for `--on-change handover`, makes the notify
     /// socket. None when there is nothing to hand.
+    #[cfg_attr(envshim_size, optimize(size))]
     pub fn new(addresses: &[Address], handover: bool) -> Result<Option<Handed>, Error> {
         if addresses.is_empty() && !handover {
             return Ok(None);
@@ -166,6 +173,7 @@ impl Handed {
     }
 
     /// Drops the build's own values of the variables envshim sets.
+    #[cfg_attr(envshim_size, optimize(size))]
     pub fn unset(env: &mut Environment) {
         for name in VARIABLES {
             env.remove(name);
@@ -175,6 +183,7 @@ impl Handed {
     /// The program's `envp`: `base` (without [`VARIABLES`]: [`Handed::unset`])
     /// and the handed variables. Built before the fork; the child writes
     /// `LISTEN_PID` ([`Handed::in_child`]).
+    #[cfg_attr(envshim_size, optimize(size))]
     pub fn envp<'a>(&'a self, base: &'a Envp<'_>) -> Envp<'a> {
         let base = base.pointers();
         let mut ptrs = Vec::with_capacity(base.len() + self.vars.len() + 1);
@@ -190,6 +199,7 @@ impl Handed {
     /// In the program's process, before it execs (the child, or envshim
     /// itself without `--init`): the sockets at 3, 4, ... (not close-on-exec
     /// there), `LISTEN_PID` its pid. Allocates nothing.
+    #[cfg_attr(envshim_size, optimize(size))]
     pub fn in_child(&self) -> Result<(), (&'static str, io::Error)> {
         for (i, socket) in self.sockets.iter().enumerate() {
             sys::dup2(socket.as_raw_fd(), FIRST_FD + i as RawFd).map_err(|e| ("dup2", e))?;

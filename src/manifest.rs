@@ -156,6 +156,7 @@ pub fn parse_named<'a>(bytes: &'a [u8], subject: &str, file: Option<&str>, conta
 /// manifest's subject and file, their paths put below `container`, the
 /// container's path in the document (the root for the document itself).
 #[cold]
+#[cfg_attr(envshim_size, optimize(size))]
 fn name_errors(errors: Vec<Error>, subject: &str, file: Option<&str>, container: &JsonPath) -> Vec<Error> {
     errors
         .into_iter()
@@ -169,6 +170,7 @@ fn name_errors(errors: Vec<Error>, subject: &str, file: Option<&str>, container:
 /// A manifest that is not JSON: where (`e`), or what to do
 /// when it looks like YAML (a key and a colon, or `---`, where JSON has `{`).
 #[cold]
+#[cfg_attr(envshim_size, optimize(size))]
 fn syntax_error(bytes: &[u8], subject: &str, file: Option<&str>, (e, line): (String, usize)) -> Error {
     let mut error = if looks_like_yaml(bytes) {
         Error::config(format!(

@@ -92,6 +92,7 @@ pub struct InitOptions {
 
 impl InitOptions {
     /// What the supervision loop reads of them (`verbose`: `--verbose`).
+    #[cfg_attr(envshim_size, optimize(size))]
     pub(crate) fn settings<'a>(&'a self, verbose: bool, handed: Option<&'a crate::listen::Handed>) -> crate::init::Settings<'a> {
         crate::init::Settings {
             group: self.group,
@@ -160,6 +161,7 @@ impl Plan<'_> {
     /// up as `lookup` says: the one sequence of `run`, `check` and
     /// `--watch`'s reads. Its problems join `errors` (the plan's, taken by
     /// the caller); the target only when `errors` holds none.
+    #[cfg_attr(envshim_size, optimize(size))]
     pub fn target(&self, lookup: Lookup, errors: &mut Vec<Error>) -> Option<Exec<'_>> {
         let prepared = program::expand_line(&self.line, self.expansion_env()).and_then(|words| exec::prepare(&self.line, words, &self.env, lookup));
         match prepared {
@@ -174,6 +176,7 @@ impl Plan<'_> {
 
     /// Every source `opts` and the manifest named (`--watch` watches them):
     /// the manifest file, every file looked at, `--env-dir`s, `--file-env` files.
+    #[cfg_attr(envshim_size, optimize(size))]
     pub fn sources(&self, opts: &Options) -> Vec<Watched> {
         let mut files = Vec::new();
         match (&opts.manifest_json, &opts.manifest) {
@@ -353,6 +356,7 @@ impl Waiting {
 
 /// `check`'s warnings about the program line (unresolved `$(NAME)`, against
 /// `view`; none when the build `failed`) and its hints.
+#[cfg_attr(envshim_size, optimize(size))]
 fn check_warnings(warnings: &mut Warnings, view: &Environment, env: &Environment, line: &[Word], failed: bool) {
     for word in line.iter().filter(|w| w.expand && environment::has_reference(&w.text)) {
         let what = || format!("{} of the program line", word.origin);
@@ -408,6 +412,7 @@ impl Pair {
     }
 
     /// Splits the items at the first `=`; every malformed one is an error.
+    #[cfg_attr(envshim_size, optimize(size))]
     fn split(self, items: &[OsString], errors: &mut Vec<Error>) -> Vec<(Vec<u8>, Vec<u8>)> {
         let mut pairs = Vec::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
@@ -424,6 +429,7 @@ impl Pair {
 /// `--manifest-json` / `ENVSHIM_MANIFEST_JSON`: the manifest's text itself,
 /// with a file's limit and errors; exclusive with a manifest file (78).
 #[cold]
+#[cfg_attr(envshim_size, optimize(size))]
 fn manifest_text<'m>(shown: &str, text: &'m OsStr, file_too: bool, container: Option<&OsStr>) -> Result<Manifest<'m>, Vec<Error>> {
     if file_too {
         return Err(vec![Error::config(format!("{shown} and a manifest file (--manifest or ENVSHIM_MANIFEST) are exclusive: give one"))]);
@@ -438,6 +444,7 @@ fn manifest_text<'m>(shown: &str, text: &'m OsStr, file_too: bool, container: Op
 /// A converted container's manifest that nothing expanded: its text as the
 /// converter wrote it (in `text`), marked for envshim to do the kubelet's part.
 #[cold]
+#[cfg_attr(envshim_size, optimize(size))]
 fn unexpanded_manifest<'m>(shown: &'static str, json: &OsStr, opts: &Options, text: &'m mut Vec<u8>) -> Result<Manifest<'m>, Vec<Error>> {
     crate::engine::undouble(json.as_bytes(), text).map_err(|e| vec![e])?;
     let text: &'m Vec<u8> = text;
@@ -477,6 +484,7 @@ fn load_manifest<'m>(named: Option<&OsStr>, container: Option<&OsStr>, text: &'m
 /// size on stderr, one line each, never a value; in one write where it fits.
 #[cold]
 #[inline(never)]
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn verbose(env: &Environment) {
     let mut text = String::new();
     for v in env.vars() {
@@ -489,6 +497,7 @@ pub fn verbose(env: &Environment) {
 }
 
 /// A failure: every problem on stderr and in the termination log.
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn fail(opts: &Options, errors: &[Error]) -> ExitCode {
     match errors.split_first() {
         Some((first, more)) => report::fail(first, more, opts.termination_log.as_deref()),

@@ -14,6 +14,7 @@ pub enum Format {
     Json,
 }
 
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn render(out: &mut impl Write, vars: &[Var], format: Format, show_values: bool, grammar: Grammar) -> io::Result<()> {
     match format {
         Format::Env => {
@@ -40,6 +41,7 @@ pub fn from_env_files(vars: &[Var]) -> bool {
     vars.iter().any(|v| matches!(v.source, Source::EnvFrom { .. } | Source::FileKey { .. }))
 }
 
+#[cfg_attr(envshim_size, optimize(size))]
 fn env(out: &mut impl Write, vars: &[Var], show_values: bool) -> io::Result<()> {
     for v in vars {
         let name = escape(v.name);
@@ -55,6 +57,7 @@ fn env(out: &mut impl Write, vars: &[Var], show_values: bool) -> io::Result<()> 
     Ok(())
 }
 
+#[cfg_attr(envshim_size, optimize(size))]
 fn json(out: &mut impl Write, vars: &[Var], show_values: bool) -> io::Result<()> {
     let mut buf = String::from("{");
     for (i, v) in vars.iter().enumerate() {

@@ -122,6 +122,7 @@ pub struct Summary {
 /// of the first error (0 when none). Bounded as the lines are: at most
 /// [`MAX_ERROR_LINES`] errors and [`MAX_WARNING_LINES`] warnings, each cut
 /// as a line is, and counts of those left out.
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn json(errors: &[Error], warnings: &Warnings, summary: Option<&Summary>, termination_log: Option<&OsStr>) -> ExitCode {
     use crate::error::json_string;
     let code = errors.first().map_or(ExitCode::Ok, |e| e.code);
@@ -177,6 +178,7 @@ pub fn json(errors: &[Error], warnings: &Warnings, summary: Option<&Summary>, te
 /// rest), and returns the exit code of the first. The log comes first:
 /// stderr may be a closed pipe or a terminal that blocks, and the log is
 /// what `kubectl describe` shows.
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn fail(first: &Error, more: &[Error], termination_log: Option<&OsStr>) -> ExitCode {
     let mut text = String::new();
     for e in std::iter::once(first).chain(more).take(MAX_ERROR_LINES) {
@@ -194,6 +196,7 @@ pub fn fail(first: &Error, more: &[Error], termination_log: Option<&OsStr>) -> E
 
 /// `prefix` + `message` + newline, cut to [`MAX_MESSAGE_BYTES`] (newline
 /// excluded) at a character, saying so, when longer.
+#[cfg_attr(envshim_size, optimize(size))]
 fn line(prefix: &str, message: &str) -> String {
     const CUT: &str = " [... cut]";
     let mut text = String::with_capacity((prefix.len() + message.len()).min(MAX_MESSAGE_BYTES) + 1);
@@ -211,6 +214,7 @@ fn line(prefix: &str, message: &str) -> String {
 
 /// Truncates and rewrites the log with at most 4,096 bytes, cut at a line end
 /// when it is longer. A named log is created; the default one only if it exists.
+#[cfg_attr(envshim_size, optimize(size))]
 fn write_termination_log(text: &str, named: Option<&OsStr>) {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).truncate(true).custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK);

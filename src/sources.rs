@@ -136,6 +136,7 @@ impl Sources {
 
     /// The error for a missing file that an entry needs (`message` names the
     /// entry and the file); `--wait` waits for it.
+    #[cfg_attr(envshim_size, optimize(size))]
     pub fn required(&mut self, missing: &Missing, message: String) -> Error {
         self.files[missing.slot].required = true;
         missing_error(message, self.waited.as_deref())
@@ -338,6 +339,7 @@ fn file_key(key: &mut Vec<u8>, volume: Option<usize>, path: &[u8]) {
 }
 
 /// A file missing (66), with `after waiting DURATION` once `--wait` ran out.
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn missing_error(message: String, waited: Option<&str>) -> Error {
     match waited {
         Some(w) => Error::new(ExitCode::NoInput, format!("{message} after waiting {w}")),
@@ -406,6 +408,7 @@ fn outcome(
 /// change `kubectl envshim fmt` makes to it, or why the line has no form in the
 /// kubelet's grammar; another gets the kubelet's reasons. True when there was one.
 #[cold]
+#[cfg_attr(envshim_size, optimize(size))]
 fn lint(data: &[u8], display: &str, errors: &mut Vec<Error>) -> bool {
     let found: Vec<(u32, String)> = match portable::rewrite(data) {
         Ok(p) => p.fixes.iter().map(|f| (f.line, f.to_string())).collect(),
@@ -421,6 +424,7 @@ fn lint(data: &[u8], display: &str, errors: &mut Vec<Error>) -> bool {
 /// A file that gives a name more than once: its lines, never the name (a
 /// name read from a file appears only in the skipped-keys warning).
 #[cold]
+#[cfg_attr(envshim_size, optimize(size))]
 fn duplicates_warning(shown: &str, (first, again, count): (u32, u32, u32)) -> String {
     let more = match count - 1 {
         0 => String::new(),
@@ -488,6 +492,7 @@ fn open_root(v: &Volume, errors: &mut Vec<Error>) -> Option<OwnedFd> {
 
 /// For a relative mountPath: what it is relative to, and how to map it.
 #[cold]
+#[cfg_attr(envshim_size, optimize(size))]
 fn relative_hint(name: &[u8], mount_path: &[u8]) -> String {
     if mount_path.starts_with(b"/") {
         return String::new();

@@ -8,6 +8,7 @@ const MAX_COMPARED: usize = 64;
 
 /// The optimal-string-alignment distance (insertions, deletions,
 /// substitutions and swaps of two neighbours, each 1) between `a` and `b`.
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn distance(a: &[u8], b: &[u8]) -> usize {
     let (a, b) = (&a[..a.len().min(MAX_COMPARED)], &b[..b.len().min(MAX_COMPARED)]);
     // Three rows: two back (for a swap), one back, this one. Row 0 (the
@@ -34,6 +35,7 @@ pub fn distance(a: &[u8], b: &[u8]) -> usize {
 
 /// The known name closest to `word`, if it is close enough to be a
 /// misspelling of it: at most a third of its length away (and at least 1, at most 3).
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn closest<'k>(word: &[u8], known: &[&'k str]) -> Option<&'k str> {
     let best = known.iter().map(|k| (distance(word, k.as_bytes()), *k)).min_by_key(|&(d, _)| d)?;
     (best.0 <= (best.1.len() / 3).clamp(1, 3)).then_some(best.1)

@@ -97,6 +97,7 @@ fn look(files: &[Awaited], deadline: Option<Instant>, how_long: &str, stop: &Sig
 }
 
 /// The files as a message lists them: the first [`MAX_WAIT_FILES_SHOWN`], then a count.
+#[cfg_attr(envshim_size, optimize(size))]
 fn names(files: &[&Awaited]) -> String {
     let mut names = String::new();
     for f in files.iter().take(MAX_WAIT_FILES_SHOWN) {
@@ -117,6 +118,7 @@ fn whole_seconds(d: Duration) -> String {
 }
 
 /// A duration as messages show it: `1500ms`, `30s`.
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn show(d: Duration) -> String {
     if d.subsec_millis() == 0 {
         format!("{}s", d.as_secs())
@@ -128,6 +130,7 @@ pub fn show(d: Duration) -> String {
 /// A duration as `--wait` and `--term-delay` take it (and `kubectl envshim
 /// convert --wait` checks it): a whole number and a unit, ms, s, m or h; a
 /// bare number is seconds.
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn duration(text: &str) -> Result<Duration, String> {
     let bad = || "expected a whole number and a unit (500ms, 5s, 1m, 1h)".to_string();
     let (number, unit) = text.split_at(text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len()));

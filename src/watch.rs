@@ -51,10 +51,12 @@ pub struct Build {
 }
 
 impl Content for Build {
+    #[cfg_attr(envshim_size, optimize(size))]
     fn same(&self, other: &Build) -> bool {
         self.argv == other.argv && self.env.len() == other.env.len() && self.env.vars().map(|v| v.text).eq(other.env.vars().map(|v| v.text))
     }
 
+    #[cfg_attr(envshim_size, optimize(size))]
     fn describe(&self, new: &Build) -> String {
         describe(self, new)
     }
@@ -73,6 +75,7 @@ pub struct Hooks<'a> {
 /// Supervises `first`'s program as `--init` does, and applies the changes
 /// of its sources: the decision ([`decide`]) and the watches ride on
 /// `--init`'s loop. Returns envshim's exit code.
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn supervise<'a>(first: Build, settings: Settings<'a>, opts: &'a WatchOptions, hooks: Hooks<'a>) -> ExitCode {
     let fail = hooks.fail;
     let mut watch = Watch {
@@ -103,10 +106,12 @@ impl Rider for Watch<'_> {
         self.notifier.notify().map(sys::Notify::fd)
     }
 
+    #[cfg_attr(envshim_size, optimize(size))]
     fn deadline(&self) -> Option<Instant> {
         self.decision.deadline()
     }
 
+    #[cfg_attr(envshim_size, optimize(size))]
     fn wake(&mut self, event: bool, now: Instant) -> Option<Order> {
         if event && self.notifier.changed() {
             self.decision.changed(now);
@@ -144,6 +149,7 @@ impl Rider for Watch<'_> {
         self.decision.terminated();
     }
 
+    #[cfg_attr(envshim_size, optimize(size))]
     fn handed(&mut self, outcome: Result<(), String>) {
         for action in self.decision.handed(outcome) {
             if let Action::Say(line) = action {
@@ -152,6 +158,7 @@ impl Rider for Watch<'_> {
         }
     }
 
+    #[cfg_attr(envshim_size, optimize(size))]
     fn stopped(&mut self) -> Option<ExitCode> {
         match self.decision.stopped() {
             decide::Next::Exit(code) => Some(code),
@@ -162,6 +169,7 @@ impl Rider for Watch<'_> {
         }
     }
 
+    #[cfg_attr(envshim_size, optimize(size))]
     fn program(&mut self) -> Result<Exec<'_>, Error> {
         let b = self.decision.to_start();
         if let (Some(verbose), true) = (self.hooks.verbose, std::mem::replace(&mut self.started, true)) {
@@ -175,6 +183,7 @@ impl Watch<'_> {
     /// The watches follow the running program's sources (a restart, or a
     /// read with the same values, may have named other files); a read after
     /// sees what changed before they were armed.
+    #[cfg_attr(envshim_size, optimize(size))]
     fn follow_sources(&mut self, now: Instant) {
         if !self.decision.busy() && !self.notifier.follows(&self.decision.running().files) {
             self.notifier.rearm(&self.decision.running().files);
@@ -184,6 +193,7 @@ impl Watch<'_> {
 }
 
 /// `changed A, B; added C; removed D; program line changed`: names only.
+#[cfg_attr(envshim_size, optimize(size))]
 fn describe(old: &Build, new: &Build) -> String {
     let (mut changed, mut added, mut removed) = (Vec::new(), Vec::new(), Vec::new());
     for v in new.env.vars() {
@@ -210,6 +220,7 @@ fn describe(old: &Build, new: &Build) -> String {
     parts.join("; ")
 }
 
+#[cfg_attr(envshim_size, optimize(size))]
 fn names_list(names: &[&[u8]]) -> String {
     let mut shown: Vec<String> = names
         .iter()
@@ -227,6 +238,7 @@ fn names_list(names: &[&[u8]]) -> String {
 
 /// `--watch-splay`: this replica's slot of it when it has an index and the
 /// replicas are known (replica I acts at (I mod R)/R of it), else [`random`].
+#[cfg_attr(envshim_size, optimize(size))]
 fn splay(opts: &WatchOptions) -> Duration {
     match (opts.index(), opts.replicas) {
         (Some(i), Some(r)) => slot(opts.splay(), i, r),
@@ -260,6 +272,7 @@ fn random(max: Duration) -> Duration {
 /// `subPath` mount is: the file bound alone from the volume, on another
 /// device than the directory it appears in): Kubernetes never updates them.
 /// Said once.
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn warn_fixed_files(files: &[Watched]) {
     let mut fixed = Vec::new();
     for f in files.iter().filter(|f| !f.dir) {

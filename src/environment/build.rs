@@ -72,6 +72,7 @@ pub fn rule_text(rule: NameRule) -> &'static str {
 /// An `ENVSHIM_*` variable, removed: a warning if envshim does not know it,
 /// naming the closest known one. Always false (the variable is not kept).
 #[cold]
+#[cfg_attr(envshim_size, optimize(size))]
 pub(super) fn unknown_config(name: &[u8], known: &[String], warnings: &mut Warnings) -> bool {
     if !known.iter().any(|k| k.as_bytes() == name) {
         let known: Vec<&str> = known.iter().map(String::as_str).collect();
@@ -195,16 +196,19 @@ enum Platform<'p> {
 /// A file read with the kubelet's grammar, on whose line `e` the kubelet
 /// fails before it finds what `what` needs (65, naming the file and the line).
 #[cold]
+#[cfg_attr(envshim_size, optimize(size))]
 fn unread(what: &str, shown: &str, display: &str, e: ParseError) -> Error {
     Error::new(ExitCode::DataErr, format!("{what}: {shown}, {e}")).at(display, e.line)
 }
 
 /// How messages name a file in a volume, as when it does not parse.
+#[cfg_attr(envshim_size, optimize(size))]
 fn in_volume(file: &FileRef) -> String {
     format!("volume {}, path {}", escape(file.volume_name.as_bytes()), escape(file.path.as_bytes()))
 }
 
 /// Step 2, `envFrom`: the manifest's files, then `--env-file`s, then `--env-dir`s.
+#[cfg_attr(envshim_size, optimize(size))]
 fn env_from(b: &mut Built, inputs: &Inputs, sources: &mut Sources, full: &mut bool) {
     let mut imported = Imported::default();
     for (i, entry) in inputs.manifest.env_from.iter().enumerate() {
@@ -451,6 +455,7 @@ pub fn has_reference(text: &[u8]) -> bool {
 /// against `env` (the first few, then a count), at `what`. Names only, escaped
 /// and cut like the skipped keys' (a reference is written in the manifest:
 /// configuration, not a value read from a file).
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn unresolved_warning(warnings: &mut Warnings, env: &Environment, input: &[u8], what: &dyn Fn() -> String) {
     let (names, more) = crate::expand::unresolved(input, |n| env.get(n), MAX_SKIPPED_KEYS_SHOWN);
     if names.is_empty() {
@@ -535,6 +540,7 @@ pub(super) fn stop_when_full(b: &mut Built, full: &mut bool, place: impl FnOnce(
 /// when it is a likely misspelling of it (names only, never a value).
 #[cold]
 #[inline(never)]
+#[cfg_attr(envshim_size, optimize(size))]
 fn missing_key(what: &str, key: &[u8], f: &crate::envfile::EnvFile, display: &str) -> String {
     let names: Vec<&str> = f.unique().filter_map(|(name, _, _)| std::str::from_utf8(name).ok()).collect();
     let hint = crate::suggest::closest(key, &names).map_or(String::new(), |n| format!(" (did you mean {}?)", escape(n.as_bytes())));

@@ -143,6 +143,7 @@ pub(super) fn import_dir(b: &mut Built, files: Vec<crate::envdir::DirFile>, disp
 
 /// The kubelet's warning for skipped keys (sorted, prefixed), listing at most
 /// [`MAX_SKIPPED_KEYS_SHOWN`] names of at most [`MAX_SHOWN_NAME_BYTES`] each.
+#[cfg_attr(envshim_size, optimize(size))]
 pub(super) fn skipped_warning(display: &str, prefix: &[u8], keys: &mut [&[u8]]) -> String {
     // The keys are distinct and share the prefix: sorting them sorts the names.
     let shown = keys.len().min(MAX_SKIPPED_KEYS_SHOWN);
@@ -158,6 +159,7 @@ pub(super) fn skipped_warning(display: &str, prefix: &[u8], keys: &mut [&[u8]]) 
 /// `prefix` + `key` as the warning shows it: escaped, and when longer than
 /// [`MAX_SHOWN_NAME_BYTES`] the prefix is cut in the middle (`PRE...KEY`) so
 /// the key stays readable. (Escaped text is ASCII: any cut is at a character.)
+#[cfg_attr(envshim_size, optimize(size))]
 pub(super) fn shown_name(prefix: &[u8], key: &[u8]) -> String {
     let key = escape(key);
     let mut name = escape(&prefix[..prefix.len().min(MAX_SHOWN_NAME_BYTES)]);

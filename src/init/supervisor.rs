@@ -88,6 +88,7 @@ pub(super) struct Supervisor<'a> {
 
 impl<'a> Supervisor<'a> {
     /// The signals configured, envshim a subreaper, the terminal looked at.
+    #[cfg_attr(envshim_size, optimize(size))]
     pub(super) fn new(settings: Settings<'a>) -> Result<Self, Error> {
         let waited = configure_signals()?;
         let signals = sys::signal_fd(&waited).map_err(|e| os_error("signalfd", e))?;
@@ -115,6 +116,7 @@ impl<'a> Supervisor<'a> {
 
     /// Waits, forwards, reaps and stops until the program has exited for
     /// good; returns envshim's exit code.
+    #[cfg_attr(envshim_size, optimize(size))]
     pub(super) fn run<R: Rider + ?Sized>(&mut self, mut rider: Option<&mut R>) -> Result<ExitCode, Error> {
         loop {
             let (event, notify) = self.wait(rider.as_deref())?;
@@ -334,6 +336,7 @@ impl<'a> Supervisor<'a> {
 }
 
 /// How a program ended, as the shell would say it.
+#[cfg_attr(envshim_size, optimize(size))]
 pub(super) fn status_text(status: c_int) -> String {
     if libc::WIFEXITED(status) {
         format!("exit {}", libc::WEXITSTATUS(status))

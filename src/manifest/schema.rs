@@ -473,6 +473,7 @@ pub(super) fn report(errors: &mut Vec<Error>, below: Vec<Error>) {
 }
 
 /// A schema error: `what`, at `path` (the message is made by [`name_errors`]).
+#[cfg_attr(envshim_size, optimize(size))]
 pub(super) fn fail(errors: &mut Vec<Error>, path: &Path, what: impl fmt::Display) {
     errors.push(Error::in_manifest(ExitCode::Config, "", path.json(), None, what.to_string()));
 }
@@ -551,6 +552,7 @@ const CONTAINER_FIELDS: &[&str] = &[
 
 /// "unknown field", with the closest field of the schema when it is a likely misspelling of one.
 #[cold]
+#[cfg_attr(envshim_size, optimize(size))]
 fn unknown_field(key: &str) -> String {
     const FIELDS: &[&str] = &[
         "args",

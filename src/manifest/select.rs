@@ -23,6 +23,7 @@ type Found<'v, 'a> = (bool, &'v Value<'a>);
 
 #[cold]
 #[inline(never)]
+#[cfg_attr(envshim_size, optimize(size))]
 pub(super) fn select<'a>(
     bytes: &'a [u8],
     subject: &str,

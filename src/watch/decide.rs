@@ -117,6 +117,7 @@ impl<B: Content> Decision<B> {
     }
 
     /// An event concerning a source: a read once it has been quiet for `--watch-settle`.
+    #[cfg_attr(envshim_size, optimize(size))]
     pub(crate) fn changed(&mut self, now: Instant) {
         if !self.ending {
             self.due = Some(now + self.settings.settle());
@@ -125,6 +126,7 @@ impl<B: Content> Decision<B> {
 
     /// Woken: a read when one is due (the poll's or an event's), never while
     /// a program is being stopped nor once ending.
+    #[cfg_attr(envshim_size, optimize(size))]
     pub(crate) fn tick(&mut self, now: Instant) -> Option<Action> {
         if self.ending || self.busy() {
             return None;
@@ -142,6 +144,7 @@ impl<B: Content> Decision<B> {
 
     /// A read's result (Err: the first problem, as it is said); `splay`: this
     /// change's random delay before it is read again and applied.
+    #[cfg_attr(envshim_size, optimize(size))]
     pub(crate) fn read(&mut self, read: Result<B, String>, now: Instant, splay: Duration) -> Vec<Action> {
         let build = match read {
             Ok(b) => b,
@@ -182,6 +185,7 @@ impl<B: Content> Decision<B> {
     }
 
     /// Applies `build`, read twice the same.
+    #[cfg_attr(envshim_size, optimize(size))]
     fn act(&mut self, build: B) -> Vec<Action> {
         let what = self.running.describe(&build);
         match self.settings.on_change() {
@@ -207,6 +211,7 @@ impl<B: Content> Decision<B> {
     /// A handover's new program is ready (Ok: it is the running one now, the
     /// old one is being stopped) or failed before (Err: why; it is being
     /// stopped and the old one keeps serving, this change not tried again).
+    #[cfg_attr(envshim_size, optimize(size))]
     pub(crate) fn handed(&mut self, outcome: Result<(), String>) -> Vec<Action> {
         let build = match self.handover.take() {
             Some(Some(b)) => b,
@@ -236,6 +241,7 @@ impl<B: Content> Decision<B> {
     }
 
     /// The stopped program and its process group are gone (never called once ending).
+    #[cfg_attr(envshim_size, optimize(size))]
     pub(crate) fn stopped(&mut self) -> Next {
         if self.handover.take().is_some() {
             return Next::Keep;

@@ -27,6 +27,7 @@ pub(super) struct Notifier {
 
 impl Notifier {
     /// Watches the directories of `files`.
+    #[cfg_attr(envshim_size, optimize(size))]
     pub(super) fn new(files: &[Watched]) -> Notifier {
         let mut n = Notifier { notify: None, names: Vec::new(), armed: Vec::new(), off: false, refusal_said: false };
         n.rearm(files);
@@ -36,6 +37,7 @@ impl Notifier {
     /// Watches the directories of `files` with a fresh instance (a directory
     /// replaced since the last read is watched anew), the old one closed
     /// first so that its watches count against no limit.
+    #[cfg_attr(envshim_size, optimize(size))]
     pub(super) fn rearm(&mut self, files: &[Watched]) {
         self.notify = None;
         self.names.clear();
@@ -82,6 +84,7 @@ impl Notifier {
     /// Watches `dir` for `name` (None: any entry); a directory that does not
     /// exist yet is watched through its nearest existing parent. Err: the
     /// directory inotify refused, and why.
+    #[cfg_attr(envshim_size, optimize(size))]
     fn add(&mut self, mut dir: Vec<u8>, mut name: Option<Vec<u8>>) -> Result<(), (Vec<u8>, String)> {
         let Some(notify) = &self.notify else { return Ok(()) };
         for _ in 0..64 {
@@ -113,6 +116,7 @@ impl Notifier {
     }
 
     /// Whether an event since the last call concerns a source.
+    #[cfg_attr(envshim_size, optimize(size))]
     pub(super) fn changed(&mut self) -> bool {
         let Some(notify) = &self.notify else { return false };
         let Ok(events) = notify.events() else { return true };
@@ -130,6 +134,7 @@ impl Notifier {
 /// The directories to watch for `files`, each with the entry that matters
 /// in it (None: every entry): a file's directory for its name, a volume's
 /// root for the path's first component (and its `..data`, in every list).
+#[cfg_attr(envshim_size, optimize(size))]
 fn directories(files: &[Watched]) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
     let mut dirs = Vec::new();
     for f in files {
@@ -166,6 +171,7 @@ pub(super) fn split(path: &[u8]) -> (&[u8], &[u8]) {
     }
 }
 
+#[cfg_attr(envshim_size, optimize(size))]
 pub(super) fn join(root: &[u8], path: &[u8]) -> Vec<u8> {
     let mut p = root.to_vec();
     if !p.ends_with(b"/") {
