@@ -1,7 +1,9 @@
 //! A command line clap refused, as one `envshim: ` line (exit 2): the first
 //! line of clap's message, with the closest known name for a misspelt option
 //! or subcommand and the hint a common mistake needs. Help and `--version`
-//! are clap's own, printed on stdout. Only a refused start comes here.
+//! are clap's own, printed on stdout. Only a refused start comes here, so
+//! each function is built for size in the release build (`envshim_size`,
+//! src/lib.rs: −256 B).
 
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -18,6 +20,7 @@ use super::TerminationLog;
 /// the definition that refused it.
 #[cold]
 #[inline(never)]
+#[cfg_attr(envshim_size, optimize(size))]
 pub(super) fn refused(e: clap::Error, cmd: &mut clap::Command, args: &[OsString]) -> Refused {
     // --help and --version: printed on stdout, exit 0.
     if !e.use_stderr() {
@@ -43,6 +46,7 @@ pub(super) fn refused(e: clap::Error, cmd: &mut clap::Command, args: &[OsString]
 /// the command line `argv0 sub` alone. (What clap has no setting for: it
 /// reads no variable whose option is given, and its message names the
 /// option and shows the value.)
+#[cfg_attr(envshim_size, optimize(size))]
 pub(super) fn bad_variable(cmd: &mut clap::Command, argv0: &OsStr, sub: &OsStr) -> Option<String> {
     let e = cmd.try_get_matches_from_mut([argv0, sub]).err()?;
     let sub = cmd.find_subcommand(sub)?;
@@ -66,6 +70,7 @@ pub(super) fn bad_variable(cmd: &mut clap::Command, argv0: &OsStr, sub: &OsStr) 
 
 /// The `--termination-log` of the refused command line `args`, as far as
 /// clap read it before the mistake: `cmd` told to keep what it read.
+#[cfg_attr(envshim_size, optimize(size))]
 fn termination_log(cmd: &mut clap::Command, args: &[OsString]) -> Option<OsString> {
     *cmd = std::mem::take(cmd).ignore_errors(true).mut_subcommands(|s| s.ignore_errors(true));
     let m = cmd.try_get_matches_from_mut(args).ok()?;
@@ -78,6 +83,7 @@ fn termination_log(cmd: &mut clap::Command, args: &[OsString]) -> Option<OsStrin
 
 /// The first line of clap's message (its usage block and tips dropped),
 /// with envshim's hints for the common mistakes.
+#[cfg_attr(envshim_size, optimize(size))]
 fn usage_line(e: &clap::Error, cli: &clap::Command, args: &[OsString]) -> String {
     let sub = args.get(1).map_or(&b""[..], |a| a.as_bytes());
     // `envshim fmt`, which moved to the converter (nothing of it runs in a container).
@@ -101,6 +107,7 @@ fn usage_line(e: &clap::Error, cli: &clap::Command, args: &[OsString]) -> String
 /// then in parentheses the closest known name for a misspelt option or
 /// subcommand and `see` (where the help is), else `hint` of the word clap
 /// did not know ("" for none), else `see`.
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn refused_line(e: &clap::Error, cli: &clap::Command, args: &[OsString], see: &str, hint: impl FnOnce(&str) -> Option<String>) -> String {
     let subcommands = || cli.get_subcommands().map(|s| s.get_name()).filter(|n| *n != "help");
     if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
@@ -139,6 +146,7 @@ pub fn refused_line(e: &clap::Error, cli: &clap::Command, args: &[OsString], see
 }
 
 /// `--help`, `--version` and the long options of the subcommand `sub`.
+#[cfg_attr(envshim_size, optimize(size))]
 fn options_of(cli: &clap::Command, sub: Option<&OsString>) -> Vec<String> {
     let sub = sub.and_then(|a| a.to_str()).and_then(|a| cli.find_subcommand(a));
     let longs = sub.into_iter().flat_map(|s| s.get_arguments()).filter_map(|a| a.get_long());
@@ -150,6 +158,7 @@ fn options_of(cli: &clap::Command, sub: Option<&OsString>) -> Vec<String> {
 /// never the value, which may be a secret (a Secret's key imported by
 /// `envFrom` becomes a configuration variable). The converter names a
 /// functionConfig key with it too.
+#[cfg_attr(envshim_size, optimize(size))]
 pub fn refused_value(e: &clap::Error) -> Option<(String, String)> {
     if !matches!(e.kind(), ErrorKind::ValueValidation | ErrorKind::InvalidValue | ErrorKind::TooManyValues) {
         return None;
