@@ -37,6 +37,7 @@ mod newcomer;
 mod precedence;
 mod props;
 mod render;
+mod shipped;
 mod signals;
 mod suite_files;
 mod wait;
