@@ -530,7 +530,8 @@ fn kubectl_kustomize_runs_it_as_an_exec_transformer_plugin() {
         "app/envshim.yaml",
         "apiVersion: envshim.io/v1\nkind: Convert\nmetadata: {name: envshim}\ndata:\n  shim-image: registry.example/envshim:2\n  installer-cpu: 20m\n",
     );
-    let env = [("KUSTOMIZE_PLUGIN_HOME", &*d.path().join("plugins"))];
+    // TMPDIR: kustomize leaves a copy of each plugin's config there (kust-plugin-config-N).
+    let env = [("KUSTOMIZE_PLUGIN_HOME", &*d.path().join("plugins")), ("TMPDIR", d.path())];
     let out = run("kubectl", &["kustomize", "--enable-alpha-plugins", d.path().join("app").to_str().unwrap()], "", Some(bin.path()), &env);
     let all = docs(out.succeeds());
     let deployment = all.iter().find(|d| d["kind"] == "Deployment").unwrap();
