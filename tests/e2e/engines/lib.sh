@@ -98,16 +98,22 @@ stop_podman() {
 # container's own cleanup (conmon's `podman container cleanup`, run when it exits)
 # still has its /dev/shm mounted there: "unlinkat .../userdata/shm: device or
 # resource busy". A pod is removed (pod_rm, `podman kube down`) only once stopped so.
+# A pod whose container restarts (restartPolicy Always) may start it again as it
+# stops: stopped again every 2 s; a /dev/shm its cleanup still has not unmounted
+# after 10 s is unmounted here (as stop_podman does).
 pod_stop() {
   local pod=$1 ids i
   ids=$(podman ps -a --no-trunc --filter "pod=$pod" --format '{{.ID}}')
   podman pod stop --time 0 "$pod" >/dev/null
   [ -n "$ids" ] || return 0
-  for i in $(seq 100); do
+  for i in $(seq 150); do
     ! findmnt -rn -o TARGET | grep -qF "$ids" && ! pgrep -f -- "$(paste -sd'|' <<<"$ids")" >/dev/null && return 0
+    [ $((i % 20)) != 0 ] || podman pod stop --time 0 "$pod" >/dev/null 2>&1 || true
+    [ "$i" != 100 ] || findmnt -rn -o TARGET | grep -F "$ids" | grep '/shm$' | xargs -r -n1 umount 2>/dev/null || true
     sleep 0.1
   done
-  echo "engines: pod $pod: its containers' mounts or processes still there after 10 s" >&2
+  echo "engines: pod $pod: its containers' mounts or processes still there after 15 s:" \
+    "$(findmnt -rn -o TARGET | grep -F "$ids" | head -3) $(pgrep -af -- "$(paste -sd'|' <<<"$ids")" | cut -c1-120 | head -3)" >&2
 }
 
 # pod_rm POD: stops (pod_stop) and removes a podman pod.
