@@ -108,14 +108,15 @@ for arch in "${archs[@]}"; do
     # instructions at every start for a few hundred bytes more
     # (docs/performance.md, `--watch`).
     nightly_flags="$nightly_flags -Zshare-generics=n"
-    # #[inline] (and rustc's own hint on small functions) no longer raises LLVM's
-    # threshold at opt-level "s" from 75 to 325: the hint had clap's builder
-    # methods (`Arg::value_name`, `help`, `env`...) copied into every option's
-    # construction and the readers' helpers into every caller. -32 KB; the
-    # manifest reader's hot helpers, which paid for their copies, are
-    # #[inline(always)]: +1.5% instructions of `run`, 3 faults fewer
+    # Inlining by request: LLVM inlines a call only where it costs nothing
+    # (a function with one caller, a body smaller than the call), or where the
+    # callee asks with #[inline] (std's small methods do; envshim's hot helpers
+    # do, each with its reason beside it), up to a cost of 50 instead of the 75
+    # that opt-level "s" gives every call. Where a call is made once per start,
+    # its copy was bytes for nothing. -28 KB against "s" with the hint given no
+    # weight (75/75); instructions of `run` unchanged once the hot helpers ask
     # (docs/performance.md, binary size).
-    nightly_flags="$nightly_flags -Cllvm-args=-inlinehint-threshold=75"
+    nightly_flags="$nightly_flags -Cllvm-args=-inline-threshold=0 -Cllvm-args=-inlinehint-threshold=50"
     # `derive(Debug)` prints the type's name only: no message prints a derived
     # Debug (a message's `{:?}` of a str or a number is unchanged). -1.3 KB.
     nightly_flags="$nightly_flags -Zfmt-debug=shallow"

@@ -398,10 +398,12 @@ impl EnvFile {
         &buf[span.start as usize..span.end as usize]
     }
 
+    #[inline]
     fn name_of(&self, e: &Entry) -> &[u8] {
         &self.data[e.name_start as usize..e.name_start as usize + e.name_len as usize]
     }
 
+    #[inline]
     fn value_of(&self, e: &Entry) -> &[u8] {
         let buf = if e.flags & IN_ARENA != 0 { &self.arena } else { &self.data };
         &buf[e.value_start as usize..e.value_start as usize + e.value_len as usize]

@@ -136,8 +136,8 @@ struct Texts {
 
 impl Texts {
     /// `NAME=VALUE` of `s` (a NUL follows it). (Inlined: called for every
-    /// variable as `envp` is built.)
-    #[inline]
+    /// variable as `envp` is built, and by each lookup.)
+    #[inline(always)]
     fn text(&self, s: &Slot) -> &[u8] {
         let buf = match s.file {
             0 => &self.strings[..],
@@ -202,6 +202,7 @@ impl Environment {
 
     /// [`Environment::set`] for a name whose [`crate::index::hash`] is known
     /// (an env file's key: hashed once for the file's table and this one).
+    #[inline]
     pub fn set_hashed(&mut self, name: &[u8], hash: u32, value: &[u8], source: Source) {
         let origin = self.origin(source);
         self.set_at(name, hash, value, origin)

@@ -68,6 +68,7 @@ fn fold(x: u128) -> u64 {
 /// multiply-shift alone maps to clustered home slots (long probes in some
 /// runs, docs/performance.md). Being a bijection, it keeps distinct values
 /// distinct, so the bounds below hold as they are.
+#[inline]
 fn mix(mut x: u64) -> u64 {
     x ^= x >> 33;
     x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
@@ -110,6 +111,7 @@ pub struct HashKeys {
     m: u64,
 }
 
+#[inline]
 pub fn keys() -> HashKeys {
     KEYS.with(|&(k, m)| HashKeys { k, m })
 }
@@ -142,16 +144,23 @@ impl HashKeys {
 /// `a == b` for names, eight bytes at a time: `==` on slices calls musl's
 /// `bcmp`, a byte loop, and the tables and the manifest reader compare keys
 /// all the time.
+#[inline]
 pub fn same(a: &[u8], b: &[u8]) -> bool {
+    #[inline]
+    fn word(s: &[u8], at: usize) -> u64 {
+        u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or_default())
+    }
+    #[inline]
+    fn half(s: &[u8], at: usize) -> u32 {
+        u32::from_le_bytes(s[at..at + 4].try_into().unwrap_or_default())
+    }
     let n = a.len();
     if n != b.len() {
         return false;
     }
-    let word = |s: &[u8], at: usize| u64::from_le_bytes(s[at..at + 8].try_into().unwrap_or_default());
     if n < 8 {
         // 4 to 7 bytes (most of the manifest's field names): the first four
         // and the last four (overlapping), not a byte loop.
-        let half = |s: &[u8], at: usize| u32::from_le_bytes(s[at..at + 4].try_into().unwrap_or_default());
         if n >= 4 {
             return half(a, 0) == half(b, 0) && half(a, n - 4) == half(b, n - 4);
         }
@@ -223,6 +232,7 @@ impl NameIndex {
 
     /// Room for `n` names in all (at most three quarters of the slots used,
     /// and one always empty).
+    #[inline]
     pub fn reserve(&mut self, n: usize) {
         if n * 4 >= self.slots.len() * 3 {
             self.resize(n);

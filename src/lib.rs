@@ -17,7 +17,15 @@
 // report, --init, --watch, --listen, the messages of failures) and on four
 // functions a start runs once (`env_from`, `check_sizes`, `Pair::split`,
 // `Plan::target`): -8.3 KB, instructions of `run` unchanged
-// (docs/performance-history.md, round 5).
+// (docs/performance-history.md, round 5). The release build also inlines
+// only by request: a call where it costs nothing (the callee's only caller, a
+// body smaller than the call) or where the callee has `#[inline]`, up to a
+// small cost (musl-build.sh). The helpers each name, key or token goes through
+// ask: `index::mix`, `keys`, `same` and `NameIndex::reserve`,
+// `EnvFile::name_of` and `value_of`, `Environment::set_hashed`,
+// `Reader::enter`, the arena's `push_free` (called, they cost `run` ~65 K
+// instructions, +5%), and the few that must be inlined whatever their cost are
+// `#[inline(always)]` (docs/performance-history.md, inlining by request).
 #![cfg_attr(envshim_size, feature(optimize_attribute))]
 
 mod cli;

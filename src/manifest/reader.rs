@@ -97,8 +97,9 @@ pub(super) enum Got<T> {
 
 // The helpers every token goes through (`skip_ws`, `blanks`, `eat`, `more`,
 // `literal`, `named`, `plain_run`) are `#[inline(always)]`: the release build
-// gives `#[inline]` no weight (musl-build.sh), and called, not inlined, they cost
-// `run` ~60 K instructions (+5%; docs/performance.md, binary size).
+// inlines `#[inline]` only up to a small cost (musl-build.sh, src/lib.rs), and
+// called, not inlined, they cost `run` ~60 K instructions (+5%; docs/performance.md,
+// binary size).
 impl<'a> Reader<'a> {
     /// The input as bytes: derived from `s`, so that the compiler knows
     /// them the same (a slice of `s` between two quotes found in them needs
@@ -189,7 +190,7 @@ impl<'a> Reader<'a> {
 
     #[inline(always)]
     pub(super) fn literal<T>(&mut self, word: &[u8], v: T) -> Option<T> {
-        let hit = self.b()[self.i..].starts_with(word);
+        let hit = self.b().get(self.i..self.i + word.len()).is_some_and(|s| crate::index::same(s, word));
         self.i += word.len();
         hit.then_some(v)
     }
@@ -235,6 +236,7 @@ impl<'a> Reader<'a> {
     }
 
     /// At `{` or `[`: one level deeper, if that is allowed.
+    #[inline]
     pub(super) fn enter(&mut self) -> Option<()> {
         self.depth += 1;
         self.i += 1;

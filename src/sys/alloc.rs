@@ -85,6 +85,7 @@ fn put_free(p: *mut u8, size: usize) {
     with_free_lists(|lists| push_free(lists, p, size))
 }
 
+#[inline]
 fn push_free(lists: &mut [usize; usize::BITS as usize], p: *mut u8, size: usize) {
     let class = (usize::BITS - 1 - size.leading_zeros()) as usize;
     // SAFETY: `p` is a block of the region, no longer used, of `size` >= 16 bytes.
