@@ -54,7 +54,13 @@ fn one(file: &std::ffi::OsStr, check: bool) -> Result<bool, Vec<Error>> {
         None => &read_stdin().map_err(|e| vec![e])?,
     };
     let at = |line: u32, what: String| Error::new(ExitCode::DataErr, format!("{shown}{}: {what}", line_part(line))).at(&shown, line as usize);
-    let portable = portable::rewrite(data).map_err(|e| vec![at(e.line as u32, e.problem.to_string())])?;
+    // A file a writer changed while it was read may end in a line cut
+    // short: what it said of its lines is not the file's, that it changed is.
+    let or_changed = |errors: Vec<Error>| match &opened {
+        Some(f) if replace::changed(f) => vec![not_replaced(&shown, Failed::Changed)],
+        _ => errors,
+    };
+    let portable = portable::rewrite(data).map_err(|e| or_changed(vec![at(e.line as u32, e.problem.to_string())]))?;
     let changed = portable.text != data;
     if check {
         let mut listed: String = portable.fixes.iter().map(|f| format!("{shown}{}: {}\n", line_part(f.line), finding(f))).collect();
@@ -66,7 +72,7 @@ fn one(file: &std::ffi::OsStr, check: bool) -> Result<bool, Vec<Error>> {
     }
     let cannot: Vec<Error> = portable.fixes.iter().filter(|f| f.cannot.is_some()).map(|f| at(f.line, finding(f))).collect();
     if !cannot.is_empty() {
-        return Err(cannot);
+        return Err(or_changed(cannot));
     }
     if let Some(f) = opened.filter(|_| changed) {
         replace::replace(&f, &portable.text).map_err(|e| vec![not_replaced(&shown, e)])?;

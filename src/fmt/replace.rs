@@ -225,6 +225,12 @@ fn finish(f: &Opened, tmp: &CStr, filled: Result<(u64, u64), Failed>) -> Result<
     Ok(())
 }
 
+/// Whether the file is no longer as it was read (a writer at work: what was
+/// read may end in a line cut short).
+pub fn changed(f: &Opened) -> bool {
+    matches!(unchanged(f, false), Err(Failed::Changed))
+}
+
 /// Whether the file read is as it was read: its size, times and text
 /// (not its change time once `renamed`: a rename sets it).
 fn unchanged(f: &Opened, renamed: bool) -> Result<(), Failed> {
