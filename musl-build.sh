@@ -110,8 +110,8 @@ for arch in "${archs[@]}"; do
     nightly_flags="$nightly_flags -Zshare-generics=n"
     # Inlining by request: LLVM inlines a call only where it costs nothing
     # (a function with one caller, a body smaller than the call), or where the
-    # callee asks with #[inline] (std's small methods do; envshim's hot helpers
-    # do, each with its reason beside it), up to a cost of 50 instead of the 75
+    # callee asks with #[inline] (std's small methods do; so do envshim's hot
+    # helpers, listed in src/lib.rs), up to a cost of 50 instead of the 75
     # that opt-level "s" gives every call. Where a call is made once per start,
     # its copy was bytes for nothing. -28 KB against "s" with the hint given no
     # weight (75/75); instructions of `run` unchanged once the hot helpers ask
